@@ -1,0 +1,172 @@
+//! `skg extract`: registries in; skills, documents, relations and diagnostics out.
+//!
+//! ```text
+//! RegistrySource ──walk──▶ Package ──load──▶ Loaded (Skill + markdown + script facts)
+//!                                                 ├──documents──▶ Document (L0/L1/L2)
+//!                                                 └──relations──▶ Edge (typed, with evidence)
+//! ```
+//!
+//! The only crate that reads registry files. Extraction never fails because of a registry's
+//! content: every problem is a [`Diagnostic`] with registry, path and line, and what can be
+//! salvaged is kept. The output is deterministic: every collection is sorted by id.
+
+mod catalog;
+mod documents;
+mod error;
+mod frontmatter;
+mod load;
+mod manifest;
+mod markdown;
+mod read;
+mod relations;
+mod source;
+mod walk;
+
+use rayon::prelude::*;
+use skg_model::{Diagnostic, Document, Edge, RegistryInput, RegistryKind, Skill};
+
+pub use crate::{
+    error::{Error, Result},
+    source::{RegistrySource, cache_dir, checkout_git, load_registries_toml, resolve_inputs},
+};
+
+/// Resource limits; going over one is a diagnostic, never an abort.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes read from one file; the rest is cut (at a line end) with a `file-too-large` diagnostic.
+    pub max_file_bytes: u64,
+    /// Files walked in one registry; the rest is skipped with a `too-many-files` diagnostic.
+    pub max_files: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { max_file_bytes: 4 * 1024 * 1024, max_files: 500_000 }
+    }
+}
+
+/// Extraction options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Resource limits.
+    pub limits: Limits,
+}
+
+/// Progress reporting, implemented by the binary (a progress bar) or ignored.
+pub trait Progress: Sync {
+    /// A phase starts with `total` units of work.
+    fn phase(&self, name: &str, total: u64);
+    /// `n` more units are done.
+    fn advance(&self, n: u64);
+}
+
+/// Ignores progress.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn phase(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+}
+
+/// Everything `skg extract` produces, sorted for byte-identical output.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extraction {
+    /// The registries read, in input order.
+    pub registries: Vec<RegistryInput>,
+    /// Skills, by id.
+    pub skills: Vec<Skill>,
+    /// Documents, by skill then level, file and ordinal.
+    pub documents: Vec<Document>,
+    /// Edges, by (src, dst, kind).
+    pub edges: Vec<Edge>,
+    /// Diagnostics, by (registry, path, line, code).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads every source and extracts skills, documents, edges and diagnostics.
+pub fn extract(sources: &[RegistrySource], options: &Options, progress: &dyn Progress) -> Extraction {
+    let mut diagnostics = Vec::new();
+    let mut loaded: Vec<load::Loaded> = Vec::new();
+    let mut per_registry: Vec<(usize, usize)> = Vec::new(); // (first loaded idx, count)
+
+    for (ri, src) in sources.iter().enumerate() {
+        let _span = tracing::info_span!("extract::registry", registry = %src.name).entered();
+        let first = loaded.len();
+        match src.kind {
+            RegistryKind::Skills => {
+                let walked = walk::walk(&src.name, &src.local_path, &options.limits);
+                diagnostics.extend(walked.diagnostics);
+                progress.phase(&format!("read {}", src.name), walked.packages.len() as u64);
+                let results: Vec<_> = walked
+                    .packages
+                    .par_iter()
+                    .map(|pkg| {
+                        let r = load::load_package(&src.name, ri, &src.local_path, pkg, &options.limits);
+                        progress.advance(1);
+                        r
+                    })
+                    .collect();
+                for (skill, diags) in results {
+                    diagnostics.extend(diags);
+                    loaded.extend(skill);
+                }
+            }
+            RegistryKind::ToolCatalog => {
+                let (tools, diags) = catalog::load(&src.name, ri, &src.local_path, &options.limits);
+                diagnostics.extend(diags);
+                loaded.extend(tools);
+            }
+        }
+        tracing::info!(registry = %src.name, skills = loaded.len() - first, "read");
+        per_registry.push((first, loaded.len() - first));
+    }
+
+    progress.phase("relations", loaded.len() as u64);
+    let (edges, rel_diags) = relations::extract(&loaded, sources, progress);
+    diagnostics.extend(rel_diags);
+
+    progress.phase("documents", loaded.len() as u64);
+    let mut documents: Vec<Document> = loaded
+        .par_iter()
+        .flat_map_iter(|l| {
+            let docs = l.documents();
+            progress.advance(1);
+            docs
+        })
+        .collect();
+    documents.sort_by(|a, b| (&a.skill, a.level, &a.file, a.ordinal, a.chunk).cmp(&(&b.skill, b.level, &b.file, b.ordinal, b.chunk)));
+
+    let registries = sources
+        .iter()
+        .zip(&per_registry)
+        .map(|(src, &(first, count))| {
+            let mut skills: Vec<&Skill> = loaded[first..first + count].iter().map(|l| &l.skill).collect();
+            skills.sort_by(|a, b| a.id.cmp(&b.id));
+            let mut h = blake3::Hasher::new();
+            for s in &skills {
+                h.update(s.id.as_str().as_bytes());
+                h.update(b"\0");
+                h.update(s.content_hash.as_bytes());
+                h.update(b"\n");
+            }
+            RegistryInput {
+                name: src.name.clone(),
+                kind: src.kind,
+                path: src.display_path.clone(),
+                git: src.git.clone(),
+                rev: src.rev.clone(),
+                source: src.source.clone(),
+                license: src.license.clone(),
+                content_hash: h.finalize().to_hex().to_string(),
+                skills: count as u64,
+            }
+        })
+        .collect();
+
+    let mut skills: Vec<Skill> = loaded.into_iter().map(|l| l.skill).collect();
+    skills.sort_by(|a, b| a.id.cmp(&b.id));
+    diagnostics.sort();
+    diagnostics.dedup();
+    Extraction { registries, skills, documents, edges, diagnostics }
+}

@@ -1,0 +1,265 @@
+//! Relations stated in frontmatter fields and in markdown (prose, lists, links).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use skg_model::{Diagnostic, DiagnosticCode, EdgeKind, EdgeSource, Severity};
+
+use super::{
+    Candidate, evidence,
+    names::{NameIndex, join_rel, parent},
+};
+use crate::{
+    RegistrySource,
+    load::Loaded,
+    manifest::{as_list, metadata},
+    markdown::{self, LineIndex},
+};
+
+fn re(s: &str) -> Regex {
+    Regex::new(s).expect("static regex is valid")
+}
+
+static REQUIRED_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\brequired\b|\brequires?\b|\bprerequisites?\b|\bmust\s+(?:first\s+)?(?:use|invoke|load|read|run|call|complete|apply|have)\b|\bdepends?\s+on\b|\bbuilds?\s+on\b|\bbefore\s+(?:using|starting|you\s+(?:start|begin))\b")
+});
+static REQUIRED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(?:pre-?requisites?|requirements?|required(?:\s+\w+)?|dependencies|depends on|before (?:you )?(?:start|begin)\w*)\b")
+});
+static RELATED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:related|see also|complementary|companion|works? (?:well )?with|pairs? (?:well )?with|other skills|next steps?|integrations? with other skills)\b")
+});
+static RELATED_LINE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:see also|related skills?|complements?|pairs? well with|works? well with)\b"));
+static INVOKE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:use|using|invoke|invoking|load|loading|run|running|call|apply|follow|trigger|activate|switch to|hand off to|delegate to|dispatch|launch|start with)\s+(?:the\s+|a\s+|an\s+)?[*_`'\[(]*(?:[A-Za-z0-9_-]+:)?$")
+});
+static SKILL_AFTER: LazyLock<Regex> = LazyLock::new(|| re(r#"(?i)^[*_`'")\]]*\s+(?:sub-?)?skills?\b"#));
+static SKILL_BEFORE: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"(?i)\b(?:sub-?)?skills?\s*[:(]?\s*[*_`'"\[]*(?:[A-Za-z0-9_-]+:)?$"#));
+static CO_USE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:then|afterwards?|followed by|combined? with|together with|alongside|in combination with|paired with|chain(?:ed)? (?:with|into)|after using|before using)\b[^.;!?]{0,40}$")
+});
+static NAMESPACE_BEFORE: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|[^A-Za-z0-9_/:.-])([A-Za-z0-9_-]+):$"));
+
+/// Frontmatter keys that name other skills, and the relation they declare.
+const FIELDS: &[(&str, EdgeKind)] = &[
+    ("depends_on", EdgeKind::DependsOn),
+    ("depends-on", EdgeKind::DependsOn),
+    ("dependsOn", EdgeKind::DependsOn),
+    ("requires_skills", EdgeKind::DependsOn),
+    ("required_skills", EdgeKind::DependsOn),
+    ("required-skills", EdgeKind::DependsOn),
+    ("prerequisite_skills", EdgeKind::DependsOn),
+    ("extends", EdgeKind::DependsOn),
+    ("complements", EdgeKind::Complements),
+    ("related", EdgeKind::Complements),
+    ("related_skills", EdgeKind::Complements),
+    ("related-skills", EdgeKind::Complements),
+    ("see_also", EdgeKind::Complements),
+    ("see-also", EdgeKind::Complements),
+    ("works_with", EdgeKind::Complements),
+    ("co_used_with", EdgeKind::CoUsedWith),
+    ("used_with", EdgeKind::CoUsedWith),
+];
+
+/// Declared relations: the keys in [`FIELDS`] at the top level or under `metadata`, and
+/// `requires.skills`.
+pub(crate) fn frontmatter_fields(index: &NameIndex, loaded: &[Loaded], i: usize, out: &mut Vec<Candidate>) {
+    let l = &loaded[i];
+    let meta = metadata(&l.frontmatter);
+    // (key whose line is the evidence, relation, value)
+    let mut all: Vec<(&str, EdgeKind, serde_json::Value)> = Vec::new();
+    for &(key, kind) in FIELDS {
+        if let Some(v) = l.frontmatter.get(key) {
+            all.push((key, kind, v.clone()));
+        }
+        if let Some(v) = meta.as_ref().and_then(|m| m.get(key)) {
+            all.push(("metadata", kind, v.clone()));
+        }
+    }
+    if let Some(serde_json::Value::Object(r)) = l.frontmatter.get("requires")
+        && let Some(v) = r.get("skills")
+    {
+        all.push(("requires", EdgeKind::DependsOn, v.clone()));
+    }
+    for (key, kind, value) in all {
+        let line = l.key_lines.get(key).copied().unwrap_or(1);
+        for name in as_list(&value, false) {
+            let (ns, bare) = match name.rsplit_once(':') {
+                Some((ns, b)) => (Some(ns), b),
+                None => (None, name.as_str()),
+            };
+            let bare = bare.rsplit('/').next().unwrap_or(bare);
+            let prefer = ns.and_then(|n| index.namespace(n.rsplit('/').next().unwrap_or(n)));
+            if let Some((dst, cross)) = index.resolve_name(bare, i, true, prefer)
+                && dst != i
+            {
+                let c = if cross { 0.9 } else { 1.0 };
+                out.push(Candidate {
+                    src: i,
+                    dst,
+                    kind,
+                    evidence: evidence("frontmatter", c, EdgeSource::Extracted, l.skill.path.clone(), line, &format!("{key}: {name}")),
+                });
+            }
+        }
+    }
+}
+
+/// Section context flags for a byte offset.
+#[derive(Debug, Clone, Copy, Default)]
+struct SectionCtx {
+    required: bool,
+    related: bool,
+}
+
+/// Relations in every markdown file of skill `i`: names in prose and lists, links.
+pub(crate) fn markdown(
+    index: &NameIndex,
+    loaded: &[Loaded],
+    sources: &[RegistrySource],
+    i: usize,
+    out: &mut Vec<Candidate>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let l = &loaded[i];
+    let reg = l.registry;
+    for md in &l.md {
+        let file_path = l.file_path(&md.path);
+        let text = md.text.as_str();
+        let lines = LineIndex::new(text);
+        let file_line = |off: usize| md.first_line + lines.line(off) - 1;
+        let sections: Vec<(usize, usize, SectionCtx)> = markdown::sections(text, &md.outline)
+            .iter()
+            .map(|s| {
+                let mut ctx = SectionCtx::default();
+                // The nearest heading decides, but a Related/Prerequisites parent covers its subsections.
+                for h in &s.heading_path {
+                    ctx.required |= REQUIRED_HEADING.is_match(h);
+                    ctx.related |= RELATED_HEADING.is_match(h);
+                }
+                (s.start, s.end, ctx)
+            })
+            .collect();
+        let ctx_at = |off: usize| {
+            let k = sections.partition_point(|(s, _, _)| *s <= off);
+            if k == 0 { SectionCtx::default() } else { sections[k - 1].2 }
+        };
+
+        // Names in text.
+        for m in index.matcher.find_iter(text) {
+            let (start, end) = (m.start(), m.end());
+            let bytes = text.as_bytes();
+            let before_ok = start == 0 || !is_name_byte(bytes[start - 1]);
+            let after_ok = end == bytes.len()
+                || !(is_word_byte(bytes[end]) || (bytes[end] == b'-' && bytes.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)));
+            if !before_ok || !after_ok {
+                continue;
+            }
+            let line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
+            let line_end = text[end..].find('\n').map_or(text.len(), |p| end + p);
+            let line = &text[line_start..line_end];
+            let prefix = &text[line_start..start];
+            let suffix = &text[end..line_end];
+            let name = &index.names[m.pattern().as_usize()];
+
+            let ns = NAMESPACE_BEFORE.captures(prefix).and_then(|c| c.get(1)).map(|g| g.as_str());
+            let ns_registry = ns.and_then(|n| index.namespace(n));
+            // `foo:bar` where foo is not a known registry is still a namespaced ref (a plugin name)
+            // unless it looks like a URL scheme or a drive.
+            let namespaced = ns.is_some_and(|n| !matches!(n.to_ascii_lowercase().as_str(), "http" | "https" | "file" | "mailto" | "ftp" | "git" | "ssh") && n.len() > 1);
+            let prefix_core = ns.map_or(prefix, |n| &prefix[..prefix.len() - n.len() - 1]);
+            let backticked = prefix_core.ends_with('`') && suffix.starts_with('`');
+            let skill_word = SKILL_AFTER.is_match(suffix) || SKILL_BEFORE.is_match(prefix_core);
+            let ctx = ctx_at(start);
+            let list_item = line.trim_start().starts_with(['-', '*', '+']) || line.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit());
+            let required = ctx.required || REQUIRED_LINE.is_match(line);
+            let related = (ctx.related && (list_item || backticked || skill_word)) || RELATED_LINE.is_match(line);
+            let strong = namespaced || backticked || skill_word || (ctx.related && list_item);
+
+            let (extractor, kind, mut confidence) = if required {
+                ("required-prose", EdgeKind::DependsOn, 0.7)
+            } else if INVOKE_BEFORE.is_match(prefix_core) && (strong || !NameIndex::is_ambiguous(name)) {
+                ("invoke-phrase", EdgeKind::DependsOn, 0.6)
+            } else if related {
+                ("related-list", EdgeKind::Complements, 0.6)
+            } else if CO_USE_BEFORE.is_match(prefix_core) && (strong || !NameIndex::is_ambiguous(name)) {
+                ("co-use-phrase", EdgeKind::CoUsedWith, 0.5)
+            } else if skill_word {
+                ("skill-phrase", EdgeKind::References, 0.5)
+            } else if namespaced {
+                ("namespaced-ref", EdgeKind::References, 0.6)
+            } else {
+                ("mention", EdgeKind::References, if backticked { 0.5 } else { 0.4 })
+            };
+            let explicit = strong || extractor != "mention";
+            let Some((dst, cross)) = index.resolve_pattern(m.pattern().as_usize(), i, strong, ns_registry) else {
+                continue;
+            };
+            if dst == i || (cross && !explicit) {
+                continue;
+            }
+            let mut source = EdgeSource::Inferred;
+            if NameIndex::is_ambiguous(name) && !strong {
+                source = EdgeSource::Ambiguous;
+                confidence *= 0.5;
+            }
+            if cross {
+                confidence *= 0.8;
+            }
+            out.push(Candidate { src: i, dst, kind, evidence: evidence(extractor, confidence, source, file_path.clone(), file_line(start), line) });
+        }
+
+        // Links to other skills' files.
+        let dir = parent(&file_path);
+        for link in &md.outline.links {
+            let dest = link.dest.trim();
+            if dest.is_empty() || dest.starts_with('#') || dest.starts_with('/') || dest.contains("://") || dest.starts_with("mailto:") || dest.contains('{') {
+                continue;
+            }
+            let dest = dest.split(['#', '?']).next().unwrap_or(dest).replace("%20", " ");
+            let Some(target) = join_rel(dir, &dest) else {
+                continue; // climbs above the registry root: not ours to check
+            };
+            let line_no = file_line(link.offset);
+            let line_start = text[..link.offset].rfind('\n').map_or(0, |p| p + 1);
+            let line_end = text[link.offset..].find('\n').map_or(text.len(), |p| link.offset + p);
+            let line = &text[line_start..line_end];
+            match index.owner(reg, &target) {
+                Some(dst) if dst != i => {
+                    let ctx = ctx_at(link.offset);
+                    let kind = if ctx.required || REQUIRED_LINE.is_match(line) {
+                        EdgeKind::DependsOn
+                    } else if ctx.related || RELATED_LINE.is_match(line) {
+                        EdgeKind::Complements
+                    } else {
+                        EdgeKind::References
+                    };
+                    out.push(Candidate { src: i, dst, kind, evidence: evidence("md-link", 1.0, EdgeSource::Extracted, file_path.clone(), line_no, line) });
+                }
+                Some(_) => {}
+                None if !index.exists(reg, &target) && !sources[reg].local_path.join(&target).exists() => {
+                    diags.push(Diagnostic {
+                        registry: l.skill.registry.clone(),
+                        path: file_path.clone(),
+                        line: Some(line_no),
+                        severity: Severity::Warning,
+                        code: DiagnosticCode::BrokenLink,
+                        message: format!("link to `{}` points at nothing in the registry", link.dest),
+                    });
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+/// Bytes that continue a name to the left (so `my-pdf` does not mention `pdf`).
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}

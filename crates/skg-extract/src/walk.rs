@@ -1,0 +1,229 @@
+//! Finding skill packages in a registry folder, safely.
+//!
+//! Follows symbolic links that stay inside the registry root, reports loops and links that
+//! escape it, skips hidden folders and dependency folders, stops at a file-count limit. Every
+//! problem is a diagnostic; the walk itself never fails.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
+
+use skg_model::{Diagnostic, DiagnosticCode, RegistryName, Severity};
+
+use crate::Limits;
+
+/// The files of one skill package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Package {
+    /// Package folder relative to the registry root (`.` for the root itself), `/`-separated.
+    pub(crate) root: String,
+    /// The `SKILL.md` file name as found (case variants allowed).
+    pub(crate) skill_file: String,
+    /// Every other file, relative to `root`, sorted.
+    pub(crate) files: Vec<String>,
+}
+
+/// All files found, grouped into packages.
+#[derive(Debug, Default)]
+pub(crate) struct WalkResult {
+    pub(crate) packages: Vec<Package>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+/// Folders never entered: VCS metadata, dependency and build caches.
+fn skipped_dir(name: &str) -> bool {
+    name.starts_with('.') && name != "." && name != ".."
+        || matches!(name, "node_modules" | "__pycache__" | "target" | "venv" | ".venv")
+}
+
+fn is_skill_file(name: &str) -> bool {
+    name.eq_ignore_ascii_case("skill.md")
+}
+
+fn rel(root: &Path, p: &Path) -> String {
+    let r = p.strip_prefix(root).unwrap_or(p);
+    let s = r.to_string_lossy().replace('\\', "/");
+    if s.is_empty() { ".".to_owned() } else { s }
+}
+
+/// Walks `root` and groups its files into packages (a folder with a `SKILL.md` owns every file
+/// below it that no deeper package owns).
+pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> WalkResult {
+    let mut result = WalkResult::default();
+    let diag = |path: String, code, severity, message: String| Diagnostic {
+        registry: registry.clone(),
+        path,
+        line: None,
+        severity,
+        code,
+        message,
+    };
+    let canon_root = match root.canonicalize() {
+        Ok(c) => c,
+        Err(e) => {
+            result.diagnostics.push(diag(".".into(), DiagnosticCode::Io, Severity::Error, format!("cannot read registry folder: {e}")));
+            return result;
+        }
+    };
+    let mut files: Vec<String> = Vec::new();
+    let mut it = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = it.next() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                let path = err.path().map_or_else(|| ".".to_owned(), |p| rel(root, p));
+                if let Some(ancestor) = err.loop_ancestor() {
+                    result.diagnostics.push(diag(
+                        path,
+                        DiagnosticCode::SymlinkLoop,
+                        Severity::Warning,
+                        format!("symbolic link loops back to {}; not followed", rel(root, ancestor)),
+                    ));
+                } else {
+                    result.diagnostics.push(diag(path, DiagnosticCode::Io, Severity::Warning, format!("cannot read: {err}")));
+                }
+                continue;
+            }
+        };
+        let name = entry.file_name().to_string_lossy();
+        if entry.depth() > 0 && entry.file_type().is_dir() && skipped_dir(&name) {
+            it.skip_current_dir();
+            continue;
+        }
+        if entry.path_is_symlink() {
+            let inside = entry
+                .path()
+                .canonicalize()
+                .is_ok_and(|target| target.starts_with(&canon_root));
+            if !inside {
+                result.diagnostics.push(diag(
+                    rel(root, entry.path()),
+                    DiagnosticCode::SymlinkEscape,
+                    Severity::Warning,
+                    "symbolic link points outside the registry root (or nowhere); not followed".into(),
+                ));
+                if entry.file_type().is_dir() {
+                    it.skip_current_dir();
+                }
+                continue;
+            }
+        }
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        if files.len() >= limits.max_files {
+            result.diagnostics.push(diag(
+                ".".into(),
+                DiagnosticCode::TooManyFiles,
+                Severity::Error,
+                format!("more than {} files; the rest of the registry was not read (raise --max-files)", limits.max_files),
+            ));
+            break;
+        }
+        files.push(rel(root, entry.path()));
+    }
+    result.packages = group(files);
+    result
+}
+
+/// Groups registry-relative file paths into packages.
+fn group(files: Vec<String>) -> Vec<Package> {
+    // Package roots: folders holding a SKILL.md (exact case preferred over variants).
+    let mut roots: BTreeMap<String, String> = BTreeMap::new();
+    for f in &files {
+        let (dir, name) = split(f);
+        if is_skill_file(name) {
+            let e = roots.entry(dir.to_owned()).or_insert_with(|| name.to_owned());
+            if name == "SKILL.md" {
+                name.clone_into(e);
+            }
+        }
+    }
+    let mut packages: BTreeMap<String, Package> = roots
+        .iter()
+        .map(|(root, file)| {
+            (root.clone(), Package { root: root.clone(), skill_file: file.clone(), files: Vec::new() })
+        })
+        .collect();
+    for f in files {
+        // The deepest package root that is an ancestor of f.
+        let mut dir = split(&f).0;
+        loop {
+            if let Some(pkg) = packages.get_mut(dir) {
+                let inner = if dir == "." { f.as_str() } else { &f[dir.len() + 1..] };
+                if inner != pkg.skill_file {
+                    pkg.files.push(inner.to_owned());
+                }
+                break;
+            }
+            if dir == "." {
+                break;
+            }
+            dir = split(dir).0;
+        }
+    }
+    packages.into_values().collect()
+}
+
+/// `("a/b", "c")` for `"a/b/c"`, `(".", "c")` for `"c"`.
+fn split(path: &str) -> (&str, &str) {
+    match path.rfind('/') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => (".", path),
+    }
+}
+
+/// Joins a package root and a package-relative path into a registry-relative path.
+pub(crate) fn join(root: &str, inner: &str) -> String {
+    if root == "." { inner.to_owned() } else { format!("{root}/{inner}") }
+}
+
+/// Registry-relative path → absolute path.
+pub(crate) fn abs(registry_root: &Path, rel: &str) -> PathBuf {
+    registry_root.join(rel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_packages_own_their_files() {
+        let files = [
+            "README.md",
+            "a/SKILL.md",
+            "a/scripts/x.js",
+            "a/sub/skill.md",
+            "a/sub/notes.md",
+            "b/Skill.md",
+            "b/SKILL.md",
+            "loose/file.md",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let pkgs = group(files);
+        let got: Vec<_> = pkgs.iter().map(|p| (p.root.as_str(), p.skill_file.as_str(), p.files.clone())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", "SKILL.md", vec!["scripts/x.js".to_owned()]),
+                ("a/sub", "skill.md", vec!["notes.md".to_owned()]),
+                ("b", "SKILL.md", vec!["Skill.md".to_owned()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn root_package() {
+        let pkgs = group(vec!["SKILL.md".into(), "scripts/run.py".into()]);
+        assert_eq!(pkgs.len(), 1);
+        assert_eq!(pkgs[0].root, ".");
+        assert_eq!(pkgs[0].files, vec!["scripts/run.py".to_owned()]);
+        assert_eq!(join(".", "x.md"), "x.md");
+        assert_eq!(join("a/b", "x.md"), "a/b/x.md");
+    }
+}

@@ -1,0 +1,203 @@
+//! A skill: one package of a registry (or one tool of a catalog), normalized.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{RegistryName, SkillId};
+
+/// What kind of package a skill row was made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillKind {
+    /// A folder with a `SKILL.md`.
+    Skill,
+    /// A tool from a JSON/JSONL tool catalog.
+    Tool,
+}
+
+/// How the frontmatter of a `SKILL.md` was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrontmatterStatus {
+    /// Strict YAML parse succeeded.
+    Ok,
+    /// Strict parse failed; a repaired copy parsed (every value kept).
+    Repaired,
+    /// Strict and repaired parses failed; simple top-level keys were salvaged line by line.
+    Salvaged,
+    /// No frontmatter at all.
+    Missing,
+    /// Not applicable (tool catalogs carry JSON, not YAML).
+    NotApplicable,
+}
+
+/// The frontmatter as read, kept whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Frontmatter {
+    /// How it was read.
+    pub status: FrontmatterStatus,
+    /// The whole frontmatter mapping as compact JSON (keys sorted), `{}` when missing.
+    pub json: String,
+    /// Top-level keys, sorted.
+    pub keys: Vec<String>,
+}
+
+/// Environment needs declared by a skill (never skill-to-skill edges).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requires {
+    /// Executables on `PATH` (`metadata.*.requires.bins`, `anyBins`).
+    pub bins: Vec<String>,
+    /// Environment variables (`requires.env`, `requiredEnv`).
+    pub env: Vec<String>,
+    /// MCP servers (`requires.mcp`).
+    pub mcp: Vec<String>,
+    /// Packages (`dependencies`, `requires.packages`, `pip`/`npm` lists).
+    pub packages: Vec<String>,
+}
+
+impl Requires {
+    /// True when nothing is required.
+    pub fn is_empty(&self) -> bool {
+        self.bins.is_empty() && self.env.is_empty() && self.mcp.is_empty() && self.packages.is_empty()
+    }
+}
+
+/// Agent platforms a skill gives hints for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Platform {
+    /// Anthropic's Claude Code (allowed-tools, argument-hint, user-invocable, …).
+    ClaudeCode,
+    /// OpenAI Codex.
+    Codex,
+    /// Google Gemini CLI.
+    Gemini,
+    /// Cursor.
+    Cursor,
+    /// GitHub Copilot.
+    Copilot,
+    /// OpenClaw / clawdbot / moltbot.
+    Openclaw,
+    /// Needs or exposes an MCP server.
+    Mcp,
+}
+
+impl Platform {
+    /// The kebab-case name used in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::ClaudeCode => "claude-code",
+            Platform::Codex => "codex",
+            Platform::Gemini => "gemini",
+            Platform::Cursor => "cursor",
+            Platform::Copilot => "copilot",
+            Platform::Openclaw => "openclaw",
+            Platform::Mcp => "mcp",
+        }
+    }
+}
+
+/// Risk tier: what running the skill may do. Ordered from least to most risky; the tier of a
+/// skill is the highest tier any rule assigns (rules: `ARCHITECTURE.md`, `skg-extract/src/manifest.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RiskTier {
+    /// Reads and writes text only.
+    Safe,
+    /// Talks to the network (web tools, APIs, MCP servers).
+    Network,
+    /// Runs programs (shell tools, scripts, required binaries).
+    Exec,
+    /// Runs programs with credentials or unrestricted shell plus network.
+    Critical,
+    /// Instructs something dangerous (pipe-to-shell installs, `sudo`, recursive deletes of `/` or `~`).
+    Unsafe,
+}
+
+impl RiskTier {
+    /// The snake_case name used in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RiskTier::Safe => "safe",
+            RiskTier::Network => "network",
+            RiskTier::Exec => "exec",
+            RiskTier::Critical => "critical",
+            RiskTier::Unsafe => "unsafe",
+        }
+    }
+}
+
+impl fmt::Display for RiskTier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One skill, normalized from its package. One row of the `skills` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skill {
+    /// `<registry>:<root>`.
+    pub id: SkillId,
+    /// The registry it was read from.
+    pub registry: RegistryName,
+    /// Skill folder or catalog tool.
+    pub kind: SkillKind,
+    /// The `SKILL.md` path relative to the registry root (catalog: `<file>#<tool name>`).
+    pub path: String,
+    /// The skill folder relative to the registry root (`.` for a registry that is one skill).
+    pub root: String,
+    /// The skill folder's own name (last component of `root`).
+    pub folder: String,
+    /// The name as declared (`name`), else `slug`, else the folder name.
+    pub name: String,
+    /// Kebab-case routing key: `name` when spec-valid, else a valid `slug`, else `name` kebab-cased.
+    pub slug: String,
+    /// `name` is spec-valid: `^[a-z0-9]+(-[a-z0-9]+)*$`, at most 64 characters.
+    pub name_valid: bool,
+    /// `slug` equals the folder name.
+    pub name_matches_folder: bool,
+    /// The description as declared; empty when missing.
+    pub description: String,
+    /// `when_to_use` from frontmatter, a "Use when …" sentence of the description, or a
+    /// "When to use" section of the body.
+    pub when_to_use: Option<String>,
+    /// `when_not_to_use` / `not_for` from frontmatter, or a "When not to use" section.
+    pub when_not_to_use: Option<String>,
+    /// Tags from top-level `tags`/`keywords` and `metadata.tags`: lowercase, sorted, unique.
+    pub tags: Vec<String>,
+    /// `category` (top level or `metadata.category`).
+    pub category: Option<String>,
+    /// `allowed-tools`, one entry per tool, in declared order.
+    pub allowed_tools: Vec<String>,
+    /// `version` (top level or `metadata.version`).
+    pub version: Option<String>,
+    /// `license`/`licence`.
+    pub license: Option<String>,
+    /// Declared environment needs.
+    pub requires: Requires,
+    /// Declared capability inputs (`inputs`), names only.
+    pub inputs: Vec<String>,
+    /// Declared capability outputs (`outputs`), names only.
+    pub outputs: Vec<String>,
+    /// Platform hints, sorted.
+    pub platforms: Vec<Platform>,
+    /// Derived risk tier.
+    pub risk_tier: RiskTier,
+    /// Why that tier: one short reason per rule that fired, sorted.
+    pub risk_reasons: Vec<String>,
+    /// The frontmatter, kept whole.
+    pub frontmatter: Frontmatter,
+    /// The markdown body after the frontmatter (LF line endings, no BOM).
+    pub body: String,
+    /// Line of `SKILL.md` on which `body` starts (1-based).
+    pub body_line: u32,
+    /// Other files of the package, relative to `root`, sorted.
+    pub files: Vec<String>,
+    /// The subset of `files` that are scripts (by extension or shebang).
+    pub scripts: Vec<String>,
+    /// Size of `SKILL.md` in bytes.
+    pub bytes: u64,
+    /// blake3 over every file of the package (paths and bytes), hex.
+    pub content_hash: String,
+}

@@ -1,0 +1,128 @@
+//! Script facts from tree-sitter.
+//!
+//! [`analyze`] parses one JavaScript, TypeScript (or TSX) or Python file and returns what the
+//! relation extractors need: the modules it imports (static `import`, `require()`, dynamic
+//! `import()`, Python `import`/`from … import`), the names it exports, the functions it defines
+//! and the functions it calls. Parsing never fails on bad syntax: tree-sitter recovers, and
+//! [`ScriptFacts::has_errors`] says the facts may be partial.
+//!
+//! This crate knows nothing about skills or registries; it is shared by the stages that look at
+//! scripts (extract today, the structural hash of canonicalize later).
+
+mod javascript;
+mod language;
+mod python;
+
+pub use crate::language::Language;
+
+/// How a module was imported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ImportKind {
+    /// `import … from "x"` / `export … from "x"`.
+    Static,
+    /// `require("x")`.
+    Require,
+    /// `import("x")`.
+    Dynamic,
+    /// Python `import x` / `from x import y` (the specifier is the dotted module, with leading
+    /// dots for relative imports).
+    Python,
+}
+
+/// One imported module.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Import {
+    /// The module specifier as written (`./lib/util.js`, `../other/scripts/x`, `pkg.mod`).
+    pub specifier: String,
+    /// How it was imported.
+    pub kind: ImportKind,
+    /// Names bound from it (`import { a, b }`, `from x import a`), when any.
+    pub names: Vec<String>,
+    /// 1-based line.
+    pub line: u32,
+}
+
+/// One call site.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Call {
+    /// The called function's own name (`foo` for `foo()`, `bar` for `obj.bar()`).
+    pub name: String,
+    /// The receiver for member calls (`obj` for `obj.bar()`), when simple.
+    pub receiver: Option<String>,
+    /// 1-based line.
+    pub line: u32,
+}
+
+/// What a script imports, exports, defines and calls.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptFacts {
+    /// Imported modules, in source order.
+    pub imports: Vec<Import>,
+    /// Exported names (JS `export`, `module.exports`, `exports.x`; Python public top-level
+    /// functions and classes), sorted and unique.
+    pub exports: Vec<String>,
+    /// Names of functions and classes defined anywhere in the file, sorted and unique.
+    pub definitions: Vec<String>,
+    /// Call sites, in source order.
+    pub calls: Vec<Call>,
+    /// tree-sitter had to recover from syntax errors.
+    pub has_errors: bool,
+}
+
+/// Parses `source` as `language` and collects its facts.
+pub fn analyze(language: Language, source: &str) -> ScriptFacts {
+    let mut parser = tree_sitter::Parser::new();
+    if parser.set_language(&language.grammar()).is_err() {
+        // The grammars are compiled in and ABI-checked by the unit tests; this can't happen
+        // at run time, but if it did the file simply yields no facts.
+        return ScriptFacts::default();
+    }
+    let Some(tree) = parser.parse(source, None) else {
+        return ScriptFacts::default();
+    };
+    let root = tree.root_node();
+    let mut facts = match language {
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            javascript::collect(root, source.as_bytes())
+        }
+        Language::Python => python::collect(root, source.as_bytes()),
+    };
+    facts.has_errors = root.has_error();
+    facts.exports.sort();
+    facts.exports.dedup();
+    facts.definitions.sort();
+    facts.definitions.dedup();
+    facts
+}
+
+/// The text of `node` in `src` (empty on invalid UTF-8).
+fn text<'a>(node: tree_sitter::Node<'_>, src: &'a [u8]) -> &'a str {
+    node.utf8_text(src).unwrap_or("")
+}
+
+/// 1-based line of `node`.
+fn line(node: tree_sitter::Node<'_>) -> u32 {
+    u32::try_from(node.start_position().row).unwrap_or(u32::MAX - 1) + 1
+}
+
+/// Visits every node of the tree depth-first without recursion (deep trees can't overflow the stack).
+fn walk(root: tree_sitter::Node<'_>, mut visit: impl FnMut(tree_sitter::Node<'_>)) {
+    let mut cursor = root.walk();
+    loop {
+        visit(cursor.node());
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
