@@ -166,8 +166,16 @@ fn split_key(l: &str) -> Option<(&str, &str)> {
 fn yamlish_run(lines: &[&str], from: usize) -> usize {
     let mut i = from;
     let mut end = from;
+    let mut depth = 0i32;
     while i < lines.len() {
         let l = lines[i];
+        if depth > 0 {
+            // Inside a flow collection (`metadata: {` … `}`) every line belongs to it.
+            depth = (depth + flow_depth_delta(l)).max(0);
+            i += 1;
+            end = i;
+            continue;
+        }
         if l.trim().is_empty() {
             i += 1;
             continue;
@@ -176,10 +184,35 @@ fn yamlish_run(lines: &[&str], from: usize) -> usize {
         if !yamlish {
             break;
         }
+        depth = flow_depth_delta(l).max(0);
         i += 1;
         end = i;
     }
     end
+}
+
+/// Net change of `[`/`{` nesting over a line, outside quotes.
+fn flow_depth_delta(l: &str) -> i32 {
+    let mut d = 0;
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    for c in l.chars() {
+        match quote {
+            Some(q) => {
+                if c == q && prev != '\\' {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' => quote = Some(c),
+                '[' | '{' => d += 1,
+                ']' | '}' => d -= 1,
+                _ => {}
+            },
+        }
+        prev = c;
+    }
+    d
 }
 
 fn strict(text: &str) -> Result<Value, serde_saphyr::Error> {
@@ -389,8 +422,18 @@ fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
         orphans: Vec<u32>,
     }
     let mut entries: Vec<RawEntry> = Vec::new();
+    let mut open_flow = 0i32;
     for (no, s) in cleaned {
+        if open_flow > 0
+            && let Some(e) = entries.last_mut()
+        {
+            // Lines of a multi-line flow collection (hand-written JSON) belong to its entry.
+            open_flow = (open_flow + flow_depth_delta(&s)).max(0);
+            e.cont.push((no, s));
+            continue;
+        }
         if let Some((k, v)) = split_key(&s) {
+            open_flow = if v.trim_start().starts_with(['[', '{']) { flow_depth_delta(v).max(0) } else { 0 };
             entries.push(RawEntry { no, key: Some(unquote_key(k)), key_text: k.to_owned(), value: v.to_owned(), cont: Vec::new(), orphans: Vec::new() });
             continue;
         }

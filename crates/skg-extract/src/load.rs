@@ -299,7 +299,7 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
         .and_then(as_text)
         .or_else(|| meta.as_ref().and_then(|md| get(md, &["short-description", "description"])).and_then(as_text))
         .unwrap_or_default();
-    if checks {
+    if checks && input.parsed.status != FrontmatterStatus::Missing {
         if description.is_empty() {
             diag(line_of("description"), Severity::Warning, DiagnosticCode::DescriptionMissing, "no or empty `description`: agents can't tell when to use this skill".into());
         } else if description.chars().count() > 1024 {

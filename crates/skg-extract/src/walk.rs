@@ -31,10 +31,14 @@ pub(crate) struct WalkResult {
     pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
-/// Folders never entered: VCS metadata, dependency and build caches.
+/// Folders never entered: VCS metadata, dependency and build caches. Other hidden folders are
+/// read: registries keep skills in `.system/`, `.experimental/`, `.github/skills/`.
 fn skipped_dir(name: &str) -> bool {
-    name.starts_with('.') && name != "." && name != ".."
-        || matches!(name, "node_modules" | "__pycache__" | "target" | "venv" | ".venv")
+    matches!(
+        name,
+        ".git" | ".hg" | ".svn" | "node_modules" | "__pycache__" | ".venv" | "venv" | ".tox" | ".mypy_cache" | ".pytest_cache"
+            | ".ruff_cache" | "target" | ".cache"
+    )
 }
 
 fn is_skill_file(name: &str) -> bool {

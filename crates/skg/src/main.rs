@@ -1,1 +1,27 @@
-fn main() {}
+//! The `skg` binary: parses the command line and hands over to [`skg::run`].
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = skg::Cli::parse();
+    skg::logging::init(&cli.global);
+    match skg::run(cli) {
+        Ok(status) => status.into(),
+        Err(err) => {
+            // A closed pipe (`skg … | head`) is not an error.
+            if err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)) {
+                return ExitCode::SUCCESS;
+            }
+            #[expect(clippy::print_stderr, reason = "the one place a fatal error is shown")]
+            {
+                eprintln!("skg: error: {err}");
+                for cause in err.chain().skip(1) {
+                    eprintln!("  caused by: {cause}");
+                }
+            }
+            skg::ExitStatus::Error.into()
+        }
+    }
+}

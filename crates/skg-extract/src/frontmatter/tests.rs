@@ -164,3 +164,13 @@ fn alias_bomb_does_not_explode() {
     // Either the budget refuses it or salvage keeps the simple keys; it must finish and keep `name`.
     assert_eq!(p.map.get("name").and_then(|v| v.as_str()), Some("bomb"));
 }
+
+#[test]
+fn multi_line_hand_written_json_without_indentation() {
+    let text = "name: udau\ndescription: Union.\nmetadata: {\n\"clawdbot\": {\n\"requires\": {\n\"bins\": []\n}\n},\n\"x\": 1\n}\n\n# UDAU\nbody\n";
+    let p = parse(text);
+    assert_eq!(p.status, S::Repaired);
+    assert_eq!(serde_json::Value::Object(p.map.clone())["metadata"], json!({"clawdbot": {"requires": {"bins": []}}, "x": 1}));
+    assert_eq!(p.issues.iter().map(|i| i.code).collect::<Vec<_>>(), vec![C::FrontmatterUndelimited]);
+    assert_eq!(&text[p.body_offset..], "\n# UDAU\nbody\n");
+}

@@ -43,6 +43,10 @@ pub(crate) struct Candidate {
     pub(crate) dst: usize,
     pub(crate) kind: EdgeKind,
     pub(crate) evidence: Evidence,
+    /// For a name found in prose without a strong marker (namespace, "skill" word, link,
+    /// related-skills list item): the name's pattern, so the candidate can be dropped when the
+    /// name turns out to be a common word of the corpus.
+    pub(crate) unless_common: Option<usize>,
 }
 
 pub(crate) fn snippet(line: &str) -> String {
@@ -53,24 +57,37 @@ pub(crate) fn snippet(line: &str) -> String {
 /// Runs every extractor over every skill and merges the candidates into edges.
 pub(crate) fn extract(loaded: &[Loaded], sources: &[RegistrySource], progress: &dyn Progress) -> (Vec<Edge>, Vec<Diagnostic>) {
     let index = NameIndex::build(loaded, sources);
-    let per_skill: Vec<(Vec<Candidate>, Vec<Diagnostic>)> = (0..loaded.len())
+    let per_skill: Vec<(Vec<Candidate>, Vec<Diagnostic>, Vec<usize>)> = (0..loaded.len())
         .into_par_iter()
         .map(|i| {
             let mut cands = Vec::new();
             let mut diags = Vec::new();
             prose::frontmatter_fields(&index, loaded, i, &mut cands);
-            prose::markdown(&index, loaded, sources, i, &mut cands, &mut diags);
+            let seen = prose::markdown(&index, loaded, sources, i, &mut cands, &mut diags);
             scripts::extract(&index, loaded, i, &mut cands);
             progress.advance(1);
-            (cands, diags)
+            (cands, diags, seen)
         })
         .collect();
+    // Document frequency of every name: in how many skills' markdown it occurs as a word.
+    let mut df = vec![0usize; index.names.len()];
+    for (_, _, seen) in &per_skill {
+        for &p in seen {
+            df[p] += 1;
+        }
+    }
+    let common_df = COMMON_MIN_SKILLS.max(loaded.len() / COMMON_SHARE);
     let mut cands = Vec::new();
     let mut diags = Vec::new();
-    for (c, d) in per_skill {
-        cands.extend(c);
+    for (c, d, _) in per_skill {
+        cands.extend(c.into_iter().filter(|c| c.unless_common.is_none_or(|p| df[p] <= common_df)));
         diags.extend(d);
     }
+    tracing::debug!(
+        common = df.iter().filter(|&&n| n > common_df).count(),
+        threshold = common_df,
+        "names that are common words of the corpus"
+    );
     (merge(loaded, cands), diags)
 }
 
@@ -120,6 +137,12 @@ fn merge(loaded: &[Loaded], cands: Vec<Candidate>) -> Vec<Edge> {
         })
         .collect()
 }
+
+/// A name occurring in the markdown of more than this many skills…
+const COMMON_MIN_SKILLS: usize = 25;
+/// …and more than 1/`COMMON_SHARE` of all skills is a common word of the corpus (`github`,
+/// `test`, `create`): its unmarked occurrences say nothing about the skill of that name.
+const COMMON_SHARE: usize = 100;
 
 /// Evidence kept per edge (best first); the rest is counted in nothing — a skill that names
 /// another 200 times says no more than one that names it 20 times.

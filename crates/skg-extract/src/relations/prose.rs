@@ -101,6 +101,7 @@ pub(crate) fn frontmatter_fields(index: &NameIndex, loaded: &[Loaded], i: usize,
                     dst,
                     kind,
                     evidence: evidence("frontmatter", c, EdgeSource::Extracted, l.skill.path.clone(), line, &format!("{key}: {name}")),
+                    unless_common: None,
                 });
             }
         }
@@ -122,7 +123,8 @@ pub(crate) fn markdown(
     i: usize,
     out: &mut Vec<Candidate>,
     diags: &mut Vec<Diagnostic>,
-) {
+) -> Vec<usize> {
+    let mut seen = std::collections::BTreeSet::new();
     let l = &loaded[i];
     let reg = l.registry;
     for md in &l.md {
@@ -160,9 +162,15 @@ pub(crate) fn markdown(
             let line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
             let line_end = text[end..].find('\n').map_or(text.len(), |p| end + p);
             let line = &text[line_start..line_end];
-            let prefix = &text[line_start..start];
-            let suffix = &text[end..line_end];
+            // Context is the logical line: a paragraph wrapped over several lines reads as one.
+            let (lstart, lend) = logical_line(text, line_start, line_end);
+            let logical = text[lstart..lend].replace('\n', " ");
+            let prefix_owned = text[lstart..start].replace('\n', " ");
+            let prefix = prefix_owned.as_str();
+            let suffix_owned = text[end..lend].replace('\n', " ");
+            let suffix = suffix_owned.as_str();
             let name = &index.names[m.pattern().as_usize()];
+            seen.insert(m.pattern().as_usize());
 
             let ns = NAMESPACE_BEFORE.captures(prefix).and_then(|c| c.get(1)).map(|g| g.as_str());
             let ns_registry = ns.and_then(|n| index.namespace(n));
@@ -174,8 +182,8 @@ pub(crate) fn markdown(
             let skill_word = SKILL_AFTER.is_match(suffix) || SKILL_BEFORE.is_match(prefix_core);
             let ctx = ctx_at(start);
             let list_item = line.trim_start().starts_with(['-', '*', '+']) || line.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit());
-            let required = ctx.required || REQUIRED_LINE.is_match(line);
-            let related = (ctx.related && (list_item || backticked || skill_word)) || RELATED_LINE.is_match(line);
+            let required = ctx.required || REQUIRED_LINE.is_match(&logical);
+            let related = (ctx.related && (list_item || backticked || skill_word)) || RELATED_LINE.is_match(&logical);
             let strong = namespaced || backticked || skill_word || (ctx.related && list_item);
 
             let (extractor, kind, mut confidence) = if required {
@@ -208,7 +216,14 @@ pub(crate) fn markdown(
             if cross {
                 confidence *= 0.8;
             }
-            out.push(Candidate { src: i, dst, kind, evidence: evidence(extractor, confidence, source, file_path.clone(), file_line(start), line) });
+            let marked = namespaced || skill_word || (ctx.related && list_item);
+            out.push(Candidate {
+                src: i,
+                dst,
+                kind,
+                evidence: evidence(extractor, confidence, source, file_path.clone(), file_line(start), line),
+                unless_common: (!marked).then(|| m.pattern().as_usize()),
+            });
         }
 
         // Links to other skills' files.
@@ -236,7 +251,13 @@ pub(crate) fn markdown(
                     } else {
                         EdgeKind::References
                     };
-                    out.push(Candidate { src: i, dst, kind, evidence: evidence("md-link", 1.0, EdgeSource::Extracted, file_path.clone(), line_no, line) });
+                    out.push(Candidate {
+                        src: i,
+                        dst,
+                        kind,
+                        evidence: evidence("md-link", 1.0, EdgeSource::Extracted, file_path.clone(), line_no, line),
+                        unless_common: None,
+                    });
                 }
                 Some(_) => {}
                 None if !index.exists(reg, &target) && !sources[reg].local_path.join(&target).exists() => {
@@ -253,6 +274,52 @@ pub(crate) fn markdown(
             }
         }
     }
+    seen.into_iter().collect()
+}
+
+/// Extends the physical line `[start, end)` to the paragraph line it belongs to: up through
+/// previous non-blank lines and down through following ones, stopping at blank lines, list
+/// items, headings, fences and tables, at most three lines each way.
+fn logical_line(text: &str, start: usize, end: usize) -> (usize, usize) {
+    fn breaks(l: &str) -> bool {
+        let t = l.trim_start();
+        t.is_empty()
+            || t.starts_with(['#', '|', '>'])
+            || t.starts_with("```")
+            || t.starts_with("~~~")
+            || t.starts_with("- ")
+            || t.starts_with("* ")
+            || t.starts_with("+ ")
+            || t.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+    let mut s = start;
+    let mut first = &text[start..end];
+    for _ in 0..3 {
+        if s == 0 || breaks(first) {
+            break;
+        }
+        let prev_end = s - 1;
+        let prev_start = text[..prev_end].rfind('\n').map_or(0, |p| p + 1);
+        let prev = &text[prev_start..prev_end];
+        if prev.trim().is_empty() || prev.trim_start().starts_with(['#', '|']) || prev.trim_start().starts_with("```") {
+            break;
+        }
+        s = prev_start;
+        first = prev;
+    }
+    let mut e = end;
+    for _ in 0..3 {
+        if e >= text.len() {
+            break;
+        }
+        let next_start = e + 1;
+        let next_end = text[next_start..].find('\n').map_or(text.len(), |p| next_start + p);
+        if breaks(&text[next_start..next_end]) {
+            break;
+        }
+        e = next_end;
+    }
+    (s, e)
 }
 
 /// Bytes that continue a name to the left (so `my-pdf` does not mention `pdf`).

@@ -46,7 +46,7 @@ pub(crate) fn extract(index: &NameIndex, loaded: &[Loaded], i: usize, out: &mut 
                     (true, false) => ("py-import", 0.8, EdgeSource::Inferred),
                 };
                 let snippet = format!("import {} ({})", imp.specifier, if imp.names.is_empty() { "module".to_owned() } else { imp.names.join(", ") });
-                out.push(Candidate { src: i, dst, kind: EdgeKind::DependsOn, evidence: evidence(extractor, conf, source, path.clone(), imp.line, &snippet) });
+                out.push(Candidate { src: i, dst, kind: EdgeKind::DependsOn, evidence: evidence(extractor, conf, source, path.clone(), imp.line, &snippet), unless_common: None });
             }
         }
         let extractor = if is_py { "py-call" } else { "js-call" };
@@ -64,6 +64,7 @@ pub(crate) fn extract(index: &NameIndex, loaded: &[Loaded], i: usize, out: &mut 
                     dst: others[0],
                     kind: EdgeKind::DependsOn,
                     evidence: evidence(extractor, 0.6, EdgeSource::Inferred, path.clone(), call.line, &format!("{name}() is exported only by {}", loaded[others[0]].skill.id)),
+                    unless_common: None,
                 });
             }
         }

@@ -1,0 +1,64 @@
+//! `manifest.json`: what an output folder holds and where it came from.
+
+use std::{collections::BTreeMap, path::Path};
+
+use serde::{Deserialize, Serialize};
+use skg_model::RegistryInput;
+
+use crate::{Error, MANIFEST_FILE, Result, SUCCESS_FILE};
+
+/// The tool that wrote a folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tool {
+    /// `skg`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// One table of the folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableInfo {
+    /// Table name.
+    pub name: String,
+    /// Rows.
+    pub rows: u64,
+    /// Parquet file name.
+    pub parquet: String,
+    /// NDJSON file name.
+    pub ndjson: String,
+}
+
+/// `manifest.json`. No timestamps: the same inputs give the same bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Table schema version ([`skg_model::SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The stage that wrote it (`extract`, …).
+    pub stage: String,
+    /// The tool that wrote it.
+    pub tool: Tool,
+    /// The registries read, with their revisions and content hashes.
+    pub inputs: Vec<RegistryInput>,
+    /// Row counts by table (`skills`, `documents`, `edges`, `diagnostics`).
+    pub counts: BTreeMap<String, u64>,
+    /// Tables and their files (filled in by [`crate::Staging::commit`]).
+    #[serde(default)]
+    pub tables: Vec<TableInfo>,
+    /// Options that change the output.
+    pub options: serde_json::Value,
+}
+
+/// Reads the manifest of a finished folder (refusing unfinished ones and other schema versions).
+pub fn read_manifest(dir: &Path) -> Result<Manifest> {
+    if !dir.join(SUCCESS_FILE).is_file() {
+        return Err(Error::Unfinished(dir.to_path_buf()));
+    }
+    let path = dir.join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Json { path: path.clone(), message: e.to_string() })?;
+    if m.schema_version != skg_model::SCHEMA_VERSION {
+        return Err(Error::SchemaVersion { path: dir.to_path_buf(), found: m.schema_version, expected: skg_model::SCHEMA_VERSION });
+    }
+    Ok(m)
+}

@@ -1,0 +1,131 @@
+//! Writing a folder beside its destination and publishing it with a rename.
+
+use std::{
+    io::{BufRead, BufWriter, Write},
+    path::{Path, PathBuf},
+};
+
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::{Error, MANIFEST_FILE, Manifest, Result, SUCCESS_FILE, TableInfo, TableSpec, frame};
+
+/// An output folder being written. Nothing is visible at the destination until [`commit`];
+/// dropping a `Staging` without committing removes the temporary folder and leaves the
+/// previous output untouched.
+///
+/// [`commit`]: Staging::commit
+#[derive(Debug)]
+pub struct Staging {
+    tmp: PathBuf,
+    dest: PathBuf,
+    tables: Vec<TableInfo>,
+    committed: bool,
+}
+
+impl Staging {
+    /// Starts a folder that will replace `dest`.
+    pub fn begin(dest: &Path) -> Result<Staging> {
+        let parent = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        let name = dest.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        }
+        std::fs::create_dir(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        Ok(Staging { tmp, dest: dest.to_path_buf(), tables: Vec::new(), committed: false })
+    }
+
+    /// The temporary folder (for extra files a stage writes itself).
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Writes `rows` as `<table>.parquet` and `<table>.ndjson`.
+    pub fn write_table<T: Serialize>(&mut self, spec: &TableSpec, rows: &[T]) -> Result<()> {
+        let parquet = format!("{}.parquet", spec.name);
+        let ndjson = format!("{}.ndjson", spec.name);
+        let mut df = frame::build(spec, rows)?;
+        let ppath = self.tmp.join(&parquet);
+        let mut f = std::fs::File::create(&ppath).map_err(|e| Error::io(&ppath, e))?;
+        frame::write_parquet(spec.name, &mut df, &mut f)?;
+        f.sync_all().map_err(|e| Error::io(&ppath, e))?;
+
+        let npath = self.tmp.join(&ndjson);
+        let f = std::fs::File::create(&npath).map_err(|e| Error::io(&npath, e))?;
+        let mut w = BufWriter::new(f);
+        for row in rows {
+            serde_json::to_writer(&mut w, row).map_err(|e| Error::Json { path: npath.clone(), message: e.to_string() })?;
+            w.write_all(b"\n").map_err(|e| Error::io(&npath, e))?;
+        }
+        let f = w.into_inner().map_err(|e| Error::io(&npath, e.into_error()))?;
+        f.sync_all().map_err(|e| Error::io(&npath, e))?;
+        self.tables.push(TableInfo { name: spec.name.to_owned(), rows: rows.len() as u64, parquet, ndjson });
+        Ok(())
+    }
+
+    /// Writes `manifest.json` (with the tables written so far) and `_SUCCESS`, then moves the
+    /// folder to its destination, replacing the previous one. Returns the destination.
+    pub fn commit(mut self, mut manifest: Manifest) -> Result<PathBuf> {
+        manifest.tables = std::mem::take(&mut self.tables);
+        let mpath = self.tmp.join(MANIFEST_FILE);
+        let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| Error::Json { path: mpath.clone(), message: e.to_string() })?;
+        text.push('\n');
+        write_synced(&mpath, text.as_bytes())?;
+        write_synced(&self.tmp.join(SUCCESS_FILE), b"")?;
+
+        let old = self.dest.with_file_name(format!(
+            ".{}.old-{}",
+            self.dest.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned()),
+            std::process::id()
+        ));
+        let had_old = self.dest.exists();
+        if had_old {
+            std::fs::rename(&self.dest, &old).map_err(|e| Error::io(&self.dest, e))?;
+        }
+        if let Err(e) = std::fs::rename(&self.tmp, &self.dest) {
+            if had_old {
+                // Put the previous output back before reporting.
+                let _ = std::fs::rename(&old, &self.dest);
+            }
+            return Err(Error::io(&self.dest, e));
+        }
+        self.committed = true;
+        if had_old {
+            let _ = std::fs::remove_dir_all(&old);
+        }
+        Ok(self.dest.clone())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.tmp);
+        }
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    f.sync_all().map_err(|e| Error::io(path, e))
+}
+
+/// Reads a table's NDJSON rows from a finished folder.
+pub fn read_ndjson<T: DeserializeOwned>(dir: &Path, table: &str) -> Result<Vec<T>> {
+    if !dir.join(SUCCESS_FILE).is_file() {
+        return Err(Error::Unfinished(dir.to_path_buf()));
+    }
+    let path = dir.join(format!("{table}.ndjson"));
+    let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+    let mut rows = Vec::new();
+    for (n, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| Error::io(&path, e))?;
+        if line.is_empty() {
+            continue;
+        }
+        rows.push(serde_json::from_str(&line).map_err(|e| Error::Json { path: path.clone(), message: format!("line {}: {e}", n + 1) })?);
+    }
+    Ok(rows)
+}

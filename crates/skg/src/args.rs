@@ -1,0 +1,68 @@
+//! Command-line arguments (clap derive): one struct per subcommand.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// skg — audit AI-agent skill registries and route agents to the right skills.
+#[derive(Debug, Parser)]
+#[command(name = "skg", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// Options every subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// More log output on stderr (-v info, -vv debug, -vvv trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Less output: no progress bar, warnings only (-qq: errors only).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true, conflicts_with = "verbose")]
+    pub quiet: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Read registries into skills, search documents, relations and diagnostics.
+    Extract(ExtractArgs),
+    /// Print the schema of the output tables (markdown).
+    Schema(SchemaArgs),
+}
+
+/// How results are printed on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Tables for people.
+    Human,
+    /// One JSON document for programs.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    /// Registries: registries.toml files, folders holding one, skill folders, or JSON/JSONL tool catalogs.
+    #[arg(default_value = "registries")]
+    pub inputs: Vec<PathBuf>,
+    /// Output folder (replaced atomically when the run succeeds).
+    #[arg(short, long, default_value = "reports/extract")]
+    pub out: PathBuf,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Bytes read from one file; longer files are cut with a diagnostic.
+    #[arg(long, default_value_t = 4 * 1024 * 1024)]
+    pub max_file_bytes: u64,
+    /// Files walked per registry; more are skipped with a diagnostic.
+    #[arg(long, default_value_t = 500_000)]
+    pub max_files: usize,
+    /// Print every diagnostic (path:line: severity[code]: message) on stderr.
+    #[arg(long)]
+    pub show_diagnostics: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {}
