@@ -35,8 +35,9 @@ static INVOKE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(?:use|using|invoke|invoking|load|loading|run|running|call|apply|follow|trigger|activate|switch to|hand off to|delegate to|dispatch|launch|start with)\s+(?:the\s+|a\s+|an\s+)?[*_`'\[(]*(?:[A-Za-z0-9_-]+:)?$")
 });
 static SKILL_AFTER: LazyLock<Regex> = LazyLock::new(|| re(r#"(?i)^[*_`'")\]]*\s+(?:sub-?)?skills?\b"#));
-static SKILL_BEFORE: LazyLock<Regex> =
-    LazyLock::new(|| re(r#"(?i)\b(?:sub-?)?skills?\s*[:(]?\s*[*_`'"\[]*(?:[A-Za-z0-9_-]+:)?$"#));
+static SKILL_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r#"(?i)\b(?:sub-?)?skills?(?:\s*[:(]\s*|\s+(?:called|named)\s+|\s+[`'"])[*_`'"\[]*(?:[A-Za-z0-9_-]+:)?$"#)
+});
 static CO_USE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(?:then|afterwards?|followed by|combined? with|together with|alongside|in combination with|paired with|chain(?:ed)? (?:with|into)|after using|before using)\b[^.;!?]{0,40}$")
 });
@@ -179,20 +180,30 @@ pub(crate) fn markdown(
             let namespaced = ns.is_some_and(|n| !matches!(n.to_ascii_lowercase().as_str(), "http" | "https" | "file" | "mailto" | "ftp" | "git" | "ssh") && n.len() > 1);
             let prefix_core = ns.map_or(prefix, |n| &prefix[..prefix.len() - n.len() - 1]);
             let backticked = prefix_core.ends_with('`') && suffix.starts_with('`');
-            let skill_word = SKILL_AFTER.is_match(suffix) || SKILL_BEFORE.is_match(prefix_core);
+            let ambiguous = NameIndex::is_ambiguous(name);
+            // "the X skill" / "skill: X": for a plain word only when quoted (`the debugging skill` is prose).
+            let skill_word = (SKILL_AFTER.is_match(suffix) || SKILL_BEFORE.is_match(prefix_core)) && (!ambiguous || backticked);
             let ctx = ctx_at(start);
-            let list_item = line.trim_start().starts_with(['-', '*', '+']) || line.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit());
+            let item = list_item_head(line);
+            // The name opens a list item ("- `pdf` — …", "- **plotting-charts**: …").
+            let in_line = start - line_start;
+            let item_head = item.is_some_and(|head_end| {
+                in_line < head_end && !line[..in_line].trim_start().trim_start_matches(|c: char| c.is_ascii_digit()).chars().any(char::is_alphanumeric)
+            });
+            let related_item = ctx.related && item_head;
             let required = ctx.required || REQUIRED_LINE.is_match(&logical);
-            let related = (ctx.related && (list_item || backticked || skill_word)) || RELATED_LINE.is_match(&logical);
-            let strong = namespaced || backticked || skill_word || (ctx.related && list_item);
+            let related = related_item || (ctx.related && (backticked || skill_word)) || RELATED_LINE.is_match(&logical);
+            // Marked: the text itself says this is a skill name.
+            let marked = namespaced || skill_word || related_item;
+            let strong = marked || backticked;
 
             let (extractor, kind, mut confidence) = if required {
                 ("required-prose", EdgeKind::DependsOn, 0.7)
-            } else if INVOKE_BEFORE.is_match(prefix_core) && (strong || !NameIndex::is_ambiguous(name)) {
+            } else if INVOKE_BEFORE.is_match(prefix_core) && (strong || !ambiguous) {
                 ("invoke-phrase", EdgeKind::DependsOn, 0.6)
             } else if related {
                 ("related-list", EdgeKind::Complements, 0.6)
-            } else if CO_USE_BEFORE.is_match(prefix_core) && (strong || !NameIndex::is_ambiguous(name)) {
+            } else if CO_USE_BEFORE.is_match(prefix_core) && (strong || !ambiguous) {
                 ("co-use-phrase", EdgeKind::CoUsedWith, 0.5)
             } else if skill_word {
                 ("skill-phrase", EdgeKind::References, 0.5)
@@ -201,22 +212,23 @@ pub(crate) fn markdown(
             } else {
                 ("mention", EdgeKind::References, if backticked { 0.5 } else { 0.4 })
             };
-            let explicit = strong || extractor != "mention";
-            let Some((dst, cross)) = index.resolve_pattern(m.pattern().as_usize(), i, strong, ns_registry) else {
+            // Another registry only for a distinctive name the text marks as a skill, or a
+            // namespace naming that registry.
+            let may_cross = (marked && !ambiguous) || ns_registry.is_some();
+            let Some((dst, cross)) = index.resolve_pattern(m.pattern().as_usize(), i, may_cross, ns_registry) else {
                 continue;
             };
-            if dst == i || (cross && !explicit) {
+            if dst == i {
                 continue;
             }
             let mut source = EdgeSource::Inferred;
-            if NameIndex::is_ambiguous(name) && !strong {
+            if ambiguous && !strong {
                 source = EdgeSource::Ambiguous;
                 confidence *= 0.5;
             }
             if cross {
                 confidence *= 0.8;
             }
-            let marked = namespaced || skill_word || (ctx.related && list_item);
             out.push(Candidate {
                 src: i,
                 dst,
@@ -320,6 +332,33 @@ fn logical_line(text: &str, start: usize, end: usize) -> (usize, usize) {
         e = next_end;
     }
     (s, e)
+}
+
+/// For a list item (`- `, `* `, `+ `, `1. `), the byte offset in the line where its first word
+/// (or first `code`/**bold**/[link] span) ends; `None` for other lines.
+pub(super) fn list_item_head(line: &str) -> Option<usize> {
+    let indent = line.len() - line.trim_start().len();
+    let t = &line[indent..];
+    let marker = if t.starts_with(['-', '*', '+']) && t[1..].starts_with(' ') {
+        2
+    } else {
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && digits <= 3 && t[digits..].starts_with(". ") { digits + 2 } else { return None }
+    };
+    let rest = &t[marker..];
+    let rest_trim = rest.trim_start();
+    let lead = marker + (rest.len() - rest_trim.len());
+    // A `code`, **bold** or [link] span counts as one head; else the first word.
+    let head_len = if let Some(inner) = rest_trim.strip_prefix('`') {
+        inner.find('`').map_or(rest_trim.len(), |e| e + 2)
+    } else if let Some(inner) = rest_trim.strip_prefix("**") {
+        inner.find("**").map_or(rest_trim.len(), |e| e + 4)
+    } else if let Some(inner) = rest_trim.strip_prefix('[') {
+        inner.find(']').map_or(rest_trim.len(), |e| e + 2)
+    } else {
+        rest_trim.find(|c: char| c.is_whitespace() || c == ',' || c == ':').unwrap_or(rest_trim.len())
+    };
+    Some(indent + lead + head_len)
 }
 
 /// Bytes that continue a name to the left (so `my-pdf` does not mention `pdf`).

@@ -188,3 +188,39 @@ fn best_evidence_wins_and_all_is_kept() {
     let ev: Vec<(&str, u32)> = dep[0].evidence.iter().map(|e| (e.extractor.as_str(), e.line)).collect();
     assert_eq!(ev, vec![("required-prose", 9), ("invoke-phrase", 13)]);
 }
+
+#[test]
+fn wrapped_lines_keep_their_context() {
+    let a = skill("executing", "When every task is done, use the\nreviewing-code skill on the diff.");
+    let b = skill("reviewing-code", "Review.");
+    let got = edges(&[("dev", &[("a/SKILL.md", &a), ("b/SKILL.md", &b)])]);
+    assert_eq!(got, vec!["dev:a -> dev:b depends_on invoke-phrase INFERRED 0.6"]);
+}
+
+#[test]
+fn related_sections_count_list_heads_not_words_inside_items() {
+    let a = skill("brainstorm", "## Related\n\n- **Architecture diagrams** show data flow and context\n- `flow-charts` for diagrams");
+    let b = skill("context", "C.");
+    let c = skill("flow-charts", "F.");
+    let got = edges(&[("r", &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)])]);
+    assert_eq!(got, vec!["r:a -> r:b references mention AMBIGUOUS 0.2", "r:a -> r:c complements related-list INFERRED 0.6"]);
+}
+
+#[test]
+fn plain_words_never_cross_registries() {
+    let a = skill("writer", "## See also\n\n- context\n- Skills run in a sandbox; the debugging skill helps.");
+    let b = skill("context", "C.");
+    let c = skill("run", "R.");
+    let d = skill("debugging", "D.");
+    let got = edges(&[("one", &[("a/SKILL.md", &a)]), ("two", &[("b/SKILL.md", &b), ("c/SKILL.md", &c), ("d/SKILL.md", &d)])]);
+    assert!(got.is_empty(), "{got:?}");
+}
+
+#[test]
+fn list_item_heads() {
+    use super::prose::list_item_head;
+    assert_eq!(list_item_head("- `pdf` - tools"), Some(7));
+    assert_eq!(list_item_head("  1. **plotting-charts**: x"), Some(24));
+    assert_eq!(list_item_head("* csv-profiling, then"), Some(15));
+    assert_eq!(list_item_head("not a list"), None);
+}
