@@ -57,6 +57,12 @@ pub(crate) struct Outline {
 }
 
 impl Outline {
+    /// Is `offset` inside a code block?
+    pub(crate) fn in_code_block(&self, offset: usize) -> bool {
+        let i = self.code_blocks.partition_point(|c| c.start <= offset);
+        i > 0 && offset < self.code_blocks[i - 1].end
+    }
+
     /// Shell code blocks (`bash`, `sh`, `shell`, `zsh`, `console`, `powershell`).
     pub(crate) fn shell_blocks(&self) -> usize {
         self.code_blocks
@@ -210,6 +216,8 @@ mod tests {
         assert_eq!(paths, vec!["", "Top", "Top > Sub code", "Top > Setext", "Next"]);
         assert_eq!(&text[s[1].start..s[1].end], "# Top\ntext\n```bash\n# not a heading\n```\n");
         assert_eq!(o.shell_blocks(), 1);
+        assert!(o.in_code_block(text.find("not a heading").unwrap_or(0)));
+        assert!(!o.in_code_block(text.find("more").unwrap_or(0)));
     }
 
     #[test]

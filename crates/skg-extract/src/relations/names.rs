@@ -152,6 +152,15 @@ impl NameIndex {
         (regs.len() == 1 && !cands.is_empty()).then(|| (self.nearest(src, cands), true))
     }
 
+    /// Resolves pattern `pid` in registry `registry` only.
+    pub(crate) fn resolve_in(&self, pid: usize, src: usize, registry: usize) -> Option<(usize, bool)> {
+        let cands: Vec<usize> = self.skills_by_pattern[pid].iter().copied().filter(|&c| self.registry_of[c] == registry).collect();
+        (!cands.is_empty()).then(|| {
+            let best = self.nearest(src, &cands);
+            (best, registry != self.registry_of[src])
+        })
+    }
+
     /// Resolves a name (case-insensitive, namespace stripped by the caller).
     pub(crate) fn resolve_name(&self, name: &str, src: usize, cross: bool, prefer: Option<usize>) -> Option<(usize, bool)> {
         let pid = *self.name_to_pattern.get(&name.to_ascii_lowercase())?;

@@ -160,6 +160,17 @@ pub(crate) fn markdown(
             if !before_ok || !after_ok {
                 continue;
             }
+            // Part of a file name (`cover-letter.md`), a host (`mcp.serpapi.com`), an option
+            // value (`--x=name`), a variable or an e-mail: not a mention of a skill.
+            let prev = if start > 0 { bytes[start - 1] } else { b' ' };
+            let file_ext = bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_alphabetic);
+            if file_ext || matches!(prev, b'.' | b'@' | b'=' | b'$' | b'#' | b'~') {
+                continue;
+            }
+            if prev == b'/' && !path_to_skill(&text[..start]) {
+                continue;
+            }
+            let in_code = md.outline.in_code_block(start);
             let line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
             let line_end = text[end..].find('\n').map_or(text.len(), |p| end + p);
             let line = &text[line_start..line_end];
@@ -177,7 +188,9 @@ pub(crate) fn markdown(
             let ns_registry = ns.and_then(|n| index.namespace(n));
             // `foo:bar` where foo is not a known registry is still a namespaced ref (a plugin name)
             // unless it looks like a URL scheme or a drive.
-            let namespaced = ns.is_some_and(|n| !matches!(n.to_ascii_lowercase().as_str(), "http" | "https" | "file" | "mailto" | "ftp" | "git" | "ssh") && n.len() > 1);
+            let namespaced = ns.is_some_and(|n| {
+                !matches!(n.to_ascii_lowercase().as_str(), "http" | "https" | "file" | "mailto" | "ftp" | "git" | "ssh") && n.len() > 1
+            }) && (ns_registry.is_some() || (!in_code && !prefix.ends_with(['\'', '"'])));
             let prefix_core = ns.map_or(prefix, |n| &prefix[..prefix.len() - n.len() - 1]);
             let backticked = prefix_core.ends_with('`') && suffix.starts_with('`');
             let ambiguous = NameIndex::is_ambiguous(name);
@@ -195,7 +208,11 @@ pub(crate) fn markdown(
             let related = related_item || (ctx.related && (backticked || skill_word)) || RELATED_LINE.is_match(&logical);
             // Marked: the text itself says this is a skill name.
             let marked = namespaced || skill_word || related_item;
-            let strong = marked || backticked;
+            // Backticks mark a hyphenated name; a plain word in backticks is a command or a value.
+            let strong = marked || (backticked && !ambiguous);
+            if in_code && !marked {
+                continue; // identifiers, commands and values in code blocks
+            }
 
             let (extractor, kind, mut confidence) = if required {
                 ("required-prose", EdgeKind::DependsOn, 0.7)
@@ -215,7 +232,12 @@ pub(crate) fn markdown(
             // Another registry only for a distinctive name the text marks as a skill, or a
             // namespace naming that registry.
             let may_cross = (marked && !ambiguous) || ns_registry.is_some();
-            let Some((dst, cross)) = index.resolve_pattern(m.pattern().as_usize(), i, may_cross, ns_registry) else {
+            let resolved = match ns_registry {
+                // A namespace naming a registry resolves there or nowhere.
+                Some(r) => index.resolve_in(m.pattern().as_usize(), i, r),
+                None => index.resolve_pattern(m.pattern().as_usize(), i, may_cross, None),
+            };
+            let Some((dst, cross)) = resolved else {
                 continue;
             };
             if dst == i {
@@ -359,6 +381,13 @@ pub(super) fn list_item_head(line: &str) -> Option<usize> {
         rest_trim.find(|c: char| c.is_whitespace() || c == ',' || c == ':').unwrap_or(rest_trim.len())
     };
     Some(indent + lead + head_len)
+}
+
+/// Does the text before a `/` end in a path to skill folders (`skills/`, `../`, `./`)?
+fn path_to_skill(before: &str) -> bool {
+    let token_start = before.rfind(|c: char| c.is_whitespace() || matches!(c, '(' | '`' | '"' | '\'' | '[' | '<')).map_or(0, |p| p + 1);
+    let token = &before[token_start..];
+    !token.contains("://") && (token.starts_with("../") || token.starts_with("./") || token.contains("skills/") || token.starts_with('@'))
 }
 
 /// Bytes that continue a name to the left (so `my-pdf` does not mention `pdf`).

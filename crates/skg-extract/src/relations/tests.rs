@@ -224,3 +224,24 @@ fn list_item_heads() {
     assert_eq!(list_item_head("* csv-profiling, then"), Some(15));
     assert_eq!(list_item_head("not a list"), None);
 }
+
+#[test]
+fn code_files_hosts_and_values_are_not_mentions() {
+    let a = skill(
+        "writer",
+        "Save it as cover-letter.md or see https://mcp.serp-api.com/x.\n\n```bash\nnpx bundle-check --help\n```\n\nSet `--mode=bundle-check`.",
+    );
+    let b = skill("cover-letter", "C.");
+    let c = skill("serp-api", "S.");
+    let d = skill("bundle-check", "B.");
+    let got = edges(&[("r", &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c), ("d/SKILL.md", &d)])]);
+    assert!(got.is_empty(), "{got:?}");
+}
+
+#[test]
+fn a_namespace_naming_a_registry_resolves_only_there() {
+    let a = skill("planner", "Dispatch superpowers:code-reviewer now.");
+    let elsewhere = skill("code-reviewer", "Someone else's reviewer.");
+    let got = edges(&[("obra/superpowers", &[("a/SKILL.md", &a)]), ("other", &[("c/SKILL.md", &elsewhere)])]);
+    assert!(got.is_empty(), "{got:?}");
+}

@@ -1,0 +1,46 @@
+//! End-to-end tests of the `skg` binary (one test binary, topics in modules).
+
+mod catalog;
+mod extract;
+mod git_source;
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+/// The repository root.
+pub(crate) fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap_or_else(|e| panic!("repo root: {e}"))
+}
+
+/// Runs `skg` with `args` in `cwd`, with a clean environment (no colours, no user config).
+pub(crate) fn skg(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skg"))
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", cwd)
+        .env("SKG_CACHE_DIR", cwd.join(".skg-cache"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run skg: {e}"))
+}
+
+/// Runs `skg … --format json` and parses stdout; panics with stderr on failure.
+pub(crate) fn skg_json(cwd: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--format", "json"]);
+    let out = skg(cwd, &all);
+    assert!(out.status.success(), "skg {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// NDJSON rows of a table.
+pub(crate) fn rows(dir: &Path, table: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join(format!("{table}.ndjson")))
+        .unwrap_or_else(|e| panic!("{table}: {e}"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}")))
+        .collect()
+}
