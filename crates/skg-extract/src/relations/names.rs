@@ -38,6 +38,8 @@ pub(crate) struct NameIndex {
     pub(crate) registry_of: Vec<usize>,
     /// Skill → root (for proximity tie-breaks).
     roots: Vec<String>,
+    /// Skill → its folder is named like its slug.
+    folder_is_slug: Vec<bool>,
 }
 
 impl NameIndex {
@@ -110,6 +112,7 @@ impl NameIndex {
             py_modules,
             registry_of: loaded.iter().map(|l| l.registry).collect(),
             roots: loaded.iter().map(|l| l.skill.root.clone()).collect(),
+            folder_is_slug: loaded.iter().map(|l| l.skill.folder == l.skill.slug).collect(),
         }
     }
 
@@ -170,14 +173,19 @@ impl NameIndex {
     /// The candidate sharing the longest path prefix with `src` (ties: lowest index).
     fn nearest(&self, src: usize, cands: &[usize]) -> usize {
         let from = &self.roots[src];
-        let common = |c: usize| from.split('/').zip(self.roots[c].split('/')).take_while(|(a, b)| a == b).count();
+        // Longest shared path first (same author or plugin), then the copy whose folder carries
+        // the name it was found by (the canonical-looking one), then the lowest index.
+        let key = |c: usize| {
+            let common = from.split('/').zip(self.roots[c].split('/')).take_while(|(a, b)| a == b).count();
+            (common, self.folder_is_slug[c])
+        };
         let mut best = cands[0];
-        let mut best_len = common(best);
+        let mut best_key = key(best);
         for &c in &cands[1..] {
-            let l = common(c);
-            if l > best_len || (l == best_len && c < best) {
+            let k = key(c);
+            if k > best_key {
                 best = c;
-                best_len = l;
+                best_key = k;
             }
         }
         best

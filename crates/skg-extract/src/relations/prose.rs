@@ -210,8 +210,8 @@ pub(crate) fn markdown(
             let marked = namespaced || skill_word || related_item;
             // Backticks mark a hyphenated name; a plain word in backticks is a command or a value.
             let strong = marked || (backticked && !ambiguous);
-            if in_code && !marked {
-                continue; // identifiers, commands and values in code blocks
+            if (in_code || line.trim_start().starts_with('|')) && !marked {
+                continue; // identifiers, commands and values in code blocks and table cells
             }
 
             let (extractor, kind, mut confidence) = if required {

@@ -1,0 +1,31 @@
+//! Integration tests of `skg-extract` through its public API.
+
+mod bad_inputs;
+mod shared_corpus;
+
+use std::path::Path;
+
+use skg_extract::{Extraction, NoProgress, Options, RegistrySource, extract};
+use skg_model::{RegistryKind, RegistryName};
+
+pub(crate) fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap_or(root)).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(p, bytes).unwrap_or_else(|e| panic!("{e}"));
+}
+
+pub(crate) fn run(root: &Path, options: &Options) -> Extraction {
+    let src = RegistrySource {
+        name: RegistryName("t".into()),
+        display_path: "t".into(),
+        local_path: root.to_path_buf(),
+        kind: RegistryKind::Skills,
+        git: None,
+        rev: None,
+        source: None,
+        license: None,
+    };
+    extract(&[src], options, &NoProgress)
+}
+
+pub(crate) const GOOD: &str = "---\nname: good\ndescription: A good skill.\n---\n# Good\n\nDo the thing.\n";
