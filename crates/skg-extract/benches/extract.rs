@@ -11,10 +11,17 @@ fn bench_corpus(c: &mut Criterion, name: &str, path: PathBuf, samples: usize) {
         eprintln!("skipped {name}: {} is absent", path.display());
         return;
     };
-    let skills = extract(&sources, &Options::default(), &NoProgress).skills.len() as u64;
+    let skills = extract(&sources, &Options::default(), &NoProgress)
+        .skills
+        .len() as u64;
     let mut group = c.benchmark_group("extract");
-    group.sample_size(samples).measurement_time(Duration::from_secs(20)).throughput(Throughput::Elements(skills));
-    group.bench_function(name, |b| b.iter(|| extract(&sources, &Options::default(), &NoProgress)));
+    group
+        .sample_size(samples)
+        .measurement_time(Duration::from_secs(20))
+        .throughput(Throughput::Elements(skills));
+    group.bench_function(name, |b| {
+        b.iter(|| extract(&sources, &Options::default(), &NoProgress))
+    });
     group.finish();
 }
 

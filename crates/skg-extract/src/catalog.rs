@@ -15,8 +15,16 @@ use crate::{
     read::{self, TextFile},
 };
 
-pub(crate) fn load(registry: &RegistryName, registry_idx: usize, path: &Path, limits: &Limits) -> (Vec<Loaded>, Vec<Diagnostic>) {
-    let file = path.file_name().map_or_else(|| "catalog".to_owned(), |f| f.to_string_lossy().into_owned());
+pub(crate) fn load(
+    registry: &RegistryName,
+    registry_idx: usize,
+    path: &Path,
+    limits: &Limits,
+) -> (Vec<Loaded>, Vec<Diagnostic>) {
+    let file = path.file_name().map_or_else(
+        || "catalog".to_owned(),
+        |f| f.to_string_lossy().into_owned(),
+    );
     let mut diags = Vec::new();
     let diag = |line: Option<u32>, message: String| Diagnostic {
         registry: registry.clone(),
@@ -29,12 +37,23 @@ pub(crate) fn load(registry: &RegistryName, registry_idx: usize, path: &Path, li
     let text = match read::read_text(path, limits.max_file_bytes) {
         TextFile::Text { text, issues, .. } => {
             for i in issues {
-                diags.push(Diagnostic { registry: registry.clone(), path: file.clone(), line: i.line, severity: i.severity, code: i.code, message: i.message });
+                diags.push(Diagnostic {
+                    registry: registry.clone(),
+                    path: file.clone(),
+                    line: i.line,
+                    severity: i.severity,
+                    code: i.code,
+                    message: i.message,
+                });
             }
             text
         }
-        TextFile::Binary { .. } => return (Vec::new(), vec![diag(None, "not text (NUL bytes)".into())]),
-        TextFile::Unreadable(e) => return (Vec::new(), vec![diag(None, format!("cannot read: {e}"))]),
+        TextFile::Binary { .. } => {
+            return (Vec::new(), vec![diag(None, "not text (NUL bytes)".into())]);
+        }
+        TextFile::Unreadable(e) => {
+            return (Vec::new(), vec![diag(None, format!("cannot read: {e}"))]);
+        }
     };
     // (line, tool object)
     let mut tools: Vec<(Option<u32>, Value)> = Vec::new();
@@ -56,7 +75,10 @@ pub(crate) fn load(registry: &RegistryName, registry_idx: usize, path: &Path, li
             };
             match list {
                 Some(a) => tools.extend(a.into_iter().map(|t| (None, t))),
-                None => diags.push(diag(None, "JSON is neither a list of tools nor an object with a `tools` list".into())),
+                None => diags.push(diag(
+                    None,
+                    "JSON is neither a list of tools nor an object with a `tools` list".into(),
+                )),
             }
         }
         Err(_) => {
@@ -80,13 +102,22 @@ pub(crate) fn load(registry: &RegistryName, registry_idx: usize, path: &Path, li
             diags.push(diag(line, format!("tool #{n} is not an object")));
             continue;
         };
-        let Some(name) = obj.get("name").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()) else {
+        let Some(name) = obj
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        else {
             diags.push(diag(line, format!("tool #{n} has no `name`; skipped")));
             continue;
         };
         let count = seen.entry(name.to_owned()).or_insert(0);
         *count += 1;
-        let root = if *count == 1 { name.to_owned() } else { format!("{name}#{count}") };
+        let root = if *count == 1 {
+            name.to_owned()
+        } else {
+            format!("{name}#{count}")
+        };
         if *count > 1 {
             diags.push(Diagnostic {
                 registry: registry.clone(),
@@ -97,12 +128,24 @@ pub(crate) fn load(registry: &RegistryName, registry_idx: usize, path: &Path, li
                 message: format!("tool `{name}` appears {count} times; this one is `{root}`"),
             });
         }
-        out.push(tool_skill(registry, registry_idx, &file, &root, name, &obj, line, &mut diags));
+        out.push(tool_skill(
+            registry,
+            registry_idx,
+            &file,
+            &root,
+            name,
+            &obj,
+            line,
+            &mut diags,
+        ));
     }
     (out, diags)
 }
 
-#[expect(clippy::too_many_arguments, reason = "one call site; a struct would only rename the arguments")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; a struct would only rename the arguments"
+)]
 fn tool_skill(
     registry: &RegistryName,
     registry_idx: usize,
@@ -113,18 +156,37 @@ fn tool_skill(
     line: Option<u32>,
     diags: &mut Vec<Diagnostic>,
 ) -> Loaded {
-    let description = obj.get("description").and_then(Value::as_str).unwrap_or("").trim().to_owned();
+    let description = obj
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_owned();
     let mut body = format!("{description}\n");
-    let schema = obj.get("inputSchema").or_else(|| obj.get("input_schema")).or_else(|| obj.get("parameters"));
+    let schema = obj
+        .get("inputSchema")
+        .or_else(|| obj.get("input_schema"))
+        .or_else(|| obj.get("parameters"));
     if let Some(Value::Object(s)) = schema
         && let Some(Value::Object(props)) = s.get("properties")
     {
-        let required: Vec<&str> = s.get("required").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let required: Vec<&str> = s
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
         body.push_str("\n## Parameters\n");
         for (p, spec) in props {
             let ty = spec.get("type").and_then(Value::as_str).unwrap_or("any");
-            let req = if required.contains(&p.as_str()) { ", required" } else { "" };
-            let d = spec.get("description").and_then(Value::as_str).unwrap_or("");
+            let req = if required.contains(&p.as_str()) {
+                ", required"
+            } else {
+                ""
+            };
+            let d = spec
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let _ = writeln!(body, "- `{p}` ({ty}{req}): {d}");
         }
     }
@@ -143,7 +205,9 @@ fn tool_skill(
         issues: Vec::new(),
     };
     let outline = markdown::outline(&body);
-    let hash = blake3::hash(serde_json::to_string(obj).unwrap_or_default().as_bytes()).to_hex().to_string();
+    let hash = blake3::hash(serde_json::to_string(obj).unwrap_or_default().as_bytes())
+        .to_hex()
+        .to_string();
     let path = format!("{file}#{root}");
     let mut skill = normalize(NormalizeInput {
         registry,
@@ -165,7 +229,12 @@ fn tool_skill(
     Loaded {
         skill,
         registry: registry_idx,
-        md: vec![MdText { path: "description".into(), text: body, outline, first_line: line.unwrap_or(1) }],
+        md: vec![MdText {
+            path: "description".into(),
+            text: body,
+            outline,
+            first_line: line.unwrap_or(1),
+        }],
         scripts: Vec::new(),
         frontmatter: parsed.map,
         key_lines: parsed.key_lines,

@@ -59,7 +59,12 @@ pub(crate) fn l0(skill: &Skill) -> Document {
 }
 
 fn skill_file(skill: &Skill) -> String {
-    skill.path.rsplit('/').next().unwrap_or("SKILL.md").to_owned()
+    skill
+        .path
+        .rsplit('/')
+        .next()
+        .unwrap_or("SKILL.md")
+        .to_owned()
 }
 
 /// L1: the outline of `SKILL.md`: each heading with its section's first paragraph.
@@ -146,7 +151,11 @@ pub(crate) fn chunks(text: &str) -> Vec<(usize, usize)> {
         return vec![(0, text.len())];
     }
     let mut line_starts: Vec<usize> = vec![0];
-    line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1).filter(|&i| i < text.len()));
+    line_starts.extend(
+        memchr::memchr_iter(b'\n', text.as_bytes())
+            .map(|i| i + 1)
+            .filter(|&i| i < text.len()),
+    );
     let mut out = Vec::new();
     let mut start_line = 0usize;
     loop {
@@ -162,13 +171,21 @@ pub(crate) fn chunks(text: &str) -> Vec<(usize, usize)> {
         if end <= start {
             // One huge line: cut it at a char boundary and go on inside it.
             let end = floor_char_boundary(text, limit).max(start + 1);
-            let end = if text.is_char_boundary(end) { end } else { text.len() };
+            let end = if text.is_char_boundary(end) {
+                end
+            } else {
+                text.len()
+            };
             out.push((start, end));
             if end >= text.len() {
                 break;
             }
             let next = floor_char_boundary(text, end.saturating_sub(OVERLAP_BYTES)).max(start + 1);
-            let next = if text.is_char_boundary(next) { next } else { end };
+            let next = if text.is_char_boundary(next) {
+                next
+            } else {
+                end
+            };
             let pos = line_starts.partition_point(|&s| s < next);
             if line_starts.get(pos) != Some(&next) {
                 line_starts.insert(pos, next);
@@ -233,7 +250,11 @@ mod tests {
         for w in c.windows(2) {
             let ((_, e0), (s1, _)) = (w[0], w[1]);
             assert!(s1 < e0, "chunks must overlap: {w:?}");
-            assert_eq!(e0 - s1, OVERLAP_BYTES, "overlap is whole lines of 100 bytes: {w:?}");
+            assert_eq!(
+                e0 - s1,
+                OVERLAP_BYTES,
+                "overlap is whole lines of 100 bytes: {w:?}"
+            );
         }
         for (s, e) in &c {
             assert!(e - s <= CHUNK_BYTES);

@@ -40,7 +40,10 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
-        Error::Io { path: path.to_path_buf(), source }
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 

@@ -53,8 +53,17 @@ pub(crate) fn parse(text: &str) -> Parsed {
             Some(*acc)
         }))
         .collect();
-    let offset_of = |line_idx: usize| offsets.get(line_idx).copied().unwrap_or(text.len()).min(text.len());
-    let first = lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(lines.len());
+    let offset_of = |line_idx: usize| {
+        offsets
+            .get(line_idx)
+            .copied()
+            .unwrap_or(text.len())
+            .min(text.len())
+    };
+    let first = lines
+        .iter()
+        .position(|l| !l.trim().is_empty())
+        .unwrap_or(lines.len());
     let mut issues = Vec::new();
 
     let missing = |issues: Vec<Issue>| Parsed {
@@ -67,8 +76,12 @@ pub(crate) fn parse(text: &str) -> Parsed {
     };
 
     // (first block line index, end line index exclusive, body line index)
-    let (start, end, body_idx, recovered) = if first < lines.len() && lines[first].trim_end() == "---" {
-        if let Some(close) = (first + 1..lines.len()).find(|&j| matches!(lines[j].trim_end(), "---" | "...")) {
+    let (start, end, body_idx, recovered) = if first < lines.len()
+        && lines[first].trim_end() == "---"
+    {
+        if let Some(close) =
+            (first + 1..lines.len()).find(|&j| matches!(lines[j].trim_end(), "---" | "..."))
+        {
             (first + 1, close, close + 1, false)
         } else {
             let end = yamlish_run(&lines, first + 1);
@@ -101,14 +114,24 @@ pub(crate) fn parse(text: &str) -> Parsed {
             line: 1,
             code: DiagnosticCode::FrontmatterMissing,
             severity: Severity::Warning,
-            message: "no YAML frontmatter: name and description come from the folder and the body".into(),
+            message: "no YAML frontmatter: name and description come from the folder and the body"
+                .into(),
         });
         return missing(issues);
     };
 
-    let block_lines: Vec<Line<'_>> = (start..end).map(|i| Line { no: line_no(i), text: lines[i] }).collect();
+    let block_lines: Vec<Line<'_>> = (start..end)
+        .map(|i| Line {
+            no: line_no(i),
+            text: lines[i],
+        })
+        .collect();
     let (status, map, key_lines) = read_block(&block_lines, &mut issues);
-    let status = if recovered && status == FrontmatterStatus::Ok { FrontmatterStatus::Repaired } else { status };
+    let status = if recovered && status == FrontmatterStatus::Ok {
+        FrontmatterStatus::Repaired
+    } else {
+        status
+    };
     Parsed {
         status,
         map,
@@ -137,7 +160,12 @@ fn is_bare_key_line(l: &str) -> bool {
 /// A top-level `key:` line: the key and the rest after the colon.
 fn split_key(l: &str) -> Option<(&str, &str)> {
     let first = l.chars().next()?;
-    if first.is_whitespace() || matches!(first, '#' | '-' | '[' | '{' | '<' | '>' | '=' | '`' | '|' | '!' | '*' | '&') {
+    if first.is_whitespace()
+        || matches!(
+            first,
+            '#' | '-' | '[' | '{' | '<' | '>' | '=' | '`' | '|' | '!' | '*' | '&'
+        )
+    {
         return None;
     }
     let bytes = l.as_bytes();
@@ -148,7 +176,8 @@ fn split_key(l: &str) -> Option<(&str, &str)> {
     } else {
         let mut colon = None;
         for (i, &b) in bytes.iter().enumerate() {
-            if b == b':' && (i + 1 == bytes.len() || bytes[i + 1] == b' ' || bytes[i + 1] == b'\t') {
+            if b == b':' && (i + 1 == bytes.len() || bytes[i + 1] == b' ' || bytes[i + 1] == b'\t')
+            {
                 colon = Some(i);
                 break;
             }
@@ -238,7 +267,10 @@ fn read_block(lines: &[Line<'_>], issues: &mut Vec<Issue>) -> BlockRead {
                 line: first_no,
                 code: DiagnosticCode::FrontmatterNotMapping,
                 severity: Severity::Error,
-                message: format!("frontmatter is a YAML {} , not a mapping of keys", kind_name(&other)),
+                message: format!(
+                    "frontmatter is a YAML {} , not a mapping of keys",
+                    kind_name(&other)
+                ),
             });
             None
         }
@@ -250,7 +282,11 @@ fn read_block(lines: &[Line<'_>], issues: &mut Vec<Issue>) -> BlockRead {
         first_no + l.saturating_sub(1)
     });
     let parser_msg = err.as_ref().map(|e| first_line(&e.to_string()));
-    let repaired_text = repaired_entries.iter().map(|e| e.text.as_str()).collect::<Vec<_>>().join("\n");
+    let repaired_text = repaired_entries
+        .iter()
+        .map(|e| e.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
     if err.is_some()
         && let Ok(value) = strict(&repaired_text)
         && matches!(value, Value::Object(_) | Value::Null)
@@ -261,10 +297,18 @@ fn read_block(lines: &[Line<'_>], issues: &mut Vec<Issue>) -> BlockRead {
         };
         if found.is_empty() {
             // Repair changed nothing we can name, yet the copy parses: the difference is ours.
-            issues.push(syntax_issue(parser_line.unwrap_or(first_no), parser_msg.as_deref(), Severity::Warning));
+            issues.push(syntax_issue(
+                parser_line.unwrap_or(first_no),
+                parser_msg.as_deref(),
+                Severity::Warning,
+            ));
         }
         for f in found {
-            issues.push(Issue { severity: Severity::Warning, message: format!("{}; repaired", f.message), ..f });
+            issues.push(Issue {
+                severity: Severity::Warning,
+                message: format!("{}; repaired", f.message),
+                ..f
+            });
         }
         return (FrontmatterStatus::Repaired, m, key_lines);
     }
@@ -296,16 +340,27 @@ fn read_block(lines: &[Line<'_>], issues: &mut Vec<Issue>) -> BlockRead {
     let summary = if lost.is_empty() {
         format!("salvaged keys: {}", kept.join(", "))
     } else {
-        format!("salvaged keys: {}; could not read: {}", kept.join(", "), lost.join(", "))
+        format!(
+            "salvaged keys: {}; could not read: {}",
+            kept.join(", "),
+            lost.join(", ")
+        )
     };
     if found.is_empty() {
         issues.push(Issue {
-            message: format!("{}; {summary}", syntax_issue(0, parser_msg.as_deref(), severity).message),
+            message: format!(
+                "{}; {summary}",
+                syntax_issue(0, parser_msg.as_deref(), severity).message
+            ),
             ..syntax_issue(parser_line.unwrap_or(first_no), None, severity)
         });
     } else {
         for f in found {
-            issues.push(Issue { severity, message: format!("{}; {summary}", f.message), ..f });
+            issues.push(Issue {
+                severity,
+                message: format!("{}; {summary}", f.message),
+                ..f
+            });
         }
     }
     (FrontmatterStatus::Salvaged, map, key_lines)
@@ -362,7 +417,12 @@ struct Entry {
 type Finding = Issue;
 
 fn finding(line: u32, code: DiagnosticCode, message: impl Into<String>) -> Finding {
-    Issue { line, code, severity: Severity::Warning, message: message.into() }
+    Issue {
+        line,
+        code,
+        severity: Severity::Warning,
+        message: message.into(),
+    }
 }
 
 fn is_control(c: char) -> bool {
@@ -384,7 +444,11 @@ fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
     for l in lines {
         let t = l.text;
         if t.starts_with("<<<<<<<") {
-            found.push(finding(l.no, DiagnosticCode::YamlMergeConflict, "git merge-conflict markers; kept the first side (`<<<<<<<` … `=======`)"));
+            found.push(finding(
+                l.no,
+                DiagnosticCode::YamlMergeConflict,
+                "git merge-conflict markers; kept the first side (`<<<<<<<` … `=======`)",
+            ));
             conflict = Conflict::Ours;
             continue;
         }
@@ -402,11 +466,22 @@ fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
         let mut s = t.to_owned();
         if s.chars().any(is_control) {
             let c = s.chars().find(|&c| is_control(c)).unwrap_or('\0');
-            found.push(finding(l.no, DiagnosticCode::YamlControlCharacter, format!("control character U+{:04X} is not allowed in YAML; removed", c as u32)));
+            found.push(finding(
+                l.no,
+                DiagnosticCode::YamlControlCharacter,
+                format!(
+                    "control character U+{:04X} is not allowed in YAML; removed",
+                    c as u32
+                ),
+            ));
             s.retain(|c| !is_control(c));
         }
         if s.starts_with('\t') {
-            found.push(finding(l.no, DiagnosticCode::YamlTabIndent, "tab used for indentation; replaced by spaces"));
+            found.push(finding(
+                l.no,
+                DiagnosticCode::YamlTabIndent,
+                "tab used for indentation; replaced by spaces",
+            ));
             let tabs = s.len() - s.trim_start_matches('\t').len();
             s = format!("{}{}", "  ".repeat(tabs), &s[tabs..]);
         }
@@ -433,11 +508,23 @@ fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
             continue;
         }
         if let Some((k, v)) = split_key(&s) {
-            open_flow = if v.trim_start().starts_with(['[', '{']) { flow_depth_delta(v).max(0) } else { 0 };
-            entries.push(RawEntry { no, key: Some(unquote_key(k)), key_text: k.to_owned(), value: v.to_owned(), cont: Vec::new(), orphans: Vec::new() });
+            open_flow = if v.trim_start().starts_with(['[', '{']) {
+                flow_depth_delta(v).max(0)
+            } else {
+                0
+            };
+            entries.push(RawEntry {
+                no,
+                key: Some(unquote_key(k)),
+                key_text: k.to_owned(),
+                value: v.to_owned(),
+                cont: Vec::new(),
+                orphans: Vec::new(),
+            });
             continue;
         }
-        let top_level_text = !s.trim().is_empty() && !s.starts_with([' ', '#']) && !s.starts_with("- ") && s != "-";
+        let top_level_text =
+            !s.trim().is_empty() && !s.starts_with([' ', '#']) && !s.starts_with("- ") && s != "-";
         match entries.last_mut() {
             Some(e) => {
                 if top_level_text {
@@ -461,12 +548,20 @@ fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
     for e in entries {
         let Some(key) = e.key.clone() else {
             for no in &e.orphans {
-                found.push(finding(*no, DiagnosticCode::YamlOrphanLine, "line without `key:` before the first key; dropped"));
+                found.push(finding(
+                    *no,
+                    DiagnosticCode::YamlOrphanLine,
+                    "line without `key:` before the first key; dropped",
+                ));
             }
             continue;
         };
         if !seen.insert(key.clone()) {
-            found.push(finding(e.no, DiagnosticCode::YamlDuplicateKey, format!("key `{key}` appears again; the first one was kept")));
+            found.push(finding(
+                e.no,
+                DiagnosticCode::YamlDuplicateKey,
+                format!("key `{key}` appears again; the first one was kept"),
+            ));
             continue;
         }
         let v = e.value.trim();
@@ -492,19 +587,42 @@ fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
             t
         };
         let quoted = |s: &str| format!("{}: '{}'", e.key_text, s.replace('\'', "''"));
-        let problem: Option<(DiagnosticCode, String)> = if !e.orphans.is_empty() && !v.is_empty() && !v.starts_with(['|', '>']) {
-            Some((DiagnosticCode::YamlOrphanLine, format!("line {} continues `{key}` without indentation", e.orphans[0])))
+        let problem: Option<(DiagnosticCode, String)> = if !e.orphans.is_empty()
+            && !v.is_empty()
+            && !v.starts_with(['|', '>'])
+        {
+            Some((
+                DiagnosticCode::YamlOrphanLine,
+                format!(
+                    "line {} continues `{key}` without indentation",
+                    e.orphans[0]
+                ),
+            ))
         } else if v.is_empty() || v.starts_with(['"', '\'']) || is_block_indicator(v) {
             None
         } else if v.starts_with(['[', '{']) {
             let all = folded();
             let entry_fails = || strict(&as_is()).is_err();
             (!flow_is_closed(&all) || entry_fails()).then(|| (DiagnosticCode::YamlBrokenFlow, format!("`{key}` starts a flow collection (`[`/`{{`) that is unbalanced or followed by text")))
-        } else if v.starts_with(['`', '@', ',', '%', '|', '>', '*', '&', '!', '?']) || v.starts_with("- ") || v == "-" {
-            Some((DiagnosticCode::YamlReservedIndicator, format!("`{key}` value starts with `{}`, which YAML reserves", v.chars().next().unwrap_or(' '))))
+        } else if v.starts_with(['`', '@', ',', '%', '|', '>', '*', '&', '!', '?'])
+            || v.starts_with("- ")
+            || v == "-"
+        {
+            Some((
+                DiagnosticCode::YamlReservedIndicator,
+                format!(
+                    "`{key}` value starts with `{}`, which YAML reserves",
+                    v.chars().next().unwrap_or(' ')
+                ),
+            ))
         } else {
             let all = folded();
-            (all.contains(": ") || all.ends_with(':')).then(|| (DiagnosticCode::YamlUnquotedColon, format!("`{key}` is a plain value containing `: `; it must be quoted")))
+            (all.contains(": ") || all.ends_with(':')).then(|| {
+                (
+                    DiagnosticCode::YamlUnquotedColon,
+                    format!("`{key}` is a plain value containing `: `; it must be quoted"),
+                )
+            })
         };
         let raw_value = folded();
         let text = match &problem {
@@ -521,9 +639,21 @@ fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
             Some(_) => quoted(&raw_value),
         };
         if let Some((code, msg)) = problem {
-            found.push(finding(if code == DiagnosticCode::YamlOrphanLine { e.orphans[0] } else { e.no }, code, msg));
+            found.push(finding(
+                if code == DiagnosticCode::YamlOrphanLine {
+                    e.orphans[0]
+                } else {
+                    e.no
+                },
+                code,
+                msg,
+            ));
         }
-        out.push(Entry { key: Some(key), raw_value, text });
+        out.push(Entry {
+            key: Some(key),
+            raw_value,
+            text,
+        });
     }
     (out, found)
 }
@@ -531,7 +661,10 @@ fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
 /// `|`, `|-`, `>+2`, … (a block scalar header), possibly followed by a comment.
 fn is_block_indicator(v: &str) -> bool {
     let head = v.split(" #").next().unwrap_or(v).trim_end();
-    head.starts_with(['|', '>']) && head[1..].chars().all(|c| matches!(c, '-' | '+' | '1'..='9'))
+    head.starts_with(['|', '>'])
+        && head[1..]
+            .chars()
+            .all(|c| matches!(c, '-' | '+' | '1'..='9'))
 }
 
 /// True when a flow collection's brackets balance (outside quotes) and nothing but a comment follows.

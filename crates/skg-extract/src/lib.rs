@@ -41,7 +41,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_file_bytes: 4 * 1024 * 1024, max_files: 500_000 }
+        Self {
+            max_file_bytes: 4 * 1024 * 1024,
+            max_files: 500_000,
+        }
     }
 }
 
@@ -85,7 +88,11 @@ pub struct Extraction {
 }
 
 /// Reads every source and extracts skills, documents, edges and diagnostics.
-pub fn extract(sources: &[RegistrySource], options: &Options, progress: &dyn Progress) -> Extraction {
+pub fn extract(
+    sources: &[RegistrySource],
+    options: &Options,
+    progress: &dyn Progress,
+) -> Extraction {
     let mut diagnostics = Vec::new();
     let mut loaded: Vec<load::Loaded> = Vec::new();
     let mut per_registry: Vec<(usize, usize)> = Vec::new(); // (first loaded idx, count)
@@ -102,7 +109,13 @@ pub fn extract(sources: &[RegistrySource], options: &Options, progress: &dyn Pro
                     .packages
                     .par_iter()
                     .map(|pkg| {
-                        let r = load::load_package(&src.name, ri, &src.local_path, pkg, &options.limits);
+                        let r = load::load_package(
+                            &src.name,
+                            ri,
+                            &src.local_path,
+                            pkg,
+                            &options.limits,
+                        );
                         progress.advance(1);
                         r
                     })
@@ -135,13 +148,19 @@ pub fn extract(sources: &[RegistrySource], options: &Options, progress: &dyn Pro
             docs
         })
         .collect();
-    documents.sort_by(|a, b| (&a.skill, a.level, &a.file, a.ordinal, a.chunk).cmp(&(&b.skill, b.level, &b.file, b.ordinal, b.chunk)));
+    documents.sort_by(|a, b| {
+        (&a.skill, a.level, &a.file, a.ordinal, a.chunk)
+            .cmp(&(&b.skill, b.level, &b.file, b.ordinal, b.chunk))
+    });
 
     let registries = sources
         .iter()
         .zip(&per_registry)
         .map(|(src, &(first, count))| {
-            let mut skills: Vec<&Skill> = loaded[first..first + count].iter().map(|l| &l.skill).collect();
+            let mut skills: Vec<&Skill> = loaded[first..first + count]
+                .iter()
+                .map(|l| &l.skill)
+                .collect();
             skills.sort_by(|a, b| a.id.cmp(&b.id));
             let mut h = blake3::Hasher::new();
             for s in &skills {
@@ -168,5 +187,11 @@ pub fn extract(sources: &[RegistrySource], options: &Options, progress: &dyn Pro
     skills.sort_by(|a, b| a.id.cmp(&b.id));
     diagnostics.sort();
     diagnostics.dedup();
-    Extraction { registries, skills, documents, edges, diagnostics }
+    Extraction {
+        registries,
+        skills,
+        documents,
+        edges,
+        diagnostics,
+    }
 }

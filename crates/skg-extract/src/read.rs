@@ -25,7 +25,10 @@ pub(crate) enum TextFile {
         issues: Vec<ReadIssue>,
     },
     /// NUL bytes: not text.
-    Binary { size: u64, raw: Vec<u8> },
+    Binary {
+        size: u64,
+        raw: Vec<u8>,
+    },
     Unreadable(std::io::Error),
 }
 
@@ -45,7 +48,12 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> TextFile {
         return TextFile::Binary { size, raw };
     }
     let (text, issues) = decode(&raw, size, max_bytes);
-    TextFile::Text { text, size, raw, issues }
+    TextFile::Text {
+        text,
+        size,
+        raw,
+        issues,
+    }
 }
 
 /// Bytes → normalized text plus what had to be done to them.
@@ -81,7 +89,11 @@ pub(crate) fn decode(raw: &[u8], size: u64, max_bytes: u64) -> (String, Vec<Read
             String::from_utf8_lossy(bytes).into_owned()
         }
     };
-    let text = if text.contains('\r') { text.replace("\r\n", "\n").replace('\r', "\n") } else { text };
+    let text = if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text
+    };
     (text, issues)
 }
 

@@ -70,7 +70,10 @@ pub fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
         return PathBuf::from(d).join("skg");
     }
-    std::env::var_os("HOME").map_or_else(|| std::env::temp_dir().join("skg-cache"), |h| PathBuf::from(h).join(".cache").join("skg"))
+    std::env::var_os("HOME").map_or_else(
+        || std::env::temp_dir().join("skg-cache"),
+        |h| PathBuf::from(h).join(".cache").join("skg"),
+    )
 }
 
 /// Resolves command-line inputs to registry sources.
@@ -83,7 +86,11 @@ pub fn resolve_inputs(inputs: &[PathBuf]) -> Result<Vec<RegistrySource>> {
         if !input.exists() {
             return Err(Error::InputMissing(input.clone()));
         }
-        let toml = if input.is_dir() { input.join("registries.toml") } else { input.clone() };
+        let toml = if input.is_dir() {
+            input.join("registries.toml")
+        } else {
+            input.clone()
+        };
         if toml.is_file() && toml.extension().is_some_and(|e| e == "toml") {
             out.extend(load_registries_toml(&toml)?);
         } else if input.is_dir() {
@@ -114,7 +121,10 @@ fn plain_source(path: &Path, kind: RegistryKind) -> RegistrySource {
         RegistryKind::Skills => path.file_name(),
         RegistryKind::ToolCatalog => path.file_stem(),
     }
-    .map_or_else(|| "registry".to_owned(), |n| n.to_string_lossy().into_owned());
+    .map_or_else(
+        || "registry".to_owned(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     RegistrySource {
         name: RegistryName(name),
         display_path: path.display().to_string(),
@@ -139,8 +149,15 @@ pub fn load_registries_toml(file: &Path) -> Result<Vec<RegistrySource>> {
     for entry in parsed.registry {
         let sub = entry.path.clone().unwrap_or_else(|| ".".to_owned());
         let (local_path, rev) = if let Some(git) = &entry.git {
-            let rev = entry.rev.clone().ok_or_else(|| Error::GitRevMissing(entry.name.clone()))?;
-            let repo = if looks_like_url(git) { git.clone() } else { base.join(git).display().to_string() };
+            let rev = entry
+                .rev
+                .clone()
+                .ok_or_else(|| Error::GitRevMissing(entry.name.clone()))?;
+            let repo = if looks_like_url(git) {
+                git.clone()
+            } else {
+                base.join(git).display().to_string()
+            };
             let (checkout, resolved) = checkout_git(&repo, &rev)?;
             (checkout.join(&sub), Some(resolved))
         } else {
@@ -194,9 +211,16 @@ fn git(args: &[&str], dir: Option<&Path>) -> Result<String> {
     if let Some(d) = dir {
         cmd.arg("-C").arg(d);
     }
-    cmd.args(["-c", "protocol.file.allow=always", "-c", "advice.detachedHead=false"]);
+    cmd.args([
+        "-c",
+        "protocol.file.allow=always",
+        "-c",
+        "advice.detachedHead=false",
+    ]);
     cmd.args(args);
-    let out = cmd.output().map_err(|e| Error::Git(format!("cannot run git: {e}")))?;
+    let out = cmd
+        .output()
+        .map_err(|e| Error::Git(format!("cannot run git: {e}")))?;
     if !out.status.success() {
         return Err(Error::Git(format!(
             "git {} failed: {}",
@@ -221,12 +245,19 @@ pub fn checkout_git(repo: &str, rev: &str) -> Result<(PathBuf, String)> {
             return Ok((done, rev.to_owned()));
         }
     }
-    let tmp = root.join(format!(".tmp-{}-{}", std::process::id(), rev.replace('/', "_")));
+    let tmp = root.join(format!(
+        ".tmp-{}-{}",
+        std::process::id(),
+        rev.replace('/', "_")
+    ));
     let _ = std::fs::remove_dir_all(&tmp);
     let tmp_s = tmp.display().to_string();
     git(&["clone", "--quiet", "--no-checkout", repo, &tmp_s], None)?;
-    let resolved = git(&["rev-parse", "--verify", &format!("{rev}^{{commit}}")], Some(&tmp))
-        .map_err(|_| Error::Git(format!("revision {rev} not found in {repo}")))?;
+    let resolved = git(
+        &["rev-parse", "--verify", &format!("{rev}^{{commit}}")],
+        Some(&tmp),
+    )
+    .map_err(|_| Error::Git(format!("revision {rev} not found in {repo}")))?;
     git(&["checkout", "--quiet", "--detach", &resolved], Some(&tmp))?;
     let _ = std::fs::remove_dir_all(tmp.join(".git"));
     let done = root.join(&resolved);

@@ -36,8 +36,19 @@ pub(crate) struct WalkResult {
 fn skipped_dir(name: &str) -> bool {
     matches!(
         name,
-        ".git" | ".hg" | ".svn" | "node_modules" | "__pycache__" | ".venv" | "venv" | ".tox" | ".mypy_cache" | ".pytest_cache"
-            | ".ruff_cache" | "target" | ".cache"
+        ".git"
+            | ".hg"
+            | ".svn"
+            | "node_modules"
+            | "__pycache__"
+            | ".venv"
+            | "venv"
+            | ".tox"
+            | ".mypy_cache"
+            | ".pytest_cache"
+            | ".ruff_cache"
+            | "target"
+            | ".cache"
     )
 }
 
@@ -66,7 +77,12 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
     let canon_root = match root.canonicalize() {
         Ok(c) => c,
         Err(e) => {
-            result.diagnostics.push(diag(".".into(), DiagnosticCode::Io, Severity::Error, format!("cannot read registry folder: {e}")));
+            result.diagnostics.push(diag(
+                ".".into(),
+                DiagnosticCode::Io,
+                Severity::Error,
+                format!("cannot read registry folder: {e}"),
+            ));
             return result;
         }
     };
@@ -85,10 +101,18 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
                         path,
                         DiagnosticCode::SymlinkLoop,
                         Severity::Warning,
-                        format!("symbolic link loops back to {}; not followed", rel(root, ancestor)),
+                        format!(
+                            "symbolic link loops back to {}; not followed",
+                            rel(root, ancestor)
+                        ),
                     ));
                 } else {
-                    result.diagnostics.push(diag(path, DiagnosticCode::Io, Severity::Warning, format!("cannot read: {err}")));
+                    result.diagnostics.push(diag(
+                        path,
+                        DiagnosticCode::Io,
+                        Severity::Warning,
+                        format!("cannot read: {err}"),
+                    ));
                 }
                 continue;
             }
@@ -108,7 +132,8 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
                     rel(root, entry.path()),
                     DiagnosticCode::SymlinkEscape,
                     Severity::Warning,
-                    "symbolic link points outside the registry root (or nowhere); not followed".into(),
+                    "symbolic link points outside the registry root (or nowhere); not followed"
+                        .into(),
                 ));
                 if entry.file_type().is_dir() {
                     it.skip_current_dir();
@@ -124,7 +149,10 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
                 ".".into(),
                 DiagnosticCode::TooManyFiles,
                 Severity::Error,
-                format!("more than {} files; the rest of the registry was not read (raise --max-files)", limits.max_files),
+                format!(
+                    "more than {} files; the rest of the registry was not read (raise --max-files)",
+                    limits.max_files
+                ),
             ));
             break;
         }
@@ -141,7 +169,9 @@ fn group(files: Vec<String>) -> Vec<Package> {
     for f in &files {
         let (dir, name) = split(f);
         if is_skill_file(name) {
-            let e = roots.entry(dir.to_owned()).or_insert_with(|| name.to_owned());
+            let e = roots
+                .entry(dir.to_owned())
+                .or_insert_with(|| name.to_owned());
             if name == "SKILL.md" {
                 name.clone_into(e);
             }
@@ -150,7 +180,14 @@ fn group(files: Vec<String>) -> Vec<Package> {
     let mut packages: BTreeMap<String, Package> = roots
         .iter()
         .map(|(root, file)| {
-            (root.clone(), Package { root: root.clone(), skill_file: file.clone(), files: Vec::new() })
+            (
+                root.clone(),
+                Package {
+                    root: root.clone(),
+                    skill_file: file.clone(),
+                    files: Vec::new(),
+                },
+            )
         })
         .collect();
     for f in files {
@@ -158,7 +195,11 @@ fn group(files: Vec<String>) -> Vec<Package> {
         let mut dir = split(&f).0;
         loop {
             if let Some(pkg) = packages.get_mut(dir) {
-                let inner = if dir == "." { f.as_str() } else { &f[dir.len() + 1..] };
+                let inner = if dir == "." {
+                    f.as_str()
+                } else {
+                    &f[dir.len() + 1..]
+                };
                 if inner != pkg.skill_file {
                     pkg.files.push(inner.to_owned());
                 }
@@ -183,7 +224,11 @@ fn split(path: &str) -> (&str, &str) {
 
 /// Joins a package root and a package-relative path into a registry-relative path.
 pub(crate) fn join(root: &str, inner: &str) -> String {
-    if root == "." { inner.to_owned() } else { format!("{root}/{inner}") }
+    if root == "." {
+        inner.to_owned()
+    } else {
+        format!("{root}/{inner}")
+    }
 }
 
 /// Registry-relative path → absolute path.
@@ -210,7 +255,10 @@ mod tests {
         .map(str::to_owned)
         .to_vec();
         let pkgs = group(files);
-        let got: Vec<_> = pkgs.iter().map(|p| (p.root.as_str(), p.skill_file.as_str(), p.files.clone())).collect();
+        let got: Vec<_> = pkgs
+            .iter()
+            .map(|p| (p.root.as_str(), p.skill_file.as_str(), p.files.clone()))
+            .collect();
         assert_eq!(
             got,
             vec![

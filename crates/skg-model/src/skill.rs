@@ -59,7 +59,10 @@ pub struct Requires {
 impl Requires {
     /// True when nothing is required.
     pub fn is_empty(&self) -> bool {
-        self.bins.is_empty() && self.env.is_empty() && self.mcp.is_empty() && self.packages.is_empty()
+        self.bins.is_empty()
+            && self.env.is_empty()
+            && self.mcp.is_empty()
+            && self.packages.is_empty()
     }
 }
 

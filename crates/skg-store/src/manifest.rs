@@ -56,9 +56,16 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     }
     let path = dir.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-    let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Json { path: path.clone(), message: e.to_string() })?;
+    let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Json {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
     if m.schema_version != skg_model::SCHEMA_VERSION {
-        return Err(Error::SchemaVersion { path: dir.to_path_buf(), found: m.schema_version, expected: skg_model::SCHEMA_VERSION });
+        return Err(Error::SchemaVersion {
+            path: dir.to_path_buf(),
+            found: m.schema_version,
+            expected: skg_model::SCHEMA_VERSION,
+        });
     }
     Ok(m)
 }

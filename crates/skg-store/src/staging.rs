@@ -25,15 +25,25 @@ pub struct Staging {
 impl Staging {
     /// Starts a folder that will replace `dest`.
     pub fn begin(dest: &Path) -> Result<Staging> {
-        let parent = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let parent = dest
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        let name = dest.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+        let name = dest
+            .file_name()
+            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
         let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
         }
         std::fs::create_dir(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        Ok(Staging { tmp, dest: dest.to_path_buf(), tables: Vec::new(), committed: false })
+        Ok(Staging {
+            tmp,
+            dest: dest.to_path_buf(),
+            tables: Vec::new(),
+            committed: false,
+        })
     }
 
     /// The temporary folder (for extra files a stage writes itself).
@@ -55,12 +65,22 @@ impl Staging {
         let f = std::fs::File::create(&npath).map_err(|e| Error::io(&npath, e))?;
         let mut w = BufWriter::new(f);
         for row in rows {
-            serde_json::to_writer(&mut w, row).map_err(|e| Error::Json { path: npath.clone(), message: e.to_string() })?;
+            serde_json::to_writer(&mut w, row).map_err(|e| Error::Json {
+                path: npath.clone(),
+                message: e.to_string(),
+            })?;
             w.write_all(b"\n").map_err(|e| Error::io(&npath, e))?;
         }
-        let f = w.into_inner().map_err(|e| Error::io(&npath, e.into_error()))?;
+        let f = w
+            .into_inner()
+            .map_err(|e| Error::io(&npath, e.into_error()))?;
         f.sync_all().map_err(|e| Error::io(&npath, e))?;
-        self.tables.push(TableInfo { name: spec.name.to_owned(), rows: rows.len() as u64, parquet, ndjson });
+        self.tables.push(TableInfo {
+            name: spec.name.to_owned(),
+            rows: rows.len() as u64,
+            parquet,
+            ndjson,
+        });
         Ok(())
     }
 
@@ -69,14 +89,19 @@ impl Staging {
     pub fn commit(mut self, mut manifest: Manifest) -> Result<PathBuf> {
         manifest.tables = std::mem::take(&mut self.tables);
         let mpath = self.tmp.join(MANIFEST_FILE);
-        let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| Error::Json { path: mpath.clone(), message: e.to_string() })?;
+        let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| Error::Json {
+            path: mpath.clone(),
+            message: e.to_string(),
+        })?;
         text.push('\n');
         write_synced(&mpath, text.as_bytes())?;
         write_synced(&self.tmp.join(SUCCESS_FILE), b"")?;
 
         let old = self.dest.with_file_name(format!(
             ".{}.old-{}",
-            self.dest.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned()),
+            self.dest
+                .file_name()
+                .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned()),
             std::process::id()
         ));
         let had_old = self.dest.exists();
@@ -125,7 +150,10 @@ pub fn read_ndjson<T: DeserializeOwned>(dir: &Path, table: &str) -> Result<Vec<T
         if line.is_empty() {
             continue;
         }
-        rows.push(serde_json::from_str(&line).map_err(|e| Error::Json { path: path.clone(), message: format!("line {}: {e}", n + 1) })?);
+        rows.push(serde_json::from_str(&line).map_err(|e| Error::Json {
+            path: path.clone(),
+            message: format!("line {}: {e}", n + 1),
+        })?);
     }
     Ok(rows)
 }

@@ -3,7 +3,10 @@
 use std::collections::BTreeMap;
 
 use polars::prelude::*;
-use skg_model::{Diagnostic, DiagnosticCode, Edge, EdgeKind, EdgeSource, Evidence, RegistryName, Severity, SkillId};
+use skg_model::{
+    Diagnostic, DiagnosticCode, Edge, EdgeKind, EdgeSource, Evidence, RegistryName, Severity,
+    SkillId,
+};
 
 use crate::{Manifest, Staging, Tool, read_manifest, read_ndjson, tables};
 
@@ -11,7 +14,10 @@ fn manifest() -> Manifest {
     Manifest {
         schema_version: skg_model::SCHEMA_VERSION,
         stage: "test".into(),
-        tool: Tool { name: "skg".into(), version: "0".into() },
+        tool: Tool {
+            name: "skg".into(),
+            version: "0".into(),
+        },
         inputs: Vec::new(),
         counts: BTreeMap::new(),
         tables: Vec::new(),
@@ -55,30 +61,59 @@ fn parquet_and_ndjson_round_trip_with_declared_types() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let dest = dir.path().join("out");
     let mut s = Staging::begin(&dest).unwrap_or_else(|e| panic!("{e}"));
-    s.write_table(&tables::EDGES, &[edge()]).unwrap_or_else(|e| panic!("{e}"));
-    s.write_table(&tables::DIAGNOSTICS, &[diag(Some(3)), diag(None)]).unwrap_or_else(|e| panic!("{e}"));
+    s.write_table(&tables::EDGES, &[edge()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_table(&tables::DIAGNOSTICS, &[diag(Some(3)), diag(None)])
+        .unwrap_or_else(|e| panic!("{e}"));
     s.commit(manifest()).unwrap_or_else(|e| panic!("{e}"));
 
     let f = std::fs::File::open(dest.join("edges.parquet")).unwrap_or_else(|e| panic!("{e}"));
-    let df = ParquetReader::new(f).finish().unwrap_or_else(|e| panic!("{e}"));
+    let df = ParquetReader::new(f)
+        .finish()
+        .unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = df.get_column_names().iter().map(|n| n.as_str()).collect();
     let declared: Vec<&str> = tables::EDGES.columns.iter().map(|c| c.name).collect();
     assert_eq!(names, declared);
-    assert_eq!(df.column("confidence").map(|c| c.dtype().clone()).ok(), Some(DataType::Float64));
-    assert_eq!(df.column("evidence_line").and_then(|c| c.u32().map(|ca| ca.get(0))).ok().flatten(), Some(7));
-    let ev = df.column("evidence").and_then(|c| c.str().map(|ca| ca.get(0).map(str::to_owned))).ok().flatten().unwrap_or_default();
+    assert_eq!(
+        df.column("confidence").map(|c| c.dtype().clone()).ok(),
+        Some(DataType::Float64)
+    );
+    assert_eq!(
+        df.column("evidence_line")
+            .and_then(|c| c.u32().map(|ca| ca.get(0)))
+            .ok()
+            .flatten(),
+        Some(7)
+    );
+    let ev = df
+        .column("evidence")
+        .and_then(|c| c.str().map(|ca| ca.get(0).map(str::to_owned)))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let parsed: Vec<Evidence> = serde_json::from_str(&ev).unwrap_or_default();
     assert_eq!(parsed.len(), 2);
 
     let f = std::fs::File::open(dest.join("diagnostics.parquet")).unwrap_or_else(|e| panic!("{e}"));
-    let df = ParquetReader::new(f).finish().unwrap_or_else(|e| panic!("{e}"));
-    let lines: Vec<Option<u32>> = df.column("line").and_then(|c| c.u32().map(|ca| (0..ca.len()).map(|i| ca.get(i)).collect())).unwrap_or_default();
+    let df = ParquetReader::new(f)
+        .finish()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let lines: Vec<Option<u32>> = df
+        .column("line")
+        .and_then(|c| c.u32().map(|ca| (0..ca.len()).map(|i| ca.get(i)).collect()))
+        .unwrap_or_default();
     assert_eq!(lines, vec![Some(3), None]);
 
     let back: Vec<Edge> = read_ndjson(&dest, "edges").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(back, vec![edge()]);
     let m = read_manifest(&dest).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(m.tables.iter().map(|t| (t.name.as_str(), t.rows)).collect::<Vec<_>>(), vec![("edges", 1), ("diagnostics", 2)]);
+    assert_eq!(
+        m.tables
+            .iter()
+            .map(|t| (t.name.as_str(), t.rows))
+            .collect::<Vec<_>>(),
+        vec![("edges", 1), ("diagnostics", 2)]
+    );
 }
 
 #[test]
@@ -86,13 +121,19 @@ fn empty_tables_keep_their_schema() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let dest = dir.path().join("out");
     let mut s = Staging::begin(&dest).unwrap_or_else(|e| panic!("{e}"));
-    s.write_table::<skg_model::Skill>(&tables::SKILLS, &[]).unwrap_or_else(|e| panic!("{e}"));
+    s.write_table::<skg_model::Skill>(&tables::SKILLS, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
     s.commit(manifest()).unwrap_or_else(|e| panic!("{e}"));
     let f = std::fs::File::open(dest.join("skills.parquet")).unwrap_or_else(|e| panic!("{e}"));
-    let df = ParquetReader::new(f).finish().unwrap_or_else(|e| panic!("{e}"));
+    let df = ParquetReader::new(f)
+        .finish()
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(df.height(), 0);
     assert_eq!(df.width(), tables::SKILLS.columns.len());
-    assert_eq!(df.column("tags").map(|c| c.dtype().clone()).ok(), Some(DataType::List(Box::new(DataType::String))));
+    assert_eq!(
+        df.column("tags").map(|c| c.dtype().clone()).ok(),
+        Some(DataType::List(Box::new(DataType::String)))
+    );
 }
 
 #[test]
@@ -100,21 +141,30 @@ fn an_abandoned_run_leaves_the_previous_output_intact() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let dest = dir.path().join("out");
     let mut s = Staging::begin(&dest).unwrap_or_else(|e| panic!("{e}"));
-    s.write_table(&tables::DIAGNOSTICS, &[diag(Some(1))]).unwrap_or_else(|e| panic!("{e}"));
+    s.write_table(&tables::DIAGNOSTICS, &[diag(Some(1))])
+        .unwrap_or_else(|e| panic!("{e}"));
     s.commit(manifest()).unwrap_or_else(|e| panic!("{e}"));
 
     // A second run fails half-way (dropped without commit).
     let mut s = Staging::begin(&dest).unwrap_or_else(|e| panic!("{e}"));
-    s.write_table(&tables::DIAGNOSTICS, &[diag(Some(1)), diag(Some(2))]).unwrap_or_else(|e| panic!("{e}"));
+    s.write_table(&tables::DIAGNOSTICS, &[diag(Some(1)), diag(Some(2))])
+        .unwrap_or_else(|e| panic!("{e}"));
     drop(s);
     let rows: Vec<Diagnostic> = read_ndjson(&dest, "diagnostics").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows.len(), 1, "the old output is still there");
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect()).unwrap_or_default();
-    assert_eq!(leftovers, vec![std::ffi::OsString::from("out")], "no temporary folder left behind");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        leftovers,
+        vec![std::ffi::OsString::from("out")],
+        "no temporary folder left behind"
+    );
 
     // A third run replaces it.
     let mut s = Staging::begin(&dest).unwrap_or_else(|e| panic!("{e}"));
-    s.write_table(&tables::DIAGNOSTICS, &[diag(Some(1)), diag(Some(2))]).unwrap_or_else(|e| panic!("{e}"));
+    s.write_table(&tables::DIAGNOSTICS, &[diag(Some(1)), diag(Some(2))])
+        .unwrap_or_else(|e| panic!("{e}"));
     s.commit(manifest()).unwrap_or_else(|e| panic!("{e}"));
     let rows: Vec<Diagnostic> = read_ndjson(&dest, "diagnostics").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows.len(), 2);
@@ -123,7 +173,10 @@ fn an_abandoned_run_leaves_the_previous_output_intact() {
 #[test]
 fn unfinished_folders_are_refused() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    assert!(matches!(read_manifest(dir.path()), Err(crate::Error::Unfinished(_))));
+    assert!(matches!(
+        read_manifest(dir.path()),
+        Err(crate::Error::Unfinished(_))
+    ));
     assert!(read_ndjson::<Edge>(dir.path(), "edges").is_err());
 }
 

@@ -29,8 +29,10 @@ pub(crate) fn collect(root: Node<'_>, src: &[u8]) -> ScriptFacts {
             if let (Some(name), Some(value)) = (
                 node.child_by_field_name("name"),
                 node.child_by_field_name("value"),
-            ) && matches!(value.kind(), "arrow_function" | "function_expression" | "function")
-                && name.kind() == "identifier"
+            ) && matches!(
+                value.kind(),
+                "arrow_function" | "function_expression" | "function"
+            ) && name.kind() == "identifier"
             {
                 facts.definitions.push(text(name, src).to_owned());
             }

@@ -34,15 +34,36 @@ slugify("x"); api.fetchAll(); renderChart();
     assert_eq!(
         imports(&f),
         vec![
-            ("../../text-tools/scripts/slug.js".into(), "static", s(&["slugify", "clean"]), 1),
+            (
+                "../../text-tools/scripts/slug.js".into(),
+                "static",
+                s(&["slugify", "clean"]),
+                1
+            ),
             ("./local.js".into(), "static", s(&["def"]), 2),
-            ("../../charts/scripts/render".into(), "require", s(&["renderChart"]), 3),
+            (
+                "../../charts/scripts/render".into(),
+                "require",
+                s(&["renderChart"]),
+                3
+            ),
             ("../../pdf/scripts/pdf.mjs".into(), "dynamic", vec![], 4),
             ("./reexport.js".into(), "static", vec![], 5),
         ]
     );
-    let calls: Vec<_> = f.calls.iter().map(|c| (c.name.as_str(), c.receiver.as_deref(), c.line)).collect();
-    assert_eq!(calls, vec![("slugify", None, 6), ("fetchAll", Some("api"), 6), ("renderChart", None, 6)]);
+    let calls: Vec<_> = f
+        .calls
+        .iter()
+        .map(|c| (c.name.as_str(), c.receiver.as_deref(), c.line))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("slugify", None, 6),
+            ("fetchAll", Some("api"), 6),
+            ("renderChart", None, 6)
+        ]
+    );
     assert!(!f.has_errors);
 }
 
@@ -60,7 +81,10 @@ exports.lambda = function () {};
     let f = analyze(Language::JavaScript, src);
     assert_eq!(
         f.exports,
-        s(&["Delta", "alpha", "beta", "eps", "eta", "gamma", "iota", "kappa", "lambda", "theta", "zeta"])
+        s(&[
+            "Delta", "alpha", "beta", "eps", "eta", "gamma", "iota", "kappa", "lambda", "theta",
+            "zeta"
+        ])
     );
     assert_eq!(f.definitions, s(&["Delta", "alpha", "beta", "eps"]));
 }
@@ -69,12 +93,16 @@ exports.lambda = function () {};
 fn typescript_and_tsx_parse() {
     let ts = "import type { A } from './types';\nexport async function run(a: A): Promise<void> { helper<A>(a); }\n";
     let f = analyze(Language::TypeScript, ts);
-    assert_eq!(imports(&f), vec![("./types".into(), "static", s(&["A"]), 1)]);
+    assert_eq!(
+        imports(&f),
+        vec![("./types".into(), "static", s(&["A"]), 1)]
+    );
     assert_eq!(f.exports, s(&["run"]));
     assert_eq!(f.calls.len(), 1);
     assert!(!f.has_errors);
 
-    let tsx = "import React from 'react';\nexport const App = () => <div onClick={() => go()} />;\n";
+    let tsx =
+        "import React from 'react';\nexport const App = () => <div onClick={() => go()} />;\n";
     let f = analyze(Language::Tsx, tsx);
     assert_eq!(f.exports, s(&["App"]));
     assert!(!f.has_errors, "TSX must parse with the TSX grammar");
@@ -90,20 +118,36 @@ fn python_imports_exports_calls() {
             ("os".into(), "python", vec![], 1),
             ("json".into(), "python", vec![], 1),
             ("..shared".into(), "python", s(&["util"]), 2),
-            ("chart_tools.render".into(), "python", s(&["render_chart", "save"]), 3),
+            (
+                "chart_tools.render".into(),
+                "python",
+                s(&["render_chart", "save"]),
+                3
+            ),
         ]
     );
     assert_eq!(f.exports, s(&["Thing", "public"]));
     assert_eq!(f.definitions, s(&["Thing", "_private", "method", "public"]));
-    let calls: Vec<_> = f.calls.iter().map(|c| (c.name.as_str(), c.receiver.as_deref())).collect();
+    let calls: Vec<_> = f
+        .calls
+        .iter()
+        .map(|c| (c.name.as_str(), c.receiver.as_deref()))
+        .collect();
     assert_eq!(calls, vec![("render_chart", None), ("go", Some("util"))]);
 }
 
 #[test]
 fn broken_syntax_recovers_with_flag() {
-    let f = analyze(Language::JavaScript, "import { a from './x.js';\nfunction (\nrequire('./y.js');\n");
+    let f = analyze(
+        Language::JavaScript,
+        "import { a from './x.js';\nfunction (\nrequire('./y.js');\n",
+    );
     assert!(f.has_errors);
-    assert!(f.imports.iter().any(|i| i.specifier == "./y.js"), "{:?}", f.imports);
+    assert!(
+        f.imports.iter().any(|i| i.specifier == "./y.js"),
+        "{:?}",
+        f.imports
+    );
 }
 
 #[test]
@@ -116,8 +160,17 @@ fn deep_nesting_does_not_overflow() {
 #[test]
 fn language_from_path() {
     use std::path::Path;
-    assert_eq!(Language::from_path(Path::new("a/b.mjs")), Some(Language::JavaScript));
-    assert_eq!(Language::from_path(Path::new("a/b.TSX")), Some(Language::Tsx));
-    assert_eq!(Language::from_path(Path::new("a/b.py")), Some(Language::Python));
+    assert_eq!(
+        Language::from_path(Path::new("a/b.mjs")),
+        Some(Language::JavaScript)
+    );
+    assert_eq!(
+        Language::from_path(Path::new("a/b.TSX")),
+        Some(Language::Tsx)
+    );
+    assert_eq!(
+        Language::from_path(Path::new("a/b.py")),
+        Some(Language::Python)
+    );
     assert_eq!(Language::from_path(Path::new("a/b.sh")), None);
 }

@@ -11,7 +11,10 @@ fn main() -> ExitCode {
         Ok(status) => status.into(),
         Err(err) => {
             // A closed pipe (`skg … | head`) is not an error.
-            if err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)) {
+            if err.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
                 return ExitCode::SUCCESS;
             }
             #[expect(clippy::print_stderr, reason = "the one place a fatal error is shown")]

@@ -17,9 +17,11 @@ impl Bar {
         }
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
         bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg:<32} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{spinner} {msg:<32} [{bar:30}] {pos}/{len} ({per_sec}, {eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         Self { bar: Some(bar) }
     }

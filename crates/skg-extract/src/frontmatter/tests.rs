@@ -9,14 +9,24 @@ use super::parse;
 fn check(text: &str) -> (S, serde_json::Value, Vec<(u32, C)>, String) {
     let p = parse(text);
     let codes = p.issues.iter().map(|i| (i.line, i.code)).collect();
-    (p.status, serde_json::Value::Object(p.map), codes, text[p.body_offset..].to_owned())
+    (
+        p.status,
+        serde_json::Value::Object(p.map),
+        codes,
+        text[p.body_offset..].to_owned(),
+    )
 }
 
 #[test]
 fn clean_frontmatter() {
-    let (s, v, codes, body) = check("---\nname: pdf-tools\ndescription: Merge and split PDFs.\ntags: [pdf, docs]\n---\n# PDF\nBody\n");
+    let (s, v, codes, body) = check(
+        "---\nname: pdf-tools\ndescription: Merge and split PDFs.\ntags: [pdf, docs]\n---\n# PDF\nBody\n",
+    );
     assert_eq!(s, S::Ok);
-    assert_eq!(v, json!({"name": "pdf-tools", "description": "Merge and split PDFs.", "tags": ["pdf", "docs"]}));
+    assert_eq!(
+        v,
+        json!({"name": "pdf-tools", "description": "Merge and split PDFs.", "tags": ["pdf", "docs"]})
+    );
     assert!(codes.is_empty());
     assert_eq!(body, "# PDF\nBody\n");
     assert_eq!(parse("---\nname: a\n---\nx").body_line, 4);
@@ -24,9 +34,14 @@ fn clean_frontmatter() {
 
 #[test]
 fn unquoted_colon_is_repaired_without_loss() {
-    let (s, v, codes, _) = check("---\nname: weather\ndescription: Use when: (1) you need a forecast, (2) you plan a trip\n---\nbody");
+    let (s, v, codes, _) = check(
+        "---\nname: weather\ndescription: Use when: (1) you need a forecast, (2) you plan a trip\n---\nbody",
+    );
     assert_eq!(s, S::Repaired);
-    assert_eq!(v["description"], "Use when: (1) you need a forecast, (2) you plan a trip");
+    assert_eq!(
+        v["description"],
+        "Use when: (1) you need a forecast, (2) you plan a trip"
+    );
     assert_eq!(codes, vec![(3, C::YamlUnquotedColon)]);
 }
 
@@ -40,16 +55,21 @@ fn multi_line_plain_value_with_colon_is_folded() {
 
 #[test]
 fn unclosed_frontmatter_stops_at_markdown() {
-    let (s, v, codes, body) = check("---\nname: comms\ndescription: Talk to people.\n# Communication\n\nSteps here.\n");
+    let (s, v, codes, body) =
+        check("---\nname: comms\ndescription: Talk to people.\n# Communication\n\nSteps here.\n");
     assert_eq!(s, S::Repaired);
-    assert_eq!(v, json!({"name": "comms", "description": "Talk to people."}));
+    assert_eq!(
+        v,
+        json!({"name": "comms", "description": "Talk to people."})
+    );
     assert_eq!(codes, vec![(1, C::FrontmatterUnclosed)]);
     assert_eq!(body, "# Communication\n\nSteps here.\n");
 }
 
 #[test]
 fn argument_hint_flow_followed_by_text() {
-    let (s, v, codes, _) = check("---\nname: leave\nargument-hint: [title] [message]\ndescription: ok\n---\n");
+    let (s, v, codes, _) =
+        check("---\nname: leave\nargument-hint: [title] [message]\ndescription: ok\n---\n");
     assert_eq!(s, S::Repaired);
     assert_eq!(v["argument-hint"], "[title] [message]");
     assert_eq!(v["description"], "ok");
@@ -61,7 +81,10 @@ fn broken_hand_written_json_is_kept_as_text() {
     let text = "---\nname: evil\nmetadata: {\"clawdbot\":{\"emoji\":\"x\",\"requires\":{\"bins\":[\"curl\"]}}\n---\n";
     let (s, v, codes, _) = check(text);
     assert_eq!(s, S::Repaired);
-    assert_eq!(v["metadata"], "{\"clawdbot\":{\"emoji\":\"x\",\"requires\":{\"bins\":[\"curl\"]}}");
+    assert_eq!(
+        v["metadata"],
+        "{\"clawdbot\":{\"emoji\":\"x\",\"requires\":{\"bins\":[\"curl\"]}}"
+    );
     assert_eq!(codes, vec![(3, C::YamlBrokenFlow)]);
 }
 
@@ -97,12 +120,16 @@ fn reserved_indicators_are_quoted() {
     assert_eq!(s, S::Repaired);
     assert_eq!(v["description"], ", a guide");
     assert_eq!(v["usage"], "`run` it");
-    assert_eq!(codes, vec![(3, C::YamlReservedIndicator), (4, C::YamlReservedIndicator)]);
+    assert_eq!(
+        codes,
+        vec![(3, C::YamlReservedIndicator), (4, C::YamlReservedIndicator)]
+    );
 }
 
 #[test]
 fn orphan_continuation_line_is_folded() {
-    let (s, v, codes, _) = check("---\nname: molt\ndescription: Find launches\nand vote on them\nversion: 1\n---\n");
+    let (s, v, codes, _) =
+        check("---\nname: molt\ndescription: Find launches\nand vote on them\nversion: 1\n---\n");
     assert_eq!(s, S::Repaired);
     assert_eq!(v["description"], "Find launches and vote on them");
     assert_eq!(v["version"], 1);
@@ -135,8 +162,16 @@ fn unrepairable_entry_is_salvaged_as_text() {
     assert_eq!(p.map["name"], "keep-me");
     assert_eq!(p.map["description"], "still here");
     assert!(p.map["metadata"].is_string());
-    assert!(p.issues.iter().all(|i| i.severity == skg_model::Severity::Error));
-    assert!(p.issues[0].message.contains("salvaged keys"), "{}", p.issues[0].message);
+    assert!(
+        p.issues
+            .iter()
+            .all(|i| i.severity == skg_model::Severity::Error)
+    );
+    assert!(
+        p.issues[0].message.contains("salvaged keys"),
+        "{}",
+        p.issues[0].message
+    );
 }
 
 #[test]
@@ -155,9 +190,16 @@ fn not_a_mapping() {
 
 #[test]
 fn alias_bomb_does_not_explode() {
-    let mut y = String::from("---\na: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
-    for (i, prev) in ["b", "c", "d", "e", "f", "g", "h", "i"].iter().zip(["a", "b", "c", "d", "e", "f", "g", "h"]) {
-        y.push_str(&format!("{i}: &{i} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
+    let mut y = String::from(
+        "---\na: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    for (i, prev) in ["b", "c", "d", "e", "f", "g", "h", "i"]
+        .iter()
+        .zip(["a", "b", "c", "d", "e", "f", "g", "h"])
+    {
+        y.push_str(&format!(
+            "{i}: &{i} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"
+        ));
     }
     y.push_str("name: bomb\n---\n");
     let p = parse(&y);
@@ -170,7 +212,13 @@ fn multi_line_hand_written_json_without_indentation() {
     let text = "name: udau\ndescription: Union.\nmetadata: {\n\"clawdbot\": {\n\"requires\": {\n\"bins\": []\n}\n},\n\"x\": 1\n}\n\n# UDAU\nbody\n";
     let p = parse(text);
     assert_eq!(p.status, S::Repaired);
-    assert_eq!(serde_json::Value::Object(p.map.clone())["metadata"], json!({"clawdbot": {"requires": {"bins": []}}, "x": 1}));
-    assert_eq!(p.issues.iter().map(|i| i.code).collect::<Vec<_>>(), vec![C::FrontmatterUndelimited]);
+    assert_eq!(
+        serde_json::Value::Object(p.map.clone())["metadata"],
+        json!({"clawdbot": {"requires": {"bins": []}}, "x": 1})
+    );
+    assert_eq!(
+        p.issues.iter().map(|i| i.code).collect::<Vec<_>>(),
+        vec![C::FrontmatterUndelimited]
+    );
     assert_eq!(&text[p.body_offset..], "\n# UDAU\nbody\n");
 }

@@ -51,11 +51,19 @@ pub(crate) struct Candidate {
 
 pub(crate) fn snippet(line: &str) -> String {
     let t = line.trim();
-    if t.chars().count() > 200 { format!("{}…", t.chars().take(199).collect::<String>()) } else { t.to_owned() }
+    if t.chars().count() > 200 {
+        format!("{}…", t.chars().take(199).collect::<String>())
+    } else {
+        t.to_owned()
+    }
 }
 
 /// Runs every extractor over every skill and merges the candidates into edges.
-pub(crate) fn extract(loaded: &[Loaded], sources: &[RegistrySource], progress: &dyn Progress) -> (Vec<Edge>, Vec<Diagnostic>) {
+pub(crate) fn extract(
+    loaded: &[Loaded],
+    sources: &[RegistrySource],
+    progress: &dyn Progress,
+) -> (Vec<Edge>, Vec<Diagnostic>) {
     let index = NameIndex::build(loaded, sources);
     let per_skill: Vec<(Vec<Candidate>, Vec<Diagnostic>, Vec<usize>)> = (0..loaded.len())
         .into_par_iter()
@@ -80,7 +88,10 @@ pub(crate) fn extract(loaded: &[Loaded], sources: &[RegistrySource], progress: &
     let mut cands = Vec::new();
     let mut diags = Vec::new();
     for (c, d, _) in per_skill {
-        cands.extend(c.into_iter().filter(|c| c.unless_common.is_none_or(|p| df[p] <= common_df)));
+        cands.extend(
+            c.into_iter()
+                .filter(|c| c.unless_common.is_none_or(|p| df[p] <= common_df)),
+        );
         diags.extend(d);
     }
     tracing::debug!(
@@ -102,15 +113,25 @@ fn merge(loaded: &[Loaded], cands: Vec<Candidate>) -> Vec<Edge> {
     }
     let mut groups: BTreeMap<(&str, &str, EdgeKind), Vec<Evidence>> = BTreeMap::new();
     for c in cands {
-        if c.evidence.extractor == "mention" && specific.contains_key(&(c.src, c.dst, c.evidence.path.clone(), c.evidence.line)) {
+        if c.evidence.extractor == "mention"
+            && specific.contains_key(&(c.src, c.dst, c.evidence.path.clone(), c.evidence.line))
+        {
             continue;
         }
         groups
-            .entry((loaded[c.src].skill.id.as_str(), loaded[c.dst].skill.id.as_str(), c.kind))
+            .entry((
+                loaded[c.src].skill.id.as_str(),
+                loaded[c.dst].skill.id.as_str(),
+                c.kind,
+            ))
             .or_default()
             .push(c.evidence);
     }
-    let ids: HashMap<&str, usize> = loaded.iter().enumerate().map(|(i, l)| (l.skill.id.as_str(), i)).collect();
+    let ids: HashMap<&str, usize> = loaded
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.skill.id.as_str(), i))
+        .collect();
     groups
         .into_iter()
         .map(|((src, dst, kind), mut ev)| {
@@ -153,8 +174,22 @@ pub(crate) fn conf(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-pub(crate) fn evidence(extractor: &str, confidence: f64, source: EdgeSource, path: String, line: u32, text: &str) -> Evidence {
-    Evidence { extractor: extractor.to_owned(), confidence: conf(confidence), source, path, line, snippet: snippet(text) }
+pub(crate) fn evidence(
+    extractor: &str,
+    confidence: f64,
+    source: EdgeSource,
+    path: String,
+    line: u32,
+    text: &str,
+) -> Evidence {
+    Evidence {
+        extractor: extractor.to_owned(),
+        confidence: conf(confidence),
+        source,
+        path,
+        line,
+        snippet: snippet(text),
+    }
 }
 
 #[cfg(test)]

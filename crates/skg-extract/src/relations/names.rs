@@ -11,11 +11,45 @@ const MIN_NAME_LEN: usize = 3;
 
 /// Hyphenated English compounds: a skill named like this is ambiguous when mentioned.
 const COMMON_COMPOUNDS: &[&str] = &[
-    "step-by-step", "real-time", "end-to-end", "open-source", "follow-up", "how-to", "built-in", "well-known",
-    "up-to-date", "front-end", "back-end", "full-stack", "e-mail", "one-time", "long-term", "short-term",
-    "high-level", "low-level", "read-only", "opt-in", "opt-out", "check-in", "sign-in", "log-in", "set-up",
-    "to-do", "todo-list", "best-practices", "self-review", "user-friendly", "day-to-day", "out-of-the-box",
-    "non-trivial", "multi-step", "re-run", "pre-commit", "co-author", "third-party", "cross-platform",
+    "step-by-step",
+    "real-time",
+    "end-to-end",
+    "open-source",
+    "follow-up",
+    "how-to",
+    "built-in",
+    "well-known",
+    "up-to-date",
+    "front-end",
+    "back-end",
+    "full-stack",
+    "e-mail",
+    "one-time",
+    "long-term",
+    "short-term",
+    "high-level",
+    "low-level",
+    "read-only",
+    "opt-in",
+    "opt-out",
+    "check-in",
+    "sign-in",
+    "log-in",
+    "set-up",
+    "to-do",
+    "todo-list",
+    "best-practices",
+    "self-review",
+    "user-friendly",
+    "day-to-day",
+    "out-of-the-box",
+    "non-trivial",
+    "multi-step",
+    "re-run",
+    "pre-commit",
+    "co-author",
+    "third-party",
+    "cross-platform",
 ];
 
 #[derive(Debug)]
@@ -78,12 +112,20 @@ impl NameIndex {
                 for e in &s.facts.exports {
                     exports[r].entry(e.clone()).or_default().push(i);
                 }
-                if let Some(stem) = s.path.strip_suffix(".py").map(|p| p.rsplit('/').next().unwrap_or(p)) {
+                if let Some(stem) = s
+                    .path
+                    .strip_suffix(".py")
+                    .map(|p| p.rsplit('/').next().unwrap_or(p))
+                {
                     py_modules[r].entry(stem.to_owned()).or_default().push(i);
                 }
             }
         }
-        for v in exports.iter_mut().flat_map(|m| m.values_mut()).chain(py_modules.iter_mut().flat_map(|m| m.values_mut())) {
+        for v in exports
+            .iter_mut()
+            .flat_map(|m| m.values_mut())
+            .chain(py_modules.iter_mut().flat_map(|m| m.values_mut()))
+        {
             v.sort_unstable();
             v.dedup();
         }
@@ -94,13 +136,17 @@ impl NameIndex {
             namespaces.insert(full.clone(), ri);
             namespaces.entry(short).or_insert(ri);
             if let Some(folder) = s.local_path.file_name() {
-                namespaces.entry(folder.to_string_lossy().to_ascii_lowercase()).or_insert(ri);
+                namespaces
+                    .entry(folder.to_string_lossy().to_ascii_lowercase())
+                    .or_insert(ri);
             }
         }
         let matcher = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .build(&names)
-            .unwrap_or_else(|_| AhoCorasick::new(std::iter::empty::<&str>()).expect("an empty automaton builds"));
+            .unwrap_or_else(|_| {
+                AhoCorasick::new(std::iter::empty::<&str>()).expect("an empty automaton builds")
+            });
         Self {
             matcher,
             names,
@@ -112,13 +158,17 @@ impl NameIndex {
             py_modules,
             registry_of: loaded.iter().map(|l| l.registry).collect(),
             roots: loaded.iter().map(|l| l.skill.root.clone()).collect(),
-            folder_is_slug: loaded.iter().map(|l| l.skill.folder == l.skill.slug).collect(),
+            folder_is_slug: loaded
+                .iter()
+                .map(|l| l.skill.folder == l.skill.slug)
+                .collect(),
         }
     }
 
     /// Is the mention of this name ambiguous (a plain word or a common compound)?
     pub(crate) fn is_ambiguous(name: &str) -> bool {
-        !name.contains('-') && name.bytes().all(|b| b.is_ascii_alphabetic()) || COMMON_COMPOUNDS.contains(&name)
+        !name.contains('-') && name.bytes().all(|b| b.is_ascii_alphabetic())
+            || COMMON_COMPOUNDS.contains(&name)
     }
 
     /// Registry index for a namespace like `superpowers` in `superpowers:brainstorming`.
@@ -130,18 +180,32 @@ impl NameIndex {
     /// first (nearest by path when several), else — only if `cross` — the one skill elsewhere
     /// with that name (preferring the registry `prefer`). Returns the skill and whether it is in
     /// another registry.
-    pub(crate) fn resolve_pattern(&self, pid: usize, src: usize, cross: bool, prefer: Option<usize>) -> Option<(usize, bool)> {
+    pub(crate) fn resolve_pattern(
+        &self,
+        pid: usize,
+        src: usize,
+        cross: bool,
+        prefer: Option<usize>,
+    ) -> Option<(usize, bool)> {
         let cands = &self.skills_by_pattern[pid];
         let reg = self.registry_of[src];
         let target_reg = prefer.unwrap_or(reg);
-        let in_reg: Vec<usize> = cands.iter().copied().filter(|&c| self.registry_of[c] == target_reg).collect();
+        let in_reg: Vec<usize> = cands
+            .iter()
+            .copied()
+            .filter(|&c| self.registry_of[c] == target_reg)
+            .collect();
         if !in_reg.is_empty() {
             let best = self.nearest(src, &in_reg);
             return Some((best, self.registry_of[best] != reg));
         }
         if prefer.is_some() && prefer != Some(reg) {
             // The namespace named a registry that has no such skill: try the source's own.
-            let own: Vec<usize> = cands.iter().copied().filter(|&c| self.registry_of[c] == reg).collect();
+            let own: Vec<usize> = cands
+                .iter()
+                .copied()
+                .filter(|&c| self.registry_of[c] == reg)
+                .collect();
             if !own.is_empty() {
                 return Some((self.nearest(src, &own), false));
             }
@@ -156,8 +220,17 @@ impl NameIndex {
     }
 
     /// Resolves pattern `pid` in registry `registry` only.
-    pub(crate) fn resolve_in(&self, pid: usize, src: usize, registry: usize) -> Option<(usize, bool)> {
-        let cands: Vec<usize> = self.skills_by_pattern[pid].iter().copied().filter(|&c| self.registry_of[c] == registry).collect();
+    pub(crate) fn resolve_in(
+        &self,
+        pid: usize,
+        src: usize,
+        registry: usize,
+    ) -> Option<(usize, bool)> {
+        let cands: Vec<usize> = self.skills_by_pattern[pid]
+            .iter()
+            .copied()
+            .filter(|&c| self.registry_of[c] == registry)
+            .collect();
         (!cands.is_empty()).then(|| {
             let best = self.nearest(src, &cands);
             (best, registry != self.registry_of[src])
@@ -165,7 +238,13 @@ impl NameIndex {
     }
 
     /// Resolves a name (case-insensitive, namespace stripped by the caller).
-    pub(crate) fn resolve_name(&self, name: &str, src: usize, cross: bool, prefer: Option<usize>) -> Option<(usize, bool)> {
+    pub(crate) fn resolve_name(
+        &self,
+        name: &str,
+        src: usize,
+        cross: bool,
+        prefer: Option<usize>,
+    ) -> Option<(usize, bool)> {
         let pid = *self.name_to_pattern.get(&name.to_ascii_lowercase())?;
         self.resolve_pattern(pid, src, cross, prefer)
     }
@@ -176,7 +255,11 @@ impl NameIndex {
         // Longest shared path first (same author or plugin), then the copy whose folder carries
         // the name it was found by (the canonical-looking one), then the lowest index.
         let key = |c: usize| {
-            let common = from.split('/').zip(self.roots[c].split('/')).take_while(|(a, b)| a == b).count();
+            let common = from
+                .split('/')
+                .zip(self.roots[c].split('/'))
+                .take_while(|(a, b)| a == b)
+                .count();
             (common, self.folder_is_slug[c])
         };
         let mut best = cands[0];
@@ -213,7 +296,10 @@ impl NameIndex {
         let files = &self.files[registry];
         files.contains_key(path) || {
             let prefix = format!("{}/", path.trim_end_matches('/'));
-            files.range(prefix.clone()..).next().is_some_and(|(f, _)| f.starts_with(&prefix))
+            files
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(f, _)| f.starts_with(&prefix))
         }
     }
 }
@@ -230,7 +316,11 @@ pub(crate) fn normalize_path(path: &str) -> Option<String> {
             other => parts.push(other),
         }
     }
-    Some(if parts.is_empty() { ".".to_owned() } else { parts.join("/") })
+    Some(if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    })
 }
 
 /// Folder of a registry-relative file path (`.` at the top).
@@ -240,5 +330,9 @@ pub(crate) fn parent(path: &str) -> &str {
 
 /// Joins a registry-relative folder and a relative path.
 pub(crate) fn join_rel(dir: &str, rel: &str) -> Option<String> {
-    if dir == "." { normalize_path(rel) } else { normalize_path(&format!("{dir}/{rel}")) }
+    if dir == "." {
+        normalize_path(rel)
+    } else {
+        normalize_path(&format!("{dir}/{rel}"))
+    }
 }

@@ -21,27 +21,42 @@ fn re(s: &str) -> Regex {
 }
 
 static REQUIRED_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\brequired\b|\brequires?\b|\bprerequisites?\b|\bmust\s+(?:first\s+)?(?:use|invoke|load|read|run|call|complete|apply|have)\b|\bdepends?\s+on\b|\bbuilds?\s+on\b|\bbefore\s+(?:using|starting|you\s+(?:start|begin))\b")
+    re(
+        r"(?i)\brequired\b|\brequires?\b|\bprerequisites?\b|\bmust\s+(?:first\s+)?(?:use|invoke|load|read|run|call|complete|apply|have)\b|\bdepends?\s+on\b|\bbuilds?\s+on\b|\bbefore\s+(?:using|starting|you\s+(?:start|begin))\b",
+    )
 });
 static REQUIRED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)^(?:pre-?requisites?|requirements?|required(?:\s+\w+)?|dependencies|depends on|before (?:you )?(?:start|begin)\w*)\b")
+    re(
+        r"(?i)^(?:pre-?requisites?|requirements?|required(?:\s+\w+)?|dependencies|depends on|before (?:you )?(?:start|begin)\w*)\b",
+    )
 });
 static RELATED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:related|see also|complementary|companion|works? (?:well )?with|pairs? (?:well )?with|other skills|next steps?|integrations? with other skills)\b")
+    re(
+        r"(?i)\b(?:related|see also|complementary|companion|works? (?:well )?with|pairs? (?:well )?with|other skills|next steps?|integrations? with other skills)\b",
+    )
 });
-static RELATED_LINE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)\b(?:see also|related skills?|complements?|pairs? well with|works? well with)\b"));
+static RELATED_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:see also|related skills?|complements?|pairs? well with|works? well with)\b")
+});
 static INVOKE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:use|using|invoke|invoking|load|loading|run|running|call|apply|follow|trigger|activate|switch to|hand off to|delegate to|dispatch|launch|start with)\s+(?:the\s+|a\s+|an\s+)?[*_`'\[(]*(?:[A-Za-z0-9_-]+:)?$")
+    re(
+        r"(?i)\b(?:use|using|invoke|invoking|load|loading|run|running|call|apply|follow|trigger|activate|switch to|hand off to|delegate to|dispatch|launch|start with)\s+(?:the\s+|a\s+|an\s+)?[*_`'\[(]*(?:[A-Za-z0-9_-]+:)?$",
+    )
 });
-static SKILL_AFTER: LazyLock<Regex> = LazyLock::new(|| re(r#"(?i)^[*_`'")\]]*\s+(?:sub-?)?skills?\b"#));
+static SKILL_AFTER: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"(?i)^[*_`'")\]]*\s+(?:sub-?)?skills?\b"#));
 static SKILL_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)\b(?:sub-?)?skills?(?:\s*[:(]\s*|\s+(?:called|named)\s+|\s+[`'"])[*_`'"\[]*(?:[A-Za-z0-9_-]+:)?$"#)
+    re(
+        r#"(?i)\b(?:sub-?)?skills?(?:\s*[:(]\s*|\s+(?:called|named)\s+|\s+[`'"])[*_`'"\[]*(?:[A-Za-z0-9_-]+:)?$"#,
+    )
 });
 static CO_USE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:then|afterwards?|followed by|combined? with|together with|alongside|in combination with|paired with|chain(?:ed)? (?:with|into)|after using|before using)\b[^.;!?]{0,40}$")
+    re(
+        r"(?i)\b(?:then|afterwards?|followed by|combined? with|together with|alongside|in combination with|paired with|chain(?:ed)? (?:with|into)|after using|before using)\b[^.;!?]{0,40}$",
+    )
 });
-static NAMESPACE_BEFORE: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|[^A-Za-z0-9_/:.-])([A-Za-z0-9_-]+):$"));
+static NAMESPACE_BEFORE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:^|[^A-Za-z0-9_/:.-])([A-Za-z0-9_-]+):$"));
 
 /// Frontmatter keys that name other skills, and the relation they declare.
 const FIELDS: &[(&str, EdgeKind)] = &[
@@ -66,7 +81,12 @@ const FIELDS: &[(&str, EdgeKind)] = &[
 
 /// Declared relations: the keys in [`FIELDS`] at the top level or under `metadata`, and
 /// `requires.skills`.
-pub(crate) fn frontmatter_fields(index: &NameIndex, loaded: &[Loaded], i: usize, out: &mut Vec<Candidate>) {
+pub(crate) fn frontmatter_fields(
+    index: &NameIndex,
+    loaded: &[Loaded],
+    i: usize,
+    out: &mut Vec<Candidate>,
+) {
     let l = &loaded[i];
     let meta = metadata(&l.frontmatter);
     // (key whose line is the evidence, relation, value)
@@ -101,7 +121,14 @@ pub(crate) fn frontmatter_fields(index: &NameIndex, loaded: &[Loaded], i: usize,
                     src: i,
                     dst,
                     kind,
-                    evidence: evidence("frontmatter", c, EdgeSource::Extracted, l.skill.path.clone(), line, &format!("{key}: {name}")),
+                    evidence: evidence(
+                        "frontmatter",
+                        c,
+                        EdgeSource::Extracted,
+                        l.skill.path.clone(),
+                        line,
+                        &format!("{key}: {name}"),
+                    ),
                     unless_common: None,
                 });
             }
@@ -147,7 +174,11 @@ pub(crate) fn markdown(
             .collect();
         let ctx_at = |off: usize| {
             let k = sections.partition_point(|(s, _, _)| *s <= off);
-            if k == 0 { SectionCtx::default() } else { sections[k - 1].2 }
+            if k == 0 {
+                SectionCtx::default()
+            } else {
+                sections[k - 1].2
+            }
         };
 
         // Names in text.
@@ -156,14 +187,17 @@ pub(crate) fn markdown(
             let bytes = text.as_bytes();
             let before_ok = start == 0 || !is_name_byte(bytes[start - 1]);
             let after_ok = end == bytes.len()
-                || !(is_word_byte(bytes[end]) || (bytes[end] == b'-' && bytes.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)));
+                || !(is_word_byte(bytes[end])
+                    || (bytes[end] == b'-'
+                        && bytes.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)));
             if !before_ok || !after_ok {
                 continue;
             }
             // Part of a file name (`cover-letter.md`), a host (`mcp.serpapi.com`), an option
             // value (`--x=name`), a variable or an e-mail: not a mention of a skill.
             let prev = if start > 0 { bytes[start - 1] } else { b' ' };
-            let file_ext = bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_alphabetic);
+            let file_ext = bytes.get(end) == Some(&b'.')
+                && bytes.get(end + 1).is_some_and(u8::is_ascii_alphabetic);
             if file_ext || matches!(prev, b'.' | b'@' | b'=' | b'$' | b'#' | b'~') {
                 continue;
             }
@@ -184,28 +218,43 @@ pub(crate) fn markdown(
             let name = &index.names[m.pattern().as_usize()];
             seen.insert(m.pattern().as_usize());
 
-            let ns = NAMESPACE_BEFORE.captures(prefix).and_then(|c| c.get(1)).map(|g| g.as_str());
+            let ns = NAMESPACE_BEFORE
+                .captures(prefix)
+                .and_then(|c| c.get(1))
+                .map(|g| g.as_str());
             let ns_registry = ns.and_then(|n| index.namespace(n));
             // `foo:bar` where foo is not a known registry is still a namespaced ref (a plugin name)
             // unless it looks like a URL scheme or a drive.
             let namespaced = ns.is_some_and(|n| {
-                !matches!(n.to_ascii_lowercase().as_str(), "http" | "https" | "file" | "mailto" | "ftp" | "git" | "ssh") && n.len() > 1
-            }) && (ns_registry.is_some() || (!in_code && !prefix.ends_with(['\'', '"'])));
+                !matches!(
+                    n.to_ascii_lowercase().as_str(),
+                    "http" | "https" | "file" | "mailto" | "ftp" | "git" | "ssh"
+                ) && n.len() > 1
+            }) && (ns_registry.is_some()
+                || (!in_code && !prefix.ends_with(['\'', '"'])));
             let prefix_core = ns.map_or(prefix, |n| &prefix[..prefix.len() - n.len() - 1]);
             let backticked = prefix_core.ends_with('`') && suffix.starts_with('`');
             let ambiguous = NameIndex::is_ambiguous(name);
             // "the X skill" / "skill: X": for a plain word only when quoted (`the debugging skill` is prose).
-            let skill_word = (SKILL_AFTER.is_match(suffix) || SKILL_BEFORE.is_match(prefix_core)) && (!ambiguous || backticked);
+            let skill_word = (SKILL_AFTER.is_match(suffix) || SKILL_BEFORE.is_match(prefix_core))
+                && (!ambiguous || backticked);
             let ctx = ctx_at(start);
             let item = list_item_head(line);
             // The name opens a list item ("- `pdf` — …", "- **plotting-charts**: …").
             let in_line = start - line_start;
             let item_head = item.is_some_and(|head_end| {
-                in_line < head_end && !line[..in_line].trim_start().trim_start_matches(|c: char| c.is_ascii_digit()).chars().any(char::is_alphanumeric)
+                in_line < head_end
+                    && !line[..in_line]
+                        .trim_start()
+                        .trim_start_matches(|c: char| c.is_ascii_digit())
+                        .chars()
+                        .any(char::is_alphanumeric)
             });
             let related_item = ctx.related && item_head;
             let required = ctx.required || REQUIRED_LINE.is_match(&logical);
-            let related = related_item || (ctx.related && (backticked || skill_word)) || RELATED_LINE.is_match(&logical);
+            let related = related_item
+                || (ctx.related && (backticked || skill_word))
+                || RELATED_LINE.is_match(&logical);
             // Marked: the text itself says this is a skill name.
             let marked = namespaced || skill_word || related_item;
             // Backticks mark a hyphenated name; a plain word in backticks is a command or a value.
@@ -227,7 +276,11 @@ pub(crate) fn markdown(
             } else if namespaced {
                 ("namespaced-ref", EdgeKind::References, 0.6)
             } else {
-                ("mention", EdgeKind::References, if backticked { 0.5 } else { 0.4 })
+                (
+                    "mention",
+                    EdgeKind::References,
+                    if backticked { 0.5 } else { 0.4 },
+                )
             };
             // Another registry only for a distinctive name the text marks as a skill, or a
             // namespace naming that registry.
@@ -255,7 +308,14 @@ pub(crate) fn markdown(
                 src: i,
                 dst,
                 kind,
-                evidence: evidence(extractor, confidence, source, file_path.clone(), file_line(start), line),
+                evidence: evidence(
+                    extractor,
+                    confidence,
+                    source,
+                    file_path.clone(),
+                    file_line(start),
+                    line,
+                ),
                 unless_common: (!marked).then(|| m.pattern().as_usize()),
             });
         }
@@ -264,16 +324,28 @@ pub(crate) fn markdown(
         let dir = parent(&file_path);
         for link in &md.outline.links {
             let dest = link.dest.trim();
-            if dest.is_empty() || dest.starts_with('#') || dest.starts_with('/') || dest.contains("://") || dest.starts_with("mailto:") || dest.contains('{') {
+            if dest.is_empty()
+                || dest.starts_with('#')
+                || dest.starts_with('/')
+                || dest.contains("://")
+                || dest.starts_with("mailto:")
+                || dest.contains('{')
+            {
                 continue;
             }
-            let dest = dest.split(['#', '?']).next().unwrap_or(dest).replace("%20", " ");
+            let dest = dest
+                .split(['#', '?'])
+                .next()
+                .unwrap_or(dest)
+                .replace("%20", " ");
             let Some(target) = join_rel(dir, &dest) else {
                 continue; // climbs above the registry root: not ours to check
             };
             let line_no = file_line(link.offset);
             let line_start = text[..link.offset].rfind('\n').map_or(0, |p| p + 1);
-            let line_end = text[link.offset..].find('\n').map_or(text.len(), |p| link.offset + p);
+            let line_end = text[link.offset..]
+                .find('\n')
+                .map_or(text.len(), |p| link.offset + p);
             let line = &text[line_start..line_end];
             match index.owner(reg, &target) {
                 Some(dst) if dst != i => {
@@ -289,19 +361,31 @@ pub(crate) fn markdown(
                         src: i,
                         dst,
                         kind,
-                        evidence: evidence("md-link", 1.0, EdgeSource::Extracted, file_path.clone(), line_no, line),
+                        evidence: evidence(
+                            "md-link",
+                            1.0,
+                            EdgeSource::Extracted,
+                            file_path.clone(),
+                            line_no,
+                            line,
+                        ),
                         unless_common: None,
                     });
                 }
                 Some(_) => {}
-                None if !index.exists(reg, &target) && !sources[reg].local_path.join(&target).exists() => {
+                None if !index.exists(reg, &target)
+                    && !sources[reg].local_path.join(&target).exists() =>
+                {
                     diags.push(Diagnostic {
                         registry: l.skill.registry.clone(),
                         path: file_path.clone(),
                         line: Some(line_no),
                         severity: Severity::Warning,
                         code: DiagnosticCode::BrokenLink,
-                        message: format!("link to `{}` points at nothing in the registry", link.dest),
+                        message: format!(
+                            "link to `{}` points at nothing in the registry",
+                            link.dest
+                        ),
                     });
                 }
                 None => {}
@@ -324,7 +408,9 @@ fn logical_line(text: &str, start: usize, end: usize) -> (usize, usize) {
             || t.starts_with("- ")
             || t.starts_with("* ")
             || t.starts_with("+ ")
-            || t.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()))
+            || t.split_once(". ").is_some_and(|(n, _)| {
+                !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit())
+            })
     }
     let mut s = start;
     let mut first = &text[start..end];
@@ -335,7 +421,10 @@ fn logical_line(text: &str, start: usize, end: usize) -> (usize, usize) {
         let prev_end = s - 1;
         let prev_start = text[..prev_end].rfind('\n').map_or(0, |p| p + 1);
         let prev = &text[prev_start..prev_end];
-        if prev.trim().is_empty() || prev.trim_start().starts_with(['#', '|']) || prev.trim_start().starts_with("```") {
+        if prev.trim().is_empty()
+            || prev.trim_start().starts_with(['#', '|'])
+            || prev.trim_start().starts_with("```")
+        {
             break;
         }
         s = prev_start;
@@ -347,7 +436,9 @@ fn logical_line(text: &str, start: usize, end: usize) -> (usize, usize) {
             break;
         }
         let next_start = e + 1;
-        let next_end = text[next_start..].find('\n').map_or(text.len(), |p| next_start + p);
+        let next_end = text[next_start..]
+            .find('\n')
+            .map_or(text.len(), |p| next_start + p);
         if breaks(&text[next_start..next_end]) {
             break;
         }
@@ -365,7 +456,11 @@ pub(super) fn list_item_head(line: &str) -> Option<usize> {
         2
     } else {
         let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && digits <= 3 && t[digits..].starts_with(". ") { digits + 2 } else { return None }
+        if digits > 0 && digits <= 3 && t[digits..].starts_with(". ") {
+            digits + 2
+        } else {
+            return None;
+        }
     };
     let rest = &t[marker..];
     let rest_trim = rest.trim_start();
@@ -378,16 +473,24 @@ pub(super) fn list_item_head(line: &str) -> Option<usize> {
     } else if let Some(inner) = rest_trim.strip_prefix('[') {
         inner.find(']').map_or(rest_trim.len(), |e| e + 2)
     } else {
-        rest_trim.find(|c: char| c.is_whitespace() || c == ',' || c == ':').unwrap_or(rest_trim.len())
+        rest_trim
+            .find(|c: char| c.is_whitespace() || c == ',' || c == ':')
+            .unwrap_or(rest_trim.len())
     };
     Some(indent + lead + head_len)
 }
 
 /// Does the text before a `/` end in a path to skill folders (`skills/`, `../`, `./`)?
 fn path_to_skill(before: &str) -> bool {
-    let token_start = before.rfind(|c: char| c.is_whitespace() || matches!(c, '(' | '`' | '"' | '\'' | '[' | '<')).map_or(0, |p| p + 1);
+    let token_start = before
+        .rfind(|c: char| c.is_whitespace() || matches!(c, '(' | '`' | '"' | '\'' | '[' | '<'))
+        .map_or(0, |p| p + 1);
     let token = &before[token_start..];
-    !token.contains("://") && (token.starts_with("../") || token.starts_with("./") || token.contains("skills/") || token.starts_with('@'))
+    !token.contains("://")
+        && (token.starts_with("../")
+            || token.starts_with("./")
+            || token.contains("skills/")
+            || token.starts_with('@'))
 }
 
 /// Bytes that continue a name to the left (so `my-pdf` does not mention `pdf`).

@@ -42,7 +42,17 @@ fn edges(registries: &[(&str, &[(&str, &str)])]) -> Vec<String> {
     let x = extract(&sources, &Options::default(), &NoProgress);
     x.edges
         .iter()
-        .map(|e| format!("{} -> {} {} {} {} {}", e.src, e.dst, e.kind, e.extractor, e.source.as_str(), e.confidence))
+        .map(|e| {
+            format!(
+                "{} -> {} {} {} {} {}",
+                e.src,
+                e.dst,
+                e.kind,
+                e.extractor,
+                e.source.as_str(),
+                e.confidence
+            )
+        })
         .collect()
 }
 
@@ -52,18 +62,38 @@ fn skill(name: &str, body: &str) -> String {
 
 #[test]
 fn required_sub_skill_with_namespace() {
-    let a = skill("planning", "**REQUIRED SUB-SKILL:** Use superpowers:executing-plans to run it.");
+    let a = skill(
+        "planning",
+        "**REQUIRED SUB-SKILL:** Use superpowers:executing-plans to run it.",
+    );
     let b = skill("executing-plans", "Run the plan.");
-    let got = edges(&[("obra/superpowers", &[("skills/planning/SKILL.md", &a), ("skills/executing-plans/SKILL.md", &b)])]);
-    assert_eq!(got, vec!["obra/superpowers:skills/planning -> obra/superpowers:skills/executing-plans depends_on required-prose INFERRED 0.7"]);
+    let got = edges(&[(
+        "obra/superpowers",
+        &[
+            ("skills/planning/SKILL.md", &a),
+            ("skills/executing-plans/SKILL.md", &b),
+        ],
+    )]);
+    assert_eq!(
+        got,
+        vec![
+            "obra/superpowers:skills/planning -> obra/superpowers:skills/executing-plans depends_on required-prose INFERRED 0.7"
+        ]
+    );
 }
 
 #[test]
 fn related_skills_section_and_ambiguous_single_words() {
-    let a = skill("report-writing", "Write it up.\n\n## Related Skills\n\n- `plotting-charts` for figures\n- pandas\n\nAlso pandas is handy.");
+    let a = skill(
+        "report-writing",
+        "Write it up.\n\n## Related Skills\n\n- `plotting-charts` for figures\n- pandas\n\nAlso pandas is handy.",
+    );
     let b = skill("plotting-charts", "Plot.");
     let c = skill("pandas", "Frames.");
-    let got = edges(&[("lab", &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)])]);
+    let got = edges(&[(
+        "lab",
+        &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)],
+    )]);
     assert_eq!(
         got,
         vec![
@@ -78,10 +108,16 @@ fn related_skills_section_and_ambiguous_single_words() {
 
 #[test]
 fn invoke_and_co_use_phrases() {
-    let a = skill("executing", "When done, use the reviewing-code skill.\nIf green, then run `finishing-a-branch`.\nSee notes on finishing-a-branch.");
+    let a = skill(
+        "executing",
+        "When done, use the reviewing-code skill.\nIf green, then run `finishing-a-branch`.\nSee notes on finishing-a-branch.",
+    );
     let b = skill("reviewing-code", "Review.");
     let c = skill("finishing-a-branch", "Finish.");
-    let got = edges(&[("dev", &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)])]);
+    let got = edges(&[(
+        "dev",
+        &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)],
+    )]);
     assert_eq!(
         got,
         vec![
@@ -94,12 +130,32 @@ fn invoke_and_co_use_phrases() {
 
 #[test]
 fn links_resolve_to_skills_and_broken_links_are_diagnosed() {
-    let a = skill("executing", "Use the [plan format](../b/SKILL.md).\nSee [missing](../nope/SKILL.md) and [web](https://x.invalid/a).");
+    let a = skill(
+        "executing",
+        "Use the [plan format](../b/SKILL.md).\nSee [missing](../nope/SKILL.md) and [web](https://x.invalid/a).",
+    );
     let b = skill("writing-plans", "Plan.");
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     write(dir.path(), &[("a/SKILL.md", &a), ("b/SKILL.md", &b)]);
-    let x = extract(&[source("dev", dir.path())], &Options::default(), &NoProgress);
-    let got: Vec<String> = x.edges.iter().map(|e| format!("{} -> {} {} {} {}", e.src, e.dst, e.kind, e.extractor, e.source.as_str())).collect();
+    let x = extract(
+        &[source("dev", dir.path())],
+        &Options::default(),
+        &NoProgress,
+    );
+    let got: Vec<String> = x
+        .edges
+        .iter()
+        .map(|e| {
+            format!(
+                "{} -> {} {} {} {}",
+                e.src,
+                e.dst,
+                e.kind,
+                e.extractor,
+                e.source.as_str()
+            )
+        })
+        .collect();
     // "Use the [plan format](…)": an invocation line, but link kinds come from line/section context only.
     assert_eq!(got, vec!["dev:a -> dev:b references md-link EXTRACTED"]);
     let broken: Vec<String> = x
@@ -116,16 +172,25 @@ fn frontmatter_declared_relations() {
     let a = "---\nname: a-skill\ndescription: A.\ndepends_on: [b-skill]\nmetadata:\n  related: other:c-skill\n---\nbody\n";
     let b = skill("b-skill", "B.");
     let c = skill("c-skill", "C.");
-    let got = edges(&[("r", &[("a/SKILL.md", a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)])]);
+    let got = edges(&[(
+        "r",
+        &[("a/SKILL.md", a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)],
+    )]);
     assert_eq!(
         got,
-        vec!["r:a -> r:b depends_on frontmatter EXTRACTED 1", "r:a -> r:c complements frontmatter EXTRACTED 1"]
+        vec![
+            "r:a -> r:b depends_on frontmatter EXTRACTED 1",
+            "r:a -> r:c complements frontmatter EXTRACTED 1"
+        ]
     );
 }
 
 #[test]
 fn same_registry_first_then_explicit_cross_registry_only() {
-    let a = skill("user", "Use the `shared-tool` skill. Also mentions other-thing here.");
+    let a = skill(
+        "user",
+        "Use the `shared-tool` skill. Also mentions other-thing here.",
+    );
     let local = skill("shared-tool", "Local.");
     let remote = skill("shared-tool", "Remote.");
     let other = skill("other-thing", "Remote only.");
@@ -134,14 +199,18 @@ fn same_registry_first_then_explicit_cross_registry_only() {
         ("two", &[("s/SKILL.md", &remote), ("o/SKILL.md", &other)]),
     ]);
     // same-registry target wins; the plain mention of a skill only in `two` is not an edge.
-    assert_eq!(got, vec!["one:a -> one:s depends_on invoke-phrase INFERRED 0.6"]);
+    assert_eq!(
+        got,
+        vec!["one:a -> one:s depends_on invoke-phrase INFERRED 0.6"]
+    );
 }
 
 #[test]
 fn script_imports_and_exported_calls() {
     let collect = "import { parseCommits } from \"../../changelog/scripts/commits.js\";\nparseCommits(log);\nsummarizeRelease(x);\n";
     let commits = "export function parseCommits(log) { return log.split('\\n'); }\n";
-    let summary = "function summarizeRelease(x) { return x; }\nmodule.exports = { summarizeRelease };\n";
+    let summary =
+        "function summarizeRelease(x) { return x; }\nmodule.exports = { summarizeRelease };\n";
     let triage = "from flaky import classify\nclassify([])\n";
     let flaky = "def classify(runs):\n    return runs\n";
     let files: &[(&str, &str)] = &[
@@ -169,50 +238,91 @@ fn script_imports_and_exported_calls() {
 
 #[test]
 fn names_inside_other_words_or_paths_do_not_match() {
-    let a = skill("alpha-one", "Mentions my-beta-two, beta-two-extra and beta_two_x but not the skill.");
+    let a = skill(
+        "alpha-one",
+        "Mentions my-beta-two, beta-two-extra and beta_two_x but not the skill.",
+    );
     let b = skill("beta-two", "B.");
     assert!(edges(&[("r", &[("a/SKILL.md", &a), ("b/SKILL.md", &b)])]).is_empty());
 }
 
 #[test]
 fn best_evidence_wins_and_all_is_kept() {
-    let a = skill("alpha", "## Prerequisites\n\n- `beta-skill`\n\n## Usage\n\nLater, beta-skill again. Use the beta-skill skill.");
+    let a = skill(
+        "alpha",
+        "## Prerequisites\n\n- `beta-skill`\n\n## Usage\n\nLater, beta-skill again. Use the beta-skill skill.",
+    );
     let b = skill("beta-skill", "B.");
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     write(dir.path(), &[("a/SKILL.md", &a), ("b/SKILL.md", &b)]);
     let x = extract(&[source("r", dir.path())], &Options::default(), &NoProgress);
-    let dep: Vec<_> = x.edges.iter().filter(|e| e.kind == skg_model::EdgeKind::DependsOn).collect();
+    let dep: Vec<_> = x
+        .edges
+        .iter()
+        .filter(|e| e.kind == skg_model::EdgeKind::DependsOn)
+        .collect();
     assert_eq!(dep.len(), 1);
     assert_eq!(dep[0].extractor, "required-prose");
     assert_eq!(dep[0].confidence, 0.7);
-    let ev: Vec<(&str, u32)> = dep[0].evidence.iter().map(|e| (e.extractor.as_str(), e.line)).collect();
+    let ev: Vec<(&str, u32)> = dep[0]
+        .evidence
+        .iter()
+        .map(|e| (e.extractor.as_str(), e.line))
+        .collect();
     assert_eq!(ev, vec![("required-prose", 9), ("invoke-phrase", 13)]);
 }
 
 #[test]
 fn wrapped_lines_keep_their_context() {
-    let a = skill("executing", "When every task is done, use the\nreviewing-code skill on the diff.");
+    let a = skill(
+        "executing",
+        "When every task is done, use the\nreviewing-code skill on the diff.",
+    );
     let b = skill("reviewing-code", "Review.");
     let got = edges(&[("dev", &[("a/SKILL.md", &a), ("b/SKILL.md", &b)])]);
-    assert_eq!(got, vec!["dev:a -> dev:b depends_on invoke-phrase INFERRED 0.6"]);
+    assert_eq!(
+        got,
+        vec!["dev:a -> dev:b depends_on invoke-phrase INFERRED 0.6"]
+    );
 }
 
 #[test]
 fn related_sections_count_list_heads_not_words_inside_items() {
-    let a = skill("brainstorm", "## Related\n\n- **Architecture diagrams** show data flow and context\n- `flow-charts` for diagrams");
+    let a = skill(
+        "brainstorm",
+        "## Related\n\n- **Architecture diagrams** show data flow and context\n- `flow-charts` for diagrams",
+    );
     let b = skill("context", "C.");
     let c = skill("flow-charts", "F.");
-    let got = edges(&[("r", &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)])]);
-    assert_eq!(got, vec!["r:a -> r:b references mention AMBIGUOUS 0.2", "r:a -> r:c complements related-list INFERRED 0.6"]);
+    let got = edges(&[(
+        "r",
+        &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)],
+    )]);
+    assert_eq!(
+        got,
+        vec![
+            "r:a -> r:b references mention AMBIGUOUS 0.2",
+            "r:a -> r:c complements related-list INFERRED 0.6"
+        ]
+    );
 }
 
 #[test]
 fn plain_words_never_cross_registries() {
-    let a = skill("writer", "## See also\n\n- context\n- Skills run in a sandbox; the debugging skill helps.");
+    let a = skill(
+        "writer",
+        "## See also\n\n- context\n- Skills run in a sandbox; the debugging skill helps.",
+    );
     let b = skill("context", "C.");
     let c = skill("run", "R.");
     let d = skill("debugging", "D.");
-    let got = edges(&[("one", &[("a/SKILL.md", &a)]), ("two", &[("b/SKILL.md", &b), ("c/SKILL.md", &c), ("d/SKILL.md", &d)])]);
+    let got = edges(&[
+        ("one", &[("a/SKILL.md", &a)]),
+        (
+            "two",
+            &[("b/SKILL.md", &b), ("c/SKILL.md", &c), ("d/SKILL.md", &d)],
+        ),
+    ]);
     assert!(got.is_empty(), "{got:?}");
 }
 
@@ -234,7 +344,15 @@ fn code_files_hosts_and_values_are_not_mentions() {
     let b = skill("cover-letter", "C.");
     let c = skill("serp-api", "S.");
     let d = skill("bundle-check", "B.");
-    let got = edges(&[("r", &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c), ("d/SKILL.md", &d)])]);
+    let got = edges(&[(
+        "r",
+        &[
+            ("a/SKILL.md", &a),
+            ("b/SKILL.md", &b),
+            ("c/SKILL.md", &c),
+            ("d/SKILL.md", &d),
+        ],
+    )]);
     assert!(got.is_empty(), "{got:?}");
 }
 
@@ -242,6 +360,9 @@ fn code_files_hosts_and_values_are_not_mentions() {
 fn a_namespace_naming_a_registry_resolves_only_there() {
     let a = skill("planner", "Dispatch superpowers:code-reviewer now.");
     let elsewhere = skill("code-reviewer", "Someone else's reviewer.");
-    let got = edges(&[("obra/superpowers", &[("a/SKILL.md", &a)]), ("other", &[("c/SKILL.md", &elsewhere)])]);
+    let got = edges(&[
+        ("obra/superpowers", &[("a/SKILL.md", &a)]),
+        ("other", &[("c/SKILL.md", &elsewhere)]),
+    ]);
     assert!(got.is_empty(), "{got:?}");
 }

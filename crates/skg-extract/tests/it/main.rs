@@ -28,4 +28,5 @@ pub(crate) fn run(root: &Path, options: &Options) -> Extraction {
     extract(&[src], options, &NoProgress)
 }
 
-pub(crate) const GOOD: &str = "---\nname: good\ndescription: A good skill.\n---\n# Good\n\nDo the thing.\n";
+pub(crate) const GOOD: &str =
+    "---\nname: good\ndescription: A good skill.\n---\n# Good\n\nDo the thing.\n";

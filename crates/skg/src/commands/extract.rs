@@ -20,8 +20,14 @@ use crate::{
 
 pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
-    let sources = skg_extract::resolve_inputs(&args.inputs).context("cannot resolve the registries to read")?;
-    let options = Options { limits: Limits { max_file_bytes: args.max_file_bytes, max_files: args.max_files } };
+    let sources = skg_extract::resolve_inputs(&args.inputs)
+        .context("cannot resolve the registries to read")?;
+    let options = Options {
+        limits: Limits {
+            max_file_bytes: args.max_file_bytes,
+            max_files: args.max_files,
+        },
+    };
     let bar = Bar::new(global.quiet > 0);
     let x = skg_extract::extract(&sources, &options, &bar);
     skg_extract::Progress::phase(&bar, "write tables", tables::EXTRACT_TABLES.len() as u64);
@@ -60,7 +66,10 @@ fn write(x: &Extraction, args: &ExtractArgs, options: &Options) -> anyhow::Resul
     let manifest = Manifest {
         schema_version: skg_model::SCHEMA_VERSION,
         stage: "extract".into(),
-        tool: Tool { name: "skg".into(), version: env!("CARGO_PKG_VERSION").into() },
+        tool: Tool {
+            name: "skg".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
         inputs: x.registries.clone(),
         counts,
         tables: Vec::new(),
@@ -125,26 +134,49 @@ fn summarize(x: &Extraction, args: &ExtractArgs, secs: f64) -> Summary {
         .map(|r| {
             let skills: Vec<_> = x.skills.iter().filter(|s| s.registry == r.name).collect();
             let n = skills.len() as u64;
-            let isolated = skills.iter().filter(|s| !connected.contains(s.id.as_str())).count() as u64;
-            let isolated_unambiguous = skills.iter().filter(|s| !connected_unambiguous.contains(s.id.as_str())).count() as u64;
-            let status = |st: FrontmatterStatus| skills.iter().filter(|s| s.frontmatter.status == st).count() as u64;
-            let diags: Vec<_> = x.diagnostics.iter().filter(|d| d.registry == r.name).collect();
+            let isolated = skills
+                .iter()
+                .filter(|s| !connected.contains(s.id.as_str()))
+                .count() as u64;
+            let isolated_unambiguous = skills
+                .iter()
+                .filter(|s| !connected_unambiguous.contains(s.id.as_str()))
+                .count() as u64;
+            let status = |st: FrontmatterStatus| {
+                skills.iter().filter(|s| s.frontmatter.status == st).count() as u64
+            };
+            let diags: Vec<_> = x
+                .diagnostics
+                .iter()
+                .filter(|d| d.registry == r.name)
+                .collect();
             let prefix = format!("{}:", r.name);
             RegistrySummary {
                 name: r.name.to_string(),
                 skills: n,
                 documents: x.documents.iter().filter(|d| d.registry == r.name).count() as u64,
-                edges: x.edges.iter().filter(|e| e.src.as_str().starts_with(&prefix)).count() as u64,
+                edges: x
+                    .edges
+                    .iter()
+                    .filter(|e| e.src.as_str().starts_with(&prefix))
+                    .count() as u64,
                 isolated,
                 isolated_fraction: ratio(isolated, n),
                 isolated_unambiguous_fraction: ratio(isolated_unambiguous, n),
-                yaml_failures: status(FrontmatterStatus::Repaired) + status(FrontmatterStatus::Salvaged),
+                yaml_failures: status(FrontmatterStatus::Repaired)
+                    + status(FrontmatterStatus::Salvaged),
                 yaml_repaired: status(FrontmatterStatus::Repaired),
                 yaml_salvaged: status(FrontmatterStatus::Salvaged),
                 frontmatter_missing: status(FrontmatterStatus::Missing),
                 diagnostics: diags.len() as u64,
-                errors: diags.iter().filter(|d| d.severity == Severity::Error).count() as u64,
-                warnings: diags.iter().filter(|d| d.severity == Severity::Warning).count() as u64,
+                errors: diags
+                    .iter()
+                    .filter(|d| d.severity == Severity::Error)
+                    .count() as u64,
+                warnings: diags
+                    .iter()
+                    .filter(|d| d.severity == Severity::Warning)
+                    .count() as u64,
             }
         })
         .collect();
@@ -163,7 +195,11 @@ fn summarize(x: &Extraction, args: &ExtractArgs, secs: f64) -> Summary {
     Summary {
         out: args.out.display().to_string(),
         elapsed_seconds: round3(secs),
-        skills_per_second: if secs > 0.0 { (x.skills.len() as f64 / secs).round() } else { 0.0 },
+        skills_per_second: if secs > 0.0 {
+            (x.skills.len() as f64 / secs).round()
+        } else {
+            0.0
+        },
         counts: BTreeMap::from([
             ("skills", x.skills.len() as u64),
             ("documents", x.documents.len() as u64),
@@ -179,7 +215,11 @@ fn summarize(x: &Extraction, args: &ExtractArgs, secs: f64) -> Summary {
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
-    if b == 0 { 0.0 } else { round3(a as f64 / b as f64) }
+    if b == 0 {
+        0.0
+    } else {
+        round3(a as f64 / b as f64)
+    }
 }
 
 fn round3(x: f64) -> f64 {
@@ -190,13 +230,35 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
     writeln!(
         out,
         "skg extract → {}: {} skills, {} documents, {} edges, {} diagnostics in {:.2} s ({} skills/s)\n",
-        s.out, s.counts["skills"], s.counts["documents"], s.counts["edges"], s.counts["diagnostics"], s.elapsed_seconds, s.skills_per_second
+        s.out,
+        s.counts["skills"],
+        s.counts["documents"],
+        s.counts["edges"],
+        s.counts["diagnostics"],
+        s.elapsed_seconds,
+        s.skills_per_second
     )?;
-    let width = s.registries.iter().map(|r| r.name.len()).max().unwrap_or(8).max(8);
+    let width = s
+        .registries
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
     writeln!(
         out,
         "{:<width$}  {:>7} {:>8} {:>7} {:>9} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6}",
-        "registry", "skills", "docs", "edges", "isolated", "isolated*", "yaml-fail", "salvaged", "no-fm", "errors", "warns"
+        "registry",
+        "skills",
+        "docs",
+        "edges",
+        "isolated",
+        "isolated*",
+        "yaml-fail",
+        "salvaged",
+        "no-fm",
+        "errors",
+        "warns"
     )?;
     for r in &s.registries {
         writeln!(
@@ -215,7 +277,12 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
             r.warnings
         )?;
     }
-    let line = |m: &BTreeMap<String, u64>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(" · ");
+    let line = |m: &BTreeMap<String, u64>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
     writeln!(out, "(isolated*: no edge other than AMBIGUOUS mentions)")?;
     writeln!(out, "\nedges by kind:      {}", line(&s.edges_by_kind))?;
     writeln!(out, "edges by source:    {}", line(&s.edges_by_source))?;

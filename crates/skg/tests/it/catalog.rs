@@ -10,35 +10,93 @@ fn jsonl_and_mcp_catalogs() {
     let dir = repo().join("tests/fixtures/catalogs");
     let jsonl = dir.join("tools.jsonl");
     let mcp = dir.join("mcp-tools-list.json");
-    skg_json(tmp.path(), &["extract", jsonl.to_str().unwrap_or_default(), mcp.to_str().unwrap_or_default(), "-o", "out"]);
+    skg_json(
+        tmp.path(),
+        &[
+            "extract",
+            jsonl.to_str().unwrap_or_default(),
+            mcp.to_str().unwrap_or_default(),
+            "-o",
+            "out",
+        ],
+    );
     let out = tmp.path().join("out");
     let skills = rows(&out, "skills");
     let ids: Vec<&str> = skills.iter().filter_map(|s| s["id"].as_str()).collect();
     assert_eq!(
         ids,
-        vec!["mcp-tools-list:create_issue", "mcp-tools-list:search_code", "tools:sql_runner", "tools:sql_runner#2", "tools:weather_lookup"]
+        vec![
+            "mcp-tools-list:create_issue",
+            "mcp-tools-list:search_code",
+            "tools:sql_runner",
+            "tools:sql_runner#2",
+            "tools:weather_lookup"
+        ]
     );
     assert!(skills.iter().all(|s| s["kind"] == "tool"));
-    let weather = skills.iter().find(|s| s["id"] == "tools:weather_lookup").cloned().unwrap_or_default();
-    assert!(weather["body"].as_str().unwrap_or_default().contains("- `city` (string, required): City name"));
+    let weather = skills
+        .iter()
+        .find(|s| s["id"] == "tools:weather_lookup")
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        weather["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("- `city` (string, required): City name")
+    );
     let diags = rows(&out, "diagnostics");
-    let got: Vec<(String, u64)> = diags.iter().map(|d| (d["code"].as_str().unwrap_or_default().to_owned(), d["line"].as_u64().unwrap_or(0))).collect();
-    assert_eq!(got, vec![("catalog-invalid".into(), 3), ("catalog-invalid".into(), 4), ("duplicate-skill".into(), 5)]);
+    let got: Vec<(String, u64)> = diags
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or_default().to_owned(),
+                d["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("catalog-invalid".into(), 3),
+            ("catalog-invalid".into(), 4),
+            ("duplicate-skill".into(), 5)
+        ]
+    );
     // A tool description naming another tool is a relation like any other.
     let edges = rows(&out, "edges");
-    assert!(edges.iter().any(|e| e["src"] == "mcp-tools-list:search_code" && e["dst"] == "mcp-tools-list:create_issue"), "{edges:?}");
+    assert!(
+        edges
+            .iter()
+            .any(|e| e["src"] == "mcp-tools-list:search_code"
+                && e["dst"] == "mcp-tools-list:create_issue"),
+        "{edges:?}"
+    );
 }
 
 #[test]
 fn metatool_benchmark_loads_when_present() {
     let tools = repo().join("../shared/bench/metatool_dev/tools.jsonl");
     if !tools.is_file() {
-        eprintln!("skipped: {} is absent (../shared is only on the development machines)", tools.display());
+        eprintln!(
+            "skipped: {} is absent (../shared is only on the development machines)",
+            tools.display()
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let summary = skg_json(tmp.path(), &["extract", tools.to_str().unwrap_or_default(), "-o", "out"]);
-    let lines = std::fs::read_to_string(&tools).unwrap_or_default().lines().filter(|l| !l.trim().is_empty()).count();
-    assert_eq!(summary["counts"]["skills"], lines as u64, "one skill per tool");
+    let summary = skg_json(
+        tmp.path(),
+        &["extract", tools.to_str().unwrap_or_default(), "-o", "out"],
+    );
+    let lines = std::fs::read_to_string(&tools)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    assert_eq!(
+        summary["counts"]["skills"], lines as u64,
+        "one skill per tool"
+    );
     let _ = PathBuf::new();
 }

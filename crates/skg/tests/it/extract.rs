@@ -7,19 +7,33 @@ use crate::{repo, rows, skg, skg_json};
 /// Every `SKILL.md` (any case) under `dir`.
 fn count_skill_files(dir: &Path) -> usize {
     let mut n = 0;
-    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
+    for entry in std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+    {
         let p = entry.path();
         if p.is_dir() {
             n += count_skill_files(&p);
-        } else if p.file_name().is_some_and(|f| f.eq_ignore_ascii_case("skill.md")) {
+        } else if p
+            .file_name()
+            .is_some_and(|f| f.eq_ignore_ascii_case("skill.md"))
+        {
             n += 1;
         }
     }
     n
 }
 
-fn has_edge(edges: &[serde_json::Value], src: &str, dst: &str, kind: &str, extractor: &str) -> bool {
-    edges.iter().any(|e| e["src"] == src && e["dst"] == dst && e["kind"] == kind && e["extractor"] == extractor)
+fn has_edge(
+    edges: &[serde_json::Value],
+    src: &str,
+    dst: &str,
+    kind: &str,
+    extractor: &str,
+) -> bool {
+    edges.iter().any(|e| {
+        e["src"] == src && e["dst"] == dst && e["kind"] == kind && e["extractor"] == extractor
+    })
 }
 
 #[test]
@@ -27,7 +41,15 @@ fn demo_registries_end_to_end() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let out = tmp.path().join("out");
     let registries = repo().join("registries");
-    let summary = skg_json(tmp.path(), &["extract", registries.to_str().unwrap_or_default(), "-o", out.to_str().unwrap_or_default()]);
+    let summary = skg_json(
+        tmp.path(),
+        &[
+            "extract",
+            registries.to_str().unwrap_or_default(),
+            "-o",
+            out.to_str().unwrap_or_default(),
+        ],
+    );
 
     // Every SKILL.md became a skill (none of the demo's are unreadable).
     let expected_skills = count_skill_files(&registries);
@@ -36,30 +58,79 @@ fn demo_registries_end_to_end() {
     assert_eq!(skills.len(), expected_skills);
 
     // Manifest: counts agree with the tables, inputs carry names and hashes, _SUCCESS is there.
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap_or_default()).unwrap_or_default();
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("manifest.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
     for table in ["skills", "documents", "edges", "diagnostics"] {
-        assert_eq!(manifest["counts"][table].as_u64(), Some(rows(&out, table).len() as u64), "{table}");
+        assert_eq!(
+            manifest["counts"][table].as_u64(),
+            Some(rows(&out, table).len() as u64),
+            "{table}"
+        );
         assert!(out.join(format!("{table}.parquet")).is_file());
     }
-    let inputs: Vec<&str> = manifest["inputs"].as_array().map(|a| a.iter().filter_map(|i| i["name"].as_str()).collect()).unwrap_or_default();
-    assert_eq!(inputs, vec!["demo/devflow", "demo/datalab", "demo/community"]);
+    let inputs: Vec<&str> = manifest["inputs"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|i| i["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        inputs,
+        vec!["demo/devflow", "demo/datalab", "demo/community"]
+    );
     assert!(out.join("_SUCCESS").is_file());
 
     // The broken frontmatter of the community registry: each kind reported at its line, none lost.
     let diags = rows(&out, "diagnostics");
     let codes: BTreeMap<String, Vec<String>> = diags.iter().fold(BTreeMap::new(), |mut m, d| {
-        m.entry(d["path"].as_str().unwrap_or_default().to_owned()).or_default().push(format!("{}:{}", d["code"].as_str().unwrap_or_default(), d["line"]));
+        m.entry(d["path"].as_str().unwrap_or_default().to_owned())
+            .or_default()
+            .push(format!(
+                "{}:{}",
+                d["code"].as_str().unwrap_or_default(),
+                d["line"]
+            ));
         m
     });
-    assert!(codes["skyward/weather-report/SKILL.md"].contains(&"yaml-unquoted-colon:3".to_owned()), "{codes:?}");
-    assert!(codes["jotter/todo-tracker/SKILL.md"].iter().any(|c| c.starts_with("frontmatter-unclosed:")), "{codes:?}");
-    assert!(codes["roamer/trip-forecast/SKILL.md"].iter().any(|c| c.starts_with("yaml-broken-flow:")), "{codes:?}");
-    assert!(codes["clawfan/lobster-notify/SKILL.md"].iter().any(|c| c.starts_with("yaml-broken-flow:")), "{codes:?}");
-    assert!(codes["oldhand/markdown-toc/SKILL.md"].contains(&"frontmatter-missing:1".to_owned()), "{codes:?}");
-    let by_id: BTreeMap<&str, &serde_json::Value> = skills.iter().map(|s| (s["id"].as_str().unwrap_or_default(), s)).collect();
+    assert!(
+        codes["skyward/weather-report/SKILL.md"].contains(&"yaml-unquoted-colon:3".to_owned()),
+        "{codes:?}"
+    );
+    assert!(
+        codes["jotter/todo-tracker/SKILL.md"]
+            .iter()
+            .any(|c| c.starts_with("frontmatter-unclosed:")),
+        "{codes:?}"
+    );
+    assert!(
+        codes["roamer/trip-forecast/SKILL.md"]
+            .iter()
+            .any(|c| c.starts_with("yaml-broken-flow:")),
+        "{codes:?}"
+    );
+    assert!(
+        codes["clawfan/lobster-notify/SKILL.md"]
+            .iter()
+            .any(|c| c.starts_with("yaml-broken-flow:")),
+        "{codes:?}"
+    );
+    assert!(
+        codes["oldhand/markdown-toc/SKILL.md"].contains(&"frontmatter-missing:1".to_owned()),
+        "{codes:?}"
+    );
+    let by_id: BTreeMap<&str, &serde_json::Value> = skills
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap_or_default(), s))
+        .collect();
     let weather = by_id["demo/community:skyward/weather-report"];
     assert_eq!(weather["frontmatter"]["status"], "repaired");
-    assert!(weather["description"].as_str().unwrap_or_default().starts_with("Use when: (1)"), "the value is kept whole");
+    assert!(
+        weather["description"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Use when: (1)"),
+        "the value is kept whole"
+    );
     let crlf = by_id["demo/community:winfolk/pomodoro-timer"];
     assert_eq!(crlf["frontmatter"]["status"], "ok", "CRLF parses strictly");
     assert!(!crlf["body"].as_str().unwrap_or_default().contains('\r'));
@@ -69,16 +140,53 @@ fn demo_registries_end_to_end() {
     // Relations the demo was written to contain.
     let edges = rows(&out, "edges");
     let dev = |s: &str| format!("demo/devflow:skills/{s}");
-    assert!(has_edge(&edges, &dev("release-notes"), &dev("changelog-writing"), "depends_on", "js-import"));
-    assert!(has_edge(&edges, &dev("ci-triage"), &dev("test-first-development"), "depends_on", "py-import"));
-    assert!(has_edge(&edges, &dev("planning-features"), &dev("writing-implementation-plans"), "depends_on", "required-prose"));
-    assert!(has_edge(&edges, &dev("executing-plans"), &dev("writing-implementation-plans"), "depends_on", "md-link"));
-    assert!(has_edge(&edges, &dev("requesting-review"), &dev("reviewing-code"), "depends_on", "invoke-phrase"));
-    assert!(edges.iter().any(|e| e["src"] == dev("reviewing-code") && e["kind"] == "complements"));
+    assert!(has_edge(
+        &edges,
+        &dev("release-notes"),
+        &dev("changelog-writing"),
+        "depends_on",
+        "js-import"
+    ));
+    assert!(has_edge(
+        &edges,
+        &dev("ci-triage"),
+        &dev("test-first-development"),
+        "depends_on",
+        "py-import"
+    ));
+    assert!(has_edge(
+        &edges,
+        &dev("planning-features"),
+        &dev("writing-implementation-plans"),
+        "depends_on",
+        "required-prose"
+    ));
+    assert!(has_edge(
+        &edges,
+        &dev("executing-plans"),
+        &dev("writing-implementation-plans"),
+        "depends_on",
+        "md-link"
+    ));
+    assert!(has_edge(
+        &edges,
+        &dev("requesting-review"),
+        &dev("reviewing-code"),
+        "depends_on",
+        "invoke-phrase"
+    ));
+    assert!(
+        edges
+            .iter()
+            .any(|e| e["src"] == dev("reviewing-code") && e["kind"] == "complements")
+    );
     for e in &edges {
         let c = e["confidence"].as_f64().unwrap_or(-1.0);
         assert!((0.0..=1.0).contains(&c), "{e}");
-        assert!(e["evidence"].as_array().is_some_and(|ev| !ev.is_empty()), "{e}");
+        assert!(
+            e["evidence"].as_array().is_some_and(|ev| !ev.is_empty()),
+            "{e}"
+        );
         assert_ne!(e["src"], e["dst"], "no self edges");
     }
 
@@ -90,8 +198,14 @@ fn demo_registries_end_to_end() {
         assert_eq!(mine.iter().filter(|d| d["level"] == 0).count(), 1, "{id}");
         assert_eq!(mine.iter().filter(|d| d["level"] == 1).count(), 1, "{id}");
     }
-    let checklist = docs.iter().filter(|d| d["skill"] == dev("reviewing-code") && d["file"] == "references/checklist.md").count();
-    assert!(checklist >= 2, "every heading section of other markdown files is a document");
+    let checklist = docs
+        .iter()
+        .filter(|d| d["skill"] == dev("reviewing-code") && d["file"] == "references/checklist.md")
+        .count();
+    assert!(
+        checklist >= 2,
+        "every heading section of other markdown files is a document"
+    );
 }
 
 #[test]
@@ -122,30 +236,76 @@ fn rerun_replaces_output_and_leaves_no_temporaries() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let reg = repo().join("registries");
     for _ in 0..2 {
-        let o = skg(tmp.path(), &["extract", reg.to_str().unwrap_or_default(), "-o", "out", "-q"]);
+        let o = skg(
+            tmp.path(),
+            &[
+                "extract",
+                reg.to_str().unwrap_or_default(),
+                "-o",
+                "out",
+                "-q",
+            ],
+        );
         assert!(o.status.success());
     }
-    let names: Vec<String> = std::fs::read_dir(tmp.path()).unwrap_or_else(|e| panic!("{e}")).flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    assert!(names.iter().all(|n| !n.contains(".tmp-") && !n.contains(".old-")), "{names:?}");
+    let names: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.contains(".tmp-") && !n.contains(".old-")),
+        "{names:?}"
+    );
 }
 
 #[test]
 fn human_output_and_errors() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let reg = repo().join("registries");
-    let o = skg(tmp.path(), &["extract", reg.to_str().unwrap_or_default(), "-o", "out"]);
+    let o = skg(
+        tmp.path(),
+        &["extract", reg.to_str().unwrap_or_default(), "-o", "out"],
+    );
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("demo/devflow") && stdout.contains("edges by kind"), "{stdout}");
-    assert!(o.stderr.is_empty(), "no progress bar or logs when stderr is not a terminal: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout.contains("demo/devflow") && stdout.contains("edges by kind"),
+        "{stdout}"
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "no progress bar or logs when stderr is not a terminal: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 
     let o = skg(tmp.path(), &["extract", "does-not-exist"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("does-not-exist: no such file or folder"), "{err}");
+    assert!(
+        err.contains("does-not-exist: no such file or folder"),
+        "{err}"
+    );
 
-    let o = skg(tmp.path(), &["extract", reg.to_str().unwrap_or_default(), "-o", "out2", "--show-diagnostics", "-q"]);
+    let o = skg(
+        tmp.path(),
+        &[
+            "extract",
+            reg.to_str().unwrap_or_default(),
+            "-o",
+            "out2",
+            "--show-diagnostics",
+            "-q",
+        ],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("demo/community/skyward/weather-report/SKILL.md:3: warning[yaml-unquoted-colon]"), "{err}");
+    assert!(
+        err.contains(
+            "demo/community/skyward/weather-report/SKILL.md:3: warning[yaml-unquoted-colon]"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -153,7 +313,13 @@ fn schema_lists_every_table() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let o = skg(tmp.path(), &["schema"]);
     let md = String::from_utf8_lossy(&o.stdout);
-    for t in ["## `skills`", "## `documents`", "## `edges`", "## `diagnostics`", "| `evidence_line` |"] {
+    for t in [
+        "## `skills`",
+        "## `documents`",
+        "## `edges`",
+        "## `diagnostics`",
+        "| `evidence_line` |",
+    ] {
         assert!(md.contains(t), "{t}");
     }
 }

@@ -6,12 +6,25 @@ use crate::{rows, skg_json};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
         .unwrap_or_else(|e| panic!("git: {e}"));
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -21,13 +34,25 @@ fn pinned_rev_is_read_not_the_working_tree() {
     let repo = tmp.path().join("upstream");
     std::fs::create_dir_all(repo.join("skills/alpha")).unwrap_or_default();
     git(&repo, &["init", "-q"]);
-    std::fs::write(repo.join("skills/alpha/SKILL.md"), "---\nname: alpha\ndescription: First version.\n---\n# Alpha\n").unwrap_or_default();
+    std::fs::write(
+        repo.join("skills/alpha/SKILL.md"),
+        "---\nname: alpha\ndescription: First version.\n---\n# Alpha\n",
+    )
+    .unwrap_or_default();
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "one"]);
     let first = git(&repo, &["rev-parse", "HEAD"]);
-    std::fs::write(repo.join("skills/alpha/SKILL.md"), "---\nname: alpha\ndescription: Second version.\n---\n# Alpha\n").unwrap_or_default();
+    std::fs::write(
+        repo.join("skills/alpha/SKILL.md"),
+        "---\nname: alpha\ndescription: Second version.\n---\n# Alpha\n",
+    )
+    .unwrap_or_default();
     std::fs::create_dir_all(repo.join("skills/beta")).unwrap_or_default();
-    std::fs::write(repo.join("skills/beta/SKILL.md"), "---\nname: beta\ndescription: Added later.\n---\n").unwrap_or_default();
+    std::fs::write(
+        repo.join("skills/beta/SKILL.md"),
+        "---\nname: beta\ndescription: Added later.\n---\n",
+    )
+    .unwrap_or_default();
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "two"]);
     git(&repo, &["tag", "v2"]);
@@ -41,7 +66,12 @@ fn pinned_rev_is_read_not_the_working_tree() {
     let skills = rows(&out, "skills");
     let got: Vec<(String, String)> = skills
         .iter()
-        .map(|s| (s["id"].as_str().unwrap_or_default().to_owned(), s["description"].as_str().unwrap_or_default().to_owned()))
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap_or_default().to_owned(),
+                s["description"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
         .collect();
     assert_eq!(
         got,
@@ -51,15 +81,34 @@ fn pinned_rev_is_read_not_the_working_tree() {
             ("up/old:alpha".to_owned(), "First version.".to_owned()),
         ]
     );
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap_or_default()).unwrap_or_default();
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("manifest.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
     let second = git(&repo, &["rev-parse", "HEAD"]);
-    assert_eq!(manifest["inputs"][0]["rev"], first.as_str(), "the pinned commit is recorded");
-    assert_eq!(manifest["inputs"][1]["rev"], second.as_str(), "a tag is resolved to its commit");
+    assert_eq!(
+        manifest["inputs"][0]["rev"],
+        first.as_str(),
+        "the pinned commit is recorded"
+    );
+    assert_eq!(
+        manifest["inputs"][1]["rev"],
+        second.as_str(),
+        "a tag is resolved to its commit"
+    );
     assert_eq!(manifest["inputs"][0]["license"], "MIT");
 
     // A rev that does not exist is a clear error, not a crash.
-    std::fs::write(tmp.path().join("bad.toml"), "[[registry]]\nname = \"x\"\ngit = \"upstream\"\nrev = \"no-such-rev\"\n").unwrap_or_default();
+    std::fs::write(
+        tmp.path().join("bad.toml"),
+        "[[registry]]\nname = \"x\"\ngit = \"upstream\"\nrev = \"no-such-rev\"\n",
+    )
+    .unwrap_or_default();
     let o = crate::skg(tmp.path(), &["extract", "bad.toml", "-o", "out2"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("revision no-such-rev not found"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("revision no-such-rev not found"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -11,7 +11,10 @@ use std::{
 
 /// The repository root.
 pub(crate) fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap_or_else(|e| panic!("repo root: {e}"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("repo root: {e}"))
 }
 
 /// Runs `skg` with `args` in `cwd`, with a clean environment (no colours, no user config).
@@ -32,8 +35,17 @@ pub(crate) fn skg_json(cwd: &Path, args: &[&str]) -> serde_json::Value {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--format", "json"]);
     let out = skg(cwd, &all);
-    assert!(out.status.success(), "skg {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    assert!(
+        out.status.success(),
+        "skg {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 /// NDJSON rows of a table.
