@@ -277,10 +277,13 @@ fn read_block(lines: &[Line<'_>], issues: &mut Vec<Issue>) -> BlockRead {
         Err(e) => Some(e),
     };
     let (repaired_entries, found) = repair(lines);
-    let parser_line = err.as_ref().and_then(|e| e.location()).map(|loc| {
-        let l = u32::try_from(loc.line()).unwrap_or(1);
-        first_no + l.saturating_sub(1)
-    });
+    let parser_line = err
+        .as_ref()
+        .and_then(serde_saphyr::Error::location)
+        .map(|loc| {
+            let l = u32::try_from(loc.line()).unwrap_or(1);
+            first_no + l.saturating_sub(1)
+        });
     let parser_msg = err.as_ref().map(|e| first_line(&e.to_string()));
     let repaired_text = repaired_entries
         .iter()
@@ -318,14 +321,13 @@ fn read_block(lines: &[Line<'_>], issues: &mut Vec<Issue>) -> BlockRead {
     let mut lost = Vec::new();
     for entry in &repaired_entries {
         let Some(key) = &entry.key else { continue };
-        match strict(&entry.text) {
-            Ok(Value::Object(m)) => {
-                for (k, v) in m {
-                    map.insert(k, v);
-                }
-                kept.push(key.clone());
+        if let Ok(Value::Object(m)) = strict(&entry.text) {
+            for (k, v) in m {
+                map.insert(k, v);
             }
-            _ => {
+            kept.push(key.clone());
+        } else {
+            {
                 let raw = entry.raw_value.trim();
                 if raw.is_empty() {
                     lost.push(key.clone());
@@ -413,6 +415,16 @@ struct Entry {
     text: String,
 }
 
+/// A top-level entry before repair: its key line, continuation lines and orphan lines.
+struct RawEntry {
+    no: u32,
+    key: Option<String>,
+    key_text: String,
+    value: String,
+    cont: Vec<(u32, String)>,
+    orphans: Vec<u32>,
+}
+
 /// One thing repair found (and fixed).
 type Finding = Issue;
 
@@ -431,14 +443,14 @@ fn is_control(c: char) -> bool {
 
 /// Finds and fixes the known problems; returns the repaired entries and what was found.
 fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
-    let mut found = Vec::new();
-    // Phase 1: line-level fixes.
     #[derive(PartialEq)]
     enum Conflict {
         None,
         Ours,
         Theirs,
     }
+    let mut found = Vec::new();
+    // Phase 1: line-level fixes.
     let mut conflict = Conflict::None;
     let mut cleaned: Vec<(u32, String)> = Vec::new();
     for l in lines {
@@ -488,14 +500,6 @@ fn repair(lines: &[Line<'_>]) -> (Vec<Entry>, Vec<Finding>) {
         cleaned.push((l.no, s));
     }
     // Phase 2: split into top-level entries.
-    struct RawEntry {
-        no: u32,
-        key: Option<String>,
-        key_text: String,
-        value: String,
-        cont: Vec<(u32, String)>,
-        orphans: Vec<u32>,
-    }
     let mut entries: Vec<RawEntry> = Vec::new();
     let mut open_flow = 0i32;
     for (no, s) in cleaned {

@@ -429,7 +429,7 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
     )
     .and_then(as_text)
     .or_else(|| sentence_after(&description, &USE_WHEN))
-    .or_else(|| section_text(&input.body, input.body_outline, &WHEN_SECTION));
+    .or_else(|| section_text(&input.body, input.body_outline, &WHEN_SECTION, true));
     let when_not_to_use = get(
         m,
         &[
@@ -443,7 +443,7 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
     )
     .and_then(as_text)
     .or_else(|| sentence_after(&description, &NOT_WHEN))
-    .or_else(|| section_text(&input.body, input.body_outline, &NOT_WHEN_SECTION));
+    .or_else(|| section_text(&input.body, input.body_outline, &NOT_WHEN_SECTION, false));
 
     let tags = manifest::tags(m, meta.as_ref());
     let category = get(m, &["category"])
@@ -544,11 +544,10 @@ fn sentence_after(text: &str, re: &Regex) -> Option<String> {
 
 /// Text of the first section whose heading matches `re` (list items and first paragraph,
 /// at most 600 characters), excluding a "when not" heading for the positive regex.
-fn section_text(body: &str, outline: &Outline, re: &Regex) -> Option<String> {
-    let negative = &NOT_WHEN_SECTION;
+fn section_text(body: &str, outline: &Outline, re: &Regex, positive: bool) -> Option<String> {
     for s in markdown::sections(body, outline) {
         let Some(title) = s.title() else { continue };
-        if !re.is_match(title) || (!std::ptr::eq(re, &**negative) && negative.is_match(title)) {
+        if !re.is_match(title) || (positive && NOT_WHEN_SECTION.is_match(title)) {
             continue;
         }
         let text: Vec<&str> = body[s.content_start..s.end]

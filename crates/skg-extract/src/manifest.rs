@@ -154,7 +154,7 @@ pub(crate) fn requires(m: &Map<String, Value>) -> Requires {
                     "env" | "envs" | "environment" | "requiredEnv" => env.extend(items),
                     "mcp" | "mcps" | "mcp_servers" | "mcpServers" => mcp.extend(items),
                     "packages" | "pip" | "npm" | "python" | "node" | "brew" | "apt" => {
-                        packages.extend(items)
+                        packages.extend(items);
                     }
                     _ => {}
                 }

@@ -8,8 +8,7 @@ use crate::GlobalArgs;
 pub fn init(global: &GlobalArgs) {
     let level = match (global.quiet, global.verbose) {
         (q, _) if q >= 2 => "error",
-        (1, _) => "warn",
-        (_, 0) => "warn",
+        (1, _) | (_, 0) => "warn",
         (_, 1) => "info",
         (_, 2) => "debug",
         _ => "trace",

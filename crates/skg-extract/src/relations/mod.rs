@@ -27,7 +27,7 @@ mod names;
 mod prose;
 mod scripts;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rayon::prelude::*;
 use skg_model::{Diagnostic, Edge, EdgeKind, EdgeSource, Evidence};
@@ -105,16 +105,16 @@ pub(crate) fn extract(
 /// Groups candidates into edges: best evidence first; plain mentions dropped where a more
 /// specific extractor saw the same target on the same line.
 fn merge(loaded: &[Loaded], cands: Vec<Candidate>) -> Vec<Edge> {
-    let mut specific: HashMap<(usize, usize, String, u32), ()> = HashMap::new();
+    let mut specific: HashSet<(usize, usize, String, u32)> = HashSet::new();
     for c in &cands {
         if c.evidence.extractor != "mention" {
-            specific.insert((c.src, c.dst, c.evidence.path.clone(), c.evidence.line), ());
+            specific.insert((c.src, c.dst, c.evidence.path.clone(), c.evidence.line));
         }
     }
     let mut groups: BTreeMap<(&str, &str, EdgeKind), Vec<Evidence>> = BTreeMap::new();
     for c in cands {
         if c.evidence.extractor == "mention"
-            && specific.contains_key(&(c.src, c.dst, c.evidence.path.clone(), c.evidence.line))
+            && specific.contains(&(c.src, c.dst, c.evidence.path.clone(), c.evidence.line))
         {
             continue;
         }

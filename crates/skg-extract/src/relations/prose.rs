@@ -346,20 +346,20 @@ pub(crate) fn markdown(
             let line_end = text[link.offset..]
                 .find('\n')
                 .map_or(text.len(), |p| link.offset + p);
-            let line = &text[line_start..line_end];
+            let link_line = &text[line_start..line_end];
             match index.owner(reg, &target) {
-                Some(dst) if dst != i => {
+                Some(target_skill) if target_skill != i => {
                     let ctx = ctx_at(link.offset);
-                    let kind = if ctx.required || REQUIRED_LINE.is_match(line) {
+                    let kind = if ctx.required || REQUIRED_LINE.is_match(link_line) {
                         EdgeKind::DependsOn
-                    } else if ctx.related || RELATED_LINE.is_match(line) {
+                    } else if ctx.related || RELATED_LINE.is_match(link_line) {
                         EdgeKind::Complements
                     } else {
                         EdgeKind::References
                     };
                     out.push(Candidate {
                         src: i,
-                        dst,
+                        dst: target_skill,
                         kind,
                         evidence: evidence(
                             "md-link",
@@ -367,12 +367,11 @@ pub(crate) fn markdown(
                             EdgeSource::Extracted,
                             file_path.clone(),
                             line_no,
-                            line,
+                            link_line,
                         ),
                         unless_common: None,
                     });
                 }
-                Some(_) => {}
                 None if !index.exists(reg, &target)
                     && !sources[reg].local_path.join(&target).exists() =>
                 {
@@ -388,7 +387,7 @@ pub(crate) fn markdown(
                         ),
                     });
                 }
-                None => {}
+                _ => {}
             }
         }
     }

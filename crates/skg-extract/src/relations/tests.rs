@@ -263,7 +263,7 @@ fn best_evidence_wins_and_all_is_kept() {
         .collect();
     assert_eq!(dep.len(), 1);
     assert_eq!(dep[0].extractor, "required-prose");
-    assert_eq!(dep[0].confidence, 0.7);
+    assert!((dep[0].confidence - 0.7).abs() < 1e-9);
     let ev: Vec<(&str, u32)> = dep[0]
         .evidence
         .iter()

@@ -1,4 +1,8 @@
 //! Integration tests of `skg-extract` through its public API.
+#![allow(
+    clippy::print_stderr,
+    reason = "tests say on stderr which parts they skipped and why"
+)]
 
 mod bad_inputs;
 mod shared_corpus;

@@ -37,7 +37,7 @@ fn shared_registries_every_skill_file_is_accounted_for() {
         );
         return;
     }
-    let sources = resolve_inputs(&[root.clone()]).unwrap_or_else(|e| panic!("{e}"));
+    let sources = resolve_inputs(std::slice::from_ref(&root)).unwrap_or_else(|e| panic!("{e}"));
     let x = extract(&sources, &Options::default(), &NoProgress);
     let mut expected = 0;
     for src in &sources {

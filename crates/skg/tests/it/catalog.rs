@@ -1,7 +1,5 @@
 //! Tool catalogs as registries.
 
-use std::path::PathBuf;
-
 use crate::{repo, rows, skg_json};
 
 #[test]
@@ -98,5 +96,4 @@ fn metatool_benchmark_loads_when_present() {
         summary["counts"]["skills"], lines as u64,
         "one skill per tool"
     );
-    let _ = PathBuf::new();
 }

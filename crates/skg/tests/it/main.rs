@@ -1,4 +1,8 @@
 //! End-to-end tests of the `skg` binary (one test binary, topics in modules).
+#![allow(
+    clippy::print_stderr,
+    reason = "tests say on stderr which parts they skipped and why"
+)]
 
 mod catalog;
 mod extract;
