@@ -93,6 +93,7 @@ pub fn extract(
     options: &Options,
     progress: &dyn Progress,
 ) -> Extraction {
+    let t0 = std::time::Instant::now();
     let mut diagnostics = Vec::new();
     let mut loaded: Vec<load::Loaded> = Vec::new();
     let mut per_registry: Vec<(usize, usize)> = Vec::new(); // (first loaded idx, count)
@@ -135,10 +136,22 @@ pub fn extract(
         per_registry.push((first, loaded.len() - first));
     }
 
+    tracing::info!(
+        seconds = t0.elapsed().as_secs_f64(),
+        skills = loaded.len(),
+        "extract::read"
+    );
+    let t1 = std::time::Instant::now();
     progress.phase("relations", loaded.len() as u64);
     let (edges, rel_diags) = relations::extract(&loaded, sources, progress);
     diagnostics.extend(rel_diags);
 
+    tracing::info!(
+        seconds = t1.elapsed().as_secs_f64(),
+        edges = edges.len(),
+        "extract::relations"
+    );
+    let t2 = std::time::Instant::now();
     progress.phase("documents", loaded.len() as u64);
     let mut documents: Vec<Document> = loaded
         .par_iter()
@@ -153,6 +166,11 @@ pub fn extract(
             .cmp(&(&b.skill, b.level, &b.file, b.ordinal, b.chunk))
     });
 
+    tracing::info!(
+        seconds = t2.elapsed().as_secs_f64(),
+        documents = documents.len(),
+        "extract::documents"
+    );
     let registries = sources
         .iter()
         .zip(&per_registry)

@@ -19,6 +19,17 @@ pub enum Severity {
     Error,
 }
 
+impl Severity {
+    /// The snake_case name used in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
 /// Stable diagnostic codes, named after the pattern flagged (not the fix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -167,11 +178,7 @@ pub struct Diagnostic {
 impl fmt::Display for Diagnostic {
     /// `registry/path:line: severity[code]: message`, the shape editors and CI logs link.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sev = match self.severity {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        };
+        let sev = self.severity.as_str();
         write!(f, "{}/{}", self.registry, self.path)?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;

@@ -32,6 +32,19 @@ pub enum FrontmatterStatus {
     NotApplicable,
 }
 
+impl FrontmatterStatus {
+    /// The snake_case name used in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FrontmatterStatus::Ok => "ok",
+            FrontmatterStatus::Repaired => "repaired",
+            FrontmatterStatus::Salvaged => "salvaged",
+            FrontmatterStatus::Missing => "missing",
+            FrontmatterStatus::NotApplicable => "not_applicable",
+        }
+    }
+}
+
 /// The frontmatter as read, kept whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Frontmatter {

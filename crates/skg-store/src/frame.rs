@@ -1,126 +1,45 @@
-//! Rows → a polars `DataFrame`, following a [`TableSpec`].
+//! Rows → a polars `DataFrame`, one typed column at a time (columns built in parallel).
 
 use polars::prelude::*;
-use serde::Serialize;
-use serde_json::Value;
+use rayon::prelude::*;
 
-use crate::{ColumnType, Error, Result, TableSpec};
+use crate::{
+    Error, Result,
+    tables::{Get, Table},
+};
 
-fn lookup<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    let mut cur = v;
-    for seg in path {
-        cur = match cur {
-            Value::Object(m) => m.get(*seg)?,
-            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    Some(cur)
-}
-
-fn text(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) => Some(s.clone()),
-        Value::Null => None,
-        other => Some(other.to_string()),
+fn column<T: Sync>(name: &'static str, get: &Get<T>, rows: &[T]) -> Series {
+    let n: PlSmallStr = name.into();
+    match get {
+        Get::Str(f) => StringChunked::from_iter_values(n, rows.iter().map(f)).into_series(),
+        Get::OptStr(f) => StringChunked::from_iter_options(n, rows.iter().map(f)).into_series(),
+        Get::Json(f) => StringChunked::from_iter_values(n, rows.iter().map(f)).into_series(),
+        Get::U32(f) => UInt32Chunked::from_iter_values(n, rows.iter().map(f)).into_series(),
+        Get::OptU32(f) => UInt32Chunked::from_iter_options(n, rows.iter().map(f)).into_series(),
+        Get::U64(f) => UInt64Chunked::from_iter_values(n, rows.iter().map(f)).into_series(),
+        Get::F64(f) => Float64Chunked::from_iter_values(n, rows.iter().map(f)).into_series(),
+        Get::Bool(f) => BooleanChunked::from_iter_values(n, rows.iter().map(f)).into_series(),
+        Get::StrList(f) => {
+            let mut b = ListStringChunkedBuilder::new(n, rows.len(), rows.len() * 2);
+            for r in rows {
+                b.append_values_iter(f(r).into_iter());
+            }
+            b.finish().into_series()
+        }
     }
 }
 
 /// Builds the table's `DataFrame` from `rows`.
-pub(crate) fn build<T: Serialize>(spec: &TableSpec, rows: &[T]) -> Result<DataFrame> {
-    let err = |message: String| Error::Table {
-        table: spec.name.to_owned(),
-        message,
-    };
-    let values: Vec<Value> = rows
-        .iter()
-        .map(serde_json::to_value)
-        .collect::<Result<_, _>>()
-        .map_err(|e| err(e.to_string()))?;
-    let mut columns = Vec::with_capacity(spec.columns.len());
-    for col in spec.columns {
-        let path: Vec<&str> = col.path.split('.').collect();
-        let cells = values.iter().map(|v| lookup(v, &path));
-        let name: PlSmallStr = col.name.into();
-        let series = match col.ty {
-            ColumnType::Str => Series::new(
-                name,
-                cells
-                    .map(|c| text(c).unwrap_or_default())
-                    .collect::<Vec<String>>(),
-            ),
-            ColumnType::OptStr => {
-                Series::new(name, cells.map(text).collect::<Vec<Option<String>>>())
-            }
-            ColumnType::Json => Series::new(
-                name,
-                cells
-                    .map(|c| c.map_or_else(|| "null".to_owned(), Value::to_string))
-                    .collect::<Vec<String>>(),
-            ),
-            ColumnType::U32 => Series::new(
-                name,
-                cells
-                    .map(|c| {
-                        c.and_then(Value::as_u64)
-                            .and_then(|n| u32::try_from(n).ok())
-                            .unwrap_or(0)
-                    })
-                    .collect::<Vec<u32>>(),
-            ),
-            ColumnType::OptU32 => Series::new(
-                name,
-                cells
-                    .map(|c| {
-                        c.and_then(Value::as_u64)
-                            .and_then(|n| u32::try_from(n).ok())
-                    })
-                    .collect::<Vec<Option<u32>>>(),
-            ),
-            ColumnType::U64 => Series::new(
-                name,
-                cells
-                    .map(|c| c.and_then(Value::as_u64).unwrap_or(0))
-                    .collect::<Vec<u64>>(),
-            ),
-            ColumnType::F64 => Series::new(
-                name,
-                cells
-                    .map(|c| c.and_then(Value::as_f64).unwrap_or(0.0))
-                    .collect::<Vec<f64>>(),
-            ),
-            ColumnType::Bool => Series::new(
-                name,
-                cells
-                    .map(|c| c.and_then(Value::as_bool).unwrap_or(false))
-                    .collect::<Vec<bool>>(),
-            ),
-            ColumnType::StrList => {
-                let lists: Vec<Series> = cells
-                    .map(|c| {
-                        let items: Vec<String> = match c {
-                            Some(Value::Array(a)) => a
-                                .iter()
-                                .map(|x| text(Some(x)).unwrap_or_default())
-                                .collect(),
-                            _ => Vec::new(),
-                        };
-                        Series::new(PlSmallStr::EMPTY, items)
-                    })
-                    .collect();
-                let mut list = Series::new(name, lists);
-                if values.is_empty() {
-                    list = Series::new_empty(
-                        col.name.into(),
-                        &DataType::List(Box::new(DataType::String)),
-                    );
-                }
-                list
-            }
-        };
-        columns.push(series.into_column());
-    }
-    DataFrame::new(values.len(), columns).map_err(|e| err(e.to_string()))
+pub(crate) fn build<T: Sync>(table: &Table<T>, rows: &[T]) -> Result<DataFrame> {
+    let columns: Vec<Column> = table
+        .columns
+        .par_iter()
+        .map(|c| column(c.name, &c.get, rows).into_column())
+        .collect();
+    DataFrame::new(rows.len(), columns).map_err(|e| Error::Table {
+        table: table.name.to_owned(),
+        message: e.to_string(),
+    })
 }
 
 /// Writes `df` as Parquet (zstd, statistics on) to `w`.

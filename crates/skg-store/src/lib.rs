@@ -23,7 +23,7 @@ pub use crate::{
     error::{Error, Result},
     manifest::{Manifest, TableInfo, Tool, read_manifest},
     staging::{Staging, read_ndjson},
-    tables::{ColumnSpec, ColumnType, TableSpec},
+    tables::{ColumnSpec, ColumnType, Table, TableSpec},
 };
 
 /// File written last into a finished output folder; readers refuse folders without it.

@@ -7,7 +7,11 @@ use std::{
 
 use serde::{Serialize, de::DeserializeOwned};
 
-use crate::{Error, MANIFEST_FILE, Manifest, Result, SUCCESS_FILE, TableInfo, TableSpec, frame};
+use rayon::prelude::*;
+
+use crate::{
+    Error, MANIFEST_FILE, Manifest, Result, SUCCESS_FILE, TableInfo, frame, tables::Table,
+};
 
 /// An output folder being written. Nothing is visible at the destination until [`commit`];
 /// dropping a `Staging` without committing removes the temporary folder and leaves the
@@ -52,29 +56,59 @@ impl Staging {
     }
 
     /// Writes `rows` as `<table>.parquet` and `<table>.ndjson`.
-    pub fn write_table<T: Serialize>(&mut self, spec: &TableSpec, rows: &[T]) -> Result<()> {
+    pub fn write_table<T: Serialize + Sync>(&mut self, spec: &Table<T>, rows: &[T]) -> Result<()> {
         let parquet = format!("{}.parquet", spec.name);
         let ndjson = format!("{}.ndjson", spec.name);
+        let t = std::time::Instant::now();
         let mut df = frame::build(spec, rows)?;
+        tracing::debug!(
+            table = spec.name,
+            seconds = t.elapsed().as_secs_f64(),
+            "store::frame"
+        );
+        let t = std::time::Instant::now();
         let ppath = self.tmp.join(&parquet);
         let mut f = std::fs::File::create(&ppath).map_err(|e| Error::io(&ppath, e))?;
         frame::write_parquet(spec.name, &mut df, &mut f)?;
         f.sync_all().map_err(|e| Error::io(&ppath, e))?;
+        tracing::debug!(
+            table = spec.name,
+            seconds = t.elapsed().as_secs_f64(),
+            "store::parquet"
+        );
+        let t = std::time::Instant::now();
 
         let npath = self.tmp.join(&ndjson);
-        let f = std::fs::File::create(&npath).map_err(|e| Error::io(&npath, e))?;
-        let mut w = BufWriter::new(f);
-        for row in rows {
-            serde_json::to_writer(&mut w, row).map_err(|e| Error::Json {
+        // Rows are serialized in parallel blocks, then written in order.
+        let blocks: Vec<Vec<u8>> = rows
+            .par_chunks(2048)
+            .map(|chunk| {
+                let mut buf = Vec::with_capacity(chunk.len() * 256);
+                for row in chunk {
+                    serde_json::to_writer(&mut buf, row)?;
+                    buf.push(b'\n');
+                }
+                Ok(buf)
+            })
+            .collect::<Result<_, serde_json::Error>>()
+            .map_err(|e| Error::Json {
                 path: npath.clone(),
                 message: e.to_string(),
             })?;
-            w.write_all(b"\n").map_err(|e| Error::io(&npath, e))?;
+        let f = std::fs::File::create(&npath).map_err(|e| Error::io(&npath, e))?;
+        let mut w = BufWriter::new(f);
+        for b in &blocks {
+            w.write_all(b).map_err(|e| Error::io(&npath, e))?;
         }
         let f = w
             .into_inner()
             .map_err(|e| Error::io(&npath, e.into_error()))?;
         f.sync_all().map_err(|e| Error::io(&npath, e))?;
+        tracing::debug!(
+            table = spec.name,
+            seconds = t.elapsed().as_secs_f64(),
+            "store::ndjson"
+        );
         self.tables.push(TableInfo {
             name: spec.name.to_owned(),
             rows: rows.len() as u64,

@@ -1,7 +1,9 @@
-//! Table declarations: every column's name, type, source field and meaning.
+//! Table declarations: every column's name, meaning and accessor, in one place.
 //!
-//! `path` is where the value sits in the row's serde JSON form: dotted keys, numeric segments
-//! index lists (`evidence.0.line`). Bump [`skg_model::SCHEMA_VERSION`] on any change here.
+//! A column is declared with a typed accessor (`Get`), so its Parquet type follows from the
+//! code and cannot drift from the row type. Bump [`skg_model::SCHEMA_VERSION`] on any change here.
+
+use skg_model::{Diagnostic, Document, Edge, Skill};
 
 /// Column types as written to Parquet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,312 +45,448 @@ impl ColumnType {
     }
 }
 
-/// One column.
+/// How a column's value is read from a row.
+#[derive(Debug)]
+pub enum Get<T: 'static> {
+    /// A string.
+    Str(fn(&T) -> &str),
+    /// An optional string.
+    OptStr(fn(&T) -> Option<&str>),
+    /// A u32.
+    U32(fn(&T) -> u32),
+    /// An optional u32.
+    OptU32(fn(&T) -> Option<u32>),
+    /// A u64.
+    U64(fn(&T) -> u64),
+    /// A float.
+    F64(fn(&T) -> f64),
+    /// A boolean.
+    Bool(fn(&T) -> bool),
+    /// A list of strings.
+    StrList(fn(&T) -> Vec<&str>),
+    /// A value rendered as JSON.
+    Json(fn(&T) -> String),
+}
+
+impl<T> Get<T> {
+    /// The Parquet type this accessor produces.
+    pub fn ty(&self) -> ColumnType {
+        match self {
+            Get::Str(_) => ColumnType::Str,
+            Get::OptStr(_) => ColumnType::OptStr,
+            Get::U32(_) => ColumnType::U32,
+            Get::OptU32(_) => ColumnType::OptU32,
+            Get::U64(_) => ColumnType::U64,
+            Get::F64(_) => ColumnType::F64,
+            Get::Bool(_) => ColumnType::Bool,
+            Get::StrList(_) => ColumnType::StrList,
+            Get::Json(_) => ColumnType::Json,
+        }
+    }
+}
+
+/// One column of a table of `T`.
+#[derive(Debug)]
+pub struct Column<T: 'static> {
+    /// Column name.
+    pub name: &'static str,
+    /// Accessor (and so the type).
+    pub get: Get<T>,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+/// A table of `T` rows.
+#[derive(Debug)]
+pub struct Table<T: 'static> {
+    /// Table name (file stem).
+    pub name: &'static str,
+    /// What a row is.
+    pub doc: &'static str,
+    /// Columns, in order.
+    pub columns: &'static [Column<T>],
+}
+
+/// One column, described (for docs and readers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ColumnSpec {
     /// Column name.
     pub name: &'static str,
-    /// Where the value comes from in the row.
-    pub path: &'static str,
     /// Type.
     pub ty: ColumnType,
     /// What it means.
     pub doc: &'static str,
 }
 
-/// One table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TableSpec {
-    /// Table name (file stem).
-    pub name: &'static str,
+/// A table, described independently of its row type.
+pub trait TableSpec: Sync {
+    /// Table name.
+    fn name(&self) -> &'static str;
     /// What a row is.
-    pub doc: &'static str,
-    /// Columns, in order.
-    pub columns: &'static [ColumnSpec],
+    fn doc(&self) -> &'static str;
+    /// Its columns.
+    fn columns(&self) -> Vec<ColumnSpec>;
 }
 
-const fn c(
-    name: &'static str,
-    path: &'static str,
-    ty: ColumnType,
-    doc: &'static str,
-) -> ColumnSpec {
-    ColumnSpec {
-        name,
-        path,
-        ty,
-        doc,
+impl<T: Sync> TableSpec for Table<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn doc(&self) -> &'static str {
+        self.doc
+    }
+    fn columns(&self) -> Vec<ColumnSpec> {
+        self.columns
+            .iter()
+            .map(|c| ColumnSpec {
+                name: c.name,
+                ty: c.get.ty(),
+                doc: c.doc,
+            })
+            .collect()
     }
 }
 
-use ColumnType::{Bool, F64, Json, OptStr, OptU32, Str, StrList, U32, U64};
+const fn col<T>(name: &'static str, get: Get<T>, doc: &'static str) -> Column<T> {
+    Column { name, get, doc }
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn u32_of(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
 
 /// `skills`: one row per skill (or catalog tool).
-pub const SKILLS: TableSpec = TableSpec {
+pub static SKILLS: Table<Skill> = Table {
     name: "skills",
     doc: "one row per skill package (or tool of a catalog), normalized",
     columns: &[
-        c("id", "id", Str, "`<registry>:<root>`"),
-        c("registry", "registry", Str, "registry name"),
-        c("kind", "kind", Str, "`skill` or `tool`"),
-        c(
+        col("id", Get::Str(|s| s.id.as_str()), "`<registry>:<root>`"),
+        col(
+            "registry",
+            Get::Str(|s| s.registry.as_str()),
+            "registry name",
+        ),
+        col(
+            "kind",
+            Get::Str(|s| {
+                if s.kind == skg_model::SkillKind::Skill {
+                    "skill"
+                } else {
+                    "tool"
+                }
+            }),
+            "`skill` or `tool`",
+        ),
+        col(
             "path",
-            "path",
-            Str,
+            Get::Str(|s| &s.path),
             "SKILL.md relative to the registry root (tools: `<file>#<name>`)",
         ),
-        c(
+        col(
             "root",
-            "root",
-            Str,
+            Get::Str(|s| &s.root),
             "skill folder relative to the registry root",
         ),
-        c("folder", "folder", Str, "the skill folder's own name"),
-        c(
+        col(
+            "folder",
+            Get::Str(|s| &s.folder),
+            "the skill folder's own name",
+        ),
+        col(
             "name",
-            "name",
-            Str,
+            Get::Str(|s| &s.name),
             "name as declared (else slug, else folder)",
         ),
-        c("slug", "slug", Str, "kebab-case routing key"),
-        c(
+        col("slug", Get::Str(|s| &s.slug), "kebab-case routing key"),
+        col(
             "name_valid",
-            "name_valid",
-            Bool,
+            Get::Bool(|s| s.name_valid),
             "name is spec-valid kebab-case, ≤ 64 chars",
         ),
-        c(
+        col(
             "name_matches_folder",
-            "name_matches_folder",
-            Bool,
+            Get::Bool(|s| s.name_matches_folder),
             "slug equals the folder name",
         ),
-        c(
+        col(
             "description",
-            "description",
-            Str,
+            Get::Str(|s| &s.description),
             "description as declared (empty when missing)",
         ),
-        c(
+        col(
             "when_to_use",
-            "when_to_use",
-            OptStr,
+            Get::OptStr(|s| s.when_to_use.as_deref()),
             "frontmatter, a 'Use when' sentence, or a 'When to use' section",
         ),
-        c(
+        col(
             "when_not_to_use",
-            "when_not_to_use",
-            OptStr,
+            Get::OptStr(|s| s.when_not_to_use.as_deref()),
             "frontmatter, a 'Do not use' sentence, or a 'When not to use' section",
         ),
-        c("tags", "tags", StrList, "lowercase, sorted, unique"),
-        c(
+        col(
+            "tags",
+            Get::StrList(|s| strs(&s.tags)),
+            "lowercase, sorted, unique",
+        ),
+        col(
             "category",
-            "category",
-            OptStr,
+            Get::OptStr(|s| s.category.as_deref()),
             "category (top level or metadata)",
         ),
-        c(
+        col(
             "allowed_tools",
-            "allowed_tools",
-            StrList,
+            Get::StrList(|s| strs(&s.allowed_tools)),
             "allowed-tools entries",
         ),
-        c(
+        col(
             "version",
-            "version",
-            OptStr,
+            Get::OptStr(|s| s.version.as_deref()),
             "version (top level or metadata)",
         ),
-        c("license", "license", OptStr, "license/licence"),
-        c(
+        col(
+            "license",
+            Get::OptStr(|s| s.license.as_deref()),
+            "license/licence",
+        ),
+        col(
             "requires_bins",
-            "requires.bins",
-            StrList,
+            Get::StrList(|s| strs(&s.requires.bins)),
             "required executables",
         ),
-        c(
+        col(
             "requires_env",
-            "requires.env",
-            StrList,
+            Get::StrList(|s| strs(&s.requires.env)),
             "required environment variables",
         ),
-        c(
+        col(
             "requires_mcp",
-            "requires.mcp",
-            StrList,
+            Get::StrList(|s| strs(&s.requires.mcp)),
             "required MCP servers",
         ),
-        c(
+        col(
             "requires_packages",
-            "requires.packages",
-            StrList,
+            Get::StrList(|s| strs(&s.requires.packages)),
             "required packages",
         ),
-        c("inputs", "inputs", StrList, "declared capability inputs"),
-        c("outputs", "outputs", StrList, "declared capability outputs"),
-        c(
+        col(
+            "inputs",
+            Get::StrList(|s| strs(&s.inputs)),
+            "declared capability inputs",
+        ),
+        col(
+            "outputs",
+            Get::StrList(|s| strs(&s.outputs)),
+            "declared capability outputs",
+        ),
+        col(
             "platforms",
-            "platforms",
-            StrList,
+            Get::StrList(|s| s.platforms.iter().map(|p| p.as_str()).collect()),
             "platform hints (claude-code, codex, gemini, cursor, copilot, openclaw, mcp)",
         ),
-        c(
+        col(
             "risk_tier",
-            "risk_tier",
-            Str,
+            Get::Str(|s| s.risk_tier.as_str()),
             "safe | network | exec | critical | unsafe",
         ),
-        c(
+        col(
             "risk_reasons",
-            "risk_reasons",
-            StrList,
+            Get::StrList(|s| strs(&s.risk_reasons)),
             "`tier: reason` per rule that fired",
         ),
-        c(
+        col(
             "frontmatter_status",
-            "frontmatter.status",
-            Str,
+            Get::Str(|s| s.frontmatter.status.as_str()),
             "ok | repaired | salvaged | missing | not_applicable",
         ),
-        c(
+        col(
             "frontmatter_json",
-            "frontmatter.json",
-            Str,
+            Get::Str(|s| &s.frontmatter.json),
             "the whole frontmatter as compact JSON",
         ),
-        c(
+        col(
             "frontmatter_keys",
-            "frontmatter.keys",
-            StrList,
+            Get::StrList(|s| strs(&s.frontmatter.keys)),
             "top-level frontmatter keys",
         ),
-        c("body", "body", Str, "markdown body after the frontmatter"),
-        c(
+        col(
+            "body",
+            Get::Str(|s| &s.body),
+            "markdown body after the frontmatter",
+        ),
+        col(
             "body_line",
-            "body_line",
-            U32,
+            Get::U32(|s| s.body_line),
             "line of SKILL.md where the body starts",
         ),
-        c(
+        col(
             "files",
-            "files",
-            StrList,
+            Get::StrList(|s| strs(&s.files)),
             "other files of the package, relative to root",
         ),
-        c("scripts", "scripts", StrList, "script files among them"),
-        c("bytes", "bytes", U64, "size of SKILL.md"),
-        c(
+        col(
+            "scripts",
+            Get::StrList(|s| strs(&s.scripts)),
+            "script files among them",
+        ),
+        col("bytes", Get::U64(|s| s.bytes), "size of SKILL.md"),
+        col(
             "content_hash",
-            "content_hash",
-            Str,
+            Get::Str(|s| &s.content_hash),
             "blake3 over every file of the package",
         ),
     ],
 };
 
 /// `documents`: L0/L1/L2 search documents.
-pub const DOCUMENTS: TableSpec = TableSpec {
+pub static DOCUMENTS: Table<Document> = Table {
     name: "documents",
     doc: "one row per search document: L0 abstract, L1 overview, L2 section (chunked)",
     columns: &[
-        c(
+        col(
             "id",
-            "id",
-            Str,
+            Get::Str(|d| d.id.as_str()),
             "`<skill>#L0`, `<skill>#L1`, `<skill>#L2:<file>:<ordinal>[.<chunk>]`",
         ),
-        c("skill", "skill", Str, "skill id"),
-        c("registry", "registry", Str, "registry name"),
-        c("level", "level", U32, "0, 1 or 2"),
-        c(
+        col("skill", Get::Str(|d| d.skill.as_str()), "skill id"),
+        col(
+            "registry",
+            Get::Str(|d| d.registry.as_str()),
+            "registry name",
+        ),
+        col(
+            "level",
+            Get::U32(|d| u32::from(u8::from(d.level))),
+            "0, 1 or 2",
+        ),
+        col(
             "file",
-            "file",
-            Str,
+            Get::Str(|d| &d.file),
             "markdown file relative to the skill root",
         ),
-        c(
+        col(
             "heading_path",
-            "heading_path",
-            StrList,
+            Get::StrList(|d| strs(&d.heading_path)),
             "headings from the top of the file to the section",
         ),
-        c("ordinal", "ordinal", U32, "section position in its file"),
-        c("chunk", "chunk", U32, "chunk of a long section"),
-        c("line_start", "line_start", U32, "first line in the file"),
-        c("line_end", "line_end", U32, "last line in the file"),
-        c("title", "title", Str, "skill name or section heading"),
-        c("text", "text", Str, "text to index"),
+        col(
+            "ordinal",
+            Get::U32(|d| d.ordinal),
+            "section position in its file",
+        ),
+        col("chunk", Get::U32(|d| d.chunk), "chunk of a long section"),
+        col(
+            "line_start",
+            Get::U32(|d| d.line_start),
+            "first line in the file",
+        ),
+        col(
+            "line_end",
+            Get::U32(|d| d.line_end),
+            "last line in the file",
+        ),
+        col(
+            "title",
+            Get::Str(|d| &d.title),
+            "skill name or section heading",
+        ),
+        col("text", Get::Str(|d| &d.text), "text to index"),
     ],
 };
 
 /// `edges`: typed relations.
-pub const EDGES: TableSpec = TableSpec {
+pub static EDGES: Table<Edge> = Table {
     name: "edges",
     doc: "one row per (src, dst, kind); the best evidence decides confidence, source and extractor",
     columns: &[
-        c("src", "src", Str, "skill id that points"),
-        c("dst", "dst", Str, "skill id pointed at"),
-        c(
+        col("src", Get::Str(|e| e.src.as_str()), "skill id that points"),
+        col("dst", Get::Str(|e| e.dst.as_str()), "skill id pointed at"),
+        col(
             "kind",
-            "kind",
-            Str,
+            Get::Str(|e| e.kind.as_str()),
             "depends_on | complements | co_used_with | references | duplicate_of | variant_of",
         ),
-        c("confidence", "confidence", F64, "0–1"),
-        c("source", "source", Str, "EXTRACTED | INFERRED | AMBIGUOUS"),
-        c(
+        col("confidence", Get::F64(|e| e.confidence), "0–1"),
+        col(
+            "source",
+            Get::Str(|e| e.source.as_str()),
+            "EXTRACTED | INFERRED | AMBIGUOUS",
+        ),
+        col(
             "extractor",
-            "extractor",
-            Str,
+            Get::Str(|e| &e.extractor),
             "extractor of the best evidence",
         ),
-        c(
+        col(
+            "evidence_count",
+            Get::U32(|e| u32_of(e.evidence.len())),
+            "pieces of evidence kept (at most 20)",
+        ),
+        col(
             "evidence_path",
-            "evidence.0.path",
-            Str,
+            Get::Str(|e| e.evidence.first().map_or("", |v| v.path.as_str())),
             "best evidence: file relative to the source registry root",
         ),
-        c(
+        col(
             "evidence_line",
-            "evidence.0.line",
-            U32,
+            Get::U32(|e| e.evidence.first().map_or(0, |v| v.line)),
             "best evidence: line",
         ),
-        c(
+        col(
             "evidence_snippet",
-            "evidence.0.snippet",
-            Str,
+            Get::Str(|e| e.evidence.first().map_or("", |v| v.snippet.as_str())),
             "best evidence: the line",
         ),
-        c(
+        col(
             "evidence",
-            "evidence",
-            Json,
+            Get::Json(|e| serde_json::to_string(&e.evidence).unwrap_or_default()),
             "all evidence, best first: [{extractor, confidence, source, path, line, snippet}]",
         ),
     ],
 };
 
 /// `diagnostics`: problems found while reading.
-pub const DIAGNOSTICS: TableSpec = TableSpec {
+pub static DIAGNOSTICS: Table<Diagnostic> = Table {
     name: "diagnostics",
     doc: "one row per problem found while reading a registry",
     columns: &[
-        c("registry", "registry", Str, "registry name"),
-        c("path", "path", Str, "file relative to the registry root"),
-        c("line", "line", OptU32, "1-based line, when known"),
-        c("severity", "severity", Str, "info | warning | error"),
-        c("code", "code", Str, "stable kebab-case code"),
-        c("message", "message", Str, "what is wrong and what was done"),
+        col(
+            "registry",
+            Get::Str(|d| d.registry.as_str()),
+            "registry name",
+        ),
+        col(
+            "path",
+            Get::Str(|d| &d.path),
+            "file relative to the registry root",
+        ),
+        col("line", Get::OptU32(|d| d.line), "1-based line, when known"),
+        col(
+            "severity",
+            Get::Str(|d| d.severity.as_str()),
+            "info | warning | error",
+        ),
+        col(
+            "code",
+            Get::Str(|d| d.code.as_str()),
+            "stable kebab-case code",
+        ),
+        col(
+            "message",
+            Get::Str(|d| &d.message),
+            "what is wrong and what was done",
+        ),
     ],
 };
 
 /// All tables `skg extract` writes, in order.
-pub const EXTRACT_TABLES: &[&TableSpec] = &[&SKILLS, &DOCUMENTS, &EDGES, &DIAGNOSTICS];
+pub static EXTRACT_TABLES: &[&dyn TableSpec] = &[&SKILLS, &DOCUMENTS, &EDGES, &DIAGNOSTICS];
 
 /// The schema as markdown (for `skg schema`).
-pub fn markdown(tables: &[&TableSpec]) -> String {
+pub fn markdown(tables: &[&dyn TableSpec]) -> String {
     use std::fmt::Write as _;
     let mut s = format!(
         "# skg table schema (version {})\n\n",
@@ -358,10 +496,11 @@ pub fn markdown(tables: &[&TableSpec]) -> String {
         let _ = write!(
             s,
             "## `{}`\n\n{}.\n\n| column | type | meaning |\n|---|---|---|\n",
-            t.name, t.doc
+            t.name(),
+            t.doc()
         );
-        for col in t.columns {
-            let _ = writeln!(s, "| `{}` | {} | {} |", col.name, col.ty.as_str(), col.doc);
+        for c in t.columns() {
+            let _ = writeln!(s, "| `{}` | {} | {} |", c.name, c.ty.as_str(), c.doc);
         }
         s.push('\n');
     }

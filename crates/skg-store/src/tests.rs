@@ -184,8 +184,54 @@ fn unfinished_folders_are_refused() {
 fn schema_markdown_lists_every_column() {
     let md = tables::markdown(tables::EXTRACT_TABLES);
     for t in tables::EXTRACT_TABLES {
-        for c in t.columns {
+        for c in t.columns() {
             assert!(md.contains(&format!("| `{}` |", c.name)), "{}", c.name);
         }
+    }
+}
+
+fn dtype(t: crate::ColumnType) -> DataType {
+    use crate::ColumnType as T;
+    match t {
+        T::Str | T::OptStr | T::Json => DataType::String,
+        T::U32 | T::OptU32 => DataType::UInt32,
+        T::U64 => DataType::UInt64,
+        T::F64 => DataType::Float64,
+        T::Bool => DataType::Boolean,
+        T::StrList => DataType::List(Box::new(DataType::String)),
+    }
+}
+
+#[test]
+fn written_parquet_types_are_the_declared_types() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dest = dir.path().join("out");
+    let mut s = Staging::begin(&dest).unwrap_or_else(|e| panic!("{e}"));
+    s.write_table::<skg_model::Skill>(&tables::SKILLS, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_table::<skg_model::Document>(&tables::DOCUMENTS, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_table(&tables::EDGES, &[edge()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.write_table(&tables::DIAGNOSTICS, &[diag(None)])
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.commit(manifest()).unwrap_or_else(|e| panic!("{e}"));
+    for t in tables::EXTRACT_TABLES {
+        let f = std::fs::File::open(dest.join(format!("{}.parquet", t.name())))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let df = ParquetReader::new(f)
+            .finish()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let got: Vec<(String, DataType)> = df
+            .columns()
+            .iter()
+            .map(|c| (c.name().to_string(), c.dtype().clone()))
+            .collect();
+        let want: Vec<(String, DataType)> = t
+            .columns()
+            .iter()
+            .map(|c| (c.name.to_owned(), dtype(c.ty)))
+            .collect();
+        assert_eq!(got, want, "{}", t.name());
     }
 }

@@ -30,9 +30,12 @@ pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<Exi
     };
     let bar = Bar::new(global.quiet > 0);
     let x = skg_extract::extract(&sources, &options, &bar);
+    tracing::info!(seconds = started.elapsed().as_secs_f64(), "extracted");
+    let write_started = Instant::now();
     skg_extract::Progress::phase(&bar, "write tables", tables::EXTRACT_TABLES.len() as u64);
     write(&x, args, &options).with_context(|| format!("cannot write {}", args.out.display()))?;
     bar.finish();
+    tracing::info!(seconds = write_started.elapsed().as_secs_f64(), "written");
     if args.show_diagnostics {
         let mut err = std::io::stderr().lock();
         for d in &x.diagnostics {
