@@ -216,7 +216,7 @@ fn tool_skill(
         root,
         folder: root,
         parsed: &parsed,
-        body: body.clone(),
+        body: &body,
         body_outline: &outline,
         files: Vec::new(),
         scripts: Vec::new(),

@@ -23,10 +23,10 @@ pub(crate) struct MdFile<'a> {
 }
 
 /// L0: name, description, tags, tools, when to use.
-pub(crate) fn l0(skill: &Skill) -> Document {
+pub(crate) fn l0(skill: &Skill, body: &str) -> Document {
     let mut text = format!("{}\n{}", skill.name, skill.description);
     if skill.description.is_empty()
-        && let Some(p) = Some(markdown::first_paragraph(&skill.body)).filter(|p| !p.is_empty())
+        && let Some(p) = Some(markdown::first_paragraph(body)).filter(|p| !p.is_empty())
     {
         text.push_str(&truncate(&p, 400));
     }

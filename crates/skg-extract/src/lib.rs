@@ -201,7 +201,7 @@ pub fn extract(
         })
         .collect();
 
-    let mut skills: Vec<Skill> = loaded.into_iter().map(|l| l.skill).collect();
+    let mut skills: Vec<Skill> = loaded.into_iter().map(load::Loaded::into_skill).collect();
     skills.sort_by(|a, b| a.id.cmp(&b.id));
     diagnostics.sort();
     diagnostics.dedup();

@@ -55,7 +55,8 @@ pub(crate) struct Loaded {
 impl Loaded {
     /// L0, L1 and the L2 sections of every markdown file.
     pub(crate) fn documents(&self) -> Vec<Document> {
-        let mut out = vec![documents::l0(&self.skill)];
+        let body = self.md.first().map_or("", |m| m.text.as_str());
+        let mut out = vec![documents::l0(&self.skill, body)];
         let md: Vec<documents::MdFile<'_>> = self
             .md
             .iter()
@@ -73,6 +74,14 @@ impl Loaded {
             documents::l2(&self.skill, f, &mut out);
         }
         out
+    }
+
+    /// The finished skill row (the body moves in from `md[0]`).
+    pub(crate) fn into_skill(mut self) -> Skill {
+        if let Some(first) = self.md.first_mut() {
+            self.skill.body = std::mem::take(&mut first.text);
+        }
+        self.skill
     }
 
     /// Registry-relative path of a package file.
@@ -123,10 +132,10 @@ pub(crate) fn load_package(
         TextFile::Text {
             text,
             size,
-            raw,
+            digest,
             issues,
         } => {
-            hash_file(&mut hasher, &pkg.skill_file, &raw);
+            hash_file(&mut hasher, &pkg.skill_file, size, &digest);
             for i in issues {
                 diags.push(diag(&skill_path, i.line, i.severity, i.code, i.message));
             }
@@ -167,11 +176,12 @@ pub(crate) fn load_package(
             i.message.clone(),
         ));
     }
-    let body = text[parsed.body_offset..].to_owned();
+    let mut body = text;
+    body.drain(..parsed.body_offset);
     let body_outline = markdown::outline(&body);
     let mut md = vec![MdText {
         path: pkg.skill_file.clone(),
-        text: body.clone(),
+        text: body,
         outline: body_outline,
         first_line: parsed.body_line,
     }];
@@ -185,13 +195,8 @@ pub(crate) fn load_package(
         let want_text = is_markdown(inner) || is_script(inner);
         if !want_text {
             // Hash other files (assets, data) without decoding them.
-            match std::fs::File::open(&abs).and_then(|f| {
-                use std::io::Read;
-                let mut raw = Vec::new();
-                f.take(limits.max_file_bytes).read_to_end(&mut raw)?;
-                Ok(raw)
-            }) {
-                Ok(raw) => hash_file(&mut hasher, inner, &raw),
+            match read::read_bytes(&abs, limits.max_file_bytes) {
+                Ok((raw, size)) => hash_file(&mut hasher, inner, size, &blake3::hash(&raw)),
                 Err(e) => diags.push(diag(
                     &rel,
                     None,
@@ -204,9 +209,12 @@ pub(crate) fn load_package(
         }
         match read::read_text(&abs, limits.max_file_bytes) {
             TextFile::Text {
-                text, raw, issues, ..
+                text,
+                size,
+                digest,
+                issues,
             } => {
-                hash_file(&mut hasher, inner, &raw);
+                hash_file(&mut hasher, inner, size, &digest);
                 for i in issues {
                     diags.push(diag(&rel, i.line, i.severity, i.code, i.message));
                 }
@@ -243,8 +251,8 @@ pub(crate) fn load_package(
                     script_text.push('\n');
                 }
             }
-            TextFile::Binary { raw, .. } => {
-                hash_file(&mut hasher, inner, &raw);
+            TextFile::Binary { size, digest } => {
+                hash_file(&mut hasher, inner, size, &digest);
                 diags.push(diag(
                     &rel,
                     None,
@@ -281,7 +289,7 @@ pub(crate) fn load_package(
         root: &pkg.root,
         folder: &folder,
         parsed: &parsed,
-        body,
+        body: &md[0].text,
         body_outline: &md[0].outline,
         files: pkg.files.clone(),
         scripts: script_files,
@@ -301,10 +309,12 @@ pub(crate) fn load_package(
     (Some(loaded), diags)
 }
 
-fn hash_file(h: &mut blake3::Hasher, path: &str, raw: &[u8]) {
+/// Adds one file (path, size on disk, blake3 of the bytes read) to a package hash.
+fn hash_file(h: &mut blake3::Hasher, path: &str, size: u64, digest: &blake3::Hash) {
     h.update(path.as_bytes());
-    h.update(&(raw.len() as u64).to_le_bytes());
-    h.update(raw);
+    h.update(&[0]);
+    h.update(&size.to_le_bytes());
+    h.update(digest.as_bytes());
 }
 
 pub(crate) struct NormalizeInput<'a> {
@@ -314,7 +324,8 @@ pub(crate) struct NormalizeInput<'a> {
     pub(crate) root: &'a str,
     pub(crate) folder: &'a str,
     pub(crate) parsed: &'a Parsed,
-    pub(crate) body: String,
+    /// The body; the skill row gets it when extraction ends ([`Loaded::into_skill`]).
+    pub(crate) body: &'a str,
     pub(crate) body_outline: &'a Outline,
     pub(crate) files: Vec<String>,
     pub(crate) scripts: Vec<String>,
@@ -429,7 +440,7 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
     )
     .and_then(as_text)
     .or_else(|| sentence_after(&description, &USE_WHEN))
-    .or_else(|| section_text(&input.body, input.body_outline, &WHEN_SECTION, true));
+    .or_else(|| section_text(input.body, input.body_outline, &WHEN_SECTION, true));
     let when_not_to_use = get(
         m,
         &[
@@ -443,7 +454,7 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
     )
     .and_then(as_text)
     .or_else(|| sentence_after(&description, &NOT_WHEN))
-    .or_else(|| section_text(&input.body, input.body_outline, &NOT_WHEN_SECTION, false));
+    .or_else(|| section_text(input.body, input.body_outline, &NOT_WHEN_SECTION, false));
 
     let tags = manifest::tags(m, meta.as_ref());
     let category = get(m, &["category"])
@@ -459,14 +470,12 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
     let requires = manifest::requires(m);
     let inputs = manifest::io(m, "inputs");
     let outputs = manifest::io(m, "outputs");
-    let scan_text = format!("{description}\n{}", input.body);
-    let platforms = manifest::platforms(m, &requires, &scan_text);
-    let risk_text = format!("{}\n{}", input.body, input.script_text);
+    let platforms = manifest::platforms(m, &requires, &[&description, input.body]);
     let (risk_tier, risk_reasons) = manifest::risk(&manifest::RiskInput {
         allowed_tools: &allowed_tools,
         requires: Some(&requires),
         scripts: input.scripts.len(),
-        text: &risk_text,
+        texts: &[input.body, input.script_text],
         shell_blocks: input.body_outline.shell_blocks(),
     });
     let mut keys: Vec<String> = m.keys().cloned().collect();
@@ -502,7 +511,7 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
                 .unwrap_or_else(|_| "{}".into()),
             keys,
         },
-        body: input.body,
+        body: String::new(),
         body_line: input.parsed.body_line,
         files: input.files,
         scripts: input.scripts,

@@ -20,50 +20,55 @@ pub(crate) enum TextFile {
         text: String,
         /// Bytes on disk (before truncation).
         size: u64,
-        /// The raw bytes read (for content hashing).
-        raw: Vec<u8>,
+        /// blake3 of the bytes read (for content hashing).
+        digest: blake3::Hash,
         issues: Vec<ReadIssue>,
     },
     /// NUL bytes: not text.
     Binary {
         size: u64,
-        raw: Vec<u8>,
+        digest: blake3::Hash,
     },
     Unreadable(std::io::Error),
 }
 
-/// Reads at most `max_bytes` of `path`.
+/// Reads at most `max_bytes` of `path` (the bytes are hashed, then decoded in place).
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> TextFile {
-    let mut raw = Vec::new();
-    let size = match std::fs::File::open(path).and_then(|f| {
-        let size = f.metadata()?.len();
-        f.take(max_bytes).read_to_end(&mut raw)?;
-        Ok(size)
-    }) {
-        Ok(s) => s,
+    let (raw, size) = match read_bytes(path, max_bytes) {
+        Ok(r) => r,
         Err(e) => return TextFile::Unreadable(e),
     };
+    let digest = blake3::hash(&raw);
     let probe = &raw[..raw.len().min(8192)];
     if memchr::memchr(0, probe).is_some() {
-        return TextFile::Binary { size, raw };
+        return TextFile::Binary { size, digest };
     }
-    let (text, issues) = decode(&raw, size, max_bytes);
+    let (text, issues) = decode(raw, size, max_bytes);
     TextFile::Text {
         text,
         size,
-        raw,
+        digest,
         issues,
     }
 }
 
-/// Bytes → normalized text plus what had to be done to them.
-pub(crate) fn decode(raw: &[u8], size: u64, max_bytes: u64) -> (String, Vec<ReadIssue>) {
+/// At most `max_bytes` of a file, and its size on disk.
+pub(crate) fn read_bytes(path: &Path, max_bytes: u64) -> std::io::Result<(Vec<u8>, u64)> {
+    let f = std::fs::File::open(path)?;
+    let size = f.metadata()?.len();
+    let want = usize::try_from(size.min(max_bytes)).unwrap_or(usize::MAX);
+    let mut raw = Vec::with_capacity(want.saturating_add(1));
+    f.take(max_bytes).read_to_end(&mut raw)?;
+    Ok((raw, size))
+}
+
+/// Bytes → normalized text plus what had to be done to them (reusing the buffer when it can).
+pub(crate) fn decode(mut raw: Vec<u8>, size: u64, max_bytes: u64) -> (String, Vec<ReadIssue>) {
     let mut issues = Vec::new();
-    let mut bytes = raw;
     if size > max_bytes {
         // Cut at the last complete line so no half line or half character is kept.
-        if let Some(nl) = memchr::memrchr(b'\n', bytes) {
-            bytes = &bytes[..=nl];
+        if let Some(nl) = memchr::memrchr(b'\n', &raw) {
+            raw.truncate(nl + 1);
         }
         issues.push(ReadIssue {
             code: DiagnosticCode::FileTooLarge,
@@ -71,22 +76,26 @@ pub(crate) fn decode(raw: &[u8], size: u64, max_bytes: u64) -> (String, Vec<Read
             line: None,
             message: format!(
                 "file is {size} bytes, over the {max_bytes}-byte limit: only the first {} bytes were read (raise --max-file-bytes)",
-                bytes.len()
+                raw.len()
             ),
         });
     }
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let text = match std::str::from_utf8(bytes) {
-        Ok(s) => s.to_owned(),
+    if raw.starts_with(b"\xEF\xBB\xBF") {
+        raw.drain(..3);
+    }
+    let text = match String::from_utf8(raw) {
+        Ok(s) => s,
         Err(e) => {
-            let line = 1 + memchr::memchr_iter(b'\n', &bytes[..e.valid_up_to()]).count();
+            let valid = e.utf8_error().valid_up_to();
+            let bytes = e.into_bytes();
+            let line = 1 + memchr::memchr_iter(b'\n', &bytes[..valid]).count();
             issues.push(ReadIssue {
                 code: DiagnosticCode::InvalidUtf8,
                 severity: Severity::Warning,
                 line: u32::try_from(line).ok(),
                 message: "bytes that are not UTF-8 were replaced by U+FFFD".into(),
             });
-            String::from_utf8_lossy(bytes).into_owned()
+            String::from_utf8_lossy(&bytes).into_owned()
         }
     };
     let text = if text.contains('\r') {
@@ -103,10 +112,10 @@ mod tests {
 
     #[test]
     fn bom_crlf_and_invalid_utf8() {
-        let (t, issues) = decode(b"\xEF\xBB\xBFa\r\nb\rc\n", 10, 100);
+        let (t, issues) = decode(b"\xEF\xBB\xBFa\r\nb\rc\n".to_vec(), 10, 100);
         assert_eq!(t, "a\nb\nc\n");
         assert!(issues.is_empty());
-        let (t, issues) = decode(b"ok\nbad \xFF here\n", 15, 100);
+        let (t, issues) = decode(b"ok\nbad \xFF here\n".to_vec(), 15, 100);
         assert_eq!(t, "ok\nbad \u{FFFD} here\n");
         assert_eq!(issues.len(), 1);
         assert_eq!(issues[0].code, DiagnosticCode::InvalidUtf8);
@@ -115,7 +124,7 @@ mod tests {
 
     #[test]
     fn truncation_keeps_whole_lines() {
-        let (t, issues) = decode(b"line one\nline two\nline th", 40, 25);
+        let (t, issues) = decode(b"line one\nline two\nline th".to_vec(), 40, 25);
         assert_eq!(t, "line one\nline two\n");
         assert_eq!(issues[0].code, DiagnosticCode::FileTooLarge);
     }

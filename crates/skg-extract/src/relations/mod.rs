@@ -64,7 +64,13 @@ pub(crate) fn extract(
     sources: &[RegistrySource],
     progress: &dyn Progress,
 ) -> (Vec<Edge>, Vec<Diagnostic>) {
+    let t = std::time::Instant::now();
     let index = NameIndex::build(loaded, sources);
+    tracing::debug!(
+        seconds = t.elapsed().as_secs_f64(),
+        names = index.names.len(),
+        "extract::relations::index"
+    );
     let per_skill: Vec<(Vec<Candidate>, Vec<Diagnostic>, Vec<usize>)> = (0..loaded.len())
         .into_par_iter()
         .map(|i| {

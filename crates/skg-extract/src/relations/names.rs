@@ -2,8 +2,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use aho_corasick::{AhoCorasick, MatchKind};
-
 use crate::{RegistrySource, load::Loaded};
 
 /// Names shorter than this are never matched in prose (`ci`, `pr` are everywhere).
@@ -54,12 +52,13 @@ const COMMON_COMPOUNDS: &[&str] = &[
 
 #[derive(Debug)]
 pub(crate) struct NameIndex {
-    pub(crate) matcher: AhoCorasick,
+    /// Longest name, in bytes.
+    max_len: usize,
     /// Pattern id → the name.
     pub(crate) names: Vec<String>,
     /// Pattern id → skills with that slug or folder name.
     pub(crate) skills_by_pattern: Vec<Vec<usize>>,
-    name_to_pattern: HashMap<String, usize>,
+    name_to_pattern: HashMap<String, usize, foldhash::fast::RandomState>,
     /// Namespace (registry short name or folder) → registry index.
     namespaces: HashMap<String, usize>,
     /// Per registry: registry-relative file path → owning skill.
@@ -78,7 +77,8 @@ pub(crate) struct NameIndex {
 
 impl NameIndex {
     pub(crate) fn build(loaded: &[Loaded], sources: &[RegistrySource]) -> Self {
-        let mut name_to_pattern: HashMap<String, usize> = HashMap::new();
+        let mut name_to_pattern: HashMap<String, usize, foldhash::fast::RandomState> =
+            HashMap::default();
         let mut names: Vec<String> = Vec::new();
         let mut skills_by_pattern: Vec<Vec<usize>> = Vec::new();
         let n_reg = sources.len();
@@ -141,14 +141,9 @@ impl NameIndex {
                     .or_insert(ri);
             }
         }
-        let matcher = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&names)
-            .unwrap_or_else(|_| {
-                AhoCorasick::new(std::iter::empty::<&str>()).expect("an empty automaton builds")
-            });
+        let max_len = names.iter().map(String::len).max().unwrap_or(0);
         Self {
-            matcher,
+            max_len,
             names,
             skills_by_pattern,
             name_to_pattern,
@@ -163,6 +158,41 @@ impl NameIndex {
                 .map(|l| l.skill.folder == l.skill.slug)
                 .collect(),
         }
+    }
+
+    /// Every whole-token occurrence of a name in `text`: `(start, end, pattern)`. A token is a
+    /// maximal run of `[A-Za-z0-9_-]` without trailing hyphens, so a name never matches inside
+    /// a longer name (`my-pdf`, `pdf-tools`, `pdf_x`) and matching is one hash lookup per token.
+    pub(crate) fn find_names(&self, text: &str) -> Vec<(usize, usize, usize)> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if !is_token_byte(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && is_token_byte(bytes[i]) {
+                i += 1;
+            }
+            let mut end = i;
+            while end > start && bytes[end - 1] == b'-' {
+                end -= 1;
+            }
+            let len = end - start;
+            if (MIN_NAME_LEN..=self.max_len).contains(&len)
+                && let Some(&pid) = self.name_to_pattern.get(&text[start..end])
+            {
+                out.push((start, end, pid));
+            }
+        }
+        out
+    }
+
+    /// Could pattern `pid` found in skill `src` resolve to another skill at all (in any registry)?
+    pub(crate) fn may_resolve(&self, pid: usize, src: usize) -> bool {
+        self.skills_by_pattern[pid].iter().any(|&c| c != src)
     }
 
     /// Is the mention of this name ambiguous (a plain word or a common compound)?
@@ -302,6 +332,10 @@ impl NameIndex {
                 .is_some_and(|(f, _)| f.starts_with(&prefix))
         }
     }
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
 /// Normalizes `a/b/../c/./d` to `a/c/d`; `None` if it climbs above the root.

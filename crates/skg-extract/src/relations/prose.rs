@@ -182,15 +182,11 @@ pub(crate) fn markdown(
         };
 
         // Names in text.
-        for m in index.matcher.find_iter(text) {
-            let (start, end) = (m.start(), m.end());
+        for (start, end, pid) in index.find_names(text) {
             let bytes = text.as_bytes();
-            let before_ok = start == 0 || !is_name_byte(bytes[start - 1]);
-            let after_ok = end == bytes.len()
-                || !(is_word_byte(bytes[end])
-                    || (bytes[end] == b'-'
-                        && bytes.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)));
-            if !before_ok || !after_ok {
+            seen.insert(pid);
+            // Cheap exits first: the skill's own name, or a name no other skill could answer to.
+            if !index.may_resolve(pid, i) {
                 continue;
             }
             // Part of a file name (`cover-letter.md`), a host (`mcp.serpapi.com`), an option
@@ -215,8 +211,7 @@ pub(crate) fn markdown(
             let prefix = prefix_owned.as_str();
             let suffix_owned = text[end..lend].replace('\n', " ");
             let suffix = suffix_owned.as_str();
-            let name = &index.names[m.pattern().as_usize()];
-            seen.insert(m.pattern().as_usize());
+            let name = &index.names[pid];
 
             let ns = NAMESPACE_BEFORE
                 .captures(prefix)
@@ -287,8 +282,8 @@ pub(crate) fn markdown(
             let may_cross = (marked && !ambiguous) || ns_registry.is_some();
             let resolved = match ns_registry {
                 // A namespace naming a registry resolves there or nowhere.
-                Some(r) => index.resolve_in(m.pattern().as_usize(), i, r),
-                None => index.resolve_pattern(m.pattern().as_usize(), i, may_cross, None),
+                Some(r) => index.resolve_in(pid, i, r),
+                None => index.resolve_pattern(pid, i, may_cross, None),
             };
             let Some((dst, cross)) = resolved else {
                 continue;
@@ -316,7 +311,7 @@ pub(crate) fn markdown(
                     file_line(start),
                     line,
                 ),
-                unless_common: (!marked).then(|| m.pattern().as_usize()),
+                unless_common: (!marked).then(|| pid),
             });
         }
 

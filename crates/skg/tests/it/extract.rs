@@ -133,7 +133,33 @@ fn demo_registries_end_to_end() {
     );
     let crlf = by_id["demo/community:winfolk/pomodoro-timer"];
     assert_eq!(crlf["frontmatter"]["status"], "ok", "CRLF parses strictly");
-    assert!(!crlf["body"].as_str().unwrap_or_default().contains('\r'));
+    let crlf_body = crlf["body"].as_str().unwrap_or_default();
+    assert!(
+        crlf_body.trim_start().starts_with("# Pomodoro")
+            && crlf_body.len() > 100
+            && !crlf_body.contains('\r'),
+        "{crlf_body:?}"
+    );
+    // Every skill keeps its body: the SKILL.md bytes after the frontmatter.
+    for s in &skills {
+        let path = registries
+            .join(
+                &s["registry"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace("demo/", ""),
+            )
+            .join(s["path"].as_str().unwrap_or_default());
+        let file = std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .replace("\r\n", "\n");
+        let body = s["body"].as_str().unwrap_or_default();
+        assert!(
+            !body.trim().is_empty() && file.ends_with(body),
+            "{}: body is not the tail of the file",
+            s["id"]
+        );
+    }
     let risky = by_id["demo/community:shipfast/quick-deploy"];
     assert_eq!(risky["risk_tier"], "unsafe");
 
