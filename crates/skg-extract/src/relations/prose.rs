@@ -311,7 +311,7 @@ pub(crate) fn markdown(
                     file_line(start),
                     line,
                 ),
-                unless_common: (!marked).then(|| pid),
+                unless_common: (!marked).then_some(pid),
             });
         }
 
@@ -485,13 +485,4 @@ fn path_to_skill(before: &str) -> bool {
             || token.starts_with("./")
             || token.contains("skills/")
             || token.starts_with('@'))
-}
-
-/// Bytes that continue a name to the left (so `my-pdf` does not mention `pdf`).
-fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
-}
-
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
 }

@@ -144,7 +144,7 @@ fn demo_registries_end_to_end() {
     for s in &skills {
         let path = registries
             .join(
-                &s["registry"]
+                s["registry"]
                     .as_str()
                     .unwrap_or_default()
                     .replace("demo/", ""),
