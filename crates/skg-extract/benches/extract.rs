@@ -24,7 +24,7 @@ fn bench_corpus(c: &mut Criterion, name: &str, path: &Path, samples: usize) {
         .measurement_time(Duration::from_secs(20))
         .throughput(Throughput::Elements(skills));
     group.bench_function(name, |b| {
-        b.iter(|| extract(&sources, &Options::default(), &NoProgress));
+        b.iter_with_large_drop(|| extract(&sources, &Options::default(), &NoProgress));
     });
     group.finish();
 }

@@ -2,7 +2,7 @@
 
 use skg_model::{DocId, Document, Level, Skill};
 
-use crate::markdown::{self, LineIndex, Outline};
+use crate::markdown::{self, Outline};
 
 /// L2 sections longer than this many bytes are cut into chunks…
 pub(crate) const CHUNK_BYTES: usize = 2000;
@@ -70,7 +70,7 @@ fn skill_file(skill: &Skill) -> String {
 /// L1: the outline of `SKILL.md`: each heading with its section's first paragraph.
 pub(crate) fn l1(skill: &Skill, body: &MdFile<'_>) -> Document {
     let mut text = format!("{}: {}\n", skill.name, skill.description);
-    for s in markdown::sections(body.text, body.outline) {
+    for s in &body.outline.sections {
         let depth = s.heading_path.len();
         if let Some(t) = s.title() {
             text.push_str(&"#".repeat(depth.max(1)));
@@ -84,7 +84,7 @@ pub(crate) fn l1(skill: &Skill, body: &MdFile<'_>) -> Document {
             text.push('\n');
         }
     }
-    let lines = LineIndex::new(body.text);
+    let lines = &body.outline.lines;
     Document {
         id: DocId(format!("{}#L1", skill.id)),
         skill: skill.id.clone(),
@@ -103,9 +103,9 @@ pub(crate) fn l1(skill: &Skill, body: &MdFile<'_>) -> Document {
 
 /// L2: one document per heading section of `file` (long ones chunked with overlap).
 pub(crate) fn l2(skill: &Skill, file: &MdFile<'_>, out: &mut Vec<Document>) {
-    let lines = LineIndex::new(file.text);
+    let lines = &file.outline.lines;
     let mut ordinal = 0u32;
-    for s in markdown::sections(file.text, file.outline) {
+    for s in &file.outline.sections {
         let content = &file.text[s.content_start..s.end];
         if content.trim().is_empty() {
             continue;

@@ -153,18 +153,21 @@ pub fn extract(
     );
     let t2 = std::time::Instant::now();
     progress.phase("documents", loaded.len() as u64);
-    let mut documents: Vec<Document> = loaded
+    // Documents in skill-id order, and within a skill by (level, file, ordinal, chunk): each
+    // skill's few documents are sorted where they are made, then skills are put in id order.
+    let mut per_skill: Vec<(&str, Vec<Document>)> = loaded
         .par_iter()
-        .flat_map_iter(|l| {
-            let docs = l.documents();
+        .map(|l| {
+            let mut docs = l.documents();
+            docs.sort_by(|a, b| {
+                (a.level, &a.file, a.ordinal, a.chunk).cmp(&(b.level, &b.file, b.ordinal, b.chunk))
+            });
             progress.advance(1);
-            docs
+            (l.skill.id.as_str(), docs)
         })
         .collect();
-    documents.sort_by(|a, b| {
-        (&a.skill, a.level, &a.file, a.ordinal, a.chunk)
-            .cmp(&(&b.skill, b.level, &b.file, b.ordinal, b.chunk))
-    });
+    per_skill.sort_by(|a, b| a.0.cmp(b.0));
+    let documents: Vec<Document> = per_skill.into_iter().flat_map(|(_, d)| d).collect();
 
     tracing::info!(
         seconds = t2.elapsed().as_secs_f64(),

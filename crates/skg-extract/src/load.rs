@@ -554,7 +554,7 @@ fn sentence_after(text: &str, re: &Regex) -> Option<String> {
 /// Text of the first section whose heading matches `re` (list items and first paragraph,
 /// at most 600 characters), excluding a "when not" heading for the positive regex.
 fn section_text(body: &str, outline: &Outline, re: &Regex, positive: bool) -> Option<String> {
-    for s in markdown::sections(body, outline) {
+    for s in &outline.sections {
         let Some(title) = s.title() else { continue };
         if !re.is_match(title) || (positive && NOT_WHEN_SECTION.is_match(title)) {
             continue;

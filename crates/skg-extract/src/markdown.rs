@@ -48,12 +48,15 @@ pub(crate) struct CodeBlock {
     pub(crate) end: usize,
 }
 
-/// What one pass over a markdown file finds.
-#[derive(Debug, Default)]
+/// What one pass over a markdown file finds, plus the sections and line index derived from it
+/// (computed once; documents and relations both need them).
+#[derive(Debug)]
 pub(crate) struct Outline {
     pub(crate) headings: Vec<Heading>,
     pub(crate) links: Vec<Link>,
     pub(crate) code_blocks: Vec<CodeBlock>,
+    pub(crate) sections: Vec<Section>,
+    pub(crate) lines: LineIndex,
 }
 
 impl Outline {
@@ -90,7 +93,13 @@ fn level_num(l: HeadingLevel) -> u8 {
 
 /// One pass of pulldown-cmark over `text`.
 pub(crate) fn outline(text: &str) -> Outline {
-    let mut out = Outline::default();
+    let mut out = Outline {
+        headings: Vec::new(),
+        links: Vec::new(),
+        code_blocks: Vec::new(),
+        sections: Vec::new(),
+        lines: LineIndex::new(text),
+    };
     let mut heading: Option<Heading> = None;
     for (event, range) in Parser::new(text).into_offset_iter() {
         match event {
@@ -142,6 +151,7 @@ pub(crate) fn outline(text: &str) -> Outline {
             _ => {}
         }
     }
+    out.sections = sections(text, &out);
     out
 }
 

@@ -195,6 +195,13 @@ impl NameIndex {
         self.skills_by_pattern[pid].iter().any(|&c| c != src)
     }
 
+    /// Does pattern `pid` name a skill of registry `registry` other than `src`?
+    pub(crate) fn in_registry(&self, pid: usize, registry: usize, src: usize) -> bool {
+        self.skills_by_pattern[pid]
+            .iter()
+            .any(|&c| c != src && self.registry_of[c] == registry)
+    }
+
     /// Is the mention of this name ambiguous (a plain word or a common compound)?
     pub(crate) fn is_ambiguous(name: &str) -> bool {
         !name.contains('-') && name.bytes().all(|b| b.is_ascii_alphabetic())

@@ -1,6 +1,6 @@
 //! Relations stated in frontmatter fields and in markdown (prose, lists, links).
 
-use std::sync::LazyLock;
+use std::{borrow::Cow, sync::LazyLock};
 
 use regex::Regex;
 use skg_model::{Diagnostic, DiagnosticCode, EdgeKind, EdgeSource, Severity};
@@ -13,7 +13,6 @@ use crate::{
     RegistrySource,
     load::Loaded,
     manifest::{as_list, metadata},
-    markdown::{self, LineIndex},
 };
 
 fn re(s: &str) -> Regex {
@@ -152,15 +151,17 @@ pub(crate) fn markdown(
     out: &mut Vec<Candidate>,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<usize> {
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen: Vec<usize> = Vec::new();
     let l = &loaded[i];
     let reg = l.registry;
     for md in &l.md {
         let file_path = l.file_path(&md.path);
         let text = md.text.as_str();
-        let lines = LineIndex::new(text);
+        let lines = &md.outline.lines;
         let file_line = |off: usize| md.first_line + lines.line(off) - 1;
-        let sections: Vec<(usize, usize, SectionCtx)> = markdown::sections(text, &md.outline)
+        let sections: Vec<(usize, usize, SectionCtx)> = md
+            .outline
+            .sections
             .iter()
             .map(|s| {
                 let mut ctx = SectionCtx::default();
@@ -184,9 +185,15 @@ pub(crate) fn markdown(
         // Names in text.
         for (start, end, pid) in index.find_names(text) {
             let bytes = text.as_bytes();
-            seen.insert(pid);
-            // Cheap exits first: the skill's own name, or a name no other skill could answer to.
-            if !index.may_resolve(pid, i) {
+            seen.push(pid);
+            // Cheap exits first: the skill's own name, or a name no other skill could answer to;
+            // a plain word found only in other registries without a `namespace:` before it (it
+            // could only cross registries if marked, and plain words never are).
+            if !index.may_resolve(pid, i)
+                || (!index.in_registry(pid, reg, i)
+                    && NameIndex::is_ambiguous(&index.names[pid])
+                    && (start == 0 || bytes[start - 1] != b':'))
+            {
                 continue;
             }
             // Part of a file name (`cover-letter.md`), a host (`mcp.serpapi.com`), an option
@@ -206,11 +213,19 @@ pub(crate) fn markdown(
             let line = &text[line_start..line_end];
             // Context is the logical line: a paragraph wrapped over several lines reads as one.
             let (lstart, lend) = logical_line(text, line_start, line_end);
-            let logical = text[lstart..lend].replace('\n', " ");
-            let prefix_owned = text[lstart..start].replace('\n', " ");
-            let prefix = prefix_owned.as_str();
-            let suffix_owned = text[end..lend].replace('\n', " ");
-            let suffix = suffix_owned.as_str();
+            let one_line = |a: usize, b: usize| -> Cow<'_, str> {
+                let t = &text[a..b];
+                if t.contains('\n') {
+                    Cow::Owned(t.replace('\n', " "))
+                } else {
+                    Cow::Borrowed(t)
+                }
+            };
+            let logical = one_line(lstart, lend);
+            let prefix_owned = one_line(lstart, start);
+            let prefix = prefix_owned.as_ref();
+            let suffix_owned = one_line(end, lend);
+            let suffix = suffix_owned.as_ref();
             let name = &index.names[pid];
 
             let ns = NAMESPACE_BEFORE
@@ -386,7 +401,9 @@ pub(crate) fn markdown(
             }
         }
     }
-    seen.into_iter().collect()
+    seen.sort_unstable();
+    seen.dedup();
+    seen
 }
 
 /// Extends the physical line `[start, end)` to the paragraph line it belongs to: up through

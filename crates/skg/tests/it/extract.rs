@@ -349,3 +349,37 @@ fn schema_lists_every_table() {
         assert!(md.contains(t), "{t}");
     }
 }
+
+/// The demo's relation graph, one edge per line. Reviewed by hand when accepted: every line is
+/// a relation the demo registries were written to contain (see registries/README.md).
+#[test]
+fn demo_relation_graph_snapshot() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registries = repo().join("registries");
+    let o = skg(
+        tmp.path(),
+        &[
+            "extract",
+            registries.to_str().unwrap_or_default(),
+            "-o",
+            "out",
+            "-q",
+        ],
+    );
+    assert!(o.status.success());
+    let lines: Vec<String> = rows(&tmp.path().join("out"), "edges")
+        .iter()
+        .map(|e| {
+            format!(
+                "{} -> {} {} {} {} {}",
+                e["src"].as_str().unwrap_or_default(),
+                e["dst"].as_str().unwrap_or_default(),
+                e["kind"].as_str().unwrap_or_default(),
+                e["extractor"].as_str().unwrap_or_default(),
+                e["source"].as_str().unwrap_or_default(),
+                e["confidence"]
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"));
+}
