@@ -54,6 +54,8 @@ static CO_USE_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b(?:then|afterwards?|followed by|combined? with|together with|alongside|in combination with|paired with|chain(?:ed)? (?:with|into)|after using|before using)\b[^.;!?]{0,40}$",
     )
 });
+static TAG_LINE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^[-*\s]*\**(?:tags|keywords|topics|categories|labels)\**\s*:"));
 static NAMESPACE_BEFORE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?:^|[^A-Za-z0-9_/:.-])([A-Za-z0-9_-]+):$"));
 
@@ -269,8 +271,16 @@ pub(crate) fn markdown(
             let marked = namespaced || skill_word || related_item;
             // Backticks mark a hyphenated name; a plain word in backticks is a command or a value.
             let strong = marked || (backticked && !ambiguous);
-            if (in_code || line.trim_start().starts_with('|')) && !marked {
-                continue; // identifiers, commands and values in code blocks and table cells
+            // Identifiers, commands and values in code blocks and table cells, keywords on a
+            // `tags:`/`keywords:`/`topics:` line, and a document's own title are not relations.
+            let trimmed = line.trim_start();
+            if !marked
+                && (in_code
+                    || trimmed.starts_with('|')
+                    || TAG_LINE.is_match(trimmed)
+                    || (trimmed.starts_with("# ") && lines.line(start) <= 3))
+            {
+                continue;
             }
 
             let (extractor, kind, mut confidence) = if required {

@@ -366,3 +366,22 @@ fn a_namespace_naming_a_registry_resolves_only_there() {
     ]);
     assert!(got.is_empty(), "{got:?}");
 }
+
+#[test]
+fn tag_lines_and_own_titles_are_not_relations() {
+    let a = skill(
+        "voice-notes",
+        "tags: captions, speech-to-text\n**Keywords**: speech-to-text",
+    );
+    let readme = "# speech-to-text\n\nThis README belongs to voice-notes.\n";
+    let b = skill("speech-to-text", "S.");
+    let got = edges(&[(
+        "r",
+        &[
+            ("a/SKILL.md", &a),
+            ("a/README.md", readme),
+            ("b/SKILL.md", &b),
+        ],
+    )]);
+    assert!(got.is_empty(), "{got:?}");
+}
