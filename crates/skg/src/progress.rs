@@ -18,7 +18,7 @@ impl Bar {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template(
-                "{spinner} {msg:<32} [{bar:30}] {pos}/{len} ({per_sec}, {eta})",
+                "{spinner} {msg:<32} [{bar:30}] {human_pos}/{human_len} ({elapsed})",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
