@@ -220,6 +220,7 @@ fn tool_skill(
         body_outline: &outline,
         files: Vec::new(),
         scripts: Vec::new(),
+        script_structures: Vec::new(),
         script_text: "",
         bytes: body.len() as u64,
         content_hash: hash,

@@ -55,22 +55,7 @@ pub struct Options {
     pub limits: Limits,
 }
 
-/// Progress reporting, implemented by the binary (a progress bar) or ignored.
-pub trait Progress: Sync {
-    /// A phase starts with `total` units of work.
-    fn phase(&self, name: &str, total: u64);
-    /// `n` more units are done.
-    fn advance(&self, n: u64);
-}
-
-/// Ignores progress.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn phase(&self, _: &str, _: u64) {}
-    fn advance(&self, _: u64) {}
-}
+pub use skg_model::{NoProgress, Progress};
 
 /// Everything `skg extract` produces, sorted for byte-identical output.
 #[derive(Debug, Clone, Default, PartialEq)]

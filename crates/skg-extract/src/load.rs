@@ -4,8 +4,8 @@ use std::{collections::BTreeMap, path::Path};
 
 use serde_json::{Map, Value};
 use skg_model::{
-    Diagnostic, DiagnosticCode, Document, Frontmatter, FrontmatterStatus, RegistryName, Severity,
-    Skill, SkillId, SkillKind,
+    Diagnostic, DiagnosticCode, Document, Frontmatter, FrontmatterStatus, RegistryName,
+    ScriptStructure, Severity, Skill, SkillId, SkillKind,
 };
 use skg_syntax::{Language, ScriptFacts};
 
@@ -189,6 +189,7 @@ pub(crate) fn load_package(
     let mut scripts = Vec::new();
     let mut script_files = Vec::new();
     let mut script_text = String::new();
+    let mut script_structures = Vec::new();
     for inner in &pkg.files {
         let rel = walk::join(&pkg.root, inner);
         let abs = walk::abs(registry_root, &rel);
@@ -228,6 +229,15 @@ pub(crate) fn load_package(
                     });
                 } else {
                     script_files.push(inner.clone());
+                    let structure = match Language::from_path(Path::new(inner)) {
+                        Some(lang) => skg_syntax::structure(lang, &text),
+                        None => skg_syntax::plain_structure(&text),
+                    };
+                    script_structures.push(ScriptStructure {
+                        path: inner.clone(),
+                        hash: structure.hash,
+                        tokens: structure.tokens,
+                    });
                     if let Some(lang) = Language::from_path(Path::new(inner)) {
                         let facts = skg_syntax::analyze(lang, &text);
                         if facts.has_errors {
@@ -293,6 +303,7 @@ pub(crate) fn load_package(
         body_outline: &md[0].outline,
         files: pkg.files.clone(),
         scripts: script_files,
+        script_structures,
         script_text: &script_text,
         bytes: size,
         content_hash: hasher.finalize().to_hex().to_string(),
@@ -329,6 +340,7 @@ pub(crate) struct NormalizeInput<'a> {
     pub(crate) body_outline: &'a Outline,
     pub(crate) files: Vec<String>,
     pub(crate) scripts: Vec<String>,
+    pub(crate) script_structures: Vec<ScriptStructure>,
     pub(crate) script_text: &'a str,
     pub(crate) bytes: u64,
     pub(crate) content_hash: String,
@@ -515,6 +527,7 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
         body_line: input.parsed.body_line,
         files: input.files,
         scripts: input.scripts,
+        script_structures: input.script_structures,
         bytes: input.bytes,
         content_hash: input.content_hash,
     }

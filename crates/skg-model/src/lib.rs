@@ -7,6 +7,7 @@
 //! Identifiers are newtypes ([`RegistryName`], [`SkillId`], [`DocId`]) so that a skill id can't be
 //! passed where a document id is expected.
 
+mod canon;
 mod diagnostic;
 mod document;
 mod edge;
@@ -15,15 +16,37 @@ mod registry;
 mod skill;
 
 pub use crate::{
+    canon::{Cluster, Member, Role},
     diagnostic::{Diagnostic, DiagnosticCode, Severity},
     document::{Document, Level},
     edge::{Edge, EdgeKind, EdgeSource, Evidence},
     ids::{DocId, RegistryName, SkillId},
     registry::{RegistryInput, RegistryKind},
-    skill::{Frontmatter, FrontmatterStatus, Platform, Requires, RiskTier, Skill, SkillKind},
+    skill::{
+        Frontmatter, FrontmatterStatus, Platform, Requires, RiskTier, ScriptStructure, Skill,
+        SkillKind,
+    },
 };
+
+/// Progress reporting, implemented by the binary (a progress bar) or ignored. Stages call it;
+/// it never affects their results.
+pub trait Progress: Sync {
+    /// A phase starts with `total` units of work.
+    fn phase(&self, name: &str, total: u64);
+    /// `n` more units are done.
+    fn advance(&self, n: u64);
+}
+
+/// Ignores progress.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn phase(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+}
 
 /// Version of the on-disk tables written by `skg extract` (column names and types).
 ///
 /// Bump on any change of a column's name, type or meaning; readers refuse other versions.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;

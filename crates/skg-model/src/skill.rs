@@ -150,6 +150,20 @@ impl fmt::Display for RiskTier {
     }
 }
 
+/// The structural fingerprint of one script of a package: a hash of its syntax tree (tree-sitter
+/// grammars) or of its comment-free token stream (other languages) in which identifiers are
+/// alpha-renamed and comments, string contents and formatting are ignored. Two scripts with the
+/// same `hash` are the same program up to naming.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ScriptStructure {
+    /// The script, relative to the skill root.
+    pub path: String,
+    /// 32 hex characters.
+    pub hash: String,
+    /// Tokens hashed: how much code the hash stands for.
+    pub tokens: u32,
+}
+
 /// One skill, normalized from its package. One row of the `skills` table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Skill {
@@ -212,6 +226,8 @@ pub struct Skill {
     pub files: Vec<String>,
     /// The subset of `files` that are scripts (by extension or shebang).
     pub scripts: Vec<String>,
+    /// Structural fingerprint of every script in `scripts` that could be read, same order.
+    pub script_structures: Vec<ScriptStructure>,
     /// Size of `SKILL.md` in bytes.
     pub bytes: u64,
     /// blake3 over every file of the package (paths and bytes), hex.

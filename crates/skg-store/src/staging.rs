@@ -55,6 +55,11 @@ impl Staging {
         &self.tmp
     }
 
+    /// Writes a file that is not a table (a cache, say) into the folder, published with it.
+    pub fn write_file(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        write_synced(&self.tmp.join(name), bytes)
+    }
+
     /// Writes `rows` as `<table>.parquet` and `<table>.ndjson`.
     pub fn write_table<T: Serialize + Sync>(&mut self, spec: &Table<T>, rows: &[T]) -> Result<()> {
         let parquet = format!("{}.parquet", spec.name);

@@ -3,7 +3,7 @@
 //! A column is declared with a typed accessor (`Get`), so its Parquet type follows from the
 //! code and cannot drift from the row type. Bump [`skg_model::SCHEMA_VERSION`] on any change here.
 
-use skg_model::{Diagnostic, Document, Edge, Skill};
+use skg_model::{Cluster, Diagnostic, Document, Edge, Member, Role, Skill};
 
 /// Column types as written to Parquet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,183 +163,198 @@ fn u32_of(n: usize) -> u32 {
 pub static SKILLS: Table<Skill> = Table {
     name: "skills",
     doc: "one row per skill package (or tool of a catalog), normalized",
-    columns: &[
-        col("id", Get::Str(|s| s.id.as_str()), "`<registry>:<root>`"),
-        col(
-            "registry",
-            Get::Str(|s| s.registry.as_str()),
-            "registry name",
-        ),
-        col(
-            "kind",
-            Get::Str(|s| {
-                if s.kind == skg_model::SkillKind::Skill {
-                    "skill"
-                } else {
-                    "tool"
-                }
-            }),
-            "`skill` or `tool`",
-        ),
-        col(
-            "path",
-            Get::Str(|s| &s.path),
-            "SKILL.md relative to the registry root (tools: `<file>#<name>`)",
-        ),
-        col(
-            "root",
-            Get::Str(|s| &s.root),
-            "skill folder relative to the registry root",
-        ),
-        col(
-            "folder",
-            Get::Str(|s| &s.folder),
-            "the skill folder's own name",
-        ),
-        col(
-            "name",
-            Get::Str(|s| &s.name),
-            "name as declared (else slug, else folder)",
-        ),
-        col("slug", Get::Str(|s| &s.slug), "kebab-case routing key"),
-        col(
-            "name_valid",
-            Get::Bool(|s| s.name_valid),
-            "name is spec-valid kebab-case, ≤ 64 chars",
-        ),
-        col(
-            "name_matches_folder",
-            Get::Bool(|s| s.name_matches_folder),
-            "slug equals the folder name",
-        ),
-        col(
-            "description",
-            Get::Str(|s| &s.description),
-            "description as declared (empty when missing)",
-        ),
-        col(
-            "when_to_use",
-            Get::OptStr(|s| s.when_to_use.as_deref()),
-            "frontmatter, a 'Use when' sentence, or a 'When to use' section",
-        ),
-        col(
-            "when_not_to_use",
-            Get::OptStr(|s| s.when_not_to_use.as_deref()),
-            "frontmatter, a 'Do not use' sentence, or a 'When not to use' section",
-        ),
-        col(
-            "tags",
-            Get::StrList(|s| strs(&s.tags)),
-            "lowercase, sorted, unique",
-        ),
-        col(
-            "category",
-            Get::OptStr(|s| s.category.as_deref()),
-            "category (top level or metadata)",
-        ),
-        col(
-            "allowed_tools",
-            Get::StrList(|s| strs(&s.allowed_tools)),
-            "allowed-tools entries",
-        ),
-        col(
-            "version",
-            Get::OptStr(|s| s.version.as_deref()),
-            "version (top level or metadata)",
-        ),
-        col(
-            "license",
-            Get::OptStr(|s| s.license.as_deref()),
-            "license/licence",
-        ),
-        col(
-            "requires_bins",
-            Get::StrList(|s| strs(&s.requires.bins)),
-            "required executables",
-        ),
-        col(
-            "requires_env",
-            Get::StrList(|s| strs(&s.requires.env)),
-            "required environment variables",
-        ),
-        col(
-            "requires_mcp",
-            Get::StrList(|s| strs(&s.requires.mcp)),
-            "required MCP servers",
-        ),
-        col(
-            "requires_packages",
-            Get::StrList(|s| strs(&s.requires.packages)),
-            "required packages",
-        ),
-        col(
-            "inputs",
-            Get::StrList(|s| strs(&s.inputs)),
-            "declared capability inputs",
-        ),
-        col(
-            "outputs",
-            Get::StrList(|s| strs(&s.outputs)),
-            "declared capability outputs",
-        ),
-        col(
-            "platforms",
-            Get::StrList(|s| s.platforms.iter().map(|p| p.as_str()).collect()),
-            "platform hints (claude-code, codex, gemini, cursor, copilot, openclaw, mcp)",
-        ),
-        col(
-            "risk_tier",
-            Get::Str(|s| s.risk_tier.as_str()),
-            "safe | network | exec | critical | unsafe",
-        ),
-        col(
-            "risk_reasons",
-            Get::StrList(|s| strs(&s.risk_reasons)),
-            "`tier: reason` per rule that fired",
-        ),
-        col(
-            "frontmatter_status",
-            Get::Str(|s| s.frontmatter.status.as_str()),
-            "ok | repaired | salvaged | missing | not_applicable",
-        ),
-        col(
-            "frontmatter_json",
-            Get::Str(|s| &s.frontmatter.json),
-            "the whole frontmatter as compact JSON",
-        ),
-        col(
-            "frontmatter_keys",
-            Get::StrList(|s| strs(&s.frontmatter.keys)),
-            "top-level frontmatter keys",
-        ),
-        col(
-            "body",
-            Get::Str(|s| &s.body),
-            "markdown body after the frontmatter",
-        ),
-        col(
-            "body_line",
-            Get::U32(|s| s.body_line),
-            "line of SKILL.md where the body starts",
-        ),
-        col(
-            "files",
-            Get::StrList(|s| strs(&s.files)),
-            "other files of the package, relative to root",
-        ),
-        col(
-            "scripts",
-            Get::StrList(|s| strs(&s.scripts)),
-            "script files among them",
-        ),
-        col("bytes", Get::U64(|s| s.bytes), "size of SKILL.md"),
-        col(
-            "content_hash",
-            Get::Str(|s| &s.content_hash),
-            "blake3 over every file of the package",
-        ),
-    ],
+    columns: SKILL_COLUMNS,
 };
+
+/// `canonical_skills` (canonicalize): the routable skills — canonicals and variants — with every
+/// `skills` column.
+pub static CANONICAL_SKILLS: Table<Skill> = Table {
+    name: "canonical_skills",
+    doc: "one row per routable skill after deduplication (role canonical or variant); columns as in `skills`",
+    columns: SKILL_COLUMNS,
+};
+
+static SKILL_COLUMNS: &[Column<Skill>] = &[
+    col("id", Get::Str(|s| s.id.as_str()), "`<registry>:<root>`"),
+    col(
+        "registry",
+        Get::Str(|s| s.registry.as_str()),
+        "registry name",
+    ),
+    col(
+        "kind",
+        Get::Str(|s| {
+            if s.kind == skg_model::SkillKind::Skill {
+                "skill"
+            } else {
+                "tool"
+            }
+        }),
+        "`skill` or `tool`",
+    ),
+    col(
+        "path",
+        Get::Str(|s| &s.path),
+        "SKILL.md relative to the registry root (tools: `<file>#<name>`)",
+    ),
+    col(
+        "root",
+        Get::Str(|s| &s.root),
+        "skill folder relative to the registry root",
+    ),
+    col(
+        "folder",
+        Get::Str(|s| &s.folder),
+        "the skill folder's own name",
+    ),
+    col(
+        "name",
+        Get::Str(|s| &s.name),
+        "name as declared (else slug, else folder)",
+    ),
+    col("slug", Get::Str(|s| &s.slug), "kebab-case routing key"),
+    col(
+        "name_valid",
+        Get::Bool(|s| s.name_valid),
+        "name is spec-valid kebab-case, ≤ 64 chars",
+    ),
+    col(
+        "name_matches_folder",
+        Get::Bool(|s| s.name_matches_folder),
+        "slug equals the folder name",
+    ),
+    col(
+        "description",
+        Get::Str(|s| &s.description),
+        "description as declared (empty when missing)",
+    ),
+    col(
+        "when_to_use",
+        Get::OptStr(|s| s.when_to_use.as_deref()),
+        "frontmatter, a 'Use when' sentence, or a 'When to use' section",
+    ),
+    col(
+        "when_not_to_use",
+        Get::OptStr(|s| s.when_not_to_use.as_deref()),
+        "frontmatter, a 'Do not use' sentence, or a 'When not to use' section",
+    ),
+    col(
+        "tags",
+        Get::StrList(|s| strs(&s.tags)),
+        "lowercase, sorted, unique",
+    ),
+    col(
+        "category",
+        Get::OptStr(|s| s.category.as_deref()),
+        "category (top level or metadata)",
+    ),
+    col(
+        "allowed_tools",
+        Get::StrList(|s| strs(&s.allowed_tools)),
+        "allowed-tools entries",
+    ),
+    col(
+        "version",
+        Get::OptStr(|s| s.version.as_deref()),
+        "version (top level or metadata)",
+    ),
+    col(
+        "license",
+        Get::OptStr(|s| s.license.as_deref()),
+        "license/licence",
+    ),
+    col(
+        "requires_bins",
+        Get::StrList(|s| strs(&s.requires.bins)),
+        "required executables",
+    ),
+    col(
+        "requires_env",
+        Get::StrList(|s| strs(&s.requires.env)),
+        "required environment variables",
+    ),
+    col(
+        "requires_mcp",
+        Get::StrList(|s| strs(&s.requires.mcp)),
+        "required MCP servers",
+    ),
+    col(
+        "requires_packages",
+        Get::StrList(|s| strs(&s.requires.packages)),
+        "required packages",
+    ),
+    col(
+        "inputs",
+        Get::StrList(|s| strs(&s.inputs)),
+        "declared capability inputs",
+    ),
+    col(
+        "outputs",
+        Get::StrList(|s| strs(&s.outputs)),
+        "declared capability outputs",
+    ),
+    col(
+        "platforms",
+        Get::StrList(|s| s.platforms.iter().map(|p| p.as_str()).collect()),
+        "platform hints (claude-code, codex, gemini, cursor, copilot, openclaw, mcp)",
+    ),
+    col(
+        "risk_tier",
+        Get::Str(|s| s.risk_tier.as_str()),
+        "safe | network | exec | critical | unsafe",
+    ),
+    col(
+        "risk_reasons",
+        Get::StrList(|s| strs(&s.risk_reasons)),
+        "`tier: reason` per rule that fired",
+    ),
+    col(
+        "frontmatter_status",
+        Get::Str(|s| s.frontmatter.status.as_str()),
+        "ok | repaired | salvaged | missing | not_applicable",
+    ),
+    col(
+        "frontmatter_json",
+        Get::Str(|s| &s.frontmatter.json),
+        "the whole frontmatter as compact JSON",
+    ),
+    col(
+        "frontmatter_keys",
+        Get::StrList(|s| strs(&s.frontmatter.keys)),
+        "top-level frontmatter keys",
+    ),
+    col(
+        "body",
+        Get::Str(|s| &s.body),
+        "markdown body after the frontmatter",
+    ),
+    col(
+        "body_line",
+        Get::U32(|s| s.body_line),
+        "line of SKILL.md where the body starts",
+    ),
+    col(
+        "files",
+        Get::StrList(|s| strs(&s.files)),
+        "other files of the package, relative to root",
+    ),
+    col(
+        "scripts",
+        Get::StrList(|s| strs(&s.scripts)),
+        "script files among them",
+    ),
+    col(
+        "script_structures",
+        Get::Json(|s| serde_json::to_string(&s.script_structures).unwrap_or_default()),
+        "structural fingerprint of each script: [{path, hash, tokens}] (identifiers alpha-renamed, comments/strings/formatting ignored)",
+    ),
+    col("bytes", Get::U64(|s| s.bytes), "size of SKILL.md"),
+    col(
+        "content_hash",
+        Get::Str(|s| &s.content_hash),
+        "blake3 over every file of the package",
+    ),
+];
 
 /// `documents`: L0/L1/L2 search documents.
 pub static DOCUMENTS: Table<Document> = Table {
@@ -482,27 +497,166 @@ pub static DIAGNOSTICS: Table<Diagnostic> = Table {
     ],
 };
 
+/// `members` (canonicalize): every skill's cluster and role.
+pub static MEMBERS: Table<Member> = Table {
+    name: "members",
+    doc: "one row per input skill: its duplicate cluster and role (canonical | duplicate | variant)",
+    columns: &[
+        col("id", Get::Str(|m| m.id.as_str()), "skill id"),
+        col(
+            "registry",
+            Get::Str(|m| m.registry.as_str()),
+            "registry name (as in registries.toml)",
+        ),
+        col(
+            "path",
+            Get::Str(|m| &m.path),
+            "SKILL.md path relative to the registry folder",
+        ),
+        col("name", Get::Str(|m| &m.name), "skill name"),
+        col(
+            "cluster_id",
+            Get::Str(|m| m.cluster_id.as_str()),
+            "duplicate cluster = id of its canonical skill",
+        ),
+        col(
+            "role",
+            Get::Str(|m| m.role.as_str()),
+            "canonical | duplicate | variant",
+        ),
+        col(
+            "variant_of",
+            Get::OptStr(|m| m.variant_of.as_ref().map(skg_model::SkillId::as_str)),
+            "for a variant: the better canonical with the same purpose",
+        ),
+        col(
+            "quality",
+            Get::F64(|m| m.quality),
+            "quality used to pick canonicals, 0–1",
+        ),
+        col(
+            "quality_source",
+            Get::Str(|m| &m.quality_source),
+            "slop_score (from skg score) | completeness",
+        ),
+        col(
+            "reason",
+            Get::Str(|m| &m.reason),
+            "for a duplicate/variant: decision rule and signals against its canonical",
+        ),
+    ],
+};
+
+/// `aliases` (canonicalize): the alias map, one row per duplicate.
+pub static ALIASES: Table<Member> = Table {
+    name: "aliases",
+    doc: "one row per alias (role duplicate): where the copy lives and the canonical it resolves to",
+    columns: &[
+        col(
+            "alias_id",
+            Get::Str(|m| m.id.as_str()),
+            "the copy's skill id",
+        ),
+        col(
+            "registry",
+            Get::Str(|m| m.registry.as_str()),
+            "the copy's registry",
+        ),
+        col("path", Get::Str(|m| &m.path), "the copy's SKILL.md path"),
+        col(
+            "canonical_id",
+            Get::Str(|m| m.cluster_id.as_str()),
+            "the canonical it resolves to",
+        ),
+        col(
+            "reason",
+            Get::Str(|m| &m.reason),
+            "decision rule and signals",
+        ),
+    ],
+};
+
+/// The rows of [`ALIASES`]: members with role duplicate.
+pub fn alias_rows(members: &[Member]) -> Vec<Member> {
+    members
+        .iter()
+        .filter(|m| m.role == Role::Duplicate)
+        .cloned()
+        .collect()
+}
+
+/// `clusters` (canonicalize): one row per duplicate cluster.
+pub static CLUSTERS: Table<Cluster> = Table {
+    name: "clusters",
+    doc: "one row per duplicate cluster (clusters of one included)",
+    columns: &[
+        col(
+            "cluster_id",
+            Get::Str(|c| c.cluster_id.as_str()),
+            "id of the canonical skill",
+        ),
+        col(
+            "canonical_registry",
+            Get::Str(|c| c.canonical_registry.as_str()),
+            "the canonical's registry",
+        ),
+        col(
+            "canonical_path",
+            Get::Str(|c| &c.canonical_path),
+            "the canonical's SKILL.md path",
+        ),
+        col("size", Get::U32(|c| c.size), "members, canonical included"),
+        col(
+            "registries",
+            Get::StrList(|c| strs(&c.registries)),
+            "registries holding a member",
+        ),
+        col(
+            "members",
+            Get::StrList(|c| c.members.iter().map(skg_model::SkillId::as_str).collect()),
+            "member ids, canonical first",
+        ),
+        col(
+            "variants",
+            Get::StrList(|c| c.variants.iter().map(skg_model::SkillId::as_str).collect()),
+            "canonicals linked to this one as variants",
+        ),
+    ],
+};
+
+/// All tables `skg canonicalize` writes, in order (its `edges` table has the `EDGES` columns and
+/// holds only `duplicate_of` / `variant_of`).
+pub static CANON_TABLES: &[&dyn TableSpec] =
+    &[&MEMBERS, &CLUSTERS, &ALIASES, &CANONICAL_SKILLS, &EDGES];
+
 /// All tables `skg extract` writes, in order.
 pub static EXTRACT_TABLES: &[&dyn TableSpec] = &[&SKILLS, &DOCUMENTS, &EDGES, &DIAGNOSTICS];
 
-/// The schema as markdown (for `skg schema`).
-pub fn markdown(tables: &[&dyn TableSpec]) -> String {
+/// Every stage's tables, in pipeline order: `(stage, output folder, tables)`.
+pub static STAGES: &[(&str, &[&dyn TableSpec])] =
+    &[("extract", EXTRACT_TABLES), ("canonicalize", CANON_TABLES)];
+
+/// The schema as markdown (for `skg schema`), one section per stage.
+pub fn markdown(stages: &[(&str, &[&dyn TableSpec])]) -> String {
     use std::fmt::Write as _;
     let mut s = format!(
         "# skg table schema (version {})\n\n",
         skg_model::SCHEMA_VERSION
     );
-    for t in tables {
-        let _ = write!(
-            s,
-            "## `{}`\n\n{}.\n\n| column | type | meaning |\n|---|---|---|\n",
-            t.name(),
-            t.doc()
-        );
-        for c in t.columns() {
-            let _ = writeln!(s, "| `{}` | {} | {} |", c.name, c.ty.as_str(), c.doc);
+    for (stage, tables) in stages {
+        let _ = write!(s, "# `skg {stage}` → `reports/{stage}/`\n\n");
+        for t in *tables {
+            let _ = write!(
+                s,
+                "## `{}`\n\n{}.\n\n| column | type | meaning |\n|---|---|---|\n",
+                t.name(),
+                t.doc()
+            );
+            for c in t.columns() {
+                let _ = writeln!(s, "| `{}` | {} | {} |", c.name, c.ty.as_str(), c.doc);
+            }
+            s.push('\n');
         }
-        s.push('\n');
     }
     s
 }

@@ -12,8 +12,12 @@
 mod javascript;
 mod language;
 mod python;
+mod structure;
 
-pub use crate::language::Language;
+pub use crate::{
+    language::Language,
+    structure::{Structure, plain_structure, structure},
+};
 
 /// How a module was imported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

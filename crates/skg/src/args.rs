@@ -29,6 +29,9 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Read registries into skills, search documents, relations and diagnostics.
     Extract(ExtractArgs),
+    /// Find copies across registries: one canonical per duplicate cluster, the rest aliases;
+    /// variants (same purpose, written independently) linked, not merged.
+    Canonicalize(CanonArgs),
     /// Print the schema of the output tables (markdown).
     Schema(SchemaArgs),
 }
@@ -66,3 +69,38 @@ pub struct ExtractArgs {
 
 #[derive(Debug, Args)]
 pub struct SchemaArgs {}
+
+#[derive(Debug, Args)]
+pub struct CanonArgs {
+    /// An extract output folder (default `reports/extract` when it exists), or registries to
+    /// extract first (as `skg extract` takes them; default `registries`).
+    pub inputs: Vec<PathBuf>,
+    /// Output folder (replaced atomically when the run succeeds; the embedding cache lives in it).
+    #[arg(short, long, default_value = "reports/canonicalize")]
+    pub out: PathBuf,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Compare descriptions lexically (content-word overlap) instead of with the embedding model.
+    #[arg(long)]
+    pub no_embeddings: bool,
+    /// Score labelled pairs: a CSV with columns `a,b[,label]`, skills written as
+    /// `<registry folder>/<SKILL.md path>`; prints each pair's decision and, with labels,
+    /// precision/recall/F1 and the confusion matrix.
+    #[arg(long, value_name = "FILE.csv")]
+    pub pairs: Option<PathBuf>,
+    /// Slop scores to pick canonicals by: `skg score` output folder or NDJSON with `id` and
+    /// `slop_score` (skills without one use completeness).
+    #[arg(long, value_name = "PATH")]
+    pub scores: Option<PathBuf>,
+    /// Benchmark mode: canonicalize N generated skills (near-copies and variants of generated
+    /// originals) instead of reading registries.
+    #[arg(long, value_name = "N")]
+    pub synthetic: Option<usize>,
+    /// Seed of the synthetic generator.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Threads for embedding inference.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+}

@@ -35,6 +35,7 @@ impl From<ExitStatus> for std::process::ExitCode {
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Extract(args) => commands::extract::run(&args, &cli.global),
+        Command::Canonicalize(args) => commands::canonicalize::run(&args, &cli.global),
         Command::Schema(args) => commands::schema::run(&args),
     }
 }

@@ -1,4 +1,5 @@
 //! One module per subcommand.
 
+pub(crate) mod canonicalize;
 pub(crate) mod extract;
 pub(crate) mod schema;

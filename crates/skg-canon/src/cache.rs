@@ -1,0 +1,190 @@
+//! The embedding cache: vectors keyed by (model id, text), so unchanged skills are never
+//! re-embedded. Serialized as one little-endian binary file, records sorted by key (the same
+//! cache content always gives the same bytes).
+
+use std::collections::HashMap;
+
+/// Why a cache file was not used.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// Not a cache file, or cut short.
+    #[error("not an skg embedding cache (or truncated): {0}")]
+    Corrupt(&'static str),
+    /// Written for another model: its vectors can't be mixed with this one's.
+    #[error("cache was written for model {found}, not {expected}")]
+    OtherModel {
+        /// Model of the file.
+        found: String,
+        /// Model in use.
+        expected: String,
+    },
+}
+
+const MAGIC: &[u8; 8] = b"SKGEMB1\n";
+
+/// Vectors by text for one model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddingCache {
+    model_id: String,
+    dim: usize,
+    map: HashMap<[u8; 32], Vec<f32>>,
+}
+
+impl EmbeddingCache {
+    /// An empty cache for `model_id` vectors of `dim` components.
+    pub fn new(model_id: &str, dim: usize) -> Self {
+        EmbeddingCache {
+            model_id: model_id.to_owned(),
+            dim,
+            map: HashMap::new(),
+        }
+    }
+
+    /// The key of a text: blake3(model id, 0, text).
+    pub fn key(&self, text: &str) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(self.model_id.as_bytes());
+        h.update(&[0]);
+        h.update(text.as_bytes());
+        *h.finalize().as_bytes()
+    }
+
+    /// The cached vector of a text.
+    pub fn get(&self, text: &str) -> Option<&[f32]> {
+        self.map.get(&self.key(text)).map(Vec::as_slice)
+    }
+
+    /// Stores a vector (ignored when its length isn't the cache's dimension).
+    pub fn insert(&mut self, text: &str, v: Vec<f32>) {
+        if v.len() == self.dim {
+            let k = self.key(text);
+            self.map.insert(k, v);
+        }
+    }
+
+    /// Keeps only the texts in `keep` (so the file doesn't grow with texts that are gone).
+    pub fn retain_texts<'t>(&mut self, keep: impl IntoIterator<Item = &'t str>) {
+        let keys: std::collections::HashSet<[u8; 32]> =
+            keep.into_iter().map(|t| self.key(t)).collect();
+        self.map.retain(|k, _| keys.contains(k));
+    }
+
+    /// Vectors held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// No vectors.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The file content.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut keys: Vec<&[u8; 32]> = self.map.keys().collect();
+        keys.sort_unstable();
+        let mut out =
+            Vec::with_capacity(32 + self.model_id.len() + keys.len() * (32 + 4 * self.dim));
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(
+            &u32::try_from(self.model_id.len())
+                .unwrap_or(0)
+                .to_le_bytes(),
+        );
+        out.extend_from_slice(self.model_id.as_bytes());
+        out.extend_from_slice(&u32::try_from(self.dim).unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+        for k in keys {
+            out.extend_from_slice(k);
+            for x in &self.map[k] {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Reads a cache file written for `model_id`.
+    pub fn from_bytes(bytes: &[u8], model_id: &str) -> Result<Self, CacheError> {
+        let mut r = Reader(bytes);
+        if r.take(8)? != MAGIC {
+            return Err(CacheError::Corrupt("bad magic"));
+        }
+        let n = r.u32()? as usize;
+        let found = String::from_utf8_lossy(r.take(n)?).into_owned();
+        if found != model_id {
+            return Err(CacheError::OtherModel {
+                found,
+                expected: model_id.to_owned(),
+            });
+        }
+        let dim = r.u32()? as usize;
+        let count = usize::try_from(u64::from_le_bytes(
+            r.take(8)?
+                .try_into()
+                .map_err(|_| CacheError::Corrupt("count"))?,
+        ))
+        .map_err(|_| CacheError::Corrupt("count"))?;
+        if count.saturating_mul(32 + 4 * dim) != r.0.len() {
+            return Err(CacheError::Corrupt(
+                "length does not match the record count",
+            ));
+        }
+        let mut map = HashMap::with_capacity(count);
+        for _ in 0..count {
+            let key: [u8; 32] = r
+                .take(32)?
+                .try_into()
+                .map_err(|_| CacheError::Corrupt("key"))?;
+            let v = r
+                .take(4 * dim)?
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            map.insert(key, v);
+        }
+        Ok(EmbeddingCache {
+            model_id: model_id.to_owned(),
+            dim,
+            map,
+        })
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CacheError> {
+        if self.0.len() < n {
+            return Err(CacheError::Corrupt("truncated"));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u32(&mut self) -> Result<u32, CacheError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_model_check() {
+        let mut c = EmbeddingCache::new("m1", 2);
+        c.insert("hello", vec![0.5, -1.0]);
+        c.insert("bad", vec![1.0]); // wrong dimension: ignored
+        let bytes = c.to_bytes();
+        let back = EmbeddingCache::from_bytes(&bytes, "m1").expect("reads");
+        assert_eq!(back, c);
+        assert_eq!(back.get("hello"), Some(&[0.5, -1.0][..]));
+        assert!(back.get("bad").is_none());
+        assert!(matches!(
+            EmbeddingCache::from_bytes(&bytes, "m2"),
+            Err(CacheError::OtherModel { .. })
+        ));
+        assert!(EmbeddingCache::from_bytes(&bytes[..bytes.len() - 1], "m1").is_err());
+    }
+}
