@@ -8,7 +8,8 @@
 //! 2. [`lsh`] — candidate pairs from shared blocking keys (sub-quadratic; never all pairs).
 //! 3. [`judge`] — exact signals on each candidate and a duplicate / variant / distinct decision.
 //! 4. clustering (here) — duplicates are joined strongest first, but two clusters merge only when
-//!    their canonicals are themselves duplicates (no A~B~C drift); variants link canonicals.
+//!    every member of the merged cluster is itself a duplicate of its canonical (no A~B~C
+//!    drift); variants link canonicals.
 //!
 //! Every step is deterministic: parallel work is collected and sorted, hash functions are seeded
 //! with constants, ties are broken by skill id.
@@ -297,23 +298,33 @@ fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
             .unwrap_or(std::cmp::Ordering::Equal)
             .then((x.0, x.1).cmp(&(y.0, y.1)))
     });
+    // Invariant: every member of a cluster is itself judged a duplicate of the cluster's
+    // canonical. A merge that would break it (A~B and B~C but not A~C) is refused.
     let mut uf = UnionFind::new(n);
     let mut rep: Vec<usize> = (0..n).collect();
+    let mut cluster_of: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
     for &&(i, j, _, _) in &dups {
         let (ri, rj) = (uf.find(i as usize), uf.find(j as usize));
         if ri == rj {
             continue;
         }
         let (ci, cj) = (rep[ri], rep[rj]);
-        let agree = (ci, cj) == (i as usize, j as usize)
-            || (ci, cj) == (j as usize, i as usize)
-            || index.judge(ci.min(cj), ci.max(cj)).1 == Verdict::Duplicate;
-        if !agree {
+        let top = better(ci, cj);
+        let other = if top == ci { rj } else { ri };
+        let direct = |m: usize| {
+            m == top
+                || (m.min(top), m.max(top)) == (i as usize, j as usize)
+                || index.judge(m.min(top), m.max(top)).1 == Verdict::Duplicate
+        };
+        if !cluster_of[other].iter().all(|&m| direct(m)) {
             stats.chain_merges_refused += 1;
             continue;
         }
         let root = uf.union(ri, rj);
-        rep[root] = better(ci, cj);
+        let absorbed = if root == ri { rj } else { ri };
+        let moved = std::mem::take(&mut cluster_of[absorbed]);
+        cluster_of[root].extend(moved);
+        rep[root] = top;
     }
     let canonical: Vec<usize> = (0..n).map(|i| rep[uf.find(i)]).collect();
 

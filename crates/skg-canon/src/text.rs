@@ -132,29 +132,15 @@ pub(crate) fn name_key(name: &str) -> String {
     }
 }
 
-/// The name key with each word crudely stemmed (`prompt-engineering` and `prompt-engineer`
-/// both give `promptengine`): a blocking key for near-identical names.
+/// The name key with each word cut to its first 5 characters (`prompt-engineering` and
+/// `prompt-engineer` both give `prompengin`; `statistical-analysis` / `-analyst` agree too): a
+/// blocking key for near-identical names, not a similarity.
 pub(crate) fn name_stem_key(name: &str) -> String {
-    let ws = words(name);
-    let kept: Vec<&str> = ws
+    words(name)
         .iter()
         .map(String::as_str)
         .filter(|w| !NAME_AFFIXES.contains(w) && !is_version(w))
-        .collect();
-    kept.iter()
-        .map(|w| {
-            for suffix in [
-                "ators", "ator", "ations", "ation", "ings", "ing", "ers", "er", "ors", "or",
-                "ions", "ion", "ies", "s",
-            ] {
-                if let Some(stem) = w.strip_suffix(suffix)
-                    && stem.chars().count() >= 3
-                {
-                    return stem;
-                }
-            }
-            w
-        })
+        .flat_map(|w| w.chars().take(5))
         .collect()
 }
 
