@@ -87,6 +87,13 @@ pub struct Thresholds {
     pub rewrite_desc_jaccard: f64,
     /// …and bodies sharing at least this containment.
     pub rewrite_containment: f64,
+    /// Skills declaring the same upstream share its text (a quoted README, install lines); below
+    /// this body Jaccard their overlap counts only when the descriptions agree too.
+    pub same_source_jaccard: f64,
+    /// Descriptions agree: cosine at least this…
+    pub agree_cosine: f64,
+    /// …or content-word Jaccard at least this.
+    pub agree_desc_jaccard: f64,
 }
 
 impl Default for Thresholds {
@@ -103,6 +110,9 @@ impl Default for Thresholds {
             rewrite_cosine: 0.93,
             rewrite_desc_jaccard: 0.65,
             rewrite_containment: 0.3,
+            same_source_jaccard: 0.9,
+            agree_cosine: 0.95,
+            agree_desc_jaccard: 0.5,
         }
     }
 }
@@ -158,9 +168,18 @@ fn round(x: f64) -> f64 {
 
 /// The decision, with the rule that made it.
 pub fn decide(s: &Signals, t: &Thresholds) -> (Verdict, &'static str) {
-    let same_text = s.same_body
-        || s.body_jaccard >= t.body_jaccard
-        || (s.containment >= t.containment && s.min_words >= t.containment_min_words);
+    let descriptions_agree = s.desc_cosine.is_some_and(|c| c >= t.agree_cosine)
+        || s.desc_jaccard >= t.agree_desc_jaccard;
+    // Two catalog entries built on one upstream quote the same README: that shared text says
+    // nothing about whether they do the same job.
+    let upstream_text_only = s.same_source
+        && !s.same_body
+        && s.body_jaccard < t.same_source_jaccard
+        && !descriptions_agree;
+    let same_text = !upstream_text_only
+        && (s.same_body
+            || s.body_jaccard >= t.body_jaccard
+            || (s.containment >= t.containment && s.min_words >= t.containment_min_words));
     let same_code = s.scripts_min > 0
         && s.scripts_shared == s.scripts_min
         && s.script_tokens_shared >= t.script_min_tokens;

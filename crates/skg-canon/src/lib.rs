@@ -175,6 +175,11 @@ impl<'a> Index<'a> {
             if p.name_stem.chars().count() >= 3 {
                 keys.push((4, text::hash_str(&p.name_stem), i));
             }
+            for (h, tokens) in &p.scripts {
+                if *tokens >= self.options.thresholds.script_min_tokens {
+                    keys.push((5, text::hash_str(h), i));
+                }
+            }
             if !p.shingles.is_empty() {
                 for (band, rows) in p.signature.chunks(b.minhash_rows).enumerate() {
                     let mut h = 0u64;
@@ -298,8 +303,10 @@ fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
             .unwrap_or(std::cmp::Ordering::Equal)
             .then((x.0, x.1).cmp(&(y.0, y.1)))
     });
-    // Invariant: every member of a cluster is itself judged a duplicate of the cluster's
-    // canonical. A merge that would break it (A~B and B~C but not A~C) is refused.
+    // Invariants: every member of a cluster is itself judged a duplicate of the cluster's
+    // canonical, and of up to `LINKAGE_SAMPLE` other members (the earliest; complete linkage on a
+    // sample, so a bundle B = A + C can't pull unrelated A and C together). A merge that would
+    // break them is refused.
     let mut uf = UnionFind::new(n);
     let mut rep: Vec<usize> = (0..n).collect();
     let mut cluster_of: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
@@ -316,7 +323,20 @@ fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
                 || (m.min(top), m.max(top)) == (i as usize, j as usize)
                 || index.judge(m.min(top), m.max(top)).1 == Verdict::Duplicate
         };
-        if !cluster_of[other].iter().all(|&m| direct(m)) {
+        let own = if other == ri { rj } else { ri };
+        let sample: Vec<usize> = cluster_of[own]
+            .iter()
+            .copied()
+            .filter(|&y| y != top)
+            .take(LINKAGE_SAMPLE)
+            .collect();
+        let linked = |m: usize| {
+            sample.iter().all(|&y| {
+                (m.min(y), m.max(y)) == (i as usize, j as usize)
+                    || index.judge(m.min(y), m.max(y)).1 == Verdict::Duplicate
+            })
+        };
+        if !cluster_of[other].iter().all(|&m| direct(m) && linked(m)) {
             stats.chain_merges_refused += 1;
             continue;
         }
@@ -456,6 +476,9 @@ fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
         stats,
     }
 }
+
+/// Members of the joining cluster checked against each member of the other (besides its canonical).
+const LINKAGE_SAMPLE: usize = 8;
 
 /// How strongly a duplicate pair is one text (used to join the surest pairs first).
 fn strength(s: &Signals) -> f64 {
