@@ -176,11 +176,14 @@ fn embed(
         Err(_) => EmbeddingCache::new(model_id, skg_embed::DIM),
     };
     let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
-    let misses: Vec<&str> = unique
+    // Batches of similar length: fastembed pads a batch to its longest text and attention cost
+    // grows with the square of the length.
+    let mut misses: Vec<&str> = unique
         .iter()
         .copied()
         .filter(|t| cache.get(t).is_none())
         .collect();
+    misses.sort_by_key(|t| (t.len(), *t));
     let started = Instant::now();
     if !misses.is_empty() {
         let dir = skg_embed::locate().map_err(|e| {
