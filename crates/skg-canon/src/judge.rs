@@ -9,6 +9,10 @@ use crate::{
 
 /// Everything measured about one pair. All similarities are symmetric.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "each flag is one independent signal of the table"
+)]
 pub struct Signals {
     /// Jaccard of the bodies' word 5-gram shingle sets.
     pub body_jaccard: f64,

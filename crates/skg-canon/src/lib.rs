@@ -21,7 +21,10 @@ mod prep;
 pub mod synth;
 mod text;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt::Write as _,
+};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -205,8 +208,8 @@ impl<'a> Index<'a> {
                 }
             }
         }
-        match &self.vectors {
-            Some(vs) => {
+        if let Some(vs) = &self.vectors {
+            {
                 let dim = vs.first().map_or(0, |v| v.len());
                 let planes = lsh::hyperplanes(b.simhash_tables, b.simhash_bits, dim);
                 let sim: Vec<Vec<u64>> = vs
@@ -222,7 +225,8 @@ impl<'a> Index<'a> {
                     }
                 }
             }
-            None => {
+        } else {
+            {
                 // Lexical fallback: MinHash over description content words, 16 bands × 3 rows.
                 let sigs: Vec<Vec<u64>> = self
                     .prep
@@ -411,11 +415,12 @@ fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
             let (sig, _, rule) = index.judge(i.min(c), i.max(c));
             let mut why = format!("{rule}: {}", describe(&sig));
             if s.risk_tier > index.skills[c].risk_tier {
-                why.push_str(&format!(
+                let _ = write!(
+                    why,
                     " riskier_than_canonical={}>{}",
                     s.risk_tier.as_str(),
                     index.skills[c].risk_tier.as_str()
-                ));
+                );
             }
             edges.push(edge(
                 s,
@@ -525,16 +530,17 @@ pub fn describe(s: &Signals) -> String {
         s.body_jaccard, s.containment, s.desc_jaccard, s.name_similarity
     );
     if let Some(c) = s.desc_cosine {
-        out.push_str(&format!(" desc_cosine={c:.3}"));
+        let _ = write!(out, " desc_cosine={c:.3}");
     }
     if s.same_body {
         out.push_str(" same_body");
     }
     if s.scripts_shared > 0 {
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             " scripts_shared={}/{}",
             s.scripts_shared, s.scripts_min
-        ));
+        );
     }
     if s.same_source {
         out.push_str(" same_source");

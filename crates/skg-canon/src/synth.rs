@@ -3,6 +3,8 @@
 //! another registry) and independently written variants. Deterministic for a seed; contains no
 //! real registry text.
 
+use std::fmt::Write as _;
+
 use skg_model::{
     Frontmatter, FrontmatterStatus, RegistryName, Requires, RiskTier, Skill, SkillId, SkillKind,
 };
@@ -94,10 +96,15 @@ fn section(rng: &mut Rng, topic: &Topic) -> String {
         out.push('\n');
     }
     if rng.chance(30) {
-        out.push_str(&format!(
-            "\n```bash\n{} --{}\n```\n",
+        let _ = write!(
+            out,
+            "
+```bash
+{} --{}
+```
+",
             topic.words[0], topic.words[1]
-        ));
+        );
     }
     out.push('\n');
     out
@@ -150,16 +157,16 @@ pub fn skill(registry: &str, root: &str, name: &str, description: &str, body: &s
 
 /// `n` skills over `registries` registries: about 60 % originals, 30 % near-copies of them and
 /// 10 % independently written variants, shuffled across registries.
-pub fn generate(n: usize, registries: usize, seed: u64) -> (Vec<Skill>, Vec<Origin>) {
+pub fn generate(count: usize, registries: usize, seed: u64) -> (Vec<Skill>, Vec<Origin>) {
     let mut rng = Rng(seed);
-    let topics: Vec<Topic> = (0..(n / 8).max(4))
+    let topics: Vec<Topic> = (0..(count / 8).max(4))
         .map(|_| Topic {
             words: (0..12).map(|_| pseudo_word(&mut rng)).collect(),
         })
         .collect();
-    let originals = (n * 6 / 10).max(1);
-    let mut skills = Vec::with_capacity(n);
-    let mut origins = Vec::with_capacity(n);
+    let originals = (count * 6 / 10).max(1);
+    let mut skills = Vec::with_capacity(count);
+    let mut origins = Vec::with_capacity(count);
     let mut texts: Vec<(String, String, String, usize)> = Vec::with_capacity(originals);
     let reg = |rng: &mut Rng| format!("synth-{}", rng.below(registries.max(1)));
     for i in 0..originals {
@@ -191,7 +198,7 @@ pub fn generate(n: usize, registries: usize, seed: u64) -> (Vec<Skill>, Vec<Orig
         texts.push((name, description, body, t));
     }
     let mut k = 0usize;
-    while skills.len() < n {
+    while skills.len() < count {
         k += 1;
         let o = rng.below(originals);
         let (name, description, body, t) = &texts[o];
@@ -202,7 +209,7 @@ pub fn generate(n: usize, registries: usize, seed: u64) -> (Vec<Skill>, Vec<Orig
             let mut name = name.clone();
             let mut body = body.clone();
             let mut description = description.clone();
-            for _ in 0..1 + rng.below(3) {
+            for _ in 0..=rng.below(3) {
                 match rng.below(4) {
                     0 => name = format!("{}-{}", pseudo_word(&mut rng), name),
                     1 => {

@@ -158,20 +158,20 @@ fn is_version(w: &str) -> bool {
 }
 
 /// |a ∩ b| of two sorted, unique slices.
-pub(crate) fn intersection(a: &[u64], b: &[u64]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
+pub(crate) fn intersection(left: &[u64], right: &[u64]) -> usize {
+    let (mut li, mut ri, mut shared) = (0, 0, 0);
+    while li < left.len() && ri < right.len() {
+        match left[li].cmp(&right[ri]) {
+            std::cmp::Ordering::Less => li += 1,
+            std::cmp::Ordering::Greater => ri += 1,
             std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
+                shared += 1;
+                li += 1;
+                ri += 1;
             }
         }
     }
-    n
+    shared
 }
 
 /// Jaccard of two sorted, unique sets (0 when both are empty).

@@ -17,6 +17,7 @@ fn run(skills: &[Skill]) -> Canonicalization {
         skills,
         vectors: None,
         scores: None,
+        in_degree: None,
     };
     canonicalize(&input, &Options::default(), &NoProgress)
 }
@@ -234,6 +235,7 @@ fn the_better_skill_becomes_canonical_and_scores_override_completeness() {
         skills: &skills,
         vectors: None,
         scores: Some(&scores),
+        in_degree: None,
     };
     let c = canonicalize(&input, &Options::default(), &NoProgress);
     assert_eq!(

@@ -25,15 +25,12 @@ const CACHE_FILE: &str = "embeddings.cache";
 pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
     let bar = Bar::new(global.quiet > 0);
-    let (skills, registries, edges, origins) = match args.synthetic {
-        Some(n) => {
-            let (s, o) = synth::generate(n, 8, args.seed);
-            (s, Vec::new(), Vec::new(), Some(o))
-        }
-        None => {
-            let (s, r, e) = load_skills(&args.inputs, &bar)?;
-            (s, r, e, None)
-        }
+    let (skills, registries, edges, origins) = if let Some(n) = args.synthetic {
+        let (s, o) = synth::generate(n, 8, args.seed);
+        (s, Vec::new(), Vec::new(), Some(o))
+    } else {
+        let (s, r, e) = load_skills(&args.inputs, &bar)?;
+        (s, r, e, None)
     };
     let mut in_degree: BTreeMap<SkillId, u32> = BTreeMap::new();
     for e in edges.iter().filter(|e| e.source != EdgeSource::Ambiguous) {
@@ -432,7 +429,7 @@ struct PairReport {
 fn score_pairs(
     path: &Path,
     index: &Index<'_>,
-    c: &Canonicalization,
+    canon: &Canonicalization,
     registries: &[RegistryInput],
 ) -> anyhow::Result<PairReport> {
     // `<registry folder>/<path>` → position. The folder is the last component of the registry's
@@ -453,9 +450,12 @@ fn score_pairs(
             by_key.insert(format!("{f}/{}", s.path), i);
         }
     }
-    let cluster: HashMap<&SkillId, &SkillId> =
-        c.members.iter().map(|m| (&m.id, &m.cluster_id)).collect();
-    let variant_links: BTreeSet<(&SkillId, &SkillId)> = c
+    let cluster: HashMap<&SkillId, &SkillId> = canon
+        .members
+        .iter()
+        .map(|m| (&m.id, &m.cluster_id))
+        .collect();
+    let variant_links: BTreeSet<(&SkillId, &SkillId)> = canon
         .edges
         .iter()
         .filter(|e| e.kind == EdgeKind::VariantOf)

@@ -1,7 +1,7 @@
 //! `skg canonicalize` end to end: the demo registries with the real embedding model, labelled
 //! pairs, the missing-model error, and the known duplicates of a peer's fixture.
 
-use std::{collections::BTreeMap, path::Path};
+use std::{collections::BTreeMap, fmt::Write as _, path::Path};
 
 use serde_json::Value;
 
@@ -251,10 +251,11 @@ fn asf_known_duplicates() {
                 std::fs::write(dir.join("scripts/main.js"), script)
                     .unwrap_or_else(|e| panic!("{e}"));
             }
-            scores.push_str(&format!(
-                "{{\"id\":\"{registry}:{id}\",\"slop_score\":{}}}\n",
+            let _ = writeln!(
+                scores,
+                "{{\"id\":\"{registry}:{id}\",\"slop_score\":{}}}",
                 s["slop_score"]
-            ));
+            );
         }
     }
     std::fs::write(tmp.path().join("scores.ndjson"), scores).unwrap_or_else(|e| panic!("{e}"));
