@@ -138,6 +138,21 @@ fn demo_registries_with_embeddings() {
     .map(|n| snapshot(n))
     .collect();
     assert!(before == after, "same input → byte-identical output");
+
+    // A damaged cache is a warning, not an error: everything is embedded again.
+    let cache = canon.join("embeddings.cache");
+    let bytes = std::fs::read(&cache).unwrap_or_default();
+    std::fs::write(&cache, &bytes[..bytes.len() / 2]).unwrap_or_else(|e| panic!("{e}"));
+    let third = canon_json(
+        tmp.path(),
+        &["canonicalize", "extract", "-o", "canon"],
+        &model,
+    );
+    assert_eq!(
+        third["embedding"]["embedded"],
+        first["embedding"]["unique_texts"]
+    );
+    assert!(std::fs::read(canon.join("members.ndjson")).unwrap_or_default() == before[0]);
 }
 
 #[test]
