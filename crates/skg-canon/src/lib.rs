@@ -171,6 +171,15 @@ impl<'a> Index<'a> {
         (s, v, rule)
     }
 
+    /// How alike the descriptions of skills `i` and `j` are: cosine of their vectors, or the
+    /// Jaccard of their content words without vectors.
+    pub fn description_similarity(&self, i: usize, j: usize) -> f64 {
+        match &self.vectors {
+            Some(v) => f64::from(dot(v[i], v[j])),
+            None => text::jaccard(&self.prep[i].desc_words, &self.prep[j].desc_words),
+        }
+    }
+
     /// Candidate pairs `(i, j)`, `i < j`, sorted.
     pub fn candidates(&self) -> Vec<(u32, u32)> {
         let b = &self.options.blocking;
@@ -378,6 +387,33 @@ fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
     }
     let canonical: Vec<usize> = (0..n).map(|i| rep[uf.find(i)]).collect();
 
+    // Description uniqueness: the closest description among candidates in other clusters
+    // (cosine with embeddings, content-word Jaccard without). Candidates hold every near
+    // neighbour blocking found, so this stays sub-quadratic.
+    let nearest: Vec<f64> = candidates
+        .par_iter()
+        .fold(
+            || vec![0.0f64; n],
+            |mut acc, &(i, j)| {
+                let (i, j) = (i as usize, j as usize);
+                if canonical[i] != canonical[j] {
+                    let sim = index.description_similarity(i, j);
+                    acc[i] = acc[i].max(sim);
+                    acc[j] = acc[j].max(sim);
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![0.0f64; n],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x = x.max(y);
+                }
+                a
+            },
+        );
+
     // Variants link canonicals: the worse points to the better (acyclic by construction).
     let mut variant_links: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
     for &(i, j, _, v) in &judged {
@@ -452,6 +488,7 @@ fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
             },
             quality: index.prep[i].quality,
             quality_source: index.quality_source[i].to_owned(),
+            nearest_description: (nearest[i] * 1e4).round() / 1e4,
             reason,
         });
     }

@@ -58,6 +58,10 @@ pub struct Member {
     pub quality: f64,
     /// Where the quality came from: `slop_score` (from `skg score`) or `completeness`.
     pub quality_source: String,
+    /// The closest description of a skill in another cluster among the compared candidates
+    /// (cosine with embeddings, content-word Jaccard without); 0 when none was compared. High
+    /// means the description doesn't set the skill apart.
+    pub nearest_description: f64,
     /// For a duplicate or variant: the signals that decided it, measured against the skill it
     /// points to (`body_jaccard=0.93 containment=0.98 …`). Empty for a canonical.
     pub reason: String,

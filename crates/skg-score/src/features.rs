@@ -24,6 +24,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "share of the description's word 3-grams that occur in the descriptions of many other skills (learned template)",
     ),
     (
+        "desc_nearest",
+        "closest description of a skill in another duplicate cluster (embedding cosine, from canonicalize; 0 without it): description uniqueness",
+    ),
+    (
         "desc_generic",
         "share of description words that are generic praise or filler (comprehensive, powerful, seamless, …)",
     ),
@@ -348,6 +352,14 @@ pub fn compute(ctx: &Context<'_>) -> Vec<Vec<f64>> {
         .members
         .map(|ms| ms.iter().map(|m| (m.id.as_str(), m.role)).collect())
         .unwrap_or_default();
+    let nearest: HashMap<&str, f64> = ctx
+        .members
+        .map(|ms| {
+            ms.iter()
+                .map(|m| (m.id.as_str(), m.nearest_description))
+                .collect()
+        })
+        .unwrap_or_default();
     // Names and script hashes by group, for collisions across clusters.
     let mut script_groups: HashMap<&str, HashSet<&str>> = HashMap::new();
     for (s, g) in ctx.skills.iter().zip(&groups) {
@@ -446,6 +458,7 @@ pub fn compute(ctx: &Context<'_>) -> Vec<Vec<f64>> {
                 ln1p(s.description.chars().count()),
                 f64::from(u8::from(says_when)),
                 share(&desc_grams[i], &desc_df),
+                nearest.get(s.id.as_str()).copied().unwrap_or(0.0),
                 generic,
                 ln1p(bw.len()),
                 ln1p(sh.headings),

@@ -92,6 +92,11 @@ pub struct Evaluation {
     pub at_threshold: BTreeMap<String, (usize, usize)>,
     /// Examples evaluated.
     pub n: usize,
+    /// Calibration over good and slop examples: for predicted P(clean) in each fifth of [0, 1],
+    /// `(bin, examples, mean predicted, observed share good)`.
+    pub calibration: Vec<(String, usize, f64, f64)>,
+    /// Brier score over good and slop examples (mean squared error of P(clean); lower is better).
+    pub brier: Option<f64>,
 }
 
 /// Evaluates `scores` (aligned with `examples`) at `threshold`.
@@ -118,7 +123,41 @@ pub fn evaluate(examples: &[&Example], scores: &[f64], threshold: f64) -> Evalua
             c.1 += 1;
         }
     }
+    let mut bins = [(0usize, 0.0f64, 0usize); 5];
+    for (s, y) in s1.iter().zip(&y1) {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "s is in [0, 1]"
+        )]
+        let b = ((s * 5.0) as usize).min(4);
+        bins[b].0 += 1;
+        bins[b].1 += s;
+        bins[b].2 += usize::from(*y);
+    }
+    let calibration = bins
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.0 > 0)
+        .map(|(k, b)| {
+            (
+                format!("{:.1}–{:.1}", k as f64 / 5.0, (k + 1) as f64 / 5.0),
+                b.0,
+                b.1 / b.0 as f64,
+                b.2 as f64 / b.0 as f64,
+            )
+        })
+        .collect();
+    let brier = (!s1.is_empty()).then(|| {
+        s1.iter()
+            .zip(&y1)
+            .map(|(s, y)| (s - f64::from(u8::from(*y))).powi(2))
+            .sum::<f64>()
+            / s1.len() as f64
+    });
     Evaluation {
+        calibration,
+        brier,
         auc_good_vs_slop: auc(&s1, &y1),
         auc_mediocre_as_slop: auc(scores, &y2),
         mean_score: sums

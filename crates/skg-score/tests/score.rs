@@ -127,9 +127,9 @@ fn examples() -> Vec<Example> {
             let good = i % 2 == 0;
             let mut x = vec![0.0; FEATURES.len()];
             let noise = f64::from(i * 7919 % 13) / 13.0;
-            x[8] = if good { 5.0 + noise } else { 1.0 + noise };
-            x[11] = if good { 0.5 * noise } else { 3.0 + noise };
-            x[4] = 4.0 + noise;
+            x[9] = if good { 5.0 + noise } else { 1.0 + noise };
+            x[12] = if good { 0.5 * noise } else { 3.0 + noise };
+            x[5] = 4.0 + noise;
             Example {
                 key: format!("k{i}"),
                 registry: format!("r{}", i % 3),
@@ -157,8 +157,8 @@ fn training_is_reproducible_and_learns_the_signal() {
         a.training.mediocre_excluded,
         ex.iter().filter(|e| e.label == Label::Mediocre).count()
     );
-    assert!(a.coefficients[8] > 0.0, "inline code raises P(clean)");
-    assert!(a.coefficients[11] < 0.0, "boilerplate lowers it");
+    assert!(a.coefficients[9] > 0.0, "inline code raises P(clean)");
+    assert!(a.coefficients[12] < 0.0, "boilerplate lowers it");
     let cv = skg_score::cross_validate(&ex, 1.0, 5, 0.4).unwrap_or_else(|e| panic!("{e}"));
     assert!(cv.auc_good_vs_slop.unwrap_or(0.0) > 0.95);
     // JSON round trip.

@@ -540,6 +540,11 @@ pub static MEMBERS: Table<Member> = Table {
             "slop_score (from skg score) | completeness",
         ),
         col(
+            "nearest_description",
+            Get::F64(|m| m.nearest_description),
+            "closest description in another cluster among compared candidates (cosine, or word Jaccard without embeddings)",
+        ),
+        col(
             "reason",
             Get::Str(|m| &m.reason),
             "for a duplicate/variant: decision rule and signals against its canonical",

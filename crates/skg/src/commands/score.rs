@@ -316,6 +316,18 @@ fn print_train(r: &TrainReport, format: Format, intercept: f64) -> anyhow::Resul
             )?,
         }
     }
+    let cv = &r.cross_validated;
+    writeln!(
+        out,
+        "\ncalibration of the cross-validated P(clean), good vs slop (Brier {:.3}):",
+        cv.brier.unwrap_or(f64::NAN)
+    )?;
+    for (bin, n, pred, obs) in &cv.calibration {
+        writeln!(
+            out,
+            "  predicted {bin}: {n:>4} skills, mean predicted {pred:.3}, observed good {obs:.3}"
+        )?;
+    }
     writeln!(
         out,
         "\ncoefficients (log-odds of clean per standard deviation; intercept {intercept:+.3}):"
