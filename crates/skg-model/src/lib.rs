@@ -12,6 +12,7 @@ mod diagnostic;
 mod document;
 mod edge;
 mod ids;
+mod measure;
 mod registry;
 mod score;
 mod skill;
@@ -22,6 +23,7 @@ pub use crate::{
     document::{Document, Level},
     edge::{Edge, EdgeKind, EdgeSource, Evidence},
     ids::{DocId, RegistryName, SkillId},
+    measure::{CommunityRow, MetricRow},
     registry::{RegistryInput, RegistryKind},
     score::Score,
     skill::{

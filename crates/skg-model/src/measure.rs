@@ -1,0 +1,55 @@
+//! Rows written by `skg measure`.
+
+use serde::{Deserialize, Serialize};
+
+/// The routability metrics of one scope (a registry, or all of them). One row of the `metrics`
+/// table. Definitions: `METRICS.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricRow {
+    /// A registry name, or `(all)` for the union.
+    pub scope: String,
+    /// Nodes (skills) in the graph.
+    pub nodes: u32,
+    /// Undirected edges between distinct nodes (parallel kinds counted once).
+    pub edges: u32,
+    /// Nodes with degree 0.
+    pub isolated: u32,
+    /// Isolated / nodes.
+    pub tlis: Option<f64>,
+    /// Largest degree.
+    pub max_degree: u32,
+    /// Mean degree (2 × edges / nodes).
+    pub mean_degree: Option<f64>,
+    /// Max degree / mean degree (0 when the mean is 0).
+    pub gnci: Option<f64>,
+    /// Louvain communities (singletons included).
+    pub communities: u32,
+    /// Communities with a label (majority rule).
+    pub named_communities: u32,
+    /// Communities / named communities (communities when none is named).
+    pub cfi: Option<f64>,
+    /// 1 − (TLIS + min(GNCI/40, 1) + min(CFI/20, 1)) / 3.
+    pub rscore: Option<f64>,
+    /// `high` when RScore < 0.4, else `ok`; `empty` for a graph without nodes.
+    pub risk: String,
+    /// Failure modes present: `isolation` (TLIS ≥ 0.5), `god-node` (GNCI ≥ 20),
+    /// `fragmentation` (CFI ≥ 10), `structural-collapse` (all three).
+    pub failure_modes: Vec<String>,
+    /// Nodes with degree > 3 × mean degree, as `id (degree)`, highest first.
+    pub god_nodes: Vec<String>,
+}
+
+/// One community of one scope. One row of the `communities` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommunityRow {
+    /// The scope it was found in.
+    pub scope: String,
+    /// Its number in the scope (largest first, then by first member id).
+    pub community: u32,
+    /// Members.
+    pub size: u32,
+    /// The label when named (`tag:x`, `category:x` or `stem:x`).
+    pub label: Option<String>,
+    /// Member skill ids, sorted.
+    pub members: Vec<String>,
+}
