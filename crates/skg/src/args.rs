@@ -34,6 +34,10 @@ pub enum Command {
     Canonicalize(CanonArgs),
     /// Score skills for slop with the fitted model; quarantine low scores, with reasons.
     Score(ScoreArgs),
+    /// Build the Skill Knowledge Graph and compute TLIS / GNCI / CFI / RScore (METRICS.md).
+    Measure(MeasureArgs),
+    /// Fail (exit 1) when measured routability is below thresholds or regressed from a baseline.
+    Gate(GateArgs),
     /// Print the schema of the output tables (markdown).
     Schema(SchemaArgs),
 }
@@ -182,6 +186,71 @@ pub struct ScoreEvalArgs {
     /// Quarantine threshold for the confusion counts.
     #[arg(long, default_value_t = 0.4)]
     pub threshold: f64,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
+    /// An extract output folder (default `reports/extract`), or registries to extract first.
+    pub inputs: Vec<PathBuf>,
+    /// Canonicalize output (default `reports/canonicalize` when it exists): aliases fold into
+    /// their canonical.
+    #[arg(long)]
+    pub canon: Option<PathBuf>,
+    /// Score output (default `reports/score` when it exists): quarantined skills are left out.
+    #[arg(long)]
+    pub scores: Option<PathBuf>,
+    /// Leave out relation edges below this confidence (0.3 drops AMBIGUOUS mentions).
+    #[arg(long, default_value_t = 0.3)]
+    pub min_confidence: f64,
+    /// Keep quarantined skills as nodes.
+    #[arg(long)]
+    pub include_quarantined: bool,
+    /// Keep aliases as nodes.
+    #[arg(long)]
+    pub include_aliases: bool,
+    /// Louvain seed.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Output folder (replaced atomically).
+    #[arg(short, long, default_value = "reports/measure")]
+    pub out: PathBuf,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// A measure output folder (default `reports/measure`) or the JSON `skg measure --format json` printed.
+    #[arg(default_value = "reports/measure")]
+    pub measure: PathBuf,
+    /// Thresholds from a TOML file (`min_rscore`, `max_tlis`, `max_gnci`, `max_cfi`, `tolerance`, `scope`); flags override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Fail when RScore is below this (default 0.4: the seed's HIGH routing risk).
+    #[arg(long)]
+    pub min_rscore: Option<f64>,
+    /// Fail when TLIS is above this.
+    #[arg(long)]
+    pub max_tlis: Option<f64>,
+    /// Fail when GNCI is above this.
+    #[arg(long)]
+    pub max_gnci: Option<f64>,
+    /// Fail when CFI is above this.
+    #[arg(long)]
+    pub max_cfi: Option<f64>,
+    /// A previous measurement (folder or JSON): fail when RScore dropped by more than the tolerance.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// Allowed RScore drop against the baseline (default 0.02).
+    #[arg(long)]
+    pub tolerance: Option<f64>,
+    /// Which scopes are gated: `(all)` (default) or `each` (the union and every registry).
+    #[arg(long)]
+    pub scope: Option<String>,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

@@ -37,6 +37,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Extract(args) => commands::extract::run(&args, &cli.global),
         Command::Canonicalize(args) => commands::canonicalize::run(&args, &cli.global),
         Command::Score(args) => commands::score::run(&args, &cli.global),
+        Command::Measure(args) => commands::measure::run(&args, &cli.global),
+        Command::Gate(args) => commands::measure::gate(&args),
         Command::Schema(args) => commands::schema::run(&args),
     }
 }

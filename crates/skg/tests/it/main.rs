@@ -8,6 +8,7 @@ mod canonicalize;
 mod catalog;
 mod extract;
 mod git_source;
+mod measure;
 mod score;
 
 use std::{

@@ -1,0 +1,145 @@
+//! `skg measure` and `skg gate` end to end on the demo registries.
+
+use std::path::Path;
+
+use crate::{repo, rows, skg, skg_env, skg_json};
+
+fn measured(dir: &Path) -> serde_json::Value {
+    let reg = repo().join("registries");
+    let o = skg(
+        dir,
+        &[
+            "extract",
+            reg.to_str().unwrap_or_default(),
+            "-o",
+            "extract",
+            "-q",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    skg_json(dir, &["measure", "extract", "-o", "measure"])
+}
+
+#[test]
+fn measure_reports_the_union_and_each_registry() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let v = measured(tmp.path());
+    assert_eq!(
+        v["graph"]["nodes"], 35,
+        "no canonicalize/score output here: every skill is a node"
+    );
+    let metrics = rows(&tmp.path().join("measure"), "metrics");
+    let scopes: Vec<&str> = metrics.iter().filter_map(|m| m["scope"].as_str()).collect();
+    assert_eq!(
+        scopes,
+        ["(all)", "demo/community", "demo/datalab", "demo/devflow"]
+    );
+    // The union's figures agree with their own definitions.
+    let all = &metrics[0];
+    let n = all["nodes"].as_f64().unwrap_or(0.0);
+    let e = all["edges"].as_f64().unwrap_or(0.0);
+    let iso = all["isolated"].as_f64().unwrap_or(0.0);
+    let num = |k: &str| {
+        all[k]
+            .as_str()
+            .and_then(|s| s.parse::<f64>().ok())
+            .or_else(|| all[k].as_f64())
+            .unwrap_or(f64::NAN)
+    };
+    assert!((num("tlis") - iso / n).abs() < 1e-6);
+    assert!((num("mean_degree") - 2.0 * e / n).abs() < 1e-6);
+    let communities = rows(&tmp.path().join("measure"), "communities");
+    let in_all: u64 = communities
+        .iter()
+        .filter(|c| c["scope"] == "(all)")
+        .map(|c| c["size"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(in_all, 35, "every node is in exactly one community");
+}
+
+fn gate(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut all = vec!["gate"];
+    all.extend(args);
+    let o = skg(dir, &all);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
+    )
+}
+
+#[test]
+fn gate_passes_fails_and_catches_regressions() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let v = measured(tmp.path());
+    let rscore = v["metrics"][0]["rscore"].as_f64().unwrap_or(0.0);
+    assert!(rscore > 0.2);
+
+    assert_eq!(
+        gate(tmp.path(), &["measure", "--min-rscore", "0.1"]).0,
+        Some(0)
+    );
+    let (code, out) = gate(tmp.path(), &["measure", "--min-rscore", "0.99"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL"), "{out}");
+
+    // Thresholds from a config file; GitHub Actions annotations.
+    std::fs::write(tmp.path().join("gate.toml"), "min_rscore = 0.99\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let o = skg_env(
+        tmp.path(),
+        &["gate", "measure", "--config", "gate.toml"],
+        &[("GITHUB_ACTIONS", Path::new("true"))],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("::error title=skg gate::(all) min_rscore")
+    );
+
+    // A baseline 0.1 better than now is a regression beyond the default tolerance 0.02; the
+    // same measurement as baseline is not.
+    std::fs::write(
+        tmp.path().join("now.json"),
+        serde_json::to_string(&v).unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut better = v.clone();
+    better["metrics"][0]["rscore"] = serde_json::json!(rscore + 0.1);
+    std::fs::write(
+        tmp.path().join("better.json"),
+        serde_json::to_string(&better).unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        gate(
+            tmp.path(),
+            &["measure", "--min-rscore", "0", "--baseline", "now.json"]
+        )
+        .0,
+        Some(0)
+    );
+    let (code, out) = gate(
+        tmp.path(),
+        &["measure", "--min-rscore", "0", "--baseline", "better.json"],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("no_regression"), "{out}");
+}
+
+#[test]
+fn gate_on_broken_input_is_a_tool_error() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(gate(tmp.path(), &["missing"]).0, Some(2));
+    std::fs::write(tmp.path().join("x.json"), "{\"not\": \"metrics\"}")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (code, out) = gate(tmp.path(), &["x.json"]);
+    assert_eq!(code, Some(2));
+    assert!(out.contains("metrics"), "{out}");
+    std::fs::write(tmp.path().join("bad.toml"), "min_rscor = 1\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(tmp.path().join("ok.json"), "{\"metrics\": []}")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        gate(tmp.path(), &["ok.json", "--config", "bad.toml"]).0,
+        Some(2)
+    );
+}
