@@ -11,6 +11,7 @@
 //! salvaged is kept. The output is deterministic: every collection is sorted by id.
 
 mod catalog;
+mod codebase;
 mod documents;
 mod error;
 mod frontmatter;
@@ -26,6 +27,7 @@ use rayon::prelude::*;
 use skg_model::{Diagnostic, Document, Edge, RegistryInput, RegistryKind, Skill};
 
 pub use crate::{
+    codebase::read_codebase,
     error::{Error, Result},
     source::{RegistrySource, cache_dir, checkout_git, load_registries_toml, resolve_inputs},
 };

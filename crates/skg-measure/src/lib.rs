@@ -398,3 +398,77 @@ pub fn measure(input: &Input<'_>, options: &Options) -> Result<(Skg, Measurement
     }
     Ok((skg, out))
 }
+
+/// The graph of a JS/TS codebase (`skg measure --codebase`): a node per **tool definition**
+/// (`<module>#<name>`) and per **module** that defines a tool or imports a module that does;
+/// edges join a tool to the module defining it and a module to each module it imports (both
+/// nodes). A registry module that imports every tool module is therefore the hub it is in the
+/// code. Community labels are the modules' folders (`dir:x`).
+pub fn build_code(modules: &[skg_model::CodeModule]) -> Skg {
+    let defines: HashSet<&str> = modules
+        .iter()
+        .filter(|m| !m.tools.is_empty())
+        .map(|m| m.path.as_str())
+        .collect();
+    let in_graph: Vec<&skg_model::CodeModule> = modules
+        .iter()
+        .filter(|m| {
+            defines.contains(m.path.as_str())
+                || m.imports.iter().any(|i| defines.contains(i.as_str()))
+        })
+        .collect();
+    let dir = |p: &str| p.rsplit_once('/').map_or(".", |(d, _)| d).to_owned();
+    let mut graph: UnGraph<Node, f64> = UnGraph::default();
+    let mut module_ix: HashMap<&str, NodeIndex> = HashMap::new();
+    for m in &in_graph {
+        let ix = graph.add_node(Node {
+            id: m.path.clone(),
+            registry: "codebase".into(),
+            labels: vec![format!("dir:{}", dir(&m.path))],
+        });
+        module_ix.insert(m.path.as_str(), ix);
+    }
+    let mut edges = BTreeSet::new();
+    for m in &in_graph {
+        let mix = module_ix[m.path.as_str()];
+        for t in &m.tools {
+            let tix = graph.add_node(Node {
+                id: format!("{}#{}", m.path, t.name),
+                registry: "codebase".into(),
+                labels: vec![format!("dir:{}", dir(&m.path))],
+            });
+            edges.insert((mix.min(tix), mix.max(tix)));
+        }
+        for i in &m.imports {
+            if let Some(&j) = module_ix.get(i.as_str())
+                && j != mix
+            {
+                edges.insert((mix.min(j), mix.max(j)));
+            }
+        }
+    }
+    for (a, b) in edges {
+        graph.add_edge(a, b, 1.0);
+    }
+    Skg {
+        graph,
+        edges_read: modules.iter().map(|m| m.imports.len()).sum(),
+    }
+}
+
+/// Metrics of a codebase graph (scope `(all)`).
+pub fn measure_code(
+    modules: &[skg_model::CodeModule],
+    options: &Options,
+) -> Result<(Skg, Measurement), Error> {
+    let skg = build_code(modules);
+    let all: Vec<NodeIndex> = skg.graph.node_indices().collect();
+    let (m, c) = metrics(&skg, "(all)", &all, options)?;
+    Ok((
+        skg,
+        Measurement {
+            metrics: vec![m],
+            communities: c,
+        },
+    ))
+}

@@ -23,7 +23,7 @@ pub use crate::{
     document::{Document, Level},
     edge::{Edge, EdgeKind, EdgeSource, Evidence},
     ids::{DocId, RegistryName, SkillId},
-    measure::{CommunityRow, MetricRow},
+    measure::{CodeModule, CodeTool, CommunityRow, MetricRow},
     registry::{RegistryInput, RegistryKind},
     score::Score,
     skill::{

@@ -53,3 +53,25 @@ pub struct CommunityRow {
     /// Member skill ids, sorted.
     pub members: Vec<String>,
 }
+
+/// One tool defined in a code module.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeTool {
+    /// The tool's name.
+    pub name: String,
+    /// 1-based line.
+    pub line: u32,
+    /// The recognition rule (`registered`, `tool-call`, `object`, `class`).
+    pub rule: String,
+}
+
+/// One JavaScript/TypeScript module of a codebase, as `skg measure --codebase` reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeModule {
+    /// Path relative to the codebase root, `/`-separated.
+    pub path: String,
+    /// Modules of the codebase it imports (relative specifiers resolved to paths), sorted.
+    pub imports: Vec<String>,
+    /// Tools it defines.
+    pub tools: Vec<CodeTool>,
+}

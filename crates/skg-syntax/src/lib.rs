@@ -13,10 +13,12 @@ mod javascript;
 mod language;
 mod python;
 mod structure;
+mod tools;
 
 pub use crate::{
     language::Language,
     structure::{Structure, plain_structure, structure},
+    tools::{ToolDef, tool_definitions},
 };
 
 /// How a module was imported.

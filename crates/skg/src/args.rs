@@ -214,6 +214,10 @@ pub struct MeasureArgs {
     /// Louvain seed.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Measure a JavaScript/TypeScript codebase instead: nodes are tool definitions and the
+    /// modules that define or import them (METRICS.md).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["inputs", "canon", "scores"])]
+    pub codebase: Option<PathBuf>,
     /// Output folder (replaced atomically).
     #[arg(short, long, default_value = "reports/measure")]
     pub out: PathBuf,

@@ -81,6 +81,9 @@ struct GraphSize {
 pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
     let bar = Bar::new(global.quiet > 0);
+    if let Some(root) = &args.codebase {
+        return run_codebase(args, root, started);
+    }
     let (skills, edges, registries) = load(&args.inputs, &bar)?;
     let canon = default_dir(args.canon.as_ref(), "reports/canonicalize");
     let members: Option<Vec<Member>> = match &canon {
@@ -169,6 +172,76 @@ pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<Exi
             writeln!(out)?;
         }
         Format::Human => print_human(&mut out, &summary)?,
+    }
+    Ok(ExitStatus::Success)
+}
+
+fn run_codebase(args: &MeasureArgs, root: &Path, started: Instant) -> anyhow::Result<ExitStatus> {
+    let modules = skg_extract::read_codebase(root, &skg_extract::Limits::default())
+        .with_context(|| format!("cannot read the codebase {}", root.display()))?;
+    let options = Options {
+        seed: args.seed,
+        ..Options::default()
+    };
+    let (skg, m) = skg_measure::measure_code(&modules, &options)?;
+    let mut staging = Staging::begin(&args.out)?;
+    staging.write_table(&tables::METRICS, &m.metrics)?;
+    staging.write_table(&tables::COMMUNITIES, &m.communities)?;
+    let tools: usize = modules.iter().map(|x| x.tools.len()).sum();
+    staging
+        .commit(Manifest {
+            schema_version: skg_model::SCHEMA_VERSION,
+            stage: "measure".into(),
+            tool: Tool {
+                name: "skg".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            inputs: Vec::new(),
+            counts: BTreeMap::from([
+                ("metrics".to_owned(), m.metrics.len() as u64),
+                ("communities".to_owned(), m.communities.len() as u64),
+            ]),
+            tables: Vec::new(),
+            options: serde_json::json!({"codebase": root.display().to_string(), "seed": args.seed,
+                "modules_read": modules.len(), "tools": tools}),
+        })
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    let summary = Summary {
+        out: args.out.display().to_string(),
+        seconds: started.elapsed().as_secs_f64(),
+        graph: GraphSize {
+            nodes: skg.graph.node_count(),
+            edges: skg.graph.edge_count(),
+            relation_edges_read: skg.edges_read,
+            min_confidence: 0.0,
+            aliases_folded: false,
+            quarantined_left_out: false,
+        },
+        top_communities: m.communities.iter().take(10).cloned().collect(),
+        metrics: m.metrics,
+    };
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(
+                &mut out,
+                &serde_json::json!({
+                "codebase": root.display().to_string(), "modules_read": modules.len(), "tools": tools,
+                "tool_definitions": modules.iter().flat_map(|m| m.tools.iter().map(move |t| format!("{}#{} ({}, line {})", m.path, t.name, t.rule, t.line))).collect::<Vec<_>>(),
+                "summary": summary }),
+            )?;
+            writeln!(out)?;
+        }
+        Format::Human => {
+            writeln!(
+                out,
+                "codebase {}: {} JS/TS modules read, {} tool definitions",
+                root.display(),
+                modules.len(),
+                tools
+            )?;
+            print_human(&mut out, &summary)?;
+        }
     }
     Ok(ExitStatus::Success)
 }

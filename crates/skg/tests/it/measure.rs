@@ -143,3 +143,50 @@ fn gate_on_broken_input_is_a_tool_error() {
         Some(2)
     );
 }
+
+#[test]
+fn codebase_graph_of_the_fixture() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = repo().join("tests/fixtures/codebase");
+    let v = skg_json(
+        tmp.path(),
+        &[
+            "measure",
+            "--codebase",
+            root.to_str().unwrap_or_default(),
+            "-o",
+            "m",
+        ],
+    );
+    // By hand (tests/fixtures/codebase/README.md): 8 tools (weather.ts 2, one in each of the six
+    // other tool modules: one per recognition rule), 7 tool modules + the registry module
+    // = 16 nodes (http.ts defines and imports no tool: not a node); edges: 8 tool—module +
+    // 7 registry—module = 15.
+    assert_eq!(v["tools"], 8);
+    assert_eq!(v["summary"]["graph"]["nodes"], 16);
+    assert_eq!(v["summary"]["graph"]["edges"], 15);
+    let all = &v["summary"]["metrics"][0];
+    // Degrees: registry 7, weather.ts 3, six modules 2, eight tools 1 → mean 30/16.
+    let mean = 30.0 / 16.0;
+    assert_eq!(all["max_degree"], 7);
+    assert!((all["gnci"].as_f64().unwrap_or(0.0) - 7.0 / mean).abs() < 1e-6);
+    assert!((all["tlis"].as_f64().unwrap_or(1.0)).abs() < 1e-12);
+    assert_eq!(all["god_nodes"][0], "src/registry.ts (7)", "7 > 3 × 1.875");
+    let defs: Vec<String> = v["tool_definitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.as_str().map(str::to_owned))
+        .collect();
+    for expected in [
+        "src/tools/weather.ts#get_weather (registered",
+        "src/tools/search.ts#webSearch (tool-call",
+        "src/tools/files.js#read_file (object",
+        "src/tools/math.ts#Calculator (class",
+    ] {
+        assert!(
+            defs.iter().any(|d| d.starts_with(expected)),
+            "{expected} in {defs:?}"
+        );
+    }
+}
