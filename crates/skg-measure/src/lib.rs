@@ -297,6 +297,7 @@ pub fn metrics(
                 nodes: 0,
                 edges: 0,
                 isolated: 0,
+                isolated_nodes: Vec::new(),
                 tlis: None,
                 max_degree: 0,
                 mean_degree: None,
@@ -348,6 +349,16 @@ pub fn metrics(
             nodes: u(n),
             edges: u(edges),
             isolated: u(isolated),
+            isolated_nodes: {
+                let mut v: Vec<String> = nodes
+                    .iter()
+                    .zip(&degrees)
+                    .filter(|(_, d)| **d == 0)
+                    .map(|(&m, _)| skg.graph[m].id.clone())
+                    .collect();
+                v.sort();
+                v
+            },
             tlis: Some(round(tlis)),
             max_degree: u(max_degree),
             mean_degree: Some(round(mean)),

@@ -108,6 +108,7 @@ fn two_triangles_and_an_isolated_node() {
         (all.nodes, all.edges, all.isolated, all.max_degree),
         (7, 6, 1, 2)
     );
+    assert_eq!(all.isolated_nodes, vec!["r:z".to_owned()]);
     close(all.tlis, tlis);
     close(all.mean_degree, mean);
     close(all.gnci, gnci);

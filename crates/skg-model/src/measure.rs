@@ -14,6 +14,8 @@ pub struct MetricRow {
     pub edges: u32,
     /// Nodes with degree 0.
     pub isolated: u32,
+    /// Their ids, sorted (TLIS's evidence).
+    pub isolated_nodes: Vec<String>,
     /// Isolated / nodes.
     pub tlis: Option<f64>,
     /// Largest degree.

@@ -705,6 +705,11 @@ pub static METRICS: Table<MetricRow> = Table {
         ),
         col("isolated", Get::U32(|m| m.isolated), "nodes of degree 0"),
         col(
+            "isolated_nodes",
+            Get::StrList(|m| strs(&m.isolated_nodes)),
+            "their ids (TLIS's evidence)",
+        ),
+        col(
             "tlis",
             Get::Json(|m| opt_f64_json(m.tlis)),
             "isolated / nodes (null for an empty graph)",

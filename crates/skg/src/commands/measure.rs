@@ -300,6 +300,27 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
         )?;
     }
     if let Some(all) = s.metrics.first()
+        && !all.isolated_nodes.is_empty()
+    {
+        let shown: Vec<&str> = all
+            .isolated_nodes
+            .iter()
+            .take(8)
+            .map(String::as_str)
+            .collect();
+        writeln!(
+            out,
+            "\nisolated ({}): {}{}",
+            all.isolated_nodes.len(),
+            shown.join(", "),
+            if all.isolated_nodes.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        )?;
+    }
+    if let Some(all) = s.metrics.first()
         && !all.god_nodes.is_empty()
     {
         writeln!(
