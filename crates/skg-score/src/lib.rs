@@ -271,10 +271,20 @@ pub fn score(model: &Model, ctx: &Context<'_>, threshold: f64) -> Vec<Score> {
                     .unwrap_or(std::cmp::Ordering::Equal)
                     .then(a.cmp(&b))
             });
+            // A missing-code reason is not given when the skill has code of the other kind
+            // (fenced blocks but no inline code, or the reverse): true of the feature, misleading
+            // as an explanation.
+            let idx = |name: &str| FEATURES.iter().position(|f| f.0 == name);
+            let has = |name: &str| idx(name).is_some_and(|k| x[k] > 0.0);
+            let misleading = |i: usize| match FEATURES[i].0 {
+                "inline_code_density" => has("code_blocks_log"),
+                "code_blocks_log" | "code_lines_log" => has("inline_code_density"),
+                _ => false,
+            };
             let reasons = order
                 .iter()
+                .filter(|&&i| contrib[i] < 0.0 && !misleading(i))
                 .take(3)
-                .filter(|&&i| contrib[i] < 0.0)
                 .map(|&i| format!("{} ({:.2}) {:+.2}", FEATURES[i].0, x[i], contrib[i]))
                 .collect();
             Score {

@@ -205,3 +205,35 @@ fn a_model_with_other_features_is_refused() {
     let text = serde_json::to_string(&m).unwrap_or_default();
     assert!(Model::from_json(&text).is_err());
 }
+
+#[test]
+fn reasons_do_not_blame_missing_inline_code_when_there_are_code_blocks() {
+    let model = Model::bundled().unwrap_or_else(|e| panic!("{e}"));
+    let skills = vec![skill(
+        "fenced",
+        "",
+        "Intro text without any inline code at all.\n\n```sh\nmake test\nmake lint\n```\n",
+    )];
+    let ctx = Context {
+        skills: &skills,
+        edges: &[],
+        diagnostics: &[],
+        members: None,
+    };
+    let rows = skg_score::score(&model, &ctx, 0.4);
+    assert!(
+        rows[0]
+            .reasons
+            .iter()
+            .all(|r| !r.starts_with("inline_code_density")),
+        "{:?}",
+        rows[0].reasons
+    );
+    // The contribution itself is still there, in the contributions column.
+    assert!(
+        rows[0]
+            .contributions
+            .iter()
+            .any(|(n, c)| n == "inline_code_density" && *c < 0.0)
+    );
+}
