@@ -5,9 +5,7 @@
 
 use std::fmt::Write as _;
 
-use skg_model::{
-    Frontmatter, FrontmatterStatus, RegistryName, Requires, RiskTier, Skill, SkillId, SkillKind,
-};
+use skg_model::Skill;
 
 /// How a synthetic skill was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,49 +108,13 @@ fn section(rng: &mut Rng, topic: &Topic) -> String {
     out
 }
 
-/// A skill row with the given text (the fields extract would fill are left neutral).
+/// A skill row with the given text ([`Skill::from_text`]) and a content hash over it.
 pub fn skill(registry: &str, root: &str, name: &str, description: &str, body: &str) -> Skill {
-    let registry = RegistryName::from(registry);
-    Skill {
-        id: SkillId::new(&registry, root),
-        registry,
-        kind: SkillKind::Skill,
-        path: format!("{root}/SKILL.md"),
-        root: root.to_owned(),
-        folder: root.rsplit('/').next().unwrap_or(root).to_owned(),
-        name: name.to_owned(),
-        slug: name.to_owned(),
-        name_valid: true,
-        name_matches_folder: true,
-        description: description.to_owned(),
-        when_to_use: None,
-        when_not_to_use: None,
-        tags: Vec::new(),
-        category: None,
-        allowed_tools: Vec::new(),
-        version: None,
-        license: None,
-        requires: Requires::default(),
-        inputs: Vec::new(),
-        outputs: Vec::new(),
-        platforms: Vec::new(),
-        risk_tier: RiskTier::Safe,
-        risk_reasons: Vec::new(),
-        frontmatter: Frontmatter {
-            status: FrontmatterStatus::Ok,
-            json: "{}".into(),
-            keys: vec!["description".into(), "name".into()],
-        },
-        body: body.to_owned(),
-        body_line: 5,
-        files: Vec::new(),
-        scripts: Vec::new(),
-        script_structures: Vec::new(),
-        bytes: body.len() as u64,
-        content_hash: blake3::hash(format!("{name}\0{description}\0{body}").as_bytes())
-            .to_hex()
-            .to_string(),
-    }
+    let mut s = Skill::from_text(registry, root, name, description, body);
+    s.content_hash = blake3::hash(format!("{name}\0{description}\0{body}").as_bytes())
+        .to_hex()
+        .to_string();
+    s
 }
 
 /// `n` skills over `registries` registries: about 60 % originals, 30 % near-copies of them and

@@ -3,52 +3,13 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use skg_measure::{Input, Options, communities, measure};
-use skg_model::{
-    Edge, EdgeKind, EdgeSource, Frontmatter, FrontmatterStatus, RegistryName, Requires, RiskTier,
-    Skill, SkillId, SkillKind,
-};
+use skg_model::{Edge, EdgeKind, EdgeSource, Skill};
 
 fn skill(i: usize) -> Skill {
-    let registry = RegistryName::from(format!("r{}", i % 5));
     let root = format!("s{i}");
-    Skill {
-        id: SkillId::new(&registry, &root),
-        registry,
-        kind: SkillKind::Skill,
-        path: format!("{root}/SKILL.md"),
-        root: root.clone(),
-        folder: root.clone(),
-        name: root.clone(),
-        slug: root,
-        name_valid: true,
-        name_matches_folder: true,
-        description: String::new(),
-        when_to_use: None,
-        when_not_to_use: None,
-        tags: vec![format!("t{}", i / 40)],
-        category: None,
-        allowed_tools: vec![],
-        version: None,
-        license: None,
-        requires: Requires::default(),
-        inputs: vec![],
-        outputs: vec![],
-        platforms: vec![],
-        risk_tier: RiskTier::Safe,
-        risk_reasons: vec![],
-        frontmatter: Frontmatter {
-            status: FrontmatterStatus::Ok,
-            json: "{}".into(),
-            keys: vec![],
-        },
-        body: String::new(),
-        body_line: 1,
-        files: vec![],
-        scripts: vec![],
-        script_structures: vec![],
-        bytes: 0,
-        content_hash: String::new(),
-    }
+    let mut s = Skill::from_text(&format!("r{}", i % 5), &root, &root, "", "");
+    s.tags = vec![format!("t{}", i / 40)];
+    s
 }
 
 /// `n` skills in communities of 40; ~2 edges per node inside its community, a few across.

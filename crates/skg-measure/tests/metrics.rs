@@ -2,51 +2,12 @@
 //! in METRICS.md, evaluated here.
 
 use skg_measure::{Input, Options, build, communities, measure};
-use skg_model::{
-    Edge, EdgeKind, EdgeSource, Frontmatter, FrontmatterStatus, Member, RegistryName, Requires,
-    RiskTier, Role, Skill, SkillId, SkillKind,
-};
+use skg_model::{Edge, EdgeKind, EdgeSource, Member, Role, Skill, SkillId};
 
 fn skill(id: &str, tags: &[&str]) -> Skill {
-    let registry = RegistryName::from("r");
-    Skill {
-        id: SkillId::new(&registry, id),
-        registry,
-        kind: SkillKind::Skill,
-        path: format!("{id}/SKILL.md"),
-        root: id.into(),
-        folder: id.into(),
-        name: id.into(),
-        slug: id.into(),
-        name_valid: true,
-        name_matches_folder: true,
-        description: String::new(),
-        when_to_use: None,
-        when_not_to_use: None,
-        tags: tags.iter().map(|t| (*t).to_owned()).collect(),
-        category: None,
-        allowed_tools: vec![],
-        version: None,
-        license: None,
-        requires: Requires::default(),
-        inputs: vec![],
-        outputs: vec![],
-        platforms: vec![],
-        risk_tier: RiskTier::Safe,
-        risk_reasons: vec![],
-        frontmatter: Frontmatter {
-            status: FrontmatterStatus::Ok,
-            json: "{}".into(),
-            keys: vec![],
-        },
-        body: String::new(),
-        body_line: 1,
-        files: vec![],
-        scripts: vec![],
-        script_structures: vec![],
-        bytes: 0,
-        content_hash: String::new(),
-    }
+    let mut s = Skill::from_text("r", id, id, "", "");
+    s.tags = tags.iter().map(|t| (*t).to_owned()).collect();
+    s
 }
 
 fn edge(a: &str, b: &str, confidence: f64) -> Edge {

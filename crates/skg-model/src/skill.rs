@@ -233,3 +233,56 @@ pub struct Skill {
     /// blake3 over every file of the package (paths and bytes), hex.
     pub content_hash: String,
 }
+
+impl Skill {
+    /// A skill row made from text alone, for generated corpora, tests and benchmarks: every field
+    /// extract would derive is left neutral (strict frontmatter, `safe`, no files, no tags, empty
+    /// content hash); `path` is `<root>/SKILL.md`, `folder` the last component of `root`.
+    pub fn from_text(
+        registry: &str,
+        root: &str,
+        name: &str,
+        description: &str,
+        body: &str,
+    ) -> Skill {
+        let registry = RegistryName::from(registry);
+        Skill {
+            id: SkillId::new(&registry, root),
+            registry,
+            kind: SkillKind::Skill,
+            path: format!("{root}/SKILL.md"),
+            root: root.to_owned(),
+            folder: root.rsplit('/').next().unwrap_or(root).to_owned(),
+            name: name.to_owned(),
+            slug: name.to_owned(),
+            name_valid: true,
+            name_matches_folder: true,
+            description: description.to_owned(),
+            when_to_use: None,
+            when_not_to_use: None,
+            tags: Vec::new(),
+            category: None,
+            allowed_tools: Vec::new(),
+            version: None,
+            license: None,
+            requires: Requires::default(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            platforms: Vec::new(),
+            risk_tier: RiskTier::Safe,
+            risk_reasons: Vec::new(),
+            frontmatter: Frontmatter {
+                status: FrontmatterStatus::Ok,
+                json: "{}".into(),
+                keys: vec!["description".into(), "name".into()],
+            },
+            body: body.to_owned(),
+            body_line: 5,
+            files: Vec::new(),
+            scripts: Vec::new(),
+            script_structures: Vec::new(),
+            bytes: body.len() as u64,
+            content_hash: String::new(),
+        }
+    }
+}

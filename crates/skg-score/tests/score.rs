@@ -1,50 +1,10 @@
 //! Features on hand-made skills, training reproducibility, and the committed model.
 
-use skg_model::{
-    Frontmatter, FrontmatterStatus, RegistryName, Requires, RiskTier, Skill, SkillId, SkillKind,
-};
+use skg_model::Skill;
 use skg_score::{Context, Example, FEATURES, Label, Model, features};
 
 fn skill(root: &str, description: &str, body: &str) -> Skill {
-    let registry = RegistryName::from("r");
-    Skill {
-        id: SkillId::new(&registry, root),
-        registry,
-        kind: SkillKind::Skill,
-        path: format!("{root}/SKILL.md"),
-        root: root.into(),
-        folder: root.into(),
-        name: root.into(),
-        slug: root.into(),
-        name_valid: true,
-        name_matches_folder: true,
-        description: description.into(),
-        when_to_use: None,
-        when_not_to_use: None,
-        tags: vec![],
-        category: None,
-        allowed_tools: vec![],
-        version: None,
-        license: None,
-        requires: Requires::default(),
-        inputs: vec![],
-        outputs: vec![],
-        platforms: vec![],
-        risk_tier: RiskTier::Safe,
-        risk_reasons: vec![],
-        frontmatter: Frontmatter {
-            status: FrontmatterStatus::Ok,
-            json: "{}".into(),
-            keys: vec![],
-        },
-        body: body.into(),
-        body_line: 4,
-        files: vec![],
-        scripts: vec![],
-        script_structures: vec![],
-        bytes: 0,
-        content_hash: String::new(),
-    }
+    Skill::from_text("r", root, root, description, body)
 }
 
 fn feature(x: &[f64], name: &str) -> f64 {
