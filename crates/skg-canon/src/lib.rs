@@ -256,7 +256,7 @@ impl<'a> Index<'a> {
                 }
             }
         }
-        let order: Vec<Vec<u64>> = self.prep.iter().map(|p| p.signature.clone()).collect();
+        let order: Vec<&[u64]> = self.prep.iter().map(|p| p.signature.as_slice()).collect();
         lsh::pairs_from_keys(keys, &order, b)
     }
 }
@@ -280,13 +280,22 @@ pub fn canonicalize(
 impl Index<'_> {
     /// Blocks, judges, clusters and picks canonicals.
     pub fn canonicalize(&self, progress: &dyn Progress) -> Canonicalization {
-        run(self, progress)
+        self.canonicalize_candidates(&self.candidates(), progress)
+    }
+
+    /// [`Index::canonicalize`] on candidates already computed with [`Index::candidates`] (a
+    /// caller that also needs them, to score labelled pairs, blocks once).
+    pub fn canonicalize_candidates(
+        &self,
+        candidates: &[(u32, u32)],
+        progress: &dyn Progress,
+    ) -> Canonicalization {
+        run(self, candidates, progress)
     }
 }
 
-fn run(index: &Index<'_>, progress: &dyn Progress) -> Canonicalization {
+fn run(index: &Index<'_>, candidates: &[(u32, u32)], progress: &dyn Progress) -> Canonicalization {
     let n = index.skills.len();
-    let candidates = index.candidates();
     progress.phase("compare candidates", candidates.len() as u64);
     let judged: Vec<(u32, u32, Signals, Verdict)> = candidates
         .par_chunks(4096)

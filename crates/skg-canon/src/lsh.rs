@@ -120,7 +120,7 @@ pub(crate) type Key = (u32, u64, u32);
 /// `order[i]` sorts skills so that similar ones are adjacent (the MinHash signature).
 pub(crate) fn pairs_from_keys(
     mut keys: Vec<Key>,
-    order: &[Vec<u64>],
+    order: &[&[u64]],
     blocking: &Blocking,
 ) -> Vec<(u32, u32)> {
     keys.par_sort_unstable();
@@ -147,7 +147,7 @@ pub(crate) fn pairs_from_keys(
                     }
                 }
             } else {
-                members.sort_by(|a, b| order[*a as usize].cmp(&order[*b as usize]).then(a.cmp(b)));
+                members.sort_by(|a, b| order[*a as usize].cmp(order[*b as usize]).then(a.cmp(b)));
                 let first = members[0];
                 for (x, &a) in members.iter().enumerate() {
                     if a != first {
@@ -202,7 +202,8 @@ mod tests {
             ..Blocking::default()
         };
         let keys: Vec<Key> = (0..100).map(|i| (0, 7, i)).collect();
-        let order: Vec<Vec<u64>> = (0..100).map(|i| vec![i]).collect();
+        let sigs: Vec<[u64; 1]> = (0..100).map(|i| [i]).collect();
+        let order: Vec<&[u64]> = sigs.iter().map(<[u64; 1]>::as_slice).collect();
         let pairs = pairs_from_keys(keys, &order, &blocking);
         // star from the first member (99) + chain to the next neighbour (99, overlapping once)
         assert_eq!(pairs.len(), 99 + 99 - 1);

@@ -37,3 +37,14 @@ pub struct RegistryInput {
     /// Number of skills read.
     pub skills: u64,
 }
+
+impl RegistryInput {
+    /// The registry's folder name (last component of `path`; the name when there is none):
+    /// the first component of the `<registry folder>/<SKILL.md path>` keys labels files use.
+    pub fn folder(&self) -> String {
+        std::path::Path::new(&self.path).file_name().map_or_else(
+            || self.name.to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        )
+    }
+}

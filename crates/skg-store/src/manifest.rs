@@ -49,6 +49,30 @@ pub struct Manifest {
     pub options: serde_json::Value,
 }
 
+impl Manifest {
+    /// The manifest of a `stage` output written by this skg (`tables` is filled in by
+    /// [`crate::Staging::commit`]).
+    pub fn new(
+        stage: &str,
+        inputs: Vec<RegistryInput>,
+        counts: BTreeMap<String, u64>,
+        options: serde_json::Value,
+    ) -> Manifest {
+        Manifest {
+            schema_version: skg_model::SCHEMA_VERSION,
+            stage: stage.to_owned(),
+            tool: Tool {
+                name: "skg".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            inputs,
+            counts,
+            tables: Vec::new(),
+            options,
+        }
+    }
+}
+
 /// Reads the manifest of a finished folder (refusing unfinished ones and other schema versions).
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     if !dir.join(SUCCESS_FILE).is_file() {

@@ -3,21 +3,17 @@
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
     io::Write,
-    path::{Path, PathBuf},
+    path::Path,
     time::Instant,
 };
 
 use anyhow::{Context, bail};
 use serde::Serialize;
 use skg_canon::{Canonicalization, EmbeddingCache, Index, Input, Options, Verdict, synth};
-use skg_model::{Edge, EdgeKind, EdgeSource, Progress, RegistryInput, Role, Skill, SkillId};
-use skg_store::{Manifest, Staging, Tool, tables};
+use skg_model::{EdgeKind, EdgeSource, Progress, RegistryInput, Role, Skill, SkillId};
+use skg_store::{Manifest, Staging, tables};
 
-use crate::{
-    ExitStatus, GlobalArgs,
-    args::{CanonArgs, Format},
-    progress::Bar,
-};
+use crate::{ExitStatus, GlobalArgs, args::CanonArgs, progress::Bar};
 
 /// The embedding cache file inside the output folder.
 const CACHE_FILE: &str = "embeddings.cache";
@@ -29,8 +25,8 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
         let (s, o) = synth::generate(n, 8, args.seed);
         (s, Vec::new(), Vec::new(), Some(o))
     } else {
-        let (s, r, e) = load_skills(&args.inputs, &bar)?;
-        (s, r, e, None)
+        let x = super::load_extract(&args.inputs, &bar)?;
+        (x.skills, x.registries, x.edges, None)
     };
     let mut in_degree: BTreeMap<SkillId, u32> = BTreeMap::new();
     for e in edges.iter().filter(|e| e.source != EdgeSource::Ambiguous) {
@@ -65,7 +61,8 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
     bar.phase("fingerprint", skills.len() as u64);
     let index = Index::build(&input, &options);
     bar.advance(skills.len() as u64);
-    let c = index.canonicalize(&bar);
+    let candidates = index.candidates();
+    let c = index.canonicalize_candidates(&candidates, &bar);
     let dedup_seconds = dedup_started.elapsed().as_secs_f64();
 
     let write_started = Instant::now();
@@ -76,7 +73,7 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
     bar.finish();
 
     let pairs = match &args.pairs {
-        Some(p) => Some(score_pairs(p, &index, &c, &registries)?),
+        Some(p) => Some(score_pairs(p, &index, &candidates, &c, &registries)?),
         None => None,
     };
     let synthetic = origins.map(|o| synthetic_truth(&skills, &c, &o));
@@ -96,52 +93,8 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
         pairs,
         synthetic,
     };
-    let mut out = std::io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &summary)?;
-            writeln!(out)?;
-        }
-        Format::Human => print_human(&mut out, &summary)?,
-    }
+    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
     Ok(ExitStatus::Success)
-}
-
-/// Skills from an extract output folder, or from registries extracted on the fly.
-type Loaded = (Vec<Skill>, Vec<RegistryInput>, Vec<Edge>);
-
-fn load_skills(inputs: &[PathBuf], bar: &Bar) -> anyhow::Result<Loaded> {
-    let default_out = Path::new("reports/extract");
-    let inputs: Vec<PathBuf> = if inputs.is_empty() {
-        if default_out.join(skg_store::SUCCESS_FILE).is_file() {
-            vec![default_out.to_path_buf()]
-        } else {
-            vec![PathBuf::from("registries")]
-        }
-    } else {
-        inputs.to_vec()
-    };
-    if let [one] = inputs.as_slice()
-        && one.join(skg_store::MANIFEST_FILE).is_file()
-    {
-        let m = skg_store::read_manifest(one)
-            .with_context(|| format!("cannot read the extract output {}", one.display()))?;
-        if m.stage != "extract" {
-            bail!(
-                "{} holds `{}` output, not `extract` output",
-                one.display(),
-                m.stage
-            );
-        }
-        let skills = skg_store::read_ndjson(one, "skills")?;
-        let edges = skg_store::read_ndjson(one, "edges")?;
-        tracing::info!(dir = %one.display(), skills = skills.len(), "read extract output");
-        return Ok((skills, m.inputs, edges));
-    }
-    let sources =
-        skg_extract::resolve_inputs(&inputs).context("cannot resolve the registries to read")?;
-    let x = skg_extract::extract(&sources, &skg_extract::Options::default(), bar);
-    Ok((x.skills, x.registries, x.edges))
 }
 
 #[derive(Debug, Serialize)]
@@ -288,23 +241,17 @@ fn write(
         ("canonical_skills".to_owned(), canonical.len() as u64),
         ("edges".to_owned(), c.edges.len() as u64),
     ]);
-    let manifest = Manifest {
-        schema_version: skg_model::SCHEMA_VERSION,
-        stage: "canonicalize".into(),
-        tool: Tool {
-            name: "skg".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
-        inputs: registries.to_vec(),
+    let manifest = Manifest::new(
+        "canonicalize",
+        registries.to_vec(),
         counts,
-        tables: Vec::new(),
-        options: serde_json::json!({
+        serde_json::json!({
             "similarity": c.stats.similarity,
             "model": if args.no_embeddings { None } else { Some(skg_embed::MODEL_ID) },
             "scores": args.scores.as_ref().map(|p| p.display().to_string()),
             "synthetic": args.synthetic.map(|n| serde_json::json!({"skills": n, "seed": args.seed})),
         }),
-    };
+    );
     staging.commit(manifest)?;
     Ok(())
 }
@@ -429,27 +376,11 @@ struct PairReport {
 fn score_pairs(
     path: &Path,
     index: &Index<'_>,
+    candidates: &[(u32, u32)],
     canon: &Canonicalization,
     registries: &[RegistryInput],
 ) -> anyhow::Result<PairReport> {
-    // `<registry folder>/<path>` → position. The folder is the last component of the registry's
-    // path (or its name, for registries given by name).
-    let folder_of: HashMap<&str, String> = registries
-        .iter()
-        .map(|r| {
-            let folder = Path::new(&r.path)
-                .file_name()
-                .map_or_else(|| r.name.to_string(), |f| f.to_string_lossy().into_owned());
-            (r.name.as_str(), folder)
-        })
-        .collect();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
-    for (i, s) in index.skills().iter().enumerate() {
-        by_key.insert(format!("{}/{}", s.registry, s.path), i);
-        if let Some(f) = folder_of.get(s.registry.as_str()) {
-            by_key.insert(format!("{f}/{}", s.path), i);
-        }
-    }
+    let by_key = super::skill_keys(index.skills().iter().copied(), registries);
     let cluster: HashMap<&SkillId, &SkillId> = canon
         .members
         .iter()
@@ -462,7 +393,6 @@ fn score_pairs(
         .flat_map(|e| [(&e.src, &e.dst), (&e.dst, &e.src)])
         .collect();
 
-    let candidates = index.candidates();
     let mut reader =
         csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
     let headers = reader.headers()?.clone();

@@ -10,13 +10,9 @@ use anyhow::Context;
 use serde::Serialize;
 use skg_extract::{Extraction, Limits, Options};
 use skg_model::{EdgeSource, FrontmatterStatus, Severity};
-use skg_store::{Manifest, Staging, Tool, tables};
+use skg_store::{Manifest, Staging, tables};
 
-use crate::{
-    ExitStatus, GlobalArgs,
-    args::{ExtractArgs, Format},
-    progress::Bar,
-};
+use crate::{ExitStatus, GlobalArgs, args::ExtractArgs, progress::Bar};
 
 pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
@@ -43,14 +39,7 @@ pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<Exi
         }
     }
     let summary = summarize(&x, args, started.elapsed().as_secs_f64());
-    let mut out = std::io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &summary)?;
-            writeln!(out)?;
-        }
-        Format::Human => print_human(&mut out, &summary)?,
-    }
+    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
     Ok(ExitStatus::Success)
 }
 
@@ -66,21 +55,15 @@ fn write(x: &Extraction, args: &ExtractArgs, options: &Options) -> anyhow::Resul
         ("edges".to_owned(), x.edges.len() as u64),
         ("diagnostics".to_owned(), x.diagnostics.len() as u64),
     ]);
-    let manifest = Manifest {
-        schema_version: skg_model::SCHEMA_VERSION,
-        stage: "extract".into(),
-        tool: Tool {
-            name: "skg".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
-        inputs: x.registries.clone(),
+    let manifest = Manifest::new(
+        "extract",
+        x.registries.clone(),
         counts,
-        tables: Vec::new(),
-        options: serde_json::json!({
+        serde_json::json!({
             "max_file_bytes": options.limits.max_file_bytes,
             "max_files": options.limits.max_files,
         }),
-    };
+    );
     staging.commit(manifest)?;
     Ok(())
 }

@@ -1,62 +1,18 @@
 //! `skg measure` and `skg gate`.
 
-use std::{
-    collections::BTreeMap,
-    io::Write,
-    path::{Path, PathBuf},
-    time::Instant,
-};
+use std::{collections::BTreeMap, io::Write, path::Path, time::Instant};
 
 use anyhow::{Context as _, bail};
 use serde::{Deserialize, Serialize};
 use skg_measure::{Input, Options};
-use skg_model::{Edge, Member, MetricRow, RegistryInput, Score, Skill};
-use skg_store::{Manifest, Staging, Tool, tables};
+use skg_model::{Member, MetricRow, Score};
+use skg_store::{Manifest, Staging, tables};
 
 use crate::{
     ExitStatus, GlobalArgs,
     args::{Format, GateArgs, MeasureArgs},
     progress::Bar,
 };
-
-fn default_dir(explicit: Option<&PathBuf>, default: &str) -> Option<PathBuf> {
-    explicit.cloned().or_else(|| {
-        let p = PathBuf::from(default);
-        p.join(skg_store::SUCCESS_FILE).is_file().then_some(p)
-    })
-}
-
-type Loaded = (Vec<Skill>, Vec<Edge>, Vec<RegistryInput>);
-
-fn load(inputs: &[PathBuf], bar: &Bar) -> anyhow::Result<Loaded> {
-    let inputs: Vec<PathBuf> = if inputs.is_empty() {
-        vec![PathBuf::from("reports/extract")]
-    } else {
-        inputs.to_vec()
-    };
-    if let [one] = inputs.as_slice()
-        && one.join(skg_store::MANIFEST_FILE).is_file()
-    {
-        let m = skg_store::read_manifest(one)
-            .with_context(|| format!("cannot read {}", one.display()))?;
-        if m.stage != "extract" {
-            bail!(
-                "{} holds `{}` output, not `extract` output",
-                one.display(),
-                m.stage
-            );
-        }
-        return Ok((
-            skg_store::read_ndjson(one, "skills")?,
-            skg_store::read_ndjson(one, "edges")?,
-            m.inputs,
-        ));
-    }
-    let sources =
-        skg_extract::resolve_inputs(&inputs).context("cannot resolve the registries to read")?;
-    let x = skg_extract::extract(&sources, &skg_extract::Options::default(), bar);
-    Ok((x.skills, x.edges, x.registries))
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Summary {
@@ -84,21 +40,15 @@ pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<Exi
     if let Some(root) = &args.codebase {
         return run_codebase(args, root, started);
     }
-    let (skills, edges, registries) = load(&args.inputs, &bar)?;
-    let canon = default_dir(args.canon.as_ref(), "reports/canonicalize");
+    let x = super::load_extract(&args.inputs, &bar)?;
+    let canon = super::stage_dir(args.canon.as_ref(), "reports/canonicalize");
     let members: Option<Vec<Member>> = match &canon {
-        Some(c) => Some(
-            skg_store::read_ndjson(c, "members")
-                .with_context(|| format!("cannot read {}", c.display()))?,
-        ),
+        Some(c) => Some(super::read_stage(c, "canonicalize", "members")?),
         None => None,
     };
-    let score_dir = default_dir(args.scores.as_ref(), "reports/score");
+    let score_dir = super::stage_dir(args.scores.as_ref(), "reports/score");
     let scores: Option<Vec<Score>> = match &score_dir {
-        Some(c) => Some(
-            skg_store::read_ndjson(c, "scores")
-                .with_context(|| format!("cannot read {}", c.display()))?,
-        ),
+        Some(c) => Some(super::read_stage(c, "score", "scores")?),
         None => None,
     };
     let options = Options {
@@ -109,53 +59,59 @@ pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<Exi
         ..Options::default()
     };
     let input = Input {
-        skills: &skills,
-        edges: &edges,
+        skills: &x.skills,
+        edges: &x.edges,
         members: members.as_deref(),
         scores: scores.as_deref(),
     };
     let (skg, m) = skg_measure::measure(&input, &options)?;
     bar.finish();
+    let graph = GraphSize {
+        nodes: skg.graph.node_count(),
+        edges: skg.graph.edge_count(),
+        relation_edges_read: skg.edges_read,
+        min_confidence: args.min_confidence,
+        aliases_folded: members.is_some() && !args.include_aliases,
+        quarantined_left_out: scores.is_some() && !args.include_quarantined,
+    };
+    let manifest_options = serde_json::json!({
+        "min_confidence": args.min_confidence,
+        "include_quarantined": args.include_quarantined,
+        "include_aliases": args.include_aliases,
+        "seed": args.seed,
+        "canonicalize": canon.as_ref().map(|p| p.display().to_string()),
+        "score": score_dir.as_ref().map(|p| p.display().to_string()),
+        "gnci_scale": options.gnci_scale,
+        "cfi_scale": options.cfi_scale,
+    });
+    let summary = publish(args, m, graph, x.registries, manifest_options, started)?;
+    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
+    Ok(ExitStatus::Success)
+}
+
+/// Writes the `metrics` and `communities` tables with their manifest and returns the summary.
+fn publish(
+    args: &MeasureArgs,
+    m: skg_measure::Measurement,
+    graph: GraphSize,
+    inputs: Vec<skg_model::RegistryInput>,
+    options: serde_json::Value,
+    started: Instant,
+) -> anyhow::Result<Summary> {
     let mut staging = Staging::begin(&args.out)?;
     staging.write_table(&tables::METRICS, &m.metrics)?;
     staging.write_table(&tables::COMMUNITIES, &m.communities)?;
+    let counts = BTreeMap::from([
+        ("metrics".to_owned(), m.metrics.len() as u64),
+        ("communities".to_owned(), m.communities.len() as u64),
+    ]);
     staging
-        .commit(Manifest {
-            schema_version: skg_model::SCHEMA_VERSION,
-            stage: "measure".into(),
-            tool: Tool {
-                name: "skg".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
-            inputs: registries,
-            counts: BTreeMap::from([
-                ("metrics".to_owned(), m.metrics.len() as u64),
-                ("communities".to_owned(), m.communities.len() as u64),
-            ]),
-            tables: Vec::new(),
-            options: serde_json::json!({
-                "min_confidence": args.min_confidence,
-                "include_quarantined": args.include_quarantined,
-                "include_aliases": args.include_aliases,
-                "seed": args.seed,
-                "canonicalize": canon.as_ref().map(|p| p.display().to_string()),
-                "score": score_dir.as_ref().map(|p| p.display().to_string()),
-                "gnci_scale": options.gnci_scale,
-                "cfi_scale": options.cfi_scale,
-            }),
-        })
+        .commit(Manifest::new("measure", inputs, counts, options))
         .with_context(|| format!("cannot write {}", args.out.display()))?;
-    let summary = Summary {
+    Ok(Summary {
         out: args.out.display().to_string(),
         seconds: started.elapsed().as_secs_f64(),
-        graph: GraphSize {
-            nodes: skg.graph.node_count(),
-            edges: skg.graph.edge_count(),
-            relation_edges_read: skg.edges_read,
-            min_confidence: args.min_confidence,
-            aliases_folded: members.is_some() && !args.include_aliases,
-            quarantined_left_out: scores.is_some() && !args.include_quarantined,
-        },
+        graph,
         top_communities: m
             .communities
             .iter()
@@ -164,16 +120,7 @@ pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<Exi
             .cloned()
             .collect(),
         metrics: m.metrics,
-    };
-    let mut out = std::io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &summary)?;
-            writeln!(out)?;
-        }
-        Format::Human => print_human(&mut out, &summary)?,
-    }
-    Ok(ExitStatus::Success)
+    })
 }
 
 fn run_codebase(args: &MeasureArgs, root: &Path, started: Instant) -> anyhow::Result<ExitStatus> {
@@ -184,42 +131,18 @@ fn run_codebase(args: &MeasureArgs, root: &Path, started: Instant) -> anyhow::Re
         ..Options::default()
     };
     let (skg, m) = skg_measure::measure_code(&modules, &options)?;
-    let mut staging = Staging::begin(&args.out)?;
-    staging.write_table(&tables::METRICS, &m.metrics)?;
-    staging.write_table(&tables::COMMUNITIES, &m.communities)?;
     let tools: usize = modules.iter().map(|x| x.tools.len()).sum();
-    staging
-        .commit(Manifest {
-            schema_version: skg_model::SCHEMA_VERSION,
-            stage: "measure".into(),
-            tool: Tool {
-                name: "skg".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
-            inputs: Vec::new(),
-            counts: BTreeMap::from([
-                ("metrics".to_owned(), m.metrics.len() as u64),
-                ("communities".to_owned(), m.communities.len() as u64),
-            ]),
-            tables: Vec::new(),
-            options: serde_json::json!({"codebase": root.display().to_string(), "seed": args.seed,
-                "modules_read": modules.len(), "tools": tools}),
-        })
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
-    let summary = Summary {
-        out: args.out.display().to_string(),
-        seconds: started.elapsed().as_secs_f64(),
-        graph: GraphSize {
-            nodes: skg.graph.node_count(),
-            edges: skg.graph.edge_count(),
-            relation_edges_read: skg.edges_read,
-            min_confidence: 0.0,
-            aliases_folded: false,
-            quarantined_left_out: false,
-        },
-        top_communities: m.communities.iter().take(10).cloned().collect(),
-        metrics: m.metrics,
+    let graph = GraphSize {
+        nodes: skg.graph.node_count(),
+        edges: skg.graph.edge_count(),
+        relation_edges_read: skg.edges_read,
+        min_confidence: 0.0,
+        aliases_folded: false,
+        quarantined_left_out: false,
     };
+    let manifest_options = serde_json::json!({"codebase": root.display().to_string(), "seed": args.seed,
+        "modules_read": modules.len(), "tools": tools});
+    let summary = publish(args, m, graph, Vec::new(), manifest_options, started)?;
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -352,16 +275,7 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
 /// Metric rows of a measure folder or of `skg measure --format json` output.
 fn read_metrics(path: &Path) -> anyhow::Result<Vec<MetricRow>> {
     if path.is_dir() {
-        let m = skg_store::read_manifest(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if m.stage != "measure" {
-            bail!(
-                "{} holds `{}` output, not `measure` output",
-                path.display(),
-                m.stage
-            );
-        }
-        return Ok(skg_store::read_ndjson(path, "metrics")?);
+        return super::read_stage(path, "measure", "metrics");
     }
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;

@@ -1,71 +1,40 @@
 //! `skg score`, `skg score train`, `skg score eval`.
 
-use std::{
-    collections::{BTreeMap, HashMap},
-    io::Write,
-    path::{Path, PathBuf},
-};
+use std::{collections::BTreeMap, io::Write, path::Path};
 
 use anyhow::{Context as _, bail};
 use serde::Serialize;
-use skg_model::{Diagnostic, Edge, Member, RegistryInput, Skill};
+use skg_model::Member;
 use skg_score::{Context, Example, FEATURES, Label, Model};
-use skg_store::{Manifest, Staging, Tool, tables};
+use skg_store::{Manifest, Staging, tables};
 
 use crate::{
     ExitStatus, GlobalArgs,
     args::{Format, ScoreAction, ScoreArgs, ScoreData, ScoreEvalArgs, ScoreTrainArgs},
 };
 
-/// Pipeline data the features are computed from.
+/// Pipeline data the features are computed from: extract's tables and, when present,
+/// canonicalize's clusters.
 struct Data {
-    skills: Vec<Skill>,
-    edges: Vec<Edge>,
-    diagnostics: Vec<Diagnostic>,
+    x: super::ExtractData,
     members: Option<Vec<Member>>,
-    registries: Vec<RegistryInput>,
 }
 
 impl Data {
     fn load(d: &ScoreData) -> anyhow::Result<Data> {
-        let m = skg_store::read_manifest(&d.extract).with_context(|| {
-            format!(
-                "cannot read the extract output {} (run `skg extract` first)",
-                d.extract.display()
-            )
-        })?;
-        if m.stage != "extract" {
-            bail!(
-                "{} holds `{}` output, not `extract` output",
-                d.extract.display(),
-                m.stage
-            );
-        }
-        let canon = d.canon.clone().or_else(|| {
-            let p = PathBuf::from("reports/canonicalize");
-            p.join(skg_store::SUCCESS_FILE).is_file().then_some(p)
-        });
-        let members = match &canon {
-            Some(c) => Some(
-                skg_store::read_ndjson(c, "members")
-                    .with_context(|| format!("cannot read {}", c.display()))?,
-            ),
+        let x = super::read_extract(&d.extract)?;
+        let members = match super::stage_dir(d.canon.as_ref(), "reports/canonicalize") {
+            Some(c) => Some(super::read_stage(&c, "canonicalize", "members")?),
             None => None,
         };
-        Ok(Data {
-            skills: skg_store::read_ndjson(&d.extract, "skills")?,
-            edges: skg_store::read_ndjson(&d.extract, "edges")?,
-            diagnostics: skg_store::read_ndjson(&d.extract, "diagnostics")?,
-            members,
-            registries: m.inputs,
-        })
+        Ok(Data { x, members })
     }
 
     fn context(&self) -> Context<'_> {
         Context {
-            skills: &self.skills,
-            edges: &self.edges,
-            diagnostics: &self.diagnostics,
+            skills: &self.x.skills,
+            edges: &self.x.edges,
+            diagnostics: &self.x.diagnostics,
             members: self.members.as_deref(),
         }
     }
@@ -101,25 +70,19 @@ pub(crate) fn run(args: &ScoreArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
     let mut staging = Staging::begin(&args.out)?;
     staging.write_table(&tables::SCORES, &rows)?;
     let quarantined = rows.iter().filter(|r| r.quarantined).count();
-    let manifest = Manifest {
-        schema_version: skg_model::SCHEMA_VERSION,
-        stage: "score".into(),
-        tool: Tool {
-            name: "skg".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
-        inputs: data.registries.clone(),
-        counts: BTreeMap::from([
+    let manifest = Manifest::new(
+        "score",
+        data.x.registries.clone(),
+        BTreeMap::from([
             ("scores".to_owned(), rows.len() as u64),
             ("quarantined".to_owned(), quarantined as u64),
         ]),
-        tables: Vec::new(),
-        options: serde_json::json!({
+        serde_json::json!({
             "threshold": args.threshold,
             "model": args.model.as_ref().map_or_else(|| "bundled slop-v1".to_owned(), |p| p.display().to_string()),
             "model_data_hash": model.training.data_hash,
         }),
-    };
+    );
     staging
         .commit(manifest)
         .with_context(|| format!("cannot write {}", args.out.display()))?;
@@ -173,23 +136,7 @@ pub(crate) fn run(args: &ScoreArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
 
 /// Labelled examples: the labels file's rows matched to skills (bad rows are errors naming the row).
 fn examples(labels: &Path, data: &Data) -> anyhow::Result<Vec<Example>> {
-    let folder_of: HashMap<&str, String> = data
-        .registries
-        .iter()
-        .map(|r| {
-            let folder = Path::new(&r.path)
-                .file_name()
-                .map_or_else(|| r.name.to_string(), |f| f.to_string_lossy().into_owned());
-            (r.name.as_str(), folder)
-        })
-        .collect();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
-    for (i, s) in data.skills.iter().enumerate() {
-        by_key.insert(format!("{}/{}", s.registry, s.path), i);
-        if let Some(f) = folder_of.get(s.registry.as_str()) {
-            by_key.insert(format!("{f}/{}", s.path), i);
-        }
-    }
+    let by_key = super::skill_keys(&data.x.skills, &data.x.registries);
     let xs = skg_score::features::compute(&data.context());
     let mut reader = csv::Reader::from_path(labels)
         .with_context(|| format!("cannot read {}", labels.display()))?;
@@ -218,7 +165,7 @@ fn examples(labels: &Path, data: &Data) -> anyhow::Result<Vec<Example>> {
         };
         out.push(Example {
             key: path.to_owned(),
-            registry: data.skills[i].registry.to_string(),
+            registry: data.x.skills[i].registry.to_string(),
             label,
             x: xs[i].clone(),
         });

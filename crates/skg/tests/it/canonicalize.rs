@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, fmt::Write as _, path::Path};
 
 use serde_json::Value;
 
-use crate::{model_dir, repo, rows, skg_env};
+use crate::{extract_demo, model_dir, repo, rows, skg_env};
 
 fn canon_json(cwd: &Path, args: &[&str], model: &Path) -> Value {
     let mut all: Vec<&str> = args.to_vec();
@@ -30,19 +30,7 @@ fn member<'a>(members: &'a [Value], id: &str) -> &'a Value {
 fn demo_registries_with_embeddings() {
     let model = model_dir();
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let reg = repo().join("registries");
-    let o = skg_env(
-        tmp.path(),
-        &[
-            "extract",
-            reg.to_str().unwrap_or_default(),
-            "-o",
-            "extract",
-            "-q",
-        ],
-        &[],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    extract_demo(tmp.path());
 
     let first = canon_json(
         tmp.path(),

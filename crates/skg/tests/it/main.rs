@@ -89,3 +89,19 @@ pub(crate) fn rows(dir: &Path, table: &str) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}")))
         .collect()
 }
+
+/// Extracts the bundled demo registries into `dir/extract`.
+pub(crate) fn extract_demo(dir: &Path) {
+    let reg = repo().join("registries");
+    let o = skg(
+        dir,
+        &[
+            "extract",
+            reg.to_str().unwrap_or_default(),
+            "-o",
+            "extract",
+            "-q",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

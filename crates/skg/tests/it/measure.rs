@@ -2,21 +2,10 @@
 
 use std::path::Path;
 
-use crate::{repo, rows, skg, skg_env, skg_json};
+use crate::{extract_demo, repo, rows, skg, skg_env, skg_json};
 
 fn measured(dir: &Path) -> serde_json::Value {
-    let reg = repo().join("registries");
-    let o = skg(
-        dir,
-        &[
-            "extract",
-            reg.to_str().unwrap_or_default(),
-            "-o",
-            "extract",
-            "-q",
-        ],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    extract_demo(dir);
     skg_json(dir, &["measure", "extract", "-o", "measure"])
 }
 

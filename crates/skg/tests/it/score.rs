@@ -2,22 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{repo, rows, skg, skg_json};
-
-fn extract_demo(dir: &std::path::Path) {
-    let reg = repo().join("registries");
-    let o = skg(
-        dir,
-        &[
-            "extract",
-            reg.to_str().unwrap_or_default(),
-            "-o",
-            "extract",
-            "-q",
-        ],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
+use crate::{extract_demo, rows, skg, skg_json};
 
 #[test]
 fn score_writes_a_row_per_skill_with_the_committed_model() {
