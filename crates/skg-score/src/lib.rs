@@ -254,6 +254,52 @@ pub fn leave_one_registry_out(
     Ok(out)
 }
 
+/// Features explained together: several measure one property (code: fenced blocks, their lines,
+/// inline spans), and a skill is short of the property only when their contributions add up
+/// to a deficit — a skill whose code is all fenced is not "missing inline code".
+const EXPLAINED_TOGETHER: &[(&str, &[&str])] = &[(
+    "code",
+    &["code_blocks_log", "code_lines_log", "inline_code_density"],
+)];
+
+/// The three explanation units pulling the score down most: single features, or a family of
+/// [`EXPLAINED_TOGETHER`] with its summed contribution; `name (value) contribution`.
+fn reasons(x: &[f64], contrib: &[f64]) -> Vec<String> {
+    let family = |name: &str| EXPLAINED_TOGETHER.iter().find(|(_, ms)| ms.contains(&name));
+    let mut units: Vec<(f64, String)> = Vec::new();
+    for (i, (name, _)) in FEATURES.iter().enumerate() {
+        if family(name).is_none() {
+            units.push((
+                contrib[i],
+                format!("{name} ({:.2}) {:+.2}", x[i], contrib[i]),
+            ));
+        }
+    }
+    for (fam, members) in EXPLAINED_TOGETHER {
+        let idx: Vec<usize> = members
+            .iter()
+            .filter_map(|m| FEATURES.iter().position(|f| f.0 == *m))
+            .collect();
+        let sum: f64 = idx.iter().map(|&i| contrib[i]).sum();
+        let values: Vec<String> = idx
+            .iter()
+            .map(|&i| format!("{} {:.2}", FEATURES[i].0, x[i]))
+            .collect();
+        units.push((sum, format!("{fam} ({}) {sum:+.2}", values.join(", "))));
+    }
+    units.sort_by(|a, b| {
+        a.0.partial_cmp(&b.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.1.cmp(&b.1))
+    });
+    units
+        .into_iter()
+        .filter(|u| u.0 < 0.0)
+        .take(3)
+        .map(|u| u.1)
+        .collect()
+}
+
 /// Scores every skill of `ctx` with `model`; below `threshold` a skill is quarantined.
 pub fn score(model: &Model, ctx: &Context<'_>, threshold: f64) -> Vec<Score> {
     let xs = features::compute(ctx);
@@ -264,29 +310,7 @@ pub fn score(model: &Model, ctx: &Context<'_>, threshold: f64) -> Vec<Score> {
         .map(|(s, x)| {
             let p = model.slop_score(x);
             let contrib = model.contributions(x);
-            let mut order: Vec<usize> = (0..contrib.len()).collect();
-            order.sort_by(|&a, &b| {
-                contrib[a]
-                    .partial_cmp(&contrib[b])
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then(a.cmp(&b))
-            });
-            // A missing-code reason is not given when the skill has code of the other kind
-            // (fenced blocks but no inline code, or the reverse): true of the feature, misleading
-            // as an explanation.
-            let idx = |name: &str| FEATURES.iter().position(|f| f.0 == name);
-            let has = |name: &str| idx(name).is_some_and(|k| x[k] > 0.0);
-            let misleading = |i: usize| match FEATURES[i].0 {
-                "inline_code_density" => has("code_blocks_log"),
-                "code_blocks_log" | "code_lines_log" => has("inline_code_density"),
-                _ => false,
-            };
-            let reasons = order
-                .iter()
-                .filter(|&&i| contrib[i] < 0.0 && !misleading(i))
-                .take(3)
-                .map(|&i| format!("{} ({:.2}) {:+.2}", FEATURES[i].0, x[i], contrib[i]))
-                .collect();
+            let reasons = reasons(x, &contrib);
             Score {
                 id: s.id.clone(),
                 registry: s.registry.clone(),
