@@ -80,6 +80,14 @@ fn features_of_a_template_card_an_empty_skill_and_a_real_one() {
     assert!(feature(real, "empty_content").abs() < 1e-12);
 }
 
+/// Position of a feature by name (the tests don't depend on the feature order).
+fn at(name: &str) -> usize {
+    FEATURES
+        .iter()
+        .position(|f| f.0 == name)
+        .unwrap_or_else(|| panic!("{name}"))
+}
+
 fn examples() -> Vec<Example> {
     // Clean skills have more inline code and fewer boilerplate phrases; a little noise.
     (0..60)
@@ -87,9 +95,9 @@ fn examples() -> Vec<Example> {
             let good = i % 2 == 0;
             let mut x = vec![0.0; FEATURES.len()];
             let noise = f64::from(i * 7919 % 13) / 13.0;
-            x[9] = if good { 5.0 + noise } else { 1.0 + noise };
-            x[12] = if good { 0.5 * noise } else { 3.0 + noise };
-            x[5] = 4.0 + noise;
+            x[at("inline_code_density")] = if good { 5.0 + noise } else { 1.0 + noise };
+            x[at("boilerplate_phrases")] = if good { 0.5 * noise } else { 3.0 + noise };
+            x[at("body_words_log")] = 4.0 + noise;
             Example {
                 key: format!("k{i}"),
                 registry: format!("r{}", i % 3),
@@ -117,8 +125,14 @@ fn training_is_reproducible_and_learns_the_signal() {
         a.training.mediocre_excluded,
         ex.iter().filter(|e| e.label == Label::Mediocre).count()
     );
-    assert!(a.coefficients[9] > 0.0, "inline code raises P(clean)");
-    assert!(a.coefficients[12] < 0.0, "boilerplate lowers it");
+    assert!(
+        a.coefficients[at("inline_code_density")] > 0.0,
+        "inline code raises P(clean)"
+    );
+    assert!(
+        a.coefficients[at("boilerplate_phrases")] < 0.0,
+        "boilerplate lowers it"
+    );
     let cv = skg_score::cross_validate(&ex, 1.0, 5, 0.4).unwrap_or_else(|e| panic!("{e}"));
     assert!(cv.auc_good_vs_slop.unwrap_or(0.0) > 0.95);
     // JSON round trip.
