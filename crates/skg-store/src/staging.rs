@@ -123,6 +123,28 @@ impl Staging {
         Ok(())
     }
 
+    /// Adds a table another finished folder holds (`<table>.parquet` and `.ndjson`), hard-linked
+    /// (copied where links are not possible), listed in the manifest like a written one.
+    pub fn link_table(&mut self, table: &str, src_dir: &Path, rows: u64) -> Result<()> {
+        let parquet = format!("{table}.parquet");
+        let ndjson = format!("{table}.ndjson");
+        for f in [&parquet, &ndjson] {
+            link_or_copy(&src_dir.join(f), &self.tmp.join(f))?;
+        }
+        self.tables.push(TableInfo {
+            name: table.to_owned(),
+            rows,
+            parquet,
+            ndjson,
+        });
+        Ok(())
+    }
+
+    /// Adds a whole folder (recursively), hard-linked where possible, as `name`.
+    pub fn link_dir(&mut self, name: &str, src: &Path) -> Result<()> {
+        link_tree(src, &self.tmp.join(name))
+    }
+
     /// Writes `manifest.json` (with the tables written so far) and `_SUCCESS`, then moves the
     /// folder to its destination, replacing the previous one. Returns the destination.
     pub fn commit(mut self, mut manifest: Manifest) -> Result<PathBuf> {
@@ -168,6 +190,33 @@ impl Drop for Staging {
             let _ = std::fs::remove_dir_all(&self.tmp);
         }
     }
+}
+
+fn link_or_copy(src: &Path, dst: &Path) -> Result<()> {
+    if std::fs::hard_link(src, dst).is_ok() {
+        return Ok(());
+    }
+    std::fs::copy(src, dst).map_err(|e| Error::io(src, e))?;
+    Ok(())
+}
+
+fn link_tree(src: &Path, dst: &Path) -> Result<()> {
+    std::fs::create_dir_all(dst).map_err(|e| Error::io(dst, e))?;
+    let mut entries: Vec<_> = std::fs::read_dir(src)
+        .map_err(|e| Error::io(src, e))?
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| Error::io(src, e))?;
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for e in entries {
+        let ty = e.file_type().map_err(|err| Error::io(e.path(), err))?;
+        let to = dst.join(e.file_name());
+        if ty.is_dir() {
+            link_tree(&e.path(), &to)?;
+        } else if ty.is_file() {
+            link_or_copy(&e.path(), &to)?;
+        }
+    }
+    Ok(())
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {

@@ -38,6 +38,10 @@ pub enum Command {
     Measure(MeasureArgs),
     /// Fail (exit 1) when measured routability is below thresholds or regressed from a baseline.
     Gate(GateArgs),
+    /// Audit registries end to end (extract → canonicalize → score → measure) into
+    /// `reports/<name>/`: an HTML report, every table as Parquet, a manifest. Stages whose inputs
+    /// did not change are reused.
+    Audit(AuditArgs),
     /// Print the schema of the output tables (markdown).
     Schema(SchemaArgs),
 }
@@ -75,6 +79,46 @@ pub struct ExtractArgs {
 
 #[derive(Debug, Args)]
 pub struct SchemaArgs {}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Registries: registries.toml files, folders holding one, skill folders, or tool catalogs.
+    #[arg(default_value = "registries")]
+    pub inputs: Vec<PathBuf>,
+    /// Output folder (default `reports/<name>`).
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// The audit's name (default: the first input's folder name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Compare descriptions lexically instead of with the embedding model.
+    #[arg(long)]
+    pub no_embeddings: bool,
+    /// Quarantine below this slop_score.
+    #[arg(long, default_value_t = 0.4)]
+    pub threshold: f64,
+    /// Leave relation edges below this confidence out of the SKG (0.3 drops AMBIGUOUS mentions).
+    #[arg(long, default_value_t = 0.3)]
+    pub min_confidence: f64,
+    /// The RScore the report checks against (as `skg gate --min-rscore`).
+    #[arg(long, default_value_t = 0.4)]
+    pub min_rscore: f64,
+    /// Recompute every stage, fresh or not.
+    #[arg(long)]
+    pub force: bool,
+    /// Threads for embedding inference.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Bytes read from one file; longer files are cut with a diagnostic.
+    #[arg(long, default_value_t = 4 * 1024 * 1024)]
+    pub max_file_bytes: u64,
+    /// Files walked per registry; more are skipped with a diagnostic.
+    #[arg(long, default_value_t = 500_000)]
+    pub max_files: usize,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
 
 #[derive(Debug, Args)]
 pub struct CanonArgs {

@@ -39,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Score(args) => commands::score::run(&args, &cli.global),
         Command::Measure(args) => commands::measure::run(&args, &cli.global),
         Command::Gate(args) => commands::measure::gate(&args),
+        Command::Audit(args) => commands::audit::run(&args, &cli.global),
         Command::Schema(args) => commands::schema::run(&args),
     }
 }

@@ -18,12 +18,20 @@ impl Bar {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template(
-                "{spinner} {msg:<32} [{bar:30}] {human_pos}/{human_len} ({elapsed})",
+                "{prefix}{spinner} {msg:<32} [{bar:30}] {human_pos}/{human_len} ({elapsed})",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
         );
         Self { bar: Some(bar) }
+    }
+
+    /// Names the stage the next phases belong to (`[2/4 canonicalize] `), for runs of
+    /// several stages on one bar.
+    pub(crate) fn stage(&self, label: &str) {
+        if let Some(b) = &self.bar {
+            b.set_prefix(format!("[{label}] "));
+        }
     }
 
     pub(crate) fn finish(&self) {

@@ -19,13 +19,21 @@ use crate::{ExitStatus, GlobalArgs, args::CanonArgs, progress::Bar};
 const CACHE_FILE: &str = "embeddings.cache";
 
 pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
-    let started = Instant::now();
     let bar = Bar::new(global.quiet > 0);
+    let summary = execute(args, &bar)?;
+    bar.finish();
+    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
+    Ok(ExitStatus::Success)
+}
+
+/// Canonicalizes and writes the output folder; the summary is not printed.
+pub(crate) fn execute(args: &CanonArgs, bar: &Bar) -> anyhow::Result<Summary> {
+    let started = Instant::now();
     let (skills, registries, edges, origins) = if let Some(n) = args.synthetic {
         let (s, o) = synth::generate(n, 8, args.seed);
         (s, Vec::new(), Vec::new(), Some(o))
     } else {
-        let x = super::load_extract(&args.inputs, &bar)?;
+        let x = super::load_extract(&args.inputs, bar)?;
         (x.skills, x.registries, x.edges, None)
     };
     let mut in_degree: BTreeMap<SkillId, u32> = BTreeMap::new();
@@ -41,7 +49,7 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
         );
         (None, None, None)
     } else {
-        let (v, c, e) = embed(&skills, &args.out, args.threads, &bar)?;
+        let (v, c, e) = embed(&skills, &args.out, args.threads, bar)?;
         (Some(v), Some(c), Some(e))
     };
     let embed_seconds = embed_started.elapsed().as_secs_f64();
@@ -62,7 +70,7 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
     let index = Index::build(&input, &options);
     bar.advance(skills.len() as u64);
     let candidates = index.candidates();
-    let c = index.canonicalize_candidates(&candidates, &bar);
+    let c = index.canonicalize_candidates(&candidates, bar);
     let dedup_seconds = dedup_started.elapsed().as_secs_f64();
 
     let write_started = Instant::now();
@@ -70,7 +78,6 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
     write(&c, &skills, &registries, cache.as_ref(), args)
         .with_context(|| format!("cannot write {}", args.out.display()))?;
     let write_seconds = write_started.elapsed().as_secs_f64();
-    bar.finish();
 
     let pairs = match &args.pairs {
         Some(p) => Some(score_pairs(p, &index, &candidates, &c, &registries)?),
@@ -93,8 +100,7 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
         pairs,
         synthetic,
     };
-    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
-    Ok(ExitStatus::Success)
+    Ok(summary)
 }
 
 #[derive(Debug, Serialize)]
@@ -281,7 +287,7 @@ struct RegistryCounts {
 }
 
 #[derive(Debug, Serialize)]
-struct Summary {
+pub(crate) struct Summary {
     out: String,
     similarity: &'static str,
     seconds: Seconds,

@@ -15,6 +15,15 @@ use skg_store::{Manifest, Staging, tables};
 use crate::{ExitStatus, GlobalArgs, args::ExtractArgs, progress::Bar};
 
 pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
+    let bar = Bar::new(global.quiet > 0);
+    let summary = execute(args, &bar)?;
+    bar.finish();
+    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
+    Ok(ExitStatus::Success)
+}
+
+/// Reads the registries and writes the output folder; the summary is not printed.
+pub(crate) fn execute(args: &ExtractArgs, bar: &Bar) -> anyhow::Result<Summary> {
     let started = Instant::now();
     let sources = skg_extract::resolve_inputs(&args.inputs)
         .context("cannot resolve the registries to read")?;
@@ -24,13 +33,11 @@ pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<Exi
             max_files: args.max_files,
         },
     };
-    let bar = Bar::new(global.quiet > 0);
-    let x = skg_extract::extract(&sources, &options, &bar);
+    let x = skg_extract::extract(&sources, &options, bar);
     tracing::info!(seconds = started.elapsed().as_secs_f64(), "extracted");
     let write_started = Instant::now();
-    skg_extract::Progress::phase(&bar, "write tables", tables::EXTRACT_TABLES.len() as u64);
+    skg_extract::Progress::phase(bar, "write tables", tables::EXTRACT_TABLES.len() as u64);
     write(&x, args, &options).with_context(|| format!("cannot write {}", args.out.display()))?;
-    bar.finish();
     tracing::info!(seconds = write_started.elapsed().as_secs_f64(), "written");
     if args.show_diagnostics {
         let mut err = std::io::stderr().lock();
@@ -38,9 +45,7 @@ pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<Exi
             writeln!(err, "{d}")?;
         }
     }
-    let summary = summarize(&x, args, started.elapsed().as_secs_f64());
-    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
-    Ok(ExitStatus::Success)
+    Ok(summarize(&x, args, started.elapsed().as_secs_f64()))
 }
 
 fn write(x: &Extraction, args: &ExtractArgs, options: &Options) -> anyhow::Result<()> {
@@ -91,7 +96,7 @@ struct RegistrySummary {
 }
 
 #[derive(Debug, Serialize)]
-struct Summary {
+pub(crate) struct Summary {
     out: String,
     elapsed_seconds: f64,
     skills_per_second: f64,

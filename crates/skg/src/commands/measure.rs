@@ -15,7 +15,7 @@ use crate::{
 };
 
 #[derive(Debug, Serialize, Deserialize)]
-struct Summary {
+pub(crate) struct Summary {
     out: String,
     seconds: f64,
     graph: GraphSize,
@@ -35,12 +35,20 @@ struct GraphSize {
 }
 
 pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
-    let started = Instant::now();
-    let bar = Bar::new(global.quiet > 0);
     if let Some(root) = &args.codebase {
-        return run_codebase(args, root, started);
+        return run_codebase(args, root, Instant::now());
     }
-    let x = super::load_extract(&args.inputs, &bar)?;
+    let bar = Bar::new(global.quiet > 0);
+    let summary = execute(args, &bar)?;
+    bar.finish();
+    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
+    Ok(ExitStatus::Success)
+}
+
+/// Builds the SKG, measures it and writes the output folder; the summary is not printed.
+pub(crate) fn execute(args: &MeasureArgs, bar: &Bar) -> anyhow::Result<Summary> {
+    let started = Instant::now();
+    let x = super::load_extract(&args.inputs, bar)?;
     let canon = super::stage_dir(args.canon.as_ref(), "reports/canonicalize");
     let members: Option<Vec<Member>> = match &canon {
         Some(c) => Some(super::read_stage(c, "canonicalize", "members")?),
@@ -64,8 +72,9 @@ pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<Exi
         members: members.as_deref(),
         scores: scores.as_deref(),
     };
+    skg_extract::Progress::phase(bar, "measure the SKG", 1);
     let (skg, m) = skg_measure::measure(&input, &options)?;
-    bar.finish();
+    skg_extract::Progress::advance(bar, 1);
     let graph = GraphSize {
         nodes: skg.graph.node_count(),
         edges: skg.graph.edge_count(),
@@ -84,9 +93,7 @@ pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<Exi
         "gnci_scale": options.gnci_scale,
         "cfi_scale": options.cfi_scale,
     });
-    let summary = publish(args, m, graph, x.registries, manifest_options, started)?;
-    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
-    Ok(ExitStatus::Success)
+    publish(args, m, graph, x.registries, manifest_options, started)
 }
 
 /// Writes the `metrics` and `communities` tables with their manifest and returns the summary.

@@ -1,6 +1,7 @@
 //! One module per subcommand, and what several of them share: reading stage outputs, finding a
 //! skill by the `<registry folder>/<SKILL.md path>` key labels files use, printing a summary.
 
+pub(crate) mod audit;
 pub(crate) mod canonicalize;
 pub(crate) mod extract;
 pub(crate) mod measure;

@@ -11,6 +11,7 @@ use skg_store::{Manifest, Staging, tables};
 use crate::{
     ExitStatus, GlobalArgs,
     args::{Format, ScoreAction, ScoreArgs, ScoreData, ScoreEvalArgs, ScoreTrainArgs},
+    progress::Bar,
 };
 
 /// Pipeline data the features are computed from: extract's tables and, when present,
@@ -51,22 +52,43 @@ fn load_model(path: Option<&Path>) -> anyhow::Result<Model> {
     }
 }
 
-#[derive(Serialize, Default)]
+#[derive(Debug, Serialize, Default)]
 struct Reg {
     skills: usize,
     quarantined: usize,
     mean_score: f64,
 }
 
-pub(crate) fn run(args: &ScoreArgs, _global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
+pub(crate) fn run(args: &ScoreArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     match &args.action {
         Some(ScoreAction::Train(t)) => return train(t),
         Some(ScoreAction::Eval(e)) => return eval(e),
         None => {}
     }
+    let bar = Bar::new(global.quiet > 0);
+    let summary = execute(args, &bar)?;
+    bar.finish();
+    super::emit(args.format, &summary, |out| print_human(out, &summary))?;
+    Ok(ExitStatus::Success)
+}
+
+/// What `skg score` prints.
+#[derive(Debug, Serialize)]
+pub(crate) struct Summary {
+    out: String,
+    skills: usize,
+    quarantined: usize,
+    threshold: f64,
+    registries: BTreeMap<String, Reg>,
+}
+
+/// Scores every skill and writes the output folder; the summary is not printed.
+pub(crate) fn execute(args: &ScoreArgs, bar: &Bar) -> anyhow::Result<Summary> {
     let data = Data::load(&args.data)?;
     let model = load_model(args.model.as_deref())?;
+    skg_extract::Progress::phase(bar, "score skills", data.x.skills.len() as u64);
     let rows = skg_score::score(&model, &data.context(), args.threshold);
+    skg_extract::Progress::advance(bar, data.x.skills.len() as u64);
     let mut staging = Staging::begin(&args.out)?;
     staging.write_table(&tables::SCORES, &rows)?;
     let quarantined = rows.iter().filter(|r| r.quarantined).count();
@@ -97,41 +119,34 @@ pub(crate) fn run(args: &ScoreArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
     for e in by.values_mut() {
         e.mean_score /= e.skills.max(1) as f64;
     }
-    let mut out = std::io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(
-                &mut out,
-                &serde_json::json!({
-                "out": args.out.display().to_string(), "skills": rows.len(), "quarantined": quarantined,
-                "threshold": args.threshold, "registries": by }),
-            )?;
-            writeln!(out)?;
-        }
-        Format::Human => {
-            writeln!(
-                out,
-                "{} skills scored → {}: {} quarantined (slop_score < {})",
-                rows.len(),
-                args.out.display(),
-                quarantined,
-                args.threshold
-            )?;
-            writeln!(
-                out,
-                "\n{:<40} {:>7} {:>12} {:>11}",
-                "registry", "skills", "quarantined", "mean score"
-            )?;
-            for (name, r) in &by {
-                writeln!(
-                    out,
-                    "{name:<40} {:>7} {:>12} {:>11.3}",
-                    r.skills, r.quarantined, r.mean_score
-                )?;
-            }
-        }
+    Ok(Summary {
+        out: args.out.display().to_string(),
+        skills: rows.len(),
+        quarantined,
+        threshold: args.threshold,
+        registries: by,
+    })
+}
+
+fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{} skills scored → {}: {} quarantined (slop_score < {})",
+        s.skills, s.out, s.quarantined, s.threshold
+    )?;
+    writeln!(
+        out,
+        "\n{:<40} {:>7} {:>12} {:>11}",
+        "registry", "skills", "quarantined", "mean score"
+    )?;
+    for (name, r) in &s.registries {
+        writeln!(
+            out,
+            "{name:<40} {:>7} {:>12} {:>11.3}",
+            r.skills, r.quarantined, r.mean_score
+        )?;
     }
-    Ok(ExitStatus::Success)
+    Ok(())
 }
 
 /// Labelled examples: the labels file's rows matched to skills (bad rows are errors naming the row).

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# What the tests need beyond cargo, installed by the project (CI runs this first):
+#   - Debian's chromium, to render the audit report headless (tests/report/check_report.py);
+#   - a pinned Python environment in .venv (notebooks/requirements.txt) that reads the Parquet
+#     outputs with polars, pyarrow and duckdb and executes the notebooks.
+# Idempotent: what is already there is kept.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium > /dev/null; then
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  echo "test-deps: installing chromium (Debian package)" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core > /dev/null
+fi
+chromium --version >&2
+
+bash scripts/python-env.sh
