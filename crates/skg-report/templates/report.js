@@ -84,5 +84,6 @@
     });
   });
 
+  document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
   document.documentElement.dataset.ready = "1";
 })();

@@ -18,6 +18,7 @@ fn column<T: Sync>(name: &'static str, get: &Get<T>, rows: &[T]) -> Series {
         Get::OptU32(f) => UInt32Chunked::from_iter_options(n, rows.iter().map(f)).into_series(),
         Get::U64(f) => UInt64Chunked::from_iter_values(n, rows.iter().map(f)).into_series(),
         Get::F64(f) => Float64Chunked::from_iter_values(n, rows.iter().map(f)).into_series(),
+        Get::OptF64(f) => Float64Chunked::from_iter_options(n, rows.iter().map(f)).into_series(),
         Get::Bool(f) => BooleanChunked::from_iter_values(n, rows.iter().map(f)).into_series(),
         Get::StrList(f) => {
             let mut b = ListStringChunkedBuilder::new(n, rows.len(), rows.len() * 2);

@@ -22,6 +22,8 @@ pub enum ColumnType {
     U64,
     /// 64-bit float.
     F64,
+    /// 64-bit float or null.
+    OptF64,
     /// Boolean.
     Bool,
     /// List of UTF-8 strings.
@@ -40,6 +42,7 @@ impl ColumnType {
             ColumnType::OptU32 => "uint32 (nullable)",
             ColumnType::U64 => "uint64",
             ColumnType::F64 => "float64",
+            ColumnType::OptF64 => "float64 (nullable)",
             ColumnType::Bool => "bool",
             ColumnType::StrList => "list<string>",
             ColumnType::Json => "string (JSON)",
@@ -62,6 +65,8 @@ pub enum Get<T: 'static> {
     U64(fn(&T) -> u64),
     /// A float.
     F64(fn(&T) -> f64),
+    /// An optional float.
+    OptF64(fn(&T) -> Option<f64>),
     /// A boolean.
     Bool(fn(&T) -> bool),
     /// A list of strings.
@@ -80,6 +85,7 @@ impl<T> Get<T> {
             Get::OptU32(_) => ColumnType::OptU32,
             Get::U64(_) => ColumnType::U64,
             Get::F64(_) => ColumnType::F64,
+            Get::OptF64(_) => ColumnType::OptF64,
             Get::Bool(_) => ColumnType::Bool,
             Get::StrList(_) => ColumnType::StrList,
             Get::Json(_) => ColumnType::Json,
@@ -683,10 +689,6 @@ pub static SCORES: Table<Score> = Table {
 /// All tables `skg score` writes.
 pub static SCORE_TABLES: &[&dyn TableSpec] = &[&SCORES];
 
-fn opt_f64_json(x: Option<f64>) -> String {
-    x.map_or_else(|| "null".to_owned(), |v| v.to_string())
-}
-
 /// `metrics` (measure): routability metrics per scope.
 pub static METRICS: Table<MetricRow> = Table {
     name: "metrics",
@@ -711,18 +713,18 @@ pub static METRICS: Table<MetricRow> = Table {
         ),
         col(
             "tlis",
-            Get::Json(|m| opt_f64_json(m.tlis)),
+            Get::OptF64(|m| m.tlis),
             "isolated / nodes (null for an empty graph)",
         ),
         col("max_degree", Get::U32(|m| m.max_degree), "largest degree"),
         col(
             "mean_degree",
-            Get::Json(|m| opt_f64_json(m.mean_degree)),
+            Get::OptF64(|m| m.mean_degree),
             "2 × edges / nodes",
         ),
         col(
             "gnci",
-            Get::Json(|m| opt_f64_json(m.gnci)),
+            Get::OptF64(|m| m.gnci),
             "max degree / mean degree (0 when the mean is 0)",
         ),
         col(
@@ -737,12 +739,12 @@ pub static METRICS: Table<MetricRow> = Table {
         ),
         col(
             "cfi",
-            Get::Json(|m| opt_f64_json(m.cfi)),
+            Get::OptF64(|m| m.cfi),
             "communities / named communities (communities when none is named)",
         ),
         col(
             "rscore",
-            Get::Json(|m| opt_f64_json(m.rscore)),
+            Get::OptF64(|m| m.rscore),
             "1 − (TLIS + min(GNCI/40,1) + min(CFI/20,1)) / 3",
         ),
         col(

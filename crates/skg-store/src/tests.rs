@@ -196,7 +196,7 @@ fn dtype(t: crate::ColumnType) -> DataType {
         T::Str | T::OptStr | T::Json => DataType::String,
         T::U32 | T::OptU32 => DataType::UInt32,
         T::U64 => DataType::UInt64,
-        T::F64 => DataType::Float64,
+        T::F64 | T::OptF64 => DataType::Float64,
         T::Bool => DataType::Boolean,
         T::StrList => DataType::List(Box::new(DataType::String)),
     }
@@ -233,5 +233,74 @@ fn written_parquet_types_are_the_declared_types() {
             .map(|c| (c.name.to_owned(), dtype(c.ty)))
             .collect();
         assert_eq!(got, want, "{}", t.name());
+    }
+}
+
+/// The committed sample output of this schema version (`just schema-sample` writes it):
+/// every table's Parquet columns and types are the declared ones and its NDJSON rows read back
+/// into the row types. A schema change without a version bump and a new sample fails here.
+#[test]
+fn committed_sample_of_this_schema_version_reads_back() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let dir = root.join(format!("schema-v{}", skg_model::SCHEMA_VERSION));
+    assert!(
+        dir.join("manifest.json").is_file(),
+        "no sample for schema version {} in {}: run `just schema-sample` and commit it",
+        skg_model::SCHEMA_VERSION,
+        dir.display()
+    );
+    let m = crate::read_manifest(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let specs: std::collections::BTreeMap<&str, &dyn crate::TableSpec> = tables::STAGES
+        .iter()
+        .flat_map(|(_, ts)| ts.iter().map(|t| (t.name(), *t)))
+        .collect();
+    assert_eq!(
+        m.tables
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<std::collections::BTreeSet<_>>(),
+        specs.keys().copied().collect(),
+        "the sample holds every table"
+    );
+    for info in &m.tables {
+        let spec = specs[info.name.as_str()];
+        let f = std::fs::File::open(dir.join(&info.parquet)).unwrap_or_else(|e| panic!("{e}"));
+        let df = ParquetReader::new(f)
+            .finish()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(df.height() as u64, info.rows, "{} rows", info.name);
+        let got: Vec<(String, DataType)> = df
+            .columns()
+            .iter()
+            .map(|c| (c.name().to_string(), c.dtype().clone()))
+            .collect();
+        let want: Vec<(String, DataType)> = spec
+            .columns()
+            .iter()
+            .map(|c| (c.name.to_owned(), dtype(c.ty)))
+            .collect();
+        assert_eq!(got, want, "{}", info.name);
+        let n = match info.name.as_str() {
+            "skills" | "canonical_skills" => {
+                read_ndjson::<skg_model::Skill>(&dir, &info.name).map(|r| r.len())
+            }
+            "documents" => read_ndjson::<skg_model::Document>(&dir, &info.name).map(|r| r.len()),
+            "edges" => read_ndjson::<skg_model::Edge>(&dir, &info.name).map(|r| r.len()),
+            "diagnostics" => {
+                read_ndjson::<skg_model::Diagnostic>(&dir, &info.name).map(|r| r.len())
+            }
+            "members" | "aliases" => {
+                read_ndjson::<skg_model::Member>(&dir, &info.name).map(|r| r.len())
+            }
+            "clusters" => read_ndjson::<skg_model::Cluster>(&dir, &info.name).map(|r| r.len()),
+            "scores" => read_ndjson::<skg_model::Score>(&dir, &info.name).map(|r| r.len()),
+            "metrics" => read_ndjson::<skg_model::MetricRow>(&dir, &info.name).map(|r| r.len()),
+            "communities" => {
+                read_ndjson::<skg_model::CommunityRow>(&dir, &info.name).map(|r| r.len())
+            }
+            other => panic!("a table the compat test does not know: {other}"),
+        }
+        .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+        assert_eq!(n as u64, info.rows, "{} NDJSON rows", info.name);
     }
 }

@@ -44,6 +44,9 @@ struct StageRun {
     status: &'static str,
     seconds: f64,
     key: String,
+    /// What the stage printed on its own (`skg <stage> --format json`), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    summary: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -121,12 +124,13 @@ pub(crate) fn run(args: &AuditArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
             .then(|| read_key(&key_path))
             .flatten()
             .filter(|k| k.key == key && dir.join(skg_store::SUCCESS_FILE).is_file());
+        let mut summary = None;
         let (status, output) = if let Some(k) = fresh {
             ("reused", k.output)
         } else {
             // The old key must not outlive the output it described.
             let _ = std::fs::remove_file(&key_path);
-            run_stage(stage, &dir, &stages_dir, args, lexical, &bar)?;
+            summary = Some(run_stage(stage, &dir, &stages_dir, args, lexical, &bar)?);
             let output = output_hash(&dir)?;
             write_key(
                 &key_path,
@@ -149,6 +153,7 @@ pub(crate) fn run(args: &AuditArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
             status,
             seconds: t.elapsed().as_secs_f64(),
             key,
+            summary,
         });
     }
 
@@ -259,22 +264,21 @@ fn out_dir(args: &AuditArgs) -> anyhow::Result<PathBuf> {
     if let Some(o) = &args.out {
         return Ok(o.clone());
     }
-    let name = match &args.name {
-        Some(n) => n.clone(),
-        None => {
-            let first = args
-                .inputs
-                .first()
-                .map_or(Path::new("registries"), |p| p.as_path());
-            let abs = std::path::absolute(first).unwrap_or_else(|_| first.to_path_buf());
-            let base = if abs.is_file() {
-                abs.parent().map(Path::to_path_buf).unwrap_or(abs)
-            } else {
-                abs
-            };
-            base.file_name()
-                .map_or_else(|| "audit".to_owned(), |n| n.to_string_lossy().into_owned())
-        }
+    let name = if let Some(n) = &args.name {
+        n.clone()
+    } else {
+        let first = args
+            .inputs
+            .first()
+            .map_or(Path::new("registries"), PathBuf::as_path);
+        let full = first.canonicalize().unwrap_or_else(|_| first.to_path_buf());
+        let base = if full.is_file() {
+            full.parent().map(Path::to_path_buf).unwrap_or(full)
+        } else {
+            full
+        };
+        base.file_name()
+            .map_or_else(|| "audit".to_owned(), |n| n.to_string_lossy().into_owned())
     };
     if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
         bail!("--name `{name}`: a plain folder name is expected");
@@ -289,74 +293,65 @@ fn run_stage(
     args: &AuditArgs,
     lexical: bool,
     bar: &Bar,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<serde_json::Value> {
     let extract = stages_dir.join("extract");
     let canon = stages_dir.join("canonicalize");
     match stage {
-        "extract" => {
-            super::extract::execute(
-                &ExtractArgs {
-                    inputs: args.inputs.clone(),
-                    out: dir.to_path_buf(),
-                    format: Format::Human,
-                    max_file_bytes: args.max_file_bytes,
-                    max_files: args.max_files,
-                    show_diagnostics: false,
-                },
-                bar,
-            )?;
-        }
-        "canonicalize" => {
-            super::canonicalize::execute(
-                &CanonArgs {
-                    inputs: vec![extract],
-                    out: dir.to_path_buf(),
-                    format: Format::Human,
-                    no_embeddings: lexical,
-                    pairs: None,
-                    scores: None,
-                    synthetic: None,
-                    seed: 42,
-                    threads: args.threads,
-                },
-                bar,
-            )?;
-        }
-        "score" => {
-            super::score::execute(
-                &ScoreArgs {
-                    action: None,
-                    data: ScoreData {
-                        extract,
-                        canon: Some(canon),
-                    },
-                    out: dir.to_path_buf(),
-                    threshold: args.threshold,
-                    model: None,
-                    format: Format::Human,
-                },
-                bar,
-            )?;
-        }
-        _ => {
-            super::measure::execute(
-                &MeasureArgs {
-                    inputs: vec![extract],
+        "extract" => Ok(serde_json::to_value(super::extract::execute(
+            &ExtractArgs {
+                inputs: args.inputs.clone(),
+                out: dir.to_path_buf(),
+                format: Format::Human,
+                max_file_bytes: args.max_file_bytes,
+                max_files: args.max_files,
+                show_diagnostics: false,
+            },
+            bar,
+        )?)?),
+        "canonicalize" => Ok(serde_json::to_value(super::canonicalize::execute(
+            &CanonArgs {
+                inputs: vec![extract],
+                out: dir.to_path_buf(),
+                format: Format::Human,
+                no_embeddings: lexical,
+                pairs: None,
+                scores: None,
+                synthetic: None,
+                seed: 42,
+                threads: args.threads,
+            },
+            bar,
+        )?)?),
+        "score" => Ok(serde_json::to_value(super::score::execute(
+            &ScoreArgs {
+                action: None,
+                data: ScoreData {
+                    extract,
                     canon: Some(canon),
-                    scores: Some(stages_dir.join("score")),
-                    min_confidence: args.min_confidence,
-                    include_quarantined: false,
-                    include_aliases: false,
-                    seed: 42,
-                    codebase: None,
-                    out: dir.to_path_buf(),
-                    format: Format::Human,
                 },
-                bar,
-            )?;
-        }
+                out: dir.to_path_buf(),
+                threshold: args.threshold,
+                model: None,
+                format: Format::Human,
+            },
+            bar,
+        )?)?),
+        _ => Ok(serde_json::to_value(super::measure::execute(
+            &MeasureArgs {
+                inputs: vec![extract],
+                canon: Some(canon),
+                scores: Some(stages_dir.join("score")),
+                min_confidence: args.min_confidence,
+                include_quarantined: false,
+                include_aliases: false,
+                seed: 42,
+                codebase: None,
+                out: dir.to_path_buf(),
+                format: Format::Human,
+            },
+            bar,
+        )?)?),
     }
-    Ok(())
 }
 
 /// Hash of what the registries hold: every file under each local source (relative path and

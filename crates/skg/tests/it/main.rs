@@ -4,6 +4,7 @@
     reason = "tests say on stderr which parts they skipped and why"
 )]
 
+mod audit;
 mod canonicalize;
 mod catalog;
 mod extract;

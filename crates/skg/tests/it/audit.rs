@@ -1,0 +1,175 @@
+//! `skg audit`: the whole pipeline into one folder, and which stages a change recomputes.
+
+use std::path::Path;
+
+use super::{model_dir, repo, skg_env};
+
+/// A copy of the bundled demo registries in `dir/registries`.
+fn demo_copy(dir: &Path) -> std::path::PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+        for e in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
+            let e = e.unwrap_or_else(|e| panic!("{e}"));
+            let t = to.join(e.file_name());
+            if e.path().is_dir() {
+                copy(&e.path(), &t);
+            } else {
+                std::fs::copy(e.path(), &t).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+    let to = dir.join("registries");
+    copy(&repo().join("registries"), &to);
+    to
+}
+
+/// Runs `skg audit registries -o audit --format json` plus `extra`; returns the summary.
+fn audit(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let model = model_dir();
+    let mut args = vec![
+        "audit",
+        "registries",
+        "-o",
+        "audit",
+        "--format",
+        "json",
+        "-q",
+    ];
+    args.extend(extra);
+    let out = skg_env(dir, &args, &[("SKG_MODEL_DIR", &model)]);
+    assert!(
+        out.status.success(),
+        "skg audit failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn statuses(s: &serde_json::Value) -> Vec<(String, String)> {
+    s["stages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no stages: {s}"))
+        .iter()
+        .map(|r| {
+            (
+                r["stage"].as_str().unwrap_or_default().to_owned(),
+                r["status"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn expect(s: &serde_json::Value, want: [&str; 4]) {
+    let got = statuses(s);
+    let stages = ["extract", "canonicalize", "score", "measure"];
+    let want: Vec<(String, String)> = stages
+        .iter()
+        .zip(want)
+        .map(|(a, b)| ((*a).to_owned(), b.to_owned()))
+        .collect();
+    assert_eq!(got, want);
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = dir.path();
+    let registries = demo_copy(d);
+
+    // Cold: every stage runs; the folder holds the report, every table and the stages.
+    let first = audit(d, &[]);
+    expect(&first, ["computed"; 4]);
+    let out = d.join("audit");
+    let html = String::from_utf8(read(&out.join("index.html"))).unwrap_or_default();
+    for id in [
+        "summary",
+        "registries",
+        "duplicates",
+        "slop",
+        "graph",
+        "diagnostics",
+    ] {
+        assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&read(&out.join("manifest.json"))).unwrap_or_default();
+    assert_eq!(manifest["stage"], "audit");
+    let tables: Vec<&str> = manifest["tables"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|t| t["name"].as_str()).collect())
+        .unwrap_or_default();
+    for t in [
+        "skills",
+        "documents",
+        "edges",
+        "diagnostics",
+        "members",
+        "clusters",
+        "aliases",
+        "canonical_skills",
+        "scores",
+        "metrics",
+        "communities",
+    ] {
+        assert!(tables.contains(&t), "{t} in {tables:?}");
+        assert!(out.join(format!("{t}.parquet")).is_file(), "{t}.parquet");
+    }
+    // The audit's edges = extract's relations + canonicalize's duplicate_of / variant_of.
+    let n = |p: &Path| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert_eq!(
+        n(&out.join("edges.ndjson")),
+        n(&out.join("stages/extract/edges.ndjson"))
+            + n(&out.join("stages/canonicalize/edges.ndjson"))
+    );
+    let embedded = &first["stages"][1]["summary"]["embedding"];
+    assert_eq!(embedded["embedded"], embedded["unique_texts"], "{embedded}");
+
+    // Warm: nothing changed, nothing runs, same bytes.
+    expect(&audit(d, &[]), ["reused"; 4]);
+    assert_eq!(read(&out.join("index.html")).len(), html.len());
+    assert!(read(&out.join("index.html")) == html.as_bytes());
+
+    // Touching a file (mtime only) changes no content: still fresh.
+    let skill = registries.join("devflow/skills/executing-plans/SKILL.md");
+    let text = std::fs::read_to_string(&skill).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&skill, &text).unwrap_or_else(|e| panic!("{e}"));
+    expect(&audit(d, &[]), ["reused"; 4]);
+
+    // A file no skill owns: extract re-reads, writes the same tables, so nothing after it runs.
+    std::fs::write(registries.join("devflow/NOTES.txt"), "not a skill\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    expect(&audit(d, &[]), ["computed", "reused", "reused", "reused"]);
+
+    // A skill's body changes: everything downstream of its rows runs, but its description is
+    // unchanged, so no description is embedded again.
+    std::fs::write(&skill, format!("{text}\nOne more line of instructions.\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = audit(d, &[]);
+    expect(&s, ["computed"; 4]);
+    assert_eq!(s["stages"][1]["summary"]["embedding"]["embedded"], 0, "{s}");
+
+    // Options reach only the stages that read them.
+    expect(
+        &audit(d, &["--threshold", "0.5"]),
+        ["reused", "reused", "computed", "computed"],
+    );
+    expect(
+        &audit(d, &["--threshold", "0.5", "--min-confidence", "0.6"]),
+        ["reused", "reused", "reused", "computed"],
+    );
+    // A stage folder that lost its _SUCCESS is not trusted.
+    std::fs::remove_file(out.join("stages/score/_SUCCESS")).unwrap_or_else(|e| panic!("{e}"));
+    expect(
+        &audit(d, &["--threshold", "0.5", "--min-confidence", "0.6"]),
+        ["reused", "reused", "computed", "reused"],
+    );
+}
