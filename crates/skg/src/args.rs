@@ -42,6 +42,12 @@ pub enum Command {
     /// `reports/<name>/`: an HTML report, every table as Parquet, a manifest. Stages whose inputs
     /// did not change are reused.
     Audit(AuditArgs),
+    /// Build the routing index (documents, BM25, dense vectors) from an audit folder.
+    #[command(subcommand)]
+    Index(IndexCommand),
+    /// Measure retrieval on judged queries (JSONL `{query, gold[], acceptable[]}`): hit@k, MRR,
+    /// nDCG, recall, latency, bundle tokens — for BM25, dense and the fusion.
+    Eval(EvalArgs),
     /// Print the schema of the output tables (markdown).
     Schema(SchemaArgs),
 }
@@ -299,6 +305,98 @@ pub struct GateArgs {
     /// Which scopes are gated: `(all)` (default) or `each` (the union and every registry).
     #[arg(long)]
     pub scope: Option<String>,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Build an index folder from an audit folder (written beside it, `_SUCCESS` last, renamed).
+    Build(IndexBuildArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IndexBuildArgs {
+    /// An audit folder (`skg audit` output).
+    #[arg(default_value = "reports/registries")]
+    pub audit: PathBuf,
+    /// The index folder (default `reports/index-<audit folder name>`).
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// No dense vectors (BM25 only).
+    #[arg(long)]
+    pub no_embeddings: bool,
+    /// Relations below this confidence are not used for routing.
+    #[arg(long, default_value_t = 0.5)]
+    pub min_confidence: f64,
+    /// Threads for embedding inference.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// Retrieval modes `skg eval` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvalMode {
+    /// BM25, dense and hybrid.
+    All,
+    /// BM25 only.
+    Bm25,
+    /// Dense only.
+    Dense,
+    /// The fusion.
+    Hybrid,
+}
+
+/// Fusion methods for hybrid retrieval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FusionArg {
+    /// BM25 weight adapted to the query's lexical evidence.
+    Adaptive,
+    /// Reciprocal rank fusion (k = 60).
+    Rrf,
+    /// Fixed mix (`--bm25-weight`).
+    Linear,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Judged queries: JSONL `{query, gold[], acceptable[]}`; gold ids are SKILL.md paths
+    /// `<registry folder>/<path>` or tool names.
+    pub queries: PathBuf,
+    /// The index folder.
+    #[arg(long, default_value = "reports/index-registries")]
+    pub index: PathBuf,
+    /// Modes to measure.
+    #[arg(long, value_enum, default_value_t = EvalMode::All)]
+    pub mode: EvalMode,
+    /// Fusion for hybrid.
+    #[arg(long, value_enum, default_value_t = FusionArg::Adaptive)]
+    pub fusion: FusionArg,
+    /// BM25 weight of `--fusion linear`, largest BM25 weight of `adaptive`.
+    #[arg(long)]
+    pub bm25_weight: Option<f32>,
+    /// Lexical evidence (BM25 per query term) at which `adaptive` gives BM25 its full weight.
+    #[arg(long)]
+    pub saturation: Option<f32>,
+    /// Weight of `when_not_to_use` matches subtracted from BM25.
+    #[arg(long, default_value_t = 0.5)]
+    pub negative_weight: f32,
+    /// Count quarantined skills as routable (gold skills the quarantine removes are reported).
+    #[arg(long)]
+    pub include_quarantined: bool,
+    /// Skills in the bundle whose tokens are counted.
+    #[arg(long, default_value_t = 5)]
+    pub bundle_k: usize,
+    /// Print every query's rank of its first gold skill.
+    #[arg(long)]
+    pub per_query: bool,
+    /// Threads for query embedding.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

@@ -49,7 +49,8 @@ pub(crate) fn execute(args: &CanonArgs, bar: &Bar) -> anyhow::Result<Summary> {
         );
         (None, None, None)
     } else {
-        let (v, c, e) = embed(&skills, &args.out, args.threads, bar)?;
+        let texts: Vec<String> = skills.iter().map(skg_canon::description_text).collect();
+        let (v, c, e) = super::embed_texts(&texts, &args.out.join(CACHE_FILE), args.threads, bar)?;
         (Some(v), Some(c), Some(e))
     };
     let embed_seconds = embed_started.elapsed().as_secs_f64();
@@ -101,83 +102,6 @@ pub(crate) fn execute(args: &CanonArgs, bar: &Bar) -> anyhow::Result<Summary> {
         synthetic,
     };
     Ok(summary)
-}
-
-#[derive(Debug, Serialize)]
-struct EmbeddingStats {
-    model: &'static str,
-    texts: usize,
-    unique_texts: usize,
-    embedded: usize,
-    from_cache: usize,
-    embed_seconds: f64,
-    texts_per_second: f64,
-}
-
-/// Description vectors for every skill, from the cache where possible.
-fn embed(
-    skills: &[Skill],
-    out: &Path,
-    threads: usize,
-    bar: &Bar,
-) -> anyhow::Result<(Vec<Vec<f32>>, EmbeddingCache, EmbeddingStats)> {
-    let model_id = skg_embed::MODEL_ID;
-    let texts: Vec<String> = skills.iter().map(skg_canon::description_text).collect();
-    let cache_path = out.join(CACHE_FILE);
-    let mut cache = match std::fs::read(&cache_path) {
-        Ok(bytes) => EmbeddingCache::from_bytes(&bytes, model_id).unwrap_or_else(|e| {
-            tracing::warn!(path = %cache_path.display(), "embedding cache not used: {e}");
-            EmbeddingCache::new(model_id, skg_embed::DIM)
-        }),
-        Err(_) => EmbeddingCache::new(model_id, skg_embed::DIM),
-    };
-    let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
-    // Batches of similar length: fastembed pads a batch to its longest text and attention cost
-    // grows with the square of the length.
-    let mut misses: Vec<&str> = unique
-        .iter()
-        .copied()
-        .filter(|t| cache.get(t).is_none())
-        .collect();
-    misses.sort_by_key(|t| (t.len(), *t));
-    let started = Instant::now();
-    if !misses.is_empty() {
-        let dir = skg_embed::locate().map_err(|e| {
-            anyhow::anyhow!("{e}\n(or pass --no-embeddings to compare descriptions lexically)")
-        })?;
-        let mut model = skg_embed::Embedder::load(&dir, threads)?;
-        bar.phase("embed descriptions", misses.len() as u64);
-        for chunk in misses.chunks(256) {
-            let vs = model.embed(chunk, 32)?;
-            for (t, v) in chunk.iter().zip(vs) {
-                cache.insert(t, v);
-            }
-            bar.advance(chunk.len() as u64);
-        }
-    }
-    let embed_seconds = started.elapsed().as_secs_f64();
-    let vectors: Vec<Vec<f32>> = texts
-        .iter()
-        .map(|t| cache.get(t).map(<[f32]>::to_vec).unwrap_or_default())
-        .collect();
-    if vectors.iter().any(Vec::is_empty) {
-        bail!("the embedding model returned no vector for some texts");
-    }
-    cache.retain_texts(texts.iter().map(String::as_str));
-    let stats = EmbeddingStats {
-        model: model_id,
-        texts: texts.len(),
-        unique_texts: unique.len(),
-        embedded: misses.len(),
-        from_cache: unique.len() - misses.len(),
-        embed_seconds,
-        texts_per_second: if embed_seconds > 0.0 {
-            misses.len() as f64 / embed_seconds
-        } else {
-            0.0
-        },
-    };
-    Ok((vectors, cache, stats))
 }
 
 /// Slop scores by skill id from NDJSON rows with `id` and `slop_score`.
@@ -291,7 +215,7 @@ pub(crate) struct Summary {
     out: String,
     similarity: &'static str,
     seconds: Seconds,
-    embedding: Option<EmbeddingStats>,
+    embedding: Option<super::EmbeddingStats>,
     stats: skg_canon::Stats,
     registries: Vec<RegistryCounts>,
     pairs: Option<PairReport>,

@@ -4,17 +4,20 @@
 pub(crate) mod audit;
 pub(crate) mod canonicalize;
 pub(crate) mod extract;
+pub(crate) mod index;
 pub(crate) mod measure;
 pub(crate) mod schema;
 pub(crate) mod score;
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeSet, HashMap},
+    time::Instant,
     io::Write,
     path::{Path, PathBuf},
 };
 
 use anyhow::{Context as _, bail};
+use skg_canon::EmbeddingCache;
 use serde::{Serialize, de::DeserializeOwned};
 use skg_model::{Diagnostic, Edge, RegistryInput, Skill};
 
@@ -138,3 +141,80 @@ pub(crate) fn emit<T: Serialize>(
     }
     Ok(())
 }
+
+#[derive(Debug, Serialize)]
+pub(crate) struct EmbeddingStats {
+    model: &'static str,
+    texts: usize,
+    unique_texts: usize,
+    embedded: usize,
+    from_cache: usize,
+    embed_seconds: f64,
+    texts_per_second: f64,
+}
+
+/// A vector for every text, from the cache at `cache_path` where possible (the returned cache
+/// holds exactly these texts, for the caller to publish with its output).
+pub(crate) fn embed_texts(
+    texts: &[String],
+    cache_path: &Path,
+    threads: usize,
+    bar: &Bar,
+) -> anyhow::Result<(Vec<Vec<f32>>, EmbeddingCache, EmbeddingStats)> {
+    let model_id = skg_embed::MODEL_ID;
+    let mut cache = match std::fs::read(cache_path) {
+        Ok(bytes) => EmbeddingCache::from_bytes(&bytes, model_id).unwrap_or_else(|e| {
+            tracing::warn!(path = %cache_path.display(), "embedding cache not used: {e}");
+            EmbeddingCache::new(model_id, skg_embed::DIM)
+        }),
+        Err(_) => EmbeddingCache::new(model_id, skg_embed::DIM),
+    };
+    let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
+    // Batches of similar length: fastembed pads a batch to its longest text and attention cost
+    // grows with the square of the length.
+    let mut misses: Vec<&str> = unique
+        .iter()
+        .copied()
+        .filter(|t| cache.get(t).is_none())
+        .collect();
+    misses.sort_by_key(|t| (t.len(), *t));
+    let started = Instant::now();
+    if !misses.is_empty() {
+        let dir = skg_embed::locate().map_err(|e| {
+            anyhow::anyhow!("{e}\n(or pass --no-embeddings to compare descriptions lexically)")
+        })?;
+        let mut model = skg_embed::Embedder::load(&dir, threads)?;
+        skg_extract::Progress::phase(bar, "embed texts", misses.len() as u64);
+        for chunk in misses.chunks(256) {
+            let vs = model.embed(chunk, 32)?;
+            for (t, v) in chunk.iter().zip(vs) {
+                cache.insert(t, v);
+            }
+            skg_extract::Progress::advance(bar, chunk.len() as u64);
+        }
+    }
+    let embed_seconds = started.elapsed().as_secs_f64();
+    let vectors: Vec<Vec<f32>> = texts
+        .iter()
+        .map(|t| cache.get(t).map(<[f32]>::to_vec).unwrap_or_default())
+        .collect();
+    if vectors.iter().any(Vec::is_empty) {
+        bail!("the embedding model returned no vector for some texts");
+    }
+    cache.retain_texts(texts.iter().map(String::as_str));
+    let stats = EmbeddingStats {
+        model: model_id,
+        texts: texts.len(),
+        unique_texts: unique.len(),
+        embedded: misses.len(),
+        from_cache: unique.len() - misses.len(),
+        embed_seconds,
+        texts_per_second: if embed_seconds > 0.0 {
+            misses.len() as f64 / embed_seconds
+        } else {
+            0.0
+        },
+    };
+    Ok((vectors, cache, stats))
+}
+

@@ -1,0 +1,453 @@
+//! The index folder: what is in it, how it is written (beside its destination, `_SUCCESS` last,
+//! one rename) and its manifest.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    io::Write,
+    path::{Path, PathBuf},
+};
+
+use serde::{Deserialize, Serialize};
+use skg_model::{
+    DocId, Document, Edge, EdgeKind, Level, Member, RegistryInput, RegistryName, Role, Score, Skill,
+    SkillId,
+};
+
+use crate::{Error, Result, bm25};
+
+/// Version of the index folder layout and row types; readers refuse others.
+pub const INDEX_SCHEMA_VERSION: u32 = 1;
+
+/// One skill as the router sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillEntry {
+    /// Skill id.
+    pub id: SkillId,
+    /// Registry.
+    pub registry: RegistryName,
+    /// `SKILL.md` path relative to the registry folder.
+    pub path: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Frontmatter `when_not_to_use` (negative evidence at query time).
+    pub when_not_to_use: Option<String>,
+    /// The canonical this skill is a copy of (aliases are not routed).
+    pub alias_of: Option<SkillId>,
+    /// Quarantined by the slop score (not routed unless asked).
+    pub quarantined: bool,
+    /// The slop score, when scored.
+    pub slop_score: Option<f64>,
+    /// Approximate tokens of the skill's `SKILL.md` (bytes / 4), for bundle accounting.
+    pub tokens: u32,
+    /// `depends_on` targets (canonical ids), strongest evidence first.
+    pub depends_on: Vec<SkillId>,
+    /// `complements` targets (canonical ids).
+    pub complements: Vec<SkillId>,
+    /// `co_used_with` targets (canonical ids).
+    pub co_used_with: Vec<SkillId>,
+    /// Declared `inputs` (capability types).
+    pub inputs: Vec<String>,
+    /// Declared `outputs` (capability types).
+    pub outputs: Vec<String>,
+    /// Content hash of the skill's package (incremental builds compare it).
+    pub content_hash: String,
+}
+
+impl SkillEntry {
+    /// Routed by default: not an alias and not quarantined.
+    pub fn routable(&self) -> bool {
+        self.alias_of.is_none() && !self.quarantined
+    }
+}
+
+/// One searchable document of the index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocEntry {
+    /// Document id.
+    pub id: DocId,
+    /// Position of its skill in `skills.ndjson`.
+    pub skill: u32,
+    /// L0 / L1 / L2.
+    pub level: Level,
+    /// The markdown file, relative to the skill root.
+    pub file: String,
+    /// Display title.
+    pub title: String,
+    /// Heading path of an L2 section.
+    pub heading_path: Vec<String>,
+    /// First line in `file`.
+    pub line_start: u32,
+    /// Last line in `file`.
+    pub line_end: u32,
+    /// The first 240 characters of the text (the hit's abstract).
+    pub snippet: String,
+}
+
+/// `manifest.json` of an index folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexManifest {
+    /// [`INDEX_SCHEMA_VERSION`].
+    pub format: u32,
+    /// The skg that wrote it.
+    pub tool: String,
+    /// The registries, with revisions and content hashes.
+    pub sources: Vec<RegistryInput>,
+    /// Row counts (`skills`, `routable`, `documents`, `vectors`, …).
+    pub counts: BTreeMap<String, u64>,
+    /// Embedding model of `vectors.bin`, when there is one.
+    pub model: Option<String>,
+    /// Vector dimension.
+    pub dim: Option<u32>,
+    /// blake3 of `skills.ndjson`, `documents.ndjson` and `vectors.bin`: the revision served.
+    pub content_hash: String,
+    /// Options that shaped the index.
+    pub options: serde_json::Value,
+}
+
+/// Dense vectors for some documents.
+#[derive(Debug, Clone)]
+pub struct Vectors {
+    /// Model id (as skg-embed names it).
+    pub model: String,
+    /// Dimension.
+    pub dim: usize,
+    /// (document position in `BuildInput::documents`, L2-normalized vector).
+    pub rows: Vec<(usize, Vec<f32>)>,
+}
+
+/// What an index is built from: extract's tables, optionally canonicalize's members and score's
+/// scores, and vectors for the documents [`dense_targets`] names.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildInput<'a> {
+    /// Skills.
+    pub skills: &'a [Skill],
+    /// Their documents.
+    pub documents: &'a [Document],
+    /// Relation edges.
+    pub edges: &'a [Edge],
+    /// Cluster membership (aliases are kept but not routed).
+    pub members: Option<&'a [Member]>,
+    /// Slop scores (quarantined skills are kept but not routed).
+    pub scores: Option<&'a [Score]>,
+    /// The registries read.
+    pub registries: &'a [RegistryInput],
+    /// Dense vectors.
+    pub vectors: Option<&'a Vectors>,
+    /// Relations below this confidence are not used for routing.
+    pub min_confidence: f64,
+}
+
+/// The documents that get a dense vector: each skill's L0 (abstract) and L1 (overview).
+pub fn dense_targets(documents: &[Document]) -> Vec<usize> {
+    documents
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d.level, Level::L0 | Level::L1))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn entries(input: &BuildInput<'_>) -> Vec<SkillEntry> {
+    let canonical_of: HashMap<&str, &str> = input
+        .members
+        .unwrap_or_default()
+        .iter()
+        .map(|m| (m.id.as_str(), m.cluster_id.as_str()))
+        .collect();
+    let alias: HashMap<&str, &SkillId> = input
+        .members
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m.role == Role::Duplicate)
+        .map(|m| (m.id.as_str(), &m.cluster_id))
+        .collect();
+    let score: HashMap<&str, &Score> = input
+        .scores
+        .unwrap_or_default()
+        .iter()
+        .map(|s| (s.id.as_str(), s))
+        .collect();
+    let fold = |id: &SkillId| -> SkillId {
+        canonical_of
+            .get(id.as_str())
+            .map_or_else(|| id.clone(), |c| SkillId::from(*c))
+    };
+    let mut relations: HashMap<&str, [Vec<(f64, SkillId)>; 3]> = HashMap::new();
+    for e in input
+        .edges
+        .iter()
+        .filter(|e| e.confidence >= input.min_confidence)
+    {
+        let slot = match e.kind {
+            EdgeKind::DependsOn => 0,
+            EdgeKind::Complements => 1,
+            EdgeKind::CoUsedWith => 2,
+            _ => continue,
+        };
+        relations.entry(e.src.as_str()).or_default()[slot].push((e.confidence, fold(&e.dst)));
+    }
+    let mut out: Vec<SkillEntry> = input
+        .skills
+        .iter()
+        .map(|s| {
+            let rel = relations.remove(s.id.as_str()).unwrap_or_default();
+            let me = fold(&s.id);
+            let pick = |mut v: Vec<(f64, SkillId)>| -> Vec<SkillId> {
+                v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                let mut seen = std::collections::BTreeSet::new();
+                v.into_iter()
+                    .map(|(_, d)| d)
+                    .filter(|d| *d != me && seen.insert(d.clone()))
+                    .collect()
+            };
+            let [dep, comp, co] = rel;
+            let sc = score.get(s.id.as_str());
+            SkillEntry {
+                id: s.id.clone(),
+                registry: s.registry.clone(),
+                path: s.path.clone(),
+                name: s.name.clone(),
+                description: s.description.clone(),
+                when_not_to_use: s.when_not_to_use.clone(),
+                alias_of: alias.get(s.id.as_str()).map(|c| (*c).clone()),
+                quarantined: sc.is_some_and(|s| s.quarantined),
+                slop_score: sc.map(|s| s.slop_score),
+                tokens: u32::try_from(s.bytes.div_ceil(4)).unwrap_or(u32::MAX),
+                depends_on: pick(dep),
+                complements: pick(comp),
+                co_used_with: pick(co),
+                inputs: s.inputs.clone(),
+                outputs: s.outputs.clone(),
+                content_hash: s.content_hash.clone(),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+fn snippet(text: &str) -> String {
+    let mut s: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.len() > 240 {
+        let mut end = 240;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
+}
+
+/// Builds the index folder at `dest`: written beside it, `_SUCCESS` last, then renamed over the
+/// previous one (which stays whole and served until then). Returns the manifest.
+pub fn build(
+    input: &BuildInput<'_>,
+    dest: &Path,
+    options: serde_json::Value,
+    extra_files: &[(&str, &[u8])],
+) -> Result<IndexManifest> {
+    let skills = entries(input);
+    let position: HashMap<&str, u32> = skills
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id.as_str(), u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    let mut docs = Vec::new();
+    let mut kept: Vec<usize> = Vec::new(); // positions in input.documents, in index order
+    for (i, d) in input.documents.iter().enumerate() {
+        let Some(&skill) = position.get(d.skill.as_str()) else {
+            continue;
+        };
+        kept.push(i);
+        docs.push(DocEntry {
+            id: d.id.clone(),
+            skill,
+            level: d.level,
+            file: d.file.clone(),
+            title: d.title.clone(),
+            heading_path: d.heading_path.clone(),
+            line_start: d.line_start,
+            line_end: d.line_end,
+            snippet: snippet(&d.text),
+        });
+    }
+
+    let parent = dest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let name = dest
+        .file_name()
+        .map_or_else(|| "index".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    }
+    std::fs::create_dir(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    let guard = TmpGuard(tmp.clone());
+
+    let mut hasher = blake3::Hasher::new();
+    let skills_bytes = ndjson(&skills, &tmp.join("skills.ndjson"))?;
+    hasher.update(&skills_bytes);
+    let docs_bytes = ndjson(&docs, &tmp.join("documents.ndjson"))?;
+    hasher.update(&docs_bytes);
+
+    let mut counts = BTreeMap::from([
+        ("skills".to_owned(), skills.len() as u64),
+        (
+            "routable".to_owned(),
+            skills.iter().filter(|s| s.routable()).count() as u64,
+        ),
+        (
+            "aliases".to_owned(),
+            skills.iter().filter(|s| s.alias_of.is_some()).count() as u64,
+        ),
+        (
+            "quarantined".to_owned(),
+            skills.iter().filter(|s| s.quarantined).count() as u64,
+        ),
+        ("documents".to_owned(), docs.len() as u64),
+    ]);
+    let (model, dim) = if let Some(v) = input.vectors {
+        let index_of: HashMap<usize, u32> = kept
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| (i, u32::try_from(k).unwrap_or(u32::MAX)))
+            .collect();
+        let mut rows: Vec<(u32, &Vec<f32>)> = v
+            .rows
+            .iter()
+            .filter(|(i, vec)| vec.len() == v.dim && index_of.contains_key(i))
+            .map(|(i, vec)| (index_of[i], vec))
+            .collect();
+        rows.sort_by_key(|r| r.0);
+        let mut bytes = Vec::with_capacity(rows.len() * (4 + 4 * v.dim));
+        for (doc, vec) in &rows {
+            bytes.extend_from_slice(&doc.to_le_bytes());
+            for x in *vec {
+                bytes.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        write_synced(&tmp.join("vectors.bin"), &bytes)?;
+        hasher.update(&bytes);
+        counts.insert("vectors".to_owned(), rows.len() as u64);
+        (Some(v.model.clone()), Some(u32::try_from(v.dim).unwrap_or(0)))
+    } else {
+        (None, None)
+    };
+
+    let skill_of: HashMap<&str, &Skill> = input.skills.iter().map(|s| (s.id.as_str(), s)).collect();
+    let texts: Vec<bm25::DocText<'_>> = kept
+        .iter()
+        .filter_map(|&i| {
+            let d = &input.documents[i];
+            skill_of.get(d.skill.as_str()).map(|s| bm25::DocText::of(d, s))
+        })
+        .collect();
+    bm25::write(&tmp.join("bm25"), &texts)?;
+    for (name, bytes) in extra_files {
+        write_synced(&tmp.join(name), bytes)?;
+    }
+
+    let manifest = IndexManifest {
+        format: INDEX_SCHEMA_VERSION,
+        tool: format!("skg {}", env!("CARGO_PKG_VERSION")),
+        sources: input.registries.to_vec(),
+        counts,
+        model,
+        dim,
+        content_hash: hasher.finalize().to_hex().to_string(),
+        options,
+    };
+    let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| Error::Json {
+        path: tmp.join("manifest.json"),
+        message: e.to_string(),
+    })?;
+    text.push('\n');
+    write_synced(&tmp.join("manifest.json"), text.as_bytes())?;
+    write_synced(&tmp.join("_SUCCESS"), b"")?;
+
+    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+    let had_old = dest.exists();
+    if had_old {
+        std::fs::rename(dest, &old).map_err(|e| Error::io(dest, e))?;
+    }
+    if let Err(e) = std::fs::rename(&tmp, dest) {
+        if had_old {
+            let _ = std::fs::rename(&old, dest);
+        }
+        return Err(Error::io(dest, e));
+    }
+    std::mem::forget(guard);
+    if had_old {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    Ok(manifest)
+}
+
+struct TmpGuard(PathBuf);
+
+impl Drop for TmpGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn ndjson<T: Serialize>(rows: &[T], path: &Path) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    for r in rows {
+        serde_json::to_writer(&mut buf, r).map_err(|e| Error::Json {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        buf.push(b'\n');
+    }
+    write_synced(path, &buf)?;
+    Ok(buf)
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    f.sync_all().map_err(|e| Error::io(path, e))
+}
+
+/// Reads the manifest of a finished index folder (refusing unfinished folders and other formats).
+pub fn read_manifest(dir: &Path) -> Result<IndexManifest> {
+    if !dir.join("_SUCCESS").is_file() {
+        return Err(Error::Unfinished(dir.to_path_buf()));
+    }
+    let path = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let m: IndexManifest = serde_json::from_str(&text).map_err(|e| Error::Json {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    if m.format != INDEX_SCHEMA_VERSION {
+        return Err(Error::Version {
+            path: dir.to_path_buf(),
+            found: m.format,
+            expected: INDEX_SCHEMA_VERSION,
+        });
+    }
+    Ok(m)
+}
+
+/// Reads NDJSON rows.
+pub(crate) fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(n, l)| {
+            serde_json::from_str(l).map_err(|e| Error::Json {
+                path: path.to_path_buf(),
+                message: format!("line {}: {e}", n + 1),
+            })
+        })
+        .collect()
+}

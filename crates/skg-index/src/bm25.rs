@@ -1,0 +1,263 @@
+//! BM25 over the documents with tantivy: one tantivy document per index document, fields weighted
+//! at query time; `when_not_to_use` in its own field for negative evidence.
+//!
+//! Queries are built from the analyzed terms (no query syntax: user text can never be a parse
+//! error): for every term and weighted field a boosted `TermQuery`, all `Should`.
+
+use std::path::Path;
+
+use skg_model::{Document, Level, Skill};
+use tantivy::{
+    Index, IndexReader, ReloadPolicy, TantivyDocument, Term,
+    collector::TopDocs,
+    query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery},
+    schema::{
+        Field, INDEXED, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
+    },
+    tokenizer::{
+        Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
+        TextAnalyzer,
+    },
+};
+
+use crate::{Error, Result};
+
+const ANALYZER: &str = "skg_en";
+
+/// The text fields, in schema order.
+pub const FIELDS: [&str; 6] = [
+    "name",
+    "description",
+    "when_to_use",
+    "tags",
+    "headings",
+    "body",
+];
+
+/// Per-field BM25 weights (the order of [`FIELDS`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldWeights(pub [f32; 6]);
+
+impl Default for FieldWeights {
+    /// name 3, description 2, when_to_use 1.5, tags 1.5, headings 1.2, body 1.
+    fn default() -> Self {
+        FieldWeights([3.0, 2.0, 1.5, 1.5, 1.2, 1.0])
+    }
+}
+
+/// What one index document contributes to each field.
+#[derive(Debug)]
+pub(crate) struct DocText<'a> {
+    parts: [String; 6],
+    neg: &'a str,
+}
+
+impl<'a> DocText<'a> {
+    /// L0 carries the frontmatter fields (and `when_not_to_use`); L1 and L2 carry their headings
+    /// and text.
+    pub(crate) fn of(d: &'a Document, s: &'a Skill) -> DocText<'a> {
+        match d.level {
+            Level::L0 => DocText {
+                parts: [
+                    s.name.clone(),
+                    s.description.clone(),
+                    s.when_to_use.clone().unwrap_or_default(),
+                    s.tags.join(" "),
+                    String::new(),
+                    String::new(),
+                ],
+                neg: s.when_not_to_use.as_deref().unwrap_or_default(),
+            },
+            Level::L1 | Level::L2 => DocText {
+                parts: [
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    d.heading_path.join(" / "),
+                    d.text.clone(),
+                ],
+                neg: "",
+            },
+        }
+    }
+}
+
+fn analyzer() -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .dynamic();
+    let builder = match StopWordFilter::new(Language::English) {
+        Some(f) => builder.filter_dynamic(f),
+        None => builder,
+    };
+    builder
+        .filter_dynamic(Stemmer::new(Language::English))
+        .build()
+}
+
+struct Schema6 {
+    schema: Schema,
+    doc: Field,
+    text: [Field; 6],
+    neg: Field,
+}
+
+fn schema() -> Schema6 {
+    let mut b = Schema::builder();
+    let opts = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let doc = b.add_u64_field("doc", NumericOptions::default().set_fast() | INDEXED);
+    let text = FIELDS.map(|f| b.add_text_field(f, opts.clone()));
+    let neg = b.add_text_field("when_not_to_use", opts);
+    Schema6 {
+        schema: b.build(),
+        doc,
+        text,
+        neg,
+    }
+}
+
+/// Writes the tantivy index of `docs` (position = index document number) into `dir`.
+pub(crate) fn write(dir: &Path, docs: &[DocText<'_>]) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let s = schema();
+    let index = Index::create_in_dir(dir, s.schema.clone())?;
+    index.tokenizers().register(ANALYZER, analyzer());
+    let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 100_000_000)?;
+    for (i, d) in docs.iter().enumerate() {
+        let mut doc = TantivyDocument::new();
+        doc.add_u64(s.doc, i as u64);
+        for (f, text) in s.text.iter().zip(&d.parts) {
+            if !text.is_empty() {
+                doc.add_text(*f, text);
+            }
+        }
+        if !d.neg.is_empty() {
+            doc.add_text(s.neg, d.neg);
+        }
+        writer.add_document(doc)?;
+    }
+    writer.commit()?;
+    writer.wait_merging_threads()?;
+    Ok(())
+}
+
+/// An open BM25 index.
+pub(crate) struct Bm25 {
+    reader: IndexReader,
+    analyzer: TextAnalyzer,
+    text: [Field; 6],
+    neg: Field,
+}
+
+impl std::fmt::Debug for Bm25 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bm25").finish_non_exhaustive()
+    }
+}
+
+impl Bm25 {
+    pub(crate) fn open(dir: &Path) -> Result<Bm25> {
+        let index = Index::open_in_dir(dir)?;
+        index.tokenizers().register(ANALYZER, analyzer());
+        let schema = index.schema();
+        let field = |n: &str| schema.get_field(n).map_err(Error::from);
+        let text = [
+            field(FIELDS[0])?,
+            field(FIELDS[1])?,
+            field(FIELDS[2])?,
+            field(FIELDS[3])?,
+            field(FIELDS[4])?,
+            field(FIELDS[5])?,
+        ];
+        let neg = field("when_not_to_use")?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Bm25 {
+            reader,
+            analyzer: analyzer(),
+            text,
+            neg,
+        })
+    }
+
+    /// The analyzed terms of `text`, distinct, in order of first appearance.
+    pub(crate) fn terms(&self, text: &str) -> Vec<String> {
+        let mut a = self.analyzer.clone();
+        let mut stream = a.token_stream(text);
+        let mut out: Vec<String> = Vec::new();
+        while stream.advance() {
+            let t = stream.token().text.clone();
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        out
+    }
+
+    /// Top `limit` documents for the terms over the weighted fields: (doc index, score).
+    pub(crate) fn search(
+        &self,
+        terms: &[String],
+        weights: &FieldWeights,
+        limit: usize,
+    ) -> Result<Vec<(u32, f32)>> {
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in terms {
+            for (f, w) in self.text.iter().zip(weights.0) {
+                if w <= 0.0 {
+                    continue;
+                }
+                let q = TermQuery::new(Term::from_field_text(*f, t), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), w))));
+            }
+        }
+        self.run(clauses, limit)
+    }
+
+    /// Top documents whose `when_not_to_use` matches the terms: (doc index, score).
+    pub(crate) fn search_negative(&self, terms: &[String], limit: usize) -> Result<Vec<(u32, f32)>> {
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| {
+                let q: Box<dyn Query> = Box::new(TermQuery::new(
+                    Term::from_field_text(self.neg, t),
+                    IndexRecordOption::WithFreqs,
+                ));
+                (Occur::Should, q)
+            })
+            .collect();
+        self.run(clauses, limit)
+    }
+
+    fn run(&self, clauses: Vec<(Occur, Box<dyn Query>)>, limit: usize) -> Result<Vec<(u32, f32)>> {
+        if clauses.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let query = BooleanQuery::new(clauses);
+        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
+            vec![None; searcher.segment_readers().len()];
+        for (score, addr) in top {
+            let ord = addr.segment_ord as usize;
+            if columns[ord].is_none() {
+                columns[ord] = Some(searcher.segment_reader(addr.segment_ord).fast_fields().u64("doc")?);
+            }
+            if let Some(col) = &columns[ord]
+                && let Some(doc) = col.first(addr.doc_id)
+            {
+                out.push((u32::try_from(doc).unwrap_or(u32::MAX), score));
+            }
+        }
+        Ok(out)
+    }
+}

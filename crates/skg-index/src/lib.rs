@@ -1,0 +1,99 @@
+//! The routing index: a folder that holds everything a router needs to answer "which skills does
+//! this task need?" without the registries — skill entries (with their relations, quarantine and
+//! alias status), the searchable documents, a BM25 index (tantivy) over them and dense vectors of
+//! each skill's abstract and overview — and the retrieval over it: BM25, dense cosine, their
+//! fusion, one best hit per skill, a score floor and the rejected list.
+//!
+//! ```text
+//! <index>/skills.ndjson      one SkillEntry per skill (routable or not: audit reaches all by id)
+//! <index>/documents.ndjson   one DocEntry per document (L0 / L1 / L2), in doc-index order
+//! <index>/vectors.bin        dense rows: doc index (u32) + dim f32, little-endian (optional)
+//! <index>/bm25/              tantivy index of the documents (field-weighted)
+//! <index>/manifest.json      schema, counts, model id, source revisions, content hash
+//! <index>/_SUCCESS           written last; a folder without it is refused
+//! ```
+//!
+//! Imports only skg-model: vectors come in as plain `f32` rows (the binary embeds with skg-embed).
+
+mod artifact;
+mod bm25;
+mod eval;
+mod search;
+
+use std::path::PathBuf;
+
+pub use crate::{
+    artifact::{
+        BuildInput, DocEntry, INDEX_SCHEMA_VERSION, IndexManifest, SkillEntry, Vectors, build,
+        dense_targets, read_manifest,
+    },
+    eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},
+    bm25::{FIELDS, FieldWeights},
+    search::{Answer, Fusion, Hit, Index, Mode, Query},
+};
+
+/// Index errors.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A JSON file or row did not parse.
+    #[error("{path}: {message}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// Where and why.
+        message: String,
+    },
+    /// The folder is not a finished index (no `_SUCCESS`).
+    #[error("{0}: not a finished index (no _SUCCESS): it is being written, or its build failed")]
+    Unfinished(PathBuf),
+    /// The folder was written by another index format.
+    #[error("{path}: index format {found}, this skg reads {expected}")]
+    Version {
+        /// The folder.
+        path: PathBuf,
+        /// Its version.
+        found: u32,
+        /// Ours.
+        expected: u32,
+    },
+    /// The files disagree with each other or with the manifest.
+    #[error("{path}: {message}")]
+    Corrupt {
+        /// The folder.
+        path: PathBuf,
+        /// What disagrees.
+        message: String,
+    },
+    /// tantivy failed.
+    #[error("bm25 index: {0}")]
+    Tantivy(String),
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+impl From<tantivy::TantivyError> for Error {
+    fn from(e: tantivy::TantivyError) -> Self {
+        Error::Tantivy(e.to_string())
+    }
+}
+
+/// Result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests;

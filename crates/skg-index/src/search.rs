@@ -1,0 +1,445 @@
+//! Retrieval over an open index: BM25, dense cosine, their fusion, one best hit per skill, a
+//! score floor and the rejected list.
+
+use std::{collections::HashMap, path::Path};
+
+use serde::{Deserialize, Serialize};
+use skg_model::Level;
+
+use crate::{
+    Error, Result,
+    artifact::{DocEntry, IndexManifest, SkillEntry, read_manifest, read_rows},
+    bm25::{Bm25, FieldWeights},
+};
+
+/// Which evidence ranks the skills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 over the documents only.
+    Bm25,
+    /// Dense cosine over the skills' abstracts and overviews only.
+    Dense,
+    /// Both, fused.
+    Hybrid,
+}
+
+/// How BM25 and dense scores are combined in [`Mode::Hybrid`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: Σ 1 / (k + rank).
+    Rrf {
+        /// The rank offset (60 in the original paper).
+        k: f32,
+    },
+    /// A fixed convex mix of BM25 (divided by the query's best BM25 score) and cosine.
+    Linear {
+        /// Weight of BM25.
+        bm25: f32,
+    },
+    /// The mix adapts to the query: the BM25 weight grows with how much lexical evidence the
+    /// query found (see [`Fusion::adaptive_weight`]).
+    Adaptive {
+        /// Largest BM25 weight.
+        max_bm25: f32,
+        /// BM25 score (per query term) at which lexical evidence counts fully.
+        saturation: f32,
+    },
+}
+
+impl Default for Fusion {
+    fn default() -> Self {
+        Fusion::Adaptive {
+            max_bm25: 0.5,
+            saturation: 4.0,
+        }
+    }
+}
+
+impl Fusion {
+    /// The BM25 weight [`Fusion::Adaptive`] gives a query whose best BM25 skill score is
+    /// `best` over `terms` analyzed terms: `max_bm25 × min(1, best / (saturation × terms))`.
+    /// A query whose words the documents barely contain leans on the dense score.
+    pub fn adaptive_weight(max_bm25: f32, saturation: f32, best: f32, terms: usize) -> f32 {
+        if terms == 0 || best <= 0.0 {
+            return 0.0;
+        }
+        max_bm25 * (best / (saturation * terms as f32)).min(1.0)
+    }
+}
+
+/// A retrieval request.
+#[derive(Debug, Clone)]
+pub struct Query<'a> {
+    /// The task, as the user wrote it.
+    pub text: &'a str,
+    /// Its embedding (L2-normalized, the index's model); required for dense and hybrid.
+    pub vector: Option<&'a [f32]>,
+    /// Distinct skills wanted.
+    pub k: usize,
+    /// Evidence used.
+    pub mode: Mode,
+    /// Fusion for hybrid.
+    pub fusion: Fusion,
+    /// Route quarantined skills too.
+    pub include_quarantined: bool,
+    /// Route aliases too.
+    pub include_aliases: bool,
+    /// Weight of `when_not_to_use` matches subtracted from BM25 (0.5 as agentskills-retrieval).
+    pub negative_weight: f32,
+    /// Hits must score above this; the rest go to `rejected`.
+    pub min_score: f32,
+    /// BM25 field weights.
+    pub weights: FieldWeights,
+}
+
+impl<'a> Query<'a> {
+    /// A hybrid query for `k` skills with the defaults.
+    pub fn new(text: &'a str, vector: Option<&'a [f32]>, k: usize) -> Query<'a> {
+        Query {
+            text,
+            vector,
+            k,
+            mode: if vector.is_some() {
+                Mode::Hybrid
+            } else {
+                Mode::Bm25
+            },
+            fusion: Fusion::default(),
+            include_quarantined: false,
+            include_aliases: false,
+            negative_weight: 0.5,
+            min_score: 0.0,
+            weights: FieldWeights::default(),
+        }
+    }
+}
+
+/// One skill in an answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// Position of the skill in [`Index::skills`].
+    pub skill: u32,
+    /// The ranking score.
+    pub score: f32,
+    /// Its BM25 score (after the `when_not_to_use` penalty; 0 when not matched).
+    pub bm25: f32,
+    /// Its best cosine (0 without vectors).
+    pub dense: f32,
+    /// The document that matched best (the hit's uri).
+    pub doc: u32,
+}
+
+/// The answer to a [`Query`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answer {
+    /// The best skills above the floor, best first (at most `k`).
+    pub hits: Vec<Hit>,
+    /// Candidates at or below the floor, best first (at most `k`).
+    pub rejected: Vec<Hit>,
+    /// The mode actually used (hybrid without a vector falls back to BM25).
+    pub mode: Mode,
+    /// BM25's weight in the fusion, for hybrid.
+    pub bm25_weight: Option<f32>,
+    /// The analyzed query terms.
+    pub terms: Vec<String>,
+}
+
+/// An open index folder.
+#[derive(Debug)]
+pub struct Index {
+    /// The manifest.
+    pub manifest: IndexManifest,
+    /// Every skill (routable or not), sorted by id.
+    pub skills: Vec<SkillEntry>,
+    /// Every document.
+    pub docs: Vec<DocEntry>,
+    bm25: Bm25,
+    dim: usize,
+    vectors: Vec<f32>,
+    vector_docs: Vec<u32>,
+    by_id: HashMap<String, u32>,
+}
+
+impl Index {
+    /// Opens a finished index folder (refusing one without `_SUCCESS`).
+    pub fn open(dir: &Path) -> Result<Index> {
+        let manifest = read_manifest(dir)?;
+        let skills: Vec<SkillEntry> = read_rows(&dir.join("skills.ndjson"))?;
+        let docs: Vec<DocEntry> = read_rows(&dir.join("documents.ndjson"))?;
+        let corrupt = |message: String| Error::Corrupt {
+            path: dir.to_path_buf(),
+            message,
+        };
+        for (name, n) in [("skills", skills.len()), ("documents", docs.len())] {
+            if manifest.counts.get(name).copied() != Some(n as u64) {
+                return Err(corrupt(format!(
+                    "{name}.ndjson has {n} rows, the manifest says {:?}",
+                    manifest.counts.get(name)
+                )));
+            }
+        }
+        if let Some(d) = docs.iter().find(|d| d.skill as usize >= skills.len()) {
+            return Err(corrupt(format!("document {} names no skill", d.id)));
+        }
+        let dim = manifest.dim.unwrap_or(0) as usize;
+        let (mut vectors, mut vector_docs) = (Vec::new(), Vec::new());
+        if dim > 0 {
+            let path = dir.join("vectors.bin");
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let row = 4 + 4 * dim;
+            if bytes.len() % row != 0 {
+                return Err(corrupt(format!(
+                    "vectors.bin is {} bytes, not a multiple of {row}",
+                    bytes.len()
+                )));
+            }
+            for chunk in bytes.chunks_exact(row) {
+                let doc = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+                if doc as usize >= docs.len() {
+                    return Err(corrupt(format!("vectors.bin names document {doc}")));
+                }
+                vector_docs.push(doc);
+                vectors.extend(
+                    chunk[4..]
+                        .chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                );
+            }
+        }
+        let by_id = skills
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.to_string(), u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        Ok(Index {
+            bm25: Bm25::open(&dir.join("bm25"))?,
+            manifest,
+            skills,
+            docs,
+            dim,
+            vectors,
+            vector_docs,
+            by_id,
+        })
+    }
+
+    /// The skill with this id.
+    pub fn skill(&self, id: &str) -> Option<(u32, &SkillEntry)> {
+        let i = *self.by_id.get(id)?;
+        Some((i, &self.skills[i as usize]))
+    }
+
+    /// Vector dimension (0 without vectors).
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn allowed(&self, skill: u32, q: &Query<'_>) -> bool {
+        let s = &self.skills[skill as usize];
+        (q.include_aliases || s.alias_of.is_none()) && (q.include_quarantined || !s.quarantined)
+    }
+
+    /// BM25 per allowed skill: (best doc score − penalty, best doc), over-fetching documents until
+    /// `want` distinct skills are found or the matches run out.
+    fn bm25_skills(&self, q: &Query<'_>, terms: &[String], want: usize) -> Result<HashMap<u32, (f32, u32)>> {
+        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
+        let mut fetch = (want * 8).max(200);
+        loop {
+            best.clear();
+            let docs = self.bm25.search(terms, &q.weights, fetch)?;
+            for &(doc, score) in &docs {
+                let skill = self.docs[doc as usize].skill;
+                if !self.allowed(skill, q) {
+                    continue;
+                }
+                let e = best.entry(skill).or_insert((score, doc));
+                if score > e.0 {
+                    *e = (score, doc);
+                }
+            }
+            if best.len() >= want || docs.len() < fetch || fetch >= self.docs.len() {
+                break;
+            }
+            fetch = (fetch * 4).min(self.docs.len());
+        }
+        if q.negative_weight > 0.0 {
+            for (doc, neg) in self.bm25.search_negative(terms, 1000)? {
+                let skill = self.docs[doc as usize].skill;
+                if let Some(e) = best.get_mut(&skill) {
+                    e.0 -= q.negative_weight * neg;
+                }
+            }
+        }
+        Ok(best)
+    }
+
+    /// Best cosine per allowed skill: (cosine, doc). Exact scan over every vector row.
+    fn dense_skills(&self, q: &Query<'_>, v: &[f32]) -> HashMap<u32, (f32, u32)> {
+        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
+        if v.len() != self.dim {
+            return best;
+        }
+        for (row, &doc) in self.vectors.chunks_exact(self.dim).zip(&self.vector_docs) {
+            let skill = self.docs[doc as usize].skill;
+            if !self.allowed(skill, q) {
+                continue;
+            }
+            let cos: f32 = row.iter().zip(v).map(|(a, b)| a * b).sum();
+            let e = best.entry(skill).or_insert((cos, doc));
+            if cos > e.0 {
+                *e = (cos, doc);
+            }
+        }
+        best
+    }
+
+    /// Ranks skills for the query: one hit per skill, best first.
+    pub fn search(&self, q: &Query<'_>) -> Result<Answer> {
+        let terms = self.bm25.terms(q.text);
+        let want = (q.k * 2).max(q.k + 10);
+        let vector = q.vector.filter(|v| v.len() == self.dim && self.dim > 0);
+        let mode = match (q.mode, vector) {
+            (Mode::Dense | Mode::Hybrid, None) => Mode::Bm25,
+            (m, _) => m,
+        };
+        let lexical = if mode == Mode::Dense {
+            HashMap::new()
+        } else {
+            self.bm25_skills(q, &terms, want.max(100))?
+        };
+        let dense = match vector {
+            Some(v) if mode != Mode::Bm25 => self.dense_skills(q, v),
+            _ => HashMap::new(),
+        };
+        let mut bm25_weight = None;
+        let mut ranked: Vec<Hit> = match mode {
+            Mode::Bm25 => lexical
+                .iter()
+                .map(|(&skill, &(s, doc))| Hit {
+                    skill,
+                    score: s,
+                    bm25: s,
+                    dense: 0.0,
+                    doc,
+                })
+                .collect(),
+            Mode::Dense => dense
+                .iter()
+                .map(|(&skill, &(c, doc))| Hit {
+                    skill,
+                    score: c,
+                    bm25: 0.0,
+                    dense: c,
+                    doc,
+                })
+                .collect(),
+            Mode::Hybrid => {
+                let (hits, w) = fuse(&lexical, &dense, q.fusion, terms.len(), want.max(100));
+                bm25_weight = w;
+                hits
+            }
+        };
+        ranked.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.skills[a.skill as usize].id.cmp(&self.skills[b.skill as usize].id))
+        });
+        let mut hits = Vec::new();
+        let mut rejected = Vec::new();
+        for h in ranked {
+            if h.score > q.min_score && hits.len() < q.k {
+                hits.push(h);
+            } else if h.score <= q.min_score && rejected.len() < q.k {
+                rejected.push(h);
+            }
+            if hits.len() >= q.k && rejected.len() >= q.k {
+                break;
+            }
+        }
+        Ok(Answer {
+            hits,
+            rejected,
+            mode,
+            bm25_weight,
+            terms,
+        })
+    }
+
+    /// Section-level BM25 hits (several per skill allowed), best first: (document, score).
+    pub fn search_sections(&self, q: &Query<'_>) -> Result<Vec<(u32, f32)>> {
+        let terms = self.bm25.terms(q.text);
+        let docs = self.bm25.search(&terms, &q.weights, (q.k * 4).max(50))?;
+        Ok(docs
+            .into_iter()
+            .filter(|&(d, s)| s > q.min_score && self.allowed(self.docs[d as usize].skill, q))
+            .take(q.k)
+            .collect())
+    }
+
+    /// The level of a document.
+    pub fn level(&self, doc: u32) -> Level {
+        self.docs[doc as usize].level
+    }
+}
+
+/// Fuses per-skill BM25 and dense scores over the union of each one's best `pool` candidates.
+fn fuse(
+    lexical: &HashMap<u32, (f32, u32)>,
+    dense: &HashMap<u32, (f32, u32)>,
+    fusion: Fusion,
+    terms: usize,
+    pool: usize,
+) -> (Vec<Hit>, Option<f32>) {
+    let top = |m: &HashMap<u32, (f32, u32)>| -> Vec<(u32, f32)> {
+        let mut v: Vec<(u32, f32)> = m.iter().map(|(&k, &(s, _))| (k, s)).collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(pool);
+        v
+    };
+    let lt = top(lexical);
+    let dt = top(dense);
+    let best_bm25 = lt.first().map_or(0.0, |x| x.1).max(0.0);
+    let rank_l: HashMap<u32, usize> = lt.iter().enumerate().map(|(r, x)| (x.0, r)).collect();
+    let rank_d: HashMap<u32, usize> = dt.iter().enumerate().map(|(r, x)| (x.0, r)).collect();
+    let mut candidates: Vec<u32> = lt.iter().chain(&dt).map(|x| x.0).collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    let w = match fusion {
+        Fusion::Rrf { .. } => None,
+        Fusion::Linear { bm25 } => Some(bm25),
+        Fusion::Adaptive {
+            max_bm25,
+            saturation,
+        } => Some(Fusion::adaptive_weight(max_bm25, saturation, best_bm25, terms)),
+    };
+    let hits = candidates
+        .into_iter()
+        .map(|skill| {
+            let (b, bdoc) = lexical.get(&skill).copied().unwrap_or((0.0, u32::MAX));
+            let (c, cdoc) = dense.get(&skill).copied().unwrap_or((0.0, u32::MAX));
+            let score = match fusion {
+                Fusion::Rrf { k } => {
+                    rank_l.get(&skill).map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0))
+                        + rank_d.get(&skill).map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0))
+                }
+                _ => {
+                    let w = w.unwrap_or(0.0);
+                    let bn = if best_bm25 > 0.0 { (b / best_bm25).max(0.0) } else { 0.0 };
+                    w * bn + (1.0 - w) * c
+                }
+            };
+            // The hit's document: the lexical match when there is one, else the closest vector.
+            let doc = if b > 0.0 && bdoc != u32::MAX { bdoc } else { cdoc.min(bdoc) };
+            Hit {
+                skill,
+                score,
+                bm25: b,
+                dense: c,
+                doc,
+            }
+        })
+        .collect();
+    (hits, w)
+}
