@@ -9,8 +9,8 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 use skg_model::{
-    DocId, Document, Edge, EdgeKind, Level, Member, RegistryInput, RegistryName, Role, Score, Skill,
-    SkillId,
+    DocId, Document, Edge, EdgeKind, Level, Member, RegistryInput, RegistryName, Role, Score,
+    Skill, SkillId,
 };
 
 use crate::{Error, Result, bm25};
@@ -335,7 +335,10 @@ pub fn build(
         write_synced(&tmp.join("vectors.bin"), &bytes)?;
         hasher.update(&bytes);
         counts.insert("vectors".to_owned(), rows.len() as u64);
-        (Some(v.model.clone()), Some(u32::try_from(v.dim).unwrap_or(0)))
+        (
+            Some(v.model.clone()),
+            Some(u32::try_from(v.dim).unwrap_or(0)),
+        )
     } else {
         (None, None)
     };
@@ -345,7 +348,9 @@ pub fn build(
         .iter()
         .filter_map(|&i| {
             let d = &input.documents[i];
-            skill_of.get(d.skill.as_str()).map(|s| bm25::DocText::of(d, s))
+            skill_of
+                .get(d.skill.as_str())
+                .map(|s| bm25::DocText::of(d, s))
         })
         .collect();
     bm25::write(&tmp.join("bm25"), &texts)?;

@@ -59,7 +59,7 @@ impl<'a> DocText<'a> {
         match d.level {
             Level::L0 => DocText {
                 parts: [
-                    s.name.clone(),
+                    with_camel_words(&s.name),
                     s.description.clone(),
                     s.when_to_use.clone().unwrap_or_default(),
                     s.tags.join(" "),
@@ -80,6 +80,32 @@ impl<'a> DocText<'a> {
                 neg: "",
             },
         }
+    }
+}
+
+/// `name` plus its camelCase words when it has any (`GameTool` → `GameTool Game Tool`,
+/// `AI2sql` → `AI2sql AI 2 sql`): tool names are often written that way, queries never are.
+fn with_camel_words(name: &str) -> String {
+    let mut words = String::new();
+    let mut prev: Option<char> = None;
+    let mut split = false;
+    for c in name.chars() {
+        if let Some(p) = prev {
+            let boundary = (p.is_lowercase() && c.is_uppercase())
+                || (p.is_alphabetic() && c.is_ascii_digit())
+                || (p.is_ascii_digit() && c.is_alphabetic());
+            if boundary {
+                words.push(' ');
+                split = true;
+            }
+        }
+        words.push(c);
+        prev = Some(c);
+    }
+    if split {
+        format!("{name} {words}")
+    } else {
+        name.to_owned()
     }
 }
 
@@ -223,7 +249,11 @@ impl Bm25 {
     }
 
     /// Top documents whose `when_not_to_use` matches the terms: (doc index, score).
-    pub(crate) fn search_negative(&self, terms: &[String], limit: usize) -> Result<Vec<(u32, f32)>> {
+    pub(crate) fn search_negative(
+        &self,
+        terms: &[String],
+        limit: usize,
+    ) -> Result<Vec<(u32, f32)>> {
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
             .map(|t| {
@@ -250,7 +280,12 @@ impl Bm25 {
         for (score, addr) in top {
             let ord = addr.segment_ord as usize;
             if columns[ord].is_none() {
-                columns[ord] = Some(searcher.segment_reader(addr.segment_ord).fast_fields().u64("doc")?);
+                columns[ord] = Some(
+                    searcher
+                        .segment_reader(addr.segment_ord)
+                        .fast_fields()
+                        .u64("doc")?,
+                );
             }
             if let Some(col) = &columns[ord]
                 && let Some(doc) = col.first(addr.doc_id)
@@ -259,5 +294,15 @@ impl Bm25 {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn camel_words() {
+        assert_eq!(super::with_camel_words("GameTool"), "GameTool Game Tool");
+        assert_eq!(super::with_camel_words("AI2sql"), "AI2sql AI 2 sql");
+        assert_eq!(super::with_camel_words("pdf-tools"), "pdf-tools");
     }
 }

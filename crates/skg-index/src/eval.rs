@@ -64,7 +64,12 @@ pub fn judge(ranking: &[u32], j: &Judged) -> QueryOutcome {
         .gold
         .iter()
         .map(|_| 2.0)
-        .chain(j.acceptable.iter().filter(|s| !j.gold.contains(s)).map(|_| 1.0))
+        .chain(
+            j.acceptable
+                .iter()
+                .filter(|s| !j.gold.contains(s))
+                .map(|_| 1.0),
+        )
         .collect();
     ideal.truncate(10);
     let idcg: f64 = ideal

@@ -27,8 +27,8 @@ pub use crate::{
         BuildInput, DocEntry, INDEX_SCHEMA_VERSION, IndexManifest, SkillEntry, Vectors, build,
         dense_targets, read_manifest,
     },
-    eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},
     bm25::{FIELDS, FieldWeights},
+    eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},
     search::{Answer, Fusion, Hit, Index, Mode, Query},
 };
 

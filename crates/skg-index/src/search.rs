@@ -243,7 +243,12 @@ impl Index {
 
     /// BM25 per allowed skill: (best doc score − penalty, best doc), over-fetching documents until
     /// `want` distinct skills are found or the matches run out.
-    fn bm25_skills(&self, q: &Query<'_>, terms: &[String], want: usize) -> Result<HashMap<u32, (f32, u32)>> {
+    fn bm25_skills(
+        &self,
+        q: &Query<'_>,
+        terms: &[String],
+        want: usize,
+    ) -> Result<HashMap<u32, (f32, u32)>> {
         let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
         let mut fetch = (want * 8).max(200);
         loop {
@@ -342,9 +347,11 @@ impl Index {
             }
         };
         ranked.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| self.skills[a.skill as usize].id.cmp(&self.skills[b.skill as usize].id))
+            b.score.total_cmp(&a.score).then_with(|| {
+                self.skills[a.skill as usize]
+                    .id
+                    .cmp(&self.skills[b.skill as usize].id)
+            })
         });
         let mut hits = Vec::new();
         let mut rejected = Vec::new();
@@ -412,26 +419,37 @@ fn fuse(
         Fusion::Adaptive {
             max_bm25,
             saturation,
-        } => Some(Fusion::adaptive_weight(max_bm25, saturation, best_bm25, terms)),
+        } => Some(Fusion::adaptive_weight(
+            max_bm25, saturation, best_bm25, terms,
+        )),
     };
     let hits = candidates
         .into_iter()
         .map(|skill| {
             let (b, bdoc) = lexical.get(&skill).copied().unwrap_or((0.0, u32::MAX));
             let (c, cdoc) = dense.get(&skill).copied().unwrap_or((0.0, u32::MAX));
-            let score = match fusion {
-                Fusion::Rrf { k } => {
-                    rank_l.get(&skill).map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0))
-                        + rank_d.get(&skill).map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0))
-                }
-                _ => {
-                    let w = w.unwrap_or(0.0);
-                    let bn = if best_bm25 > 0.0 { (b / best_bm25).max(0.0) } else { 0.0 };
-                    w * bn + (1.0 - w) * c
-                }
+            let score = if let Fusion::Rrf { k } = fusion {
+                rank_l
+                    .get(&skill)
+                    .map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0))
+                    + rank_d
+                        .get(&skill)
+                        .map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0))
+            } else {
+                let w = w.unwrap_or(0.0);
+                let bn = if best_bm25 > 0.0 {
+                    (b / best_bm25).max(0.0)
+                } else {
+                    0.0
+                };
+                w * bn + (1.0 - w) * c
             };
             // The hit's document: the lexical match when there is one, else the closest vector.
-            let doc = if b > 0.0 && bdoc != u32::MAX { bdoc } else { cdoc.min(bdoc) };
+            let doc = if b > 0.0 && bdoc != u32::MAX {
+                bdoc
+            } else {
+                cdoc.min(bdoc)
+            };
             Hit {
                 skill,
                 score,

@@ -1,1 +1,351 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::float_cmp,
+    clippy::many_single_char_names,
+    reason = "a panic is the test failure; exact values are exact fractions; short fixture names"
+)]
 
+use std::path::Path;
+
+use serde_json::json;
+use skg_model::{DocId, Document, Edge, Level, Member, Score, Skill};
+
+use crate::{
+    BuildInput, Error, Fusion, Index, Judged, Mode, Query, Vectors, build, judge, summarize,
+};
+
+fn doc(s: &Skill, level: Level, ordinal: u32, title: &str, text: &str) -> Document {
+    let id = match level {
+        Level::L0 => format!("{}#L0", s.id),
+        Level::L1 => format!("{}#L1", s.id),
+        Level::L2 => format!("{}#L2:SKILL.md:{ordinal}", s.id),
+    };
+    Document {
+        id: DocId::from(id.as_str()),
+        skill: s.id.clone(),
+        registry: s.registry.clone(),
+        level,
+        file: "SKILL.md".into(),
+        heading_path: if level == Level::L2 {
+            vec![title.to_owned()]
+        } else {
+            vec![]
+        },
+        ordinal,
+        chunk: 0,
+        line_start: 1,
+        line_end: 5,
+        title: title.into(),
+        text: text.into(),
+    }
+}
+
+fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+struct Fixture {
+    skills: Vec<Skill>,
+    docs: Vec<Document>,
+    edges: Vec<Edge>,
+    members: Vec<Member>,
+    scores: Vec<Score>,
+}
+
+/// Four skills: `pdf` (forms in a section), `pdf-copy` (its alias), `csv` (quarantined, says
+/// when not to use it), `charts`.
+fn fixture() -> Fixture {
+    let mut pdf = Skill::from_text("r", "pdf", "pdf-tools", "Read and merge PDF files.", "body");
+    pdf.when_not_to_use = None;
+    let copy = Skill::from_text(
+        "r",
+        "pdf-copy",
+        "pdf-tools",
+        "Read and merge PDF files.",
+        "body",
+    );
+    let mut csv = Skill::from_text("r", "csv", "csv-cleaner", "Clean CSV tables.", "body");
+    csv.when_not_to_use = Some("spreadsheets with charts".into());
+    let charts = Skill::from_text(
+        "r",
+        "charts",
+        "chart-maker",
+        "Draw charts from tables.",
+        "body",
+    );
+    let docs = vec![
+        doc(
+            &pdf,
+            Level::L0,
+            0,
+            "pdf-tools",
+            "pdf-tools\nRead and merge PDF files.",
+        ),
+        doc(
+            &pdf,
+            Level::L2,
+            0,
+            "Forms",
+            "Fill interactive form fields and flatten the form.",
+        ),
+        doc(
+            &pdf,
+            Level::L2,
+            1,
+            "Merge",
+            "Merge several documents into one.",
+        ),
+        doc(
+            &copy,
+            Level::L0,
+            0,
+            "pdf-tools",
+            "pdf-tools\nRead and merge PDF files.",
+        ),
+        doc(
+            &csv,
+            Level::L0,
+            0,
+            "csv-cleaner",
+            "csv-cleaner\nClean CSV tables.",
+        ),
+        doc(
+            &charts,
+            Level::L0,
+            0,
+            "chart-maker",
+            "chart-maker\nDraw charts from tables.",
+        ),
+        doc(
+            &charts,
+            Level::L1,
+            0,
+            "chart-maker",
+            "chart-maker: Draw charts from tables. Spreadsheets too.",
+        ),
+    ];
+    let member = |id: &str, cluster: &str, role: &str| -> Member {
+        from(
+            json!({"id": id, "registry": "r", "path": "x/SKILL.md", "name": id, "cluster_id": cluster,
+            "role": role, "variant_of": null, "quality": 0.5, "quality_source": "completeness",
+            "nearest_description": 0.0, "reason": ""}),
+        )
+    };
+    let score = |id: &str, q: bool| -> Score {
+        from(
+            json!({"id": id, "registry": "r", "path": "x/SKILL.md", "slop_score": if q { 0.1 } else { 0.9 },
+            "quarantined": q, "threshold": 0.4, "reasons": [], "contributions": [], "features": []}),
+        )
+    };
+    let edges = vec![from(
+        json!({"src": "r:charts", "dst": "r:pdf-copy", "kind": "depends_on",
+        "confidence": 0.8, "source": "INFERRED", "extractor": "required-prose", "evidence": []}),
+    )];
+    Fixture {
+        members: vec![
+            member("r:pdf", "r:pdf", "canonical"),
+            member("r:pdf-copy", "r:pdf", "duplicate"),
+            member("r:csv", "r:csv", "canonical"),
+            member("r:charts", "r:charts", "canonical"),
+        ],
+        scores: vec![
+            score("r:pdf", false),
+            score("r:pdf-copy", false),
+            score("r:csv", true),
+            score("r:charts", false),
+        ],
+        skills: vec![pdf, copy, csv, charts],
+        docs,
+        edges,
+    }
+}
+
+fn built(dir: &Path, f: &Fixture, vectors: Option<&Vectors>) -> Index {
+    let input = BuildInput {
+        skills: &f.skills,
+        documents: &f.docs,
+        edges: &f.edges,
+        members: Some(&f.members),
+        scores: Some(&f.scores),
+        registries: &[],
+        vectors,
+        min_confidence: 0.5,
+    };
+    build(&input, &dir.join("index"), json!({}), &[]).unwrap();
+    Index::open(&dir.join("index")).unwrap()
+}
+
+fn names(index: &Index, hits: &[crate::Hit]) -> Vec<String> {
+    hits.iter()
+        .map(|h| index.skills[h.skill as usize].id.to_string())
+        .collect()
+}
+
+#[test]
+fn bm25_finds_a_section_and_returns_one_hit_per_skill() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &fixture(), None);
+    let a = index
+        .search(&Query::new("fill a form and merge it", None, 5))
+        .unwrap();
+    // pdf matches in two sections and L0; it appears once; its alias never.
+    assert_eq!(names(&index, &a.hits), vec!["r:pdf"]);
+    let best = &index.docs[a.hits[0].doc as usize];
+    assert_eq!(
+        best.title, "Forms",
+        "the best section is the hit's document"
+    );
+    assert_eq!(a.mode, Mode::Bm25);
+}
+
+#[test]
+fn quarantined_and_aliases_are_left_out_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &fixture(), None);
+    let mut q = Query::new("clean csv tables", None, 5);
+    assert!(!names(&index, &index.search(&q).unwrap().hits).contains(&"r:csv".to_owned()));
+    q.include_quarantined = true;
+    assert_eq!(names(&index, &index.search(&q).unwrap().hits)[0], "r:csv");
+    let mut q = Query::new("merge pdf", None, 5);
+    q.include_aliases = true;
+    let got = names(&index, &index.search(&q).unwrap().hits);
+    assert!(got.contains(&"r:pdf".to_owned()) && got.contains(&"r:pdf-copy".to_owned()));
+    // The alias is reachable by id, with its canonical.
+    let (_, copy) = index.skill("r:pdf-copy").unwrap();
+    assert_eq!(
+        copy.alias_of.as_ref().map(ToString::to_string).as_deref(),
+        Some("r:pdf")
+    );
+    // Relations point at canonicals: charts depends on pdf (through its copy).
+    let (_, charts) = index.skill("r:charts").unwrap();
+    assert_eq!(
+        charts
+            .depends_on
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        vec!["r:pdf"]
+    );
+}
+
+#[test]
+fn when_not_to_use_is_negative_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &fixture(), None);
+    let mut q = Query::new("tables spreadsheets charts", None, 5);
+    q.include_quarantined = true;
+    q.negative_weight = 0.0;
+    let plain = index.search(&q).unwrap();
+    q.negative_weight = 0.5;
+    let penalized = index.search(&q).unwrap();
+    let score = |a: &crate::Answer| {
+        a.hits
+            .iter()
+            .chain(&a.rejected)
+            .find(|h| index.skills[h.skill as usize].id.as_str() == "r:csv")
+            .map(|h| h.bm25)
+    };
+    assert!(score(&penalized).unwrap() < score(&plain).unwrap());
+}
+
+#[test]
+fn floor_moves_weak_hits_to_rejected_and_an_empty_answer_is_possible() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &fixture(), None);
+    let mut q = Query::new("merge pdf charts", None, 5);
+    q.min_score = 1e9;
+    let a = index.search(&q).unwrap();
+    assert!(a.hits.is_empty());
+    assert!(!a.rejected.is_empty());
+    assert!(
+        a.rejected.windows(2).all(|w| w[0].score >= w[1].score),
+        "rejected best first"
+    );
+    let none = index.search(&Query::new("zzzz qqqq", None, 5)).unwrap();
+    assert!(none.hits.is_empty() && none.rejected.is_empty());
+}
+
+#[test]
+fn dense_and_fusions_rank_by_their_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixture();
+    // 2-d vectors: pdf's L0 points at x, charts' L0 at y, charts' L1 in between.
+    let v = Vectors {
+        model: "test".into(),
+        dim: 2,
+        rows: vec![
+            (0, vec![1.0, 0.0]),
+            (5, vec![0.0, 1.0]),
+            (6, vec![0.6, 0.8]),
+        ],
+    };
+    let index = built(dir.path(), &f, Some(&v));
+    let qv = [0.8_f32, 0.6];
+    let mut q = Query::new("nothing lexical here", Some(&qv), 5);
+    q.mode = Mode::Dense;
+    let a = index.search(&q).unwrap();
+    // cos(pdf) = 0.8; cos(charts) = max(0.6, 0.96) = 0.96.
+    assert_eq!(names(&index, &a.hits), vec!["r:charts", "r:pdf"]);
+    assert!((a.hits[0].dense - 0.96).abs() < 1e-6);
+    assert_eq!(index.docs[a.hits[0].doc as usize].level, Level::L1);
+    // Hybrid without lexical evidence: the adaptive weight is 0, so dense decides.
+    q.mode = Mode::Hybrid;
+    let h = index.search(&q).unwrap();
+    assert_eq!(h.bm25_weight, Some(0.0));
+    assert_eq!(names(&index, &h.hits), vec!["r:charts", "r:pdf"]);
+    // RRF with k = 60: pdf is first by BM25 and second by dense: 1/61 + 1/62;
+    // charts is first by dense only: 1/61.
+    q.text = "merge pdf";
+    q.fusion = Fusion::Rrf { k: 60.0 };
+    let r = index.search(&q).unwrap();
+    assert_eq!(names(&index, &r.hits)[0], "r:pdf");
+    assert!((r.hits[0].score - (1.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-6);
+    // Without a vector, hybrid degrades to BM25 and says so.
+    let mut nq = Query::new("merge pdf", None, 5);
+    nq.mode = Mode::Hybrid;
+    assert_eq!(index.search(&nq).unwrap().mode, Mode::Bm25);
+}
+
+#[test]
+fn adaptive_weight_follows_its_formula() {
+    assert!((Fusion::adaptive_weight(0.5, 4.0, 4.0, 2) - 0.25).abs() < 1e-6);
+    assert!((Fusion::adaptive_weight(0.5, 4.0, 100.0, 2) - 0.5).abs() < 1e-6);
+    assert!(Fusion::adaptive_weight(0.5, 4.0, 0.0, 2).abs() < 1e-9);
+    assert!(Fusion::adaptive_weight(0.5, 4.0, 3.0, 0).abs() < 1e-9);
+}
+
+#[test]
+fn unfinished_or_corrupt_folders_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let _ = built(dir.path(), &fixture(), None);
+    let p = dir.path().join("index");
+    std::fs::remove_file(p.join("_SUCCESS")).unwrap();
+    assert!(matches!(Index::open(&p), Err(Error::Unfinished(_))));
+    std::fs::write(p.join("_SUCCESS"), b"").unwrap();
+    let text = std::fs::read_to_string(p.join("skills.ndjson")).unwrap();
+    let first = text.lines().next().unwrap();
+    std::fs::write(p.join("skills.ndjson"), format!("{first}\n")).unwrap();
+    assert!(matches!(Index::open(&p), Err(Error::Corrupt { .. })));
+}
+
+#[test]
+fn metrics_by_hand() {
+    // Ranking 5, 2, 7: gold {2}, acceptable {7}.
+    let j = Judged {
+        gold: [2].into(),
+        acceptable: [7].into(),
+    };
+    let o = judge(&[5, 2, 7], &j);
+    assert_eq!(o.first_gold, Some(2));
+    assert_eq!(o.hit, [false, true, true, true]);
+    assert_eq!(o.recall, [0.0, 1.0, 1.0, 1.0]);
+    // DCG = 3/log2(3) + 1/log2(4); IDCG = 3/log2(2) + 1/log2(3).
+    let dcg = 3.0 / 3f64.log2() + 1.0 / 2.0;
+    let idcg = 3.0 + 1.0 / 3f64.log2();
+    assert!((o.ndcg10 - dcg / idcg).abs() < 1e-12);
+    let m = summarize(&[o, judge(&[], &j)]);
+    assert_eq!(m.queries, 2);
+    assert!((m.mrr10 - 0.25).abs() < 1e-12);
+    assert_eq!(m.hit[0], 0.0);
+    assert_eq!(m.empty, 1);
+}

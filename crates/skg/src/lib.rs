@@ -40,7 +40,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Measure(args) => commands::measure::run(&args, &cli.global),
         Command::Gate(args) => commands::measure::gate(&args),
         Command::Audit(args) => commands::audit::run(&args, &cli.global),
-        Command::Index(args::IndexCommand::Build(args)) => commands::index::build(&args, &cli.global),
+        Command::Index(args::IndexCommand::Build(args)) => {
+            commands::index::build(&args, &cli.global)
+        }
         Command::Eval(args) => commands::index::eval(&args, &cli.global),
         Command::Schema(args) => commands::schema::run(&args),
     }

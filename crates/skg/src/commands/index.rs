@@ -40,7 +40,11 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
         )
     })?;
     if m.stage != "audit" {
-        bail!("{} holds `{}` output, not an audit", audit.display(), m.stage);
+        bail!(
+            "{} holds `{}` output, not an audit",
+            audit.display(),
+            m.stage
+        );
     }
     skg_extract::Progress::phase(&bar, "read the audit", 5);
     let skills: Vec<Skill> = skg_store::read_ndjson(audit, "skills")?;
@@ -134,6 +138,7 @@ struct ModeReport {
     latency_ms: Latency,
     mean_bundle_tokens: f64,
     catalog_tokens: u64,
+    listing_tokens: u64,
     token_reduction: f64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     per_query: Vec<(String, Option<usize>)>,
@@ -149,17 +154,17 @@ struct Latency {
 
 fn latency(mut ms: Vec<f64>) -> Latency {
     ms.sort_by(f64::total_cmp);
-    let at = |p: f64| -> f64 {
+    // Nearest rank: the ⌈p·n⌉-th smallest.
+    let at = |percent: usize| -> f64 {
         if ms.is_empty() {
             return 0.0;
         }
-        let i = ((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1;
-        ms[i]
+        ms[(percent * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1]
     };
     Latency {
-        p50: at(0.50),
-        p95: at(0.95),
-        p99: at(0.99),
+        p50: at(50),
+        p95: at(95),
+        p99: at(99),
         mean: ms.iter().sum::<f64>() / ms.len().max(1) as f64,
     }
 }
@@ -170,7 +175,11 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
     let text = std::fs::read_to_string(&args.queries)
         .with_context(|| format!("cannot read {}", args.queries.display()))?;
     let mut queries = Vec::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let q: QueryLine = serde_json::from_str(line)
             .with_context(|| format!("{}:{}: not a query line", args.queries.display(), n + 1))?;
         queries.push(q);
@@ -233,7 +242,9 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
     let queries_without_gold = judged.iter().filter(|j| j.gold.is_empty()).count();
     let gold_all_quarantined = judged
         .iter()
-        .filter(|j| !j.gold.is_empty() && j.gold.iter().all(|g| index.skills[*g as usize].quarantined))
+        .filter(|j| {
+            !j.gold.is_empty() && j.gold.iter().all(|g| index.skills[*g as usize].quarantined)
+        })
         .count();
 
     let modes: Vec<Mode> = match args.mode {
@@ -244,13 +255,17 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
     };
     let needs_vectors = modes.iter().any(|m| *m != Mode::Bm25);
     let mut embedder = if needs_vectors && index.dim() > 0 {
-        let dir = skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n(or run `--mode bm25`)"))?;
+        let dir =
+            skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n(or run `--mode bm25`)"))?;
         Some(skg_embed::Embedder::load(&dir, args.threads)?)
     } else {
         None
     };
     if needs_vectors && embedder.is_none() {
-        bail!("{}: the index has no vectors: run `--mode bm25` or rebuild it with the model", args.index.display());
+        bail!(
+            "{}: the index has no vectors: run `--mode bm25` or rebuild it with the model",
+            args.index.display()
+        );
     }
     let fusion = match args.fusion {
         FusionArg::Rrf => Fusion::Rrf { k: 60.0 },
@@ -258,7 +273,11 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
             bm25: args.bm25_weight.unwrap_or(0.5),
         },
         FusionArg::Adaptive => {
-            let Fusion::Adaptive { max_bm25, saturation } = Fusion::default() else {
+            let Fusion::Adaptive {
+                max_bm25,
+                saturation,
+            } = Fusion::default()
+            else {
                 unreachable!("the default fusion is adaptive")
             };
             Fusion::Adaptive {
@@ -267,10 +286,16 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
             }
         }
     };
-    let catalog_tokens: u64 = index
-        .skills
-        .iter()
-        .filter(|s| s.routable() || (args.include_quarantined && s.alias_of.is_none()))
+    // The whole catalog: every routable skill's SKILL.md (what the bundle is a part of); the
+    // listing: every routable skill's name and description (what agents are handed each turn).
+    let routable = || {
+        index
+            .skills
+            .iter()
+            .filter(|s| s.routable() || (args.include_quarantined && s.alias_of.is_none()))
+    };
+    let catalog_tokens: u64 = routable().map(|s| u64::from(s.tokens)).sum();
+    let listing_tokens: u64 = routable()
         .map(|s| ((s.name.len() + s.description.len() + 4) as u64).div_ceil(4))
         .sum();
 
@@ -302,7 +327,10 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
                 .sum::<u64>();
             let o = skg_index::judge(&ranking, j);
             if args.per_query {
-                per_query.push((q.id.clone().unwrap_or_else(|| q.query.clone()), o.first_gold));
+                per_query.push((
+                    q.id.clone().unwrap_or_else(|| q.query.clone()),
+                    o.first_gold,
+                ));
             }
             outcomes.push(o);
         }
@@ -314,6 +342,7 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
             latency_ms: latency(ms),
             mean_bundle_tokens: mean_bundle,
             catalog_tokens,
+            listing_tokens,
             token_reduction: if catalog_tokens > 0 {
                 1.0 - mean_bundle / catalog_tokens as f64
             } else {
@@ -327,13 +356,18 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
         "index": args.index.display().to_string(),
         "index_revision": index.manifest.content_hash,
         "include_quarantined": args.include_quarantined,
+        "bundle_k": args.bundle_k,
+        "catalog_tokens": catalog_tokens,
+        "listing_tokens": listing_tokens,
         "gold_unresolved": unresolved.len(),
         "queries_without_gold": queries_without_gold,
         "gold_skills_quarantined": quarantined_gold.len(),
         "queries_whose_gold_is_all_quarantined": gold_all_quarantined,
         "modes": reports,
     });
-    super::emit(args.format, &summary, |o| print_eval(o, &summary, &reports, &unresolved))?;
+    super::emit(args.format, &summary, |o| {
+        print_eval(o, &summary, &reports, &unresolved)
+    })?;
     Ok(ExitStatus::Success)
 }
 
@@ -345,10 +379,20 @@ fn print_eval(
 ) -> std::io::Result<()> {
     writeln!(
         o,
-        "{} queries · index {} · quarantine {} · gold skills quarantined: {} (queries whose gold is all quarantined: {}) · unresolved gold ids: {}",
-        s["queries"], s["index"],
-        if s["include_quarantined"].as_bool().unwrap_or(false) { "off (quarantined skills routed)" } else { "on" },
-        s["gold_skills_quarantined"], s["queries_whose_gold_is_all_quarantined"], s["gold_unresolved"],
+        "{} queries · index {} · quarantine {} · bundle = the first {} skills' SKILL.md, catalog = every routable SKILL.md ({} tokens; names + descriptions alone: {}) · gold skills quarantined: {} (queries whose gold is all quarantined: {}) · unresolved gold ids: {}",
+        s["queries"],
+        s["index"],
+        if s["include_quarantined"].as_bool().unwrap_or(false) {
+            "off (quarantined skills routed)"
+        } else {
+            "on"
+        },
+        s["bundle_k"],
+        s["catalog_tokens"],
+        s["listing_tokens"],
+        s["gold_skills_quarantined"],
+        s["queries_whose_gold_is_all_quarantined"],
+        s["gold_unresolved"],
     )?;
     for g in unresolved.iter().take(5) {
         writeln!(o, "  unresolved: {g}")?;
@@ -356,7 +400,22 @@ fn print_eval(
     writeln!(
         o,
         "\n{:<8} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>9} {:>8}",
-        "mode", "hit@1", "hit@3", "hit@5", "hit@10", "MRR@10", "nDCG10", "R@1", "R@3", "R@5", "R@10", "p50 ms", "p95 ms", "p99 ms", "tokens", "reduct."
+        "mode",
+        "hit@1",
+        "hit@3",
+        "hit@5",
+        "hit@10",
+        "MRR@10",
+        "nDCG10",
+        "R@1",
+        "R@3",
+        "R@5",
+        "R@10",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "tokens",
+        "reduct."
     )?;
     for r in reports {
         let m = &r.metrics;
@@ -364,10 +423,21 @@ fn print_eval(
             o,
             "{:<8} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.2} {:>8.2} {:>8.2} {:>9.0} {:>7.1}%",
             format!("{:?}", r.mode).to_lowercase(),
-            m.hit[0], m.hit[1], m.hit[2], m.hit[3], m.mrr10, m.ndcg10,
-            m.recall[0], m.recall[1], m.recall[2], m.recall[3],
-            r.latency_ms.p50, r.latency_ms.p95, r.latency_ms.p99,
-            r.mean_bundle_tokens, 100.0 * r.token_reduction,
+            m.hit[0],
+            m.hit[1],
+            m.hit[2],
+            m.hit[3],
+            m.mrr10,
+            m.ndcg10,
+            m.recall[0],
+            m.recall[1],
+            m.recall[2],
+            m.recall[3],
+            r.latency_ms.p50,
+            r.latency_ms.p95,
+            r.latency_ms.p99,
+            r.mean_bundle_tokens,
+            100.0 * r.token_reduction,
         )?;
         if m.empty > 0 {
             writeln!(o, "         {} queries got an empty answer", m.empty)?;
@@ -376,7 +446,11 @@ fn print_eval(
     for r in reports.iter().filter(|r| !r.per_query.is_empty()) {
         writeln!(o, "\n{:?}: rank of the first gold skill per query", r.mode)?;
         for (q, rank) in &r.per_query {
-            writeln!(o, "  {:>4}  {q}", rank.map_or_else(|| "-".to_owned(), |r| r.to_string()))?;
+            writeln!(
+                o,
+                "  {:>4}  {q}",
+                rank.map_or_else(|| "-".to_owned(), |r| r.to_string())
+            )?;
         }
     }
     Ok(())

@@ -11,14 +11,14 @@ pub(crate) mod score;
 
 use std::{
     collections::{BTreeSet, HashMap},
-    time::Instant,
     io::Write,
     path::{Path, PathBuf},
+    time::Instant,
 };
 
 use anyhow::{Context as _, bail};
-use skg_canon::EmbeddingCache;
 use serde::{Serialize, de::DeserializeOwned};
+use skg_canon::EmbeddingCache;
 use skg_model::{Diagnostic, Edge, RegistryInput, Skill};
 
 use crate::{args::Format, progress::Bar};
@@ -217,4 +217,3 @@ pub(crate) fn embed_texts(
     };
     Ok((vectors, cache, stats))
 }
-

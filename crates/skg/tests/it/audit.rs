@@ -173,3 +173,50 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
         ["reused", "reused", "computed", "reused"],
     );
 }
+
+/// `skg index build` over an audit, then `skg eval` on judged queries written for the demo
+/// (copies in the gold lists fold onto their canonical).
+#[test]
+fn index_build_and_eval_on_the_demo() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = dir.path();
+    demo_copy(d);
+    let _ = audit(d, &[]);
+    let model = model_dir();
+    let run = |args: &[&str]| -> serde_json::Value {
+        let out = skg_env(d, args, &[("SKG_MODEL_DIR", &model)]);
+        assert!(
+            out.status.success(),
+            "skg {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let built = run(&[
+        "index", "build", "audit", "-o", "index", "--format", "json", "-q",
+    ]);
+    assert_eq!(built["counts"]["skills"], 35);
+    // Every skill gets an L0 and an L1 vector.
+    assert_eq!(built["counts"]["vectors"], 70);
+    assert!(d.join("index/_SUCCESS").is_file());
+    let queries = repo().join("tests/fixtures/queries/demo.jsonl");
+    let q = queries.to_str().unwrap_or_default();
+    let e = run(&["eval", q, "--index", "index", "--format", "json"]);
+    assert_eq!(e["queries"], 8);
+    assert_eq!(e["gold_unresolved"], 0);
+    let modes = e["modes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(modes.len(), 3);
+    for m in &modes {
+        let hit10 = m["metrics"]["hit"][3].as_f64().unwrap_or_default();
+        let hit1 = m["metrics"]["hit"][0].as_f64().unwrap_or_default();
+        assert!(hit1 <= hit10, "{m}");
+        assert!(m["latency_ms"]["p50"].as_f64().unwrap_or_default() > 0.0);
+    }
+    // The fusion finds most of these eight needs among its first five.
+    let hybrid = &modes[2];
+    assert_eq!(hybrid["mode"], "hybrid");
+    assert!(
+        hybrid["metrics"]["hit"][2].as_f64().unwrap_or_default() >= 0.75,
+        "{hybrid}"
+    );
+}
