@@ -182,9 +182,9 @@ fn index_build_and_eval_on_the_demo() {
     let d = dir.path();
     demo_copy(d);
     let _ = audit(d, &[]);
-    let model = model_dir();
+    let model_folder = model_dir();
     let run = |args: &[&str]| -> serde_json::Value {
-        let out = skg_env(d, args, &[("SKG_MODEL_DIR", &model)]);
+        let out = skg_env(d, args, &[("SKG_MODEL_DIR", &model_folder)]);
         assert!(
             out.status.success(),
             "skg {args:?}: {}",
