@@ -327,6 +327,11 @@ pub struct IndexBuildArgs {
     /// No dense vectors (BM25 only).
     #[arg(long)]
     pub no_embeddings: bool,
+    /// Example requests with the skills that served them (JSONL `{query, gold[]}`, ids as `skg
+    /// eval` takes them): each is embedded as one more vector of its skills, so a new request
+    /// close to a past one finds the same skill (few-shot routing).
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub examples: Option<PathBuf>,
     /// Relations below this confidence are not used for routing.
     #[arg(long, default_value_t = 0.5)]
     pub min_confidence: f64,

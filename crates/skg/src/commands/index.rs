@@ -56,11 +56,22 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
 
     let mut embedding = None;
     let mut cache_bytes = None;
+    let examples = match &args.examples {
+        Some(path) => read_examples(path, &skills, &documents, &m.inputs)?,
+        None => Vec::new(),
+    };
+    if !examples.is_empty() && args.no_embeddings {
+        bail!("--examples are embedded: they need the model (drop --no-embeddings)");
+    }
     let vectors = if args.no_embeddings {
         None
     } else {
-        let targets = skg_index::dense_targets(&documents);
-        let texts: Vec<String> = targets.iter().map(|&i| documents[i].text.clone()).collect();
+        let mut targets = skg_index::dense_targets(&documents);
+        let mut texts: Vec<String> = targets.iter().map(|&i| documents[i].text.clone()).collect();
+        for (doc, text) in &examples {
+            targets.push(*doc);
+            texts.push(text.clone());
+        }
         let (vs, cache, stats) =
             super::embed_texts(&texts, &out.join(CACHE_FILE), args.threads, &bar)?;
         cache_bytes = Some(cache.to_bytes());
@@ -89,7 +100,8 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
     let manifest = skg_index::build(
         &input,
         &out,
-        serde_json::json!({"min_confidence": args.min_confidence, "audit": audit.display().to_string()}),
+        serde_json::json!({"min_confidence": args.min_confidence, "audit": audit.display().to_string(),
+            "examples": args.examples.as_ref().map(|p| serde_json::json!({"file": p.display().to_string(), "vectors": examples.len()}))}),
         &extra,
     )
     .with_context(|| format!("cannot write {}", out.display()))?;
@@ -116,6 +128,88 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
         )
     })?;
     Ok(ExitStatus::Success)
+}
+
+/// Gold ids → skill positions: `<registry folder>/<SKILL.md path>`, `<registry>/<path>`, or a
+/// name that only one skill has (tool catalogs).
+struct Resolver {
+    by_key: HashMap<String, usize>,
+    by_name: HashMap<String, Vec<usize>>,
+}
+
+impl Resolver {
+    fn new<'a>(
+        skills: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
+        registries: &[skg_model::RegistryInput],
+    ) -> Resolver {
+        let folder: HashMap<String, String> = registries
+            .iter()
+            .map(|r| (r.name.to_string(), r.folder()))
+            .collect();
+        let mut by_key = HashMap::new();
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, (registry, path, name)) in skills.enumerate() {
+            if let Some(f) = folder.get(registry) {
+                by_key.insert(format!("{f}/{path}"), i);
+            }
+            by_key.insert(format!("{registry}/{path}"), i);
+            by_name.entry(name.to_owned()).or_default().push(i);
+        }
+        Resolver { by_key, by_name }
+    }
+
+    fn get(&self, id: &str) -> Option<usize> {
+        self.by_key
+            .get(id)
+            .copied()
+            .or_else(|| self.by_name.get(id).filter(|v| v.len() == 1).map(|v| v[0]))
+    }
+}
+
+/// Example requests as (the L0 document of a gold skill, request text).
+fn read_examples(
+    path: &Path,
+    skills: &[Skill],
+    documents: &[Document],
+    registries: &[skg_model::RegistryInput],
+) -> anyhow::Result<Vec<(usize, String)>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let resolver = Resolver::new(
+        skills
+            .iter()
+            .map(|s| (s.registry.as_str(), s.path.as_str(), s.name.as_str())),
+        registries,
+    );
+    let l0: HashMap<&str, usize> = documents
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.level == skg_model::Level::L0)
+        .map(|(i, d)| (d.skill.as_str(), i))
+        .collect();
+    let mut out = Vec::new();
+    let mut unresolved = 0usize;
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let q: QueryLine = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not an example line", path.display(), n + 1))?;
+        for g in &q.gold {
+            match resolver.get(g).and_then(|i| l0.get(skills[i].id.as_str())) {
+                Some(&doc) => out.push((doc, q.query.clone())),
+                None => unresolved += 1,
+            }
+        }
+    }
+    if unresolved > 0 {
+        tracing::warn!(
+            "{}: {unresolved} example gold ids name no skill of this audit",
+            path.display()
+        );
+    }
+    Ok(out)
 }
 
 /// One judged query as read.
@@ -186,22 +280,13 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
     }
 
     // Gold ids → skill positions, copies folded onto their canonical.
-    let folder: HashMap<String, String> = index
-        .manifest
-        .sources
-        .iter()
-        .map(|r| (r.name.to_string(), r.folder()))
-        .collect();
-    let mut by_key: HashMap<String, u32> = HashMap::new();
-    let mut by_name: HashMap<String, Vec<u32>> = HashMap::new();
-    for (i, s) in index.skills.iter().enumerate() {
-        let i = u32::try_from(i).unwrap_or(u32::MAX);
-        if let Some(f) = folder.get(s.registry.as_str()) {
-            by_key.insert(format!("{f}/{}", s.path), i);
-        }
-        by_key.insert(format!("{}/{}", s.registry, s.path), i);
-        by_name.entry(s.name.clone()).or_default().push(i);
-    }
+    let resolver = Resolver::new(
+        index
+            .skills
+            .iter()
+            .map(|s| (s.registry.as_str(), s.path.as_str(), s.name.as_str())),
+        &index.manifest.sources,
+    );
     let canonical = |i: u32| -> u32 {
         index.skills[i as usize]
             .alias_of
@@ -210,10 +295,9 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
             .map_or(i, |(c, _)| c)
     };
     let resolve = |id: &str| -> Option<u32> {
-        by_key
+        resolver
             .get(id)
-            .copied()
-            .or_else(|| by_name.get(id).filter(|v| v.len() == 1).map(|v| v[0]))
+            .and_then(|i| u32::try_from(i).ok())
             .map(canonical)
     };
     let mut unresolved = BTreeSet::new();

@@ -219,4 +219,31 @@ fn index_build_and_eval_on_the_demo() {
         hybrid["metrics"]["hit"][2].as_f64().unwrap_or_default() >= 0.75,
         "{hybrid}"
     );
+    // Few-shot: every gold id of an example adds one vector (10 gold ids in 8 queries).
+    let with = run(&[
+        "index",
+        "build",
+        "audit",
+        "-o",
+        "index-ex",
+        "--examples",
+        q,
+        "--format",
+        "json",
+        "-q",
+    ]);
+    assert_eq!(with["counts"]["vectors"], 80);
+    // Asked again with its own examples in the index, every query finds its gold first.
+    let e = run(&[
+        "eval", q, "--index", "index-ex", "--mode", "dense", "--format", "json",
+    ]);
+    assert!(
+        (e["modes"][0]["metrics"]["hit"][0]
+            .as_f64()
+            .unwrap_or_default()
+            - 1.0)
+            .abs()
+            < 1e-9,
+        "{e}"
+    );
 }
