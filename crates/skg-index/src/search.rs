@@ -95,6 +95,8 @@ pub struct Query<'a> {
     pub min_score: f32,
     /// BM25 field weights.
     pub weights: FieldWeights,
+    /// Candidates each ranking contributes to the fusion (and BM25 skills gathered).
+    pub pool: usize,
 }
 
 impl<'a> Query<'a> {
@@ -115,6 +117,7 @@ impl<'a> Query<'a> {
             negative_weight: 0.5,
             min_score: 0.0,
             weights: FieldWeights::default(),
+            pool: 50,
         }
     }
 }
@@ -253,7 +256,7 @@ impl Index {
         want: usize,
     ) -> Result<HashMap<u32, (f32, u32)>> {
         let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
-        let mut fetch = (want * 8).max(200);
+        let mut fetch = (want * 4).max(100);
         loop {
             best.clear();
             let docs = self.bm25.search(terms, &q.weights, fetch)?;
@@ -283,24 +286,31 @@ impl Index {
         Ok(best)
     }
 
-    /// Best cosine per allowed skill: (cosine, doc). Exact scan over every vector row.
+    /// Best cosine per allowed skill: (cosine, doc). Exact scan over every vector row (rows are
+    /// contiguous; the dot product keeps eight partial sums so the compiler vectorizes it).
     fn dense_skills(&self, q: &Query<'_>, v: &[f32]) -> HashMap<u32, (f32, u32)> {
-        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
-        if v.len() != self.dim {
-            return best;
+        if v.len() != self.dim || self.dim == 0 {
+            return HashMap::new();
         }
+        let allowed: Vec<bool> = (0..self.skills.len())
+            .map(|i| self.allowed(u32::try_from(i).unwrap_or(u32::MAX), q))
+            .collect();
+        let mut best: Vec<(f32, u32)> = vec![(f32::NEG_INFINITY, u32::MAX); self.skills.len()];
         for (row, &doc) in self.vectors.chunks_exact(self.dim).zip(&self.vector_docs) {
-            let skill = self.docs[doc as usize].skill;
-            if !self.allowed(skill, q) {
+            let skill = self.docs[doc as usize].skill as usize;
+            if !allowed[skill] {
                 continue;
             }
-            let cos: f32 = row.iter().zip(v).map(|(a, b)| a * b).sum();
-            let e = best.entry(skill).or_insert((cos, doc));
-            if cos > e.0 {
-                *e = (cos, doc);
+            let cos = dot(row, v);
+            if cos > best[skill].0 {
+                best[skill] = (cos, doc);
             }
         }
-        best
+        best.into_iter()
+            .enumerate()
+            .filter(|(_, b)| b.1 != u32::MAX)
+            .map(|(i, b)| (u32::try_from(i).unwrap_or(u32::MAX), b))
+            .collect()
     }
 
     /// Ranks skills for the query: one hit per skill, best first.
@@ -315,7 +325,7 @@ impl Index {
         let lexical = if mode == Mode::Dense {
             HashMap::new()
         } else {
-            self.bm25_skills(q, &terms, want.max(100))?
+            self.bm25_skills(q, &terms, want.max(q.pool))?
         };
         let dense = match vector {
             Some(v) if mode != Mode::Bm25 => self.dense_skills(q, v),
@@ -344,7 +354,7 @@ impl Index {
                 })
                 .collect(),
             Mode::Hybrid => {
-                let (hits, w) = fuse(&lexical, &dense, q.fusion, terms.len(), want.max(100));
+                let (hits, w) = fuse(&lexical, &dense, q.fusion, terms.len(), want.max(q.pool));
                 bm25_weight = w;
                 hits
             }
@@ -392,6 +402,20 @@ impl Index {
     pub fn level(&self, doc: u32) -> Level {
         self.docs[doc as usize].level
     }
+}
+
+/// Dot product with eight independent partial sums (vectorizable).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ac, ar) = a.split_at(a.len() - a.len() % 8);
+    let (bc, br) = b.split_at(ac.len());
+    for (x, y) in ac.chunks_exact(8).zip(bc.chunks_exact(8)) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
 }
 
 /// Fuses per-skill BM25 and dense scores over the union of each one's best `pool` candidates.

@@ -390,6 +390,9 @@ pub struct EvalArgs {
     /// Weight of `when_not_to_use` matches subtracted from BM25.
     #[arg(long, default_value_t = 0.5)]
     pub negative_weight: f32,
+    /// Candidates each ranking contributes to the fusion.
+    #[arg(long, default_value_t = 50)]
+    pub pool: usize,
     /// Count quarantined skills as routable (gold skills the quarantine removes are reported).
     #[arg(long)]
     pub include_quarantined: bool,

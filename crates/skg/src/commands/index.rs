@@ -400,6 +400,7 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
             query.fusion = fusion;
             query.include_quarantined = args.include_quarantined;
             query.negative_weight = args.negative_weight;
+            query.pool = args.pool;
             query.min_score = f32::NEG_INFINITY;
             let answer = index.search(&query)?;
             ms.push(t.elapsed().as_secs_f64() * 1000.0);
