@@ -18,6 +18,7 @@
 mod artifact;
 mod bm25;
 mod eval;
+pub mod parity;
 mod search;
 
 use std::path::PathBuf;
