@@ -19,6 +19,7 @@ mod artifact;
 mod bm25;
 mod eval;
 pub mod parity;
+mod route;
 mod search;
 
 use std::path::PathBuf;
@@ -30,6 +31,7 @@ pub use crate::{
     },
     bm25::{FIELDS, FieldWeights},
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},
+    route::{Bundle, BundleSkill, Reason, route},
     search::{Answer, Fusion, Hit, Index, Mode, Query},
 };
 

@@ -349,3 +349,142 @@ fn metrics_by_hand() {
     assert_eq!(m.hit[0], 0.0);
     assert_eq!(m.empty, 1);
 }
+
+fn chain_fixture(cycle: bool) -> Fixture {
+    // deploy → build → fetch (depends_on), deploy complements notify; with `cycle`, fetch → deploy.
+    let mk = |root: &str, desc: &str| Skill::from_text("r", root, root, desc, "body");
+    let mut fetch = mk("fetch", "Fetch the sources.");
+    fetch.outputs = vec!["source-tree".into()];
+    let mut build = mk("build", "Build the artifact.");
+    build.inputs = vec!["source-tree".into()];
+    build.outputs = vec!["artifact".into()];
+    let mut deploy = mk("deploy", "Deploy the release to production servers.");
+    deploy.inputs = vec!["container-image".into()];
+    let notify = mk("notify", "Notify the team.");
+    let skills = vec![fetch, build, deploy, notify];
+    let docs = skills
+        .iter()
+        .map(|s| {
+            doc(
+                s,
+                Level::L0,
+                0,
+                &s.name,
+                &format!("{}\n{}", s.name, s.description),
+            )
+        })
+        .collect();
+    let edge = |a: &str, b: &str, kind: &str| -> Edge {
+        from(
+            json!({"src": format!("r:{a}"), "dst": format!("r:{b}"), "kind": kind,
+            "confidence": 1.0, "source": "EXTRACTED", "extractor": "frontmatter", "evidence": []}),
+        )
+    };
+    let mut edges = vec![
+        edge("deploy", "build", "depends_on"),
+        edge("build", "fetch", "depends_on"),
+        edge("deploy", "notify", "complements"),
+    ];
+    if cycle {
+        edges.push(edge("fetch", "deploy", "depends_on"));
+    }
+    Fixture {
+        skills,
+        docs,
+        edges,
+        members: Vec::new(),
+        scores: Vec::new(),
+    }
+}
+
+fn plan_ids(b: &crate::Bundle) -> Vec<&str> {
+    b.plan.iter().map(|s| s.id.as_str()).collect()
+}
+
+#[test]
+fn route_adds_dependencies_below_the_cutoff_and_orders_them_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = chain_fixture(false);
+    let input = BuildInput {
+        skills: &f.skills,
+        documents: &f.docs,
+        edges: &f.edges,
+        members: None,
+        scores: None,
+        registries: &[],
+        vectors: None,
+        min_confidence: 0.5,
+    };
+    build(&input, &dir.path().join("i"), json!({}), &[]).unwrap();
+    let index = Index::open(&dir.path().join("i")).unwrap();
+    // k = 1: only deploy is retrieved; build and fetch come from the closure.
+    let a = index
+        .search(&Query::new("deploy the release to production", None, 1))
+        .unwrap();
+    assert_eq!(names(&index, &a.hits), vec!["r:deploy"]);
+    // Without a budget the bundle is minimal: no complements.
+    let minimal = crate::route(&index, &a, None);
+    assert_eq!(plan_ids(&minimal), vec!["r:fetch", "r:build", "r:deploy"]);
+    let b = crate::route(&index, &a, Some(1_000_000));
+    assert_eq!(
+        plan_ids(&b),
+        vec!["r:fetch", "r:build", "r:deploy", "r:notify"]
+    );
+    assert!(b.cycles.is_empty());
+    // deploy needs `container-image`; the earlier steps output source-tree and artifact.
+    assert_eq!(b.type_errors.len(), 1, "{:?}", b.type_errors);
+    assert!(b.type_errors[0].contains("r:deploy needs `container-image`"));
+    // Token accounting: every skill's tokens, and a budget below the chain keeps the chain,
+    // drops the complement and reports the overrun.
+    let chain: u64 = b
+        .plan
+        .iter()
+        .filter(|s| s.id != "r:notify")
+        .map(|s| u64::from(s.tokens))
+        .sum();
+    assert_eq!(
+        b.tokens,
+        chain
+            + b.plan
+                .iter()
+                .find(|s| s.id == "r:notify")
+                .map_or(0, |s| u64::from(s.tokens))
+    );
+    let tight = crate::route(&index, &a, Some(1));
+    assert_eq!(plan_ids(&tight), vec!["r:fetch", "r:build", "r:deploy"]);
+    assert_eq!(tight.overrun, chain - 1);
+}
+
+#[test]
+fn route_reports_a_cycle_instead_of_looping() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = chain_fixture(true);
+    let input = BuildInput {
+        skills: &f.skills,
+        documents: &f.docs,
+        edges: &f.edges,
+        members: None,
+        scores: None,
+        registries: &[],
+        vectors: None,
+        min_confidence: 0.5,
+    };
+    build(&input, &dir.path().join("i"), json!({}), &[]).unwrap();
+    let index = Index::open(&dir.path().join("i")).unwrap();
+    let a = index
+        .search(&Query::new("deploy the release to production", None, 1))
+        .unwrap();
+    let b = crate::route(&index, &a, Some(1_000_000));
+    assert_eq!(
+        b.cycles,
+        vec![vec![
+            "r:build".to_owned(),
+            "r:deploy".to_owned(),
+            "r:fetch".to_owned()
+        ]]
+    );
+    // Every skill once; the cycle's members together, the complement after them.
+    let ids = plan_ids(&b);
+    assert_eq!(ids.len(), 4);
+    assert_eq!(ids[3], "r:notify");
+}

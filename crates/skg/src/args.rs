@@ -48,6 +48,9 @@ pub enum Command {
     /// Measure retrieval on judged queries (JSONL `{query, gold[], acceptable[]}`): hit@k, MRR,
     /// nDCG, recall, latency, bundle tokens — for BM25, dense and the fusion.
     Eval(EvalArgs),
+    /// Route a task: the retrieved skills, their dependency closure and complements within a
+    /// token budget, as a plan ordered dependencies first.
+    Route(RouteArgs),
     /// Print the schema of the output tables (markdown).
     Schema(SchemaArgs),
 }
@@ -405,6 +408,30 @@ pub struct EvalArgs {
     /// Threads for query embedding.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct RouteArgs {
+    /// The task, in words.
+    pub task: String,
+    /// The index folder.
+    #[arg(long, default_value = "reports/index-registries")]
+    pub index: PathBuf,
+    /// Skills retrieved before the dependency closure.
+    #[arg(short, default_value_t = 5)]
+    pub k: usize,
+    /// Token budget for complements (dependencies are always kept; the overrun is reported).
+    #[arg(long)]
+    pub token_budget: Option<u64>,
+    /// Route quarantined skills too.
+    #[arg(long)]
+    pub include_quarantined: bool,
+    /// BM25 only (no query embedding).
+    #[arg(long)]
+    pub bm25: bool,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

@@ -44,6 +44,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             commands::index::build(&args, &cli.global)
         }
         Command::Eval(args) => commands::index::eval(&args, &cli.global),
+        Command::Route(args) => commands::index::route(&args),
         Command::Schema(args) => commands::schema::run(&args),
     }
 }

@@ -14,7 +14,7 @@ use skg_model::{Document, Edge, Member, Score, Skill};
 
 use crate::{
     ExitStatus, GlobalArgs,
-    args::{EvalArgs, EvalMode, FusionArg, IndexBuildArgs},
+    args::{EvalArgs, EvalMode, FusionArg, IndexBuildArgs, RouteArgs},
     progress::Bar,
 };
 
@@ -539,4 +539,84 @@ fn print_eval(
         }
     }
     Ok(())
+}
+
+pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
+    let started = Instant::now();
+    let index = Index::open(&args.index)
+        .with_context(|| format!("cannot open the index {}", args.index.display()))?;
+    let mut degraded = None;
+    let vector = if args.bm25 || index.dim() == 0 {
+        None
+    } else {
+        match skg_embed::locate().and_then(|dir| skg_embed::Embedder::load(&dir, 2)) {
+            Ok(mut e) => e.embed(&[args.task.as_str()], 1)?.pop(),
+            Err(e) => {
+                degraded = Some(format!("BM25 only: {e}"));
+                None
+            }
+        }
+    };
+    let mut q = Query::new(&args.task, vector.as_deref(), args.k);
+    q.include_quarantined = args.include_quarantined;
+    let answer = index.search(&q)?;
+    let bundle = skg_index::route(&index, &answer, args.token_budget);
+    let summary = serde_json::json!({
+        "task": args.task,
+        "index_revision": index.manifest.content_hash,
+        "mode": answer.mode,
+        "degraded": degraded,
+        "bundle": bundle,
+        "rejected": answer.rejected.iter().map(|h| serde_json::json!({
+            "id": index.skills[h.skill as usize].id, "score": h.score})).collect::<Vec<_>>(),
+        "nothing_cleared_the_floor": answer.hits.is_empty(),
+        "milliseconds": started.elapsed().as_secs_f64() * 1000.0,
+    });
+    super::emit(args.format, &summary, |o| {
+        if let Some(d) = &degraded {
+            writeln!(o, "({d})")?;
+        }
+        if answer.hits.is_empty() {
+            writeln!(o, "no skill cleared the score floor for this task")?;
+        }
+        for (n, s) in bundle.plan.iter().enumerate() {
+            let why = match &s.reason {
+                skg_index::Reason::Retrieved { rank } => format!("retrieved #{rank}"),
+                skg_index::Reason::Dependency { of } => format!("dependency of {of}"),
+                skg_index::Reason::Complement { of } => format!("complements {of}"),
+            };
+            writeln!(
+                o,
+                "{:>2}. {:<60} {:>6} tokens  {why}",
+                n + 1,
+                s.id,
+                s.tokens
+            )?;
+        }
+        for c in &bundle.cycles {
+            writeln!(o, "dependency cycle: {}", c.join(" → "))?;
+        }
+        for e in &bundle.type_errors {
+            writeln!(o, "type error: {e}")?;
+        }
+        for m in &bundle.missing {
+            writeln!(o, "missing dependency: {m}")?;
+        }
+        writeln!(
+            o,
+            "bundle {} tokens of a {}-token catalog ({:.1}% of it){}",
+            bundle.tokens,
+            bundle.catalog_tokens,
+            100.0 * bundle.tokens as f64 / bundle.catalog_tokens.max(1) as f64,
+            if bundle.overrun > 0 {
+                format!(
+                    "; {} tokens over the budget (dependencies are kept)",
+                    bundle.overrun
+                )
+            } else {
+                String::new()
+            }
+        )
+    })?;
+    Ok(ExitStatus::Success)
 }

@@ -247,3 +247,151 @@ fn index_build_and_eval_on_the_demo() {
         "{e}"
     );
 }
+
+/// The five composition tasks of ../shared/bench/peers/asf/cli_tasks.json built as a registry:
+/// each task's last skill says what the task says, every other one is a `depends_on` of the next.
+/// Routing with k = 1 retrieves only the last; the closure brings the rest, dependencies first.
+/// A pair of skills that need each other is reported as a cycle.
+#[test]
+fn routing_the_cli_tasks() {
+    let tasks_file = repo().join("../shared/bench/peers/asf/cli_tasks.json");
+    let Ok(text) = std::fs::read_to_string(&tasks_file) else {
+        eprintln!("skipped: {} is not here", tasks_file.display());
+        return;
+    };
+    let tasks: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let tasks = tasks.as_array().cloned().unwrap_or_default();
+    assert_eq!(tasks.len(), 5);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = dir.path();
+    let reg = d.join("cli-tasks");
+    let write = |name: &str, description: &str, depends: &[&str]| {
+        let folder = reg.join(name);
+        std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{e}"));
+        let deps = if depends.is_empty() {
+            String::new()
+        } else {
+            format!("depends_on: [{}]\n", depends.join(", "))
+        };
+        std::fs::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n{deps}---\n\n# {name}\n\n{description}\n"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    };
+    let mut expected = Vec::new();
+    for t in &tasks {
+        let order: Vec<&str> = t["composition_order"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+            .unwrap_or_default();
+        let task = t["task"].as_str().unwrap_or_default();
+        for (i, name) in order.iter().enumerate() {
+            let last = i + 1 == order.len();
+            let description = if last {
+                task.to_owned()
+            } else {
+                format!("Step {} of a composition: {name}.", i + 1)
+            };
+            let deps: Vec<&str> = if i > 0 { vec![order[i - 1]] } else { vec![] };
+            write(name, &description, &deps);
+        }
+        expected.push((
+            task.to_owned(),
+            order
+                .iter()
+                .map(|n| format!("cli-tasks:{n}"))
+                .collect::<Vec<_>>(),
+        ));
+    }
+    write(
+        "cycle-a",
+        "Reconcile the ledger of the warehouse inventory.",
+        &["cycle-b"],
+    );
+    write(
+        "cycle-b",
+        "Step of the reconciliation: cycle-b.",
+        &["cycle-a"],
+    );
+
+    let run = |args: &[&str]| -> serde_json::Value {
+        let out = skg_env(d, args, &[]);
+        assert!(
+            out.status.success(),
+            "skg {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"))
+    };
+    run(&[
+        "audit",
+        "cli-tasks",
+        "-o",
+        "audit",
+        "--no-embeddings",
+        "--format",
+        "json",
+        "-q",
+    ]);
+    run(&[
+        "index",
+        "build",
+        "audit",
+        "-o",
+        "index",
+        "--no-embeddings",
+        "--format",
+        "json",
+        "-q",
+    ]);
+    for (task, order) in &expected {
+        let r = run(&[
+            "route",
+            task,
+            "--index",
+            "index",
+            "-k",
+            "1",
+            "--include-quarantined",
+            "--bm25",
+            "--format",
+            "json",
+        ]);
+        let plan: Vec<String> = r["bundle"]["plan"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s["id"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(&plan, order, "{task}: {r}");
+        assert_eq!(
+            r["bundle"]["plan"][0]["reason"]["kind"],
+            if order.len() > 1 {
+                "dependency"
+            } else {
+                "retrieved"
+            }
+        );
+    }
+    let r = run(&[
+        "route",
+        "reconcile the warehouse inventory ledger",
+        "--index",
+        "index",
+        "-k",
+        "1",
+        "--include-quarantined",
+        "--bm25",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        r["bundle"]["cycles"],
+        serde_json::json!([["cli-tasks:cycle-a", "cli-tasks:cycle-b"]]),
+        "{r}"
+    );
+    assert_eq!(r["bundle"]["plan"].as_array().map(Vec::len), Some(2));
+}
