@@ -28,6 +28,11 @@ ready:
 bench:
     cargo bench -p skg-extract
 
+# Route latency (query embedding + hybrid retrieval + bundle) on an index folder:
+# `just bench-route reports/index-registries`.
+bench-route index:
+    SKG_BENCH_INDEX={{index}} cargo bench -p skg --bench route
+
 # Canonicalize scaling on synthetic registries (10k/30k/100k skills): time and peak memory.
 canon-scale *sizes:
     scripts/canon-scale.sh {{sizes}}

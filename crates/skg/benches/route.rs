@@ -1,0 +1,88 @@
+//! `cargo bench -p skg --bench route`: latency of routing one task — query embedding, hybrid
+//! retrieval and the bundle — on an index folder named by `SKG_BENCH_INDEX` (build one over
+//! ../shared/registries with `skg audit` + `skg index build`), with the corpus dev queries
+//! (../shared/bench/queries_dev.jsonl) as tasks. Prints p50 / p95 / p99 over every task once,
+//! then lets criterion measure the median of a whole pass over the tasks.
+#![allow(
+    clippy::print_stderr,
+    reason = "a bench says what it skipped and its percentiles"
+)]
+
+use std::{
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use skg_index::{Index, Query};
+
+fn tasks(root: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(root.join("../shared/bench/queries_dev.jsonl")) else {
+        return vec![
+            "profile an unfamiliar csv file".to_owned(),
+            "the pipeline is red, is it flaky".to_owned(),
+        ];
+    };
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["query"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn benches(c: &mut Criterion) {
+    let Some(dir) = std::env::var_os("SKG_BENCH_INDEX").map(PathBuf::from) else {
+        eprintln!("skipped: set SKG_BENCH_INDEX to an index folder (skg index build)");
+        return;
+    };
+    let index = Index::open(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let model = skg_embed::locate().unwrap_or_else(|e| panic!("{e}"));
+    let mut embedder = skg_embed::Embedder::load(&model, 2).unwrap_or_else(|e| panic!("{e}"));
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tasks = tasks(&root);
+    let mut route = |task: &str| {
+        let v = embedder
+            .embed(&[task], 1)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .pop();
+        let q = Query::new(task, v.as_deref(), 5);
+        let answer = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
+        skg_index::route(&index, &answer, Some(8_000))
+    };
+    // Warm up, then one timed pass for the percentiles.
+    for t in tasks.iter().take(5) {
+        route(t);
+    }
+    let mut ms: Vec<f64> = tasks
+        .iter()
+        .map(|t| {
+            let start = Instant::now();
+            std::hint::black_box(route(t));
+            start.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    let at = |p: usize| ms[(p * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1];
+    eprintln!(
+        "route over {} ({} tasks): p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
+        dir.display(),
+        ms.len(),
+        at(50),
+        at(95),
+        at(99)
+    );
+    let mut group = c.benchmark_group("route");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    group.bench_function("one pass over the tasks", |b| {
+        b.iter(|| {
+            for t in &tasks {
+                std::hint::black_box(route(t));
+            }
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(route_benches, benches);
+criterion_main!(route_benches);
