@@ -4,7 +4,6 @@
 use std::{collections::HashMap, path::Path};
 
 use serde::{Deserialize, Serialize};
-use skg_model::Level;
 
 use crate::{
     Error, Result,
@@ -385,22 +384,6 @@ impl Index {
             bm25_weight,
             terms,
         })
-    }
-
-    /// Section-level BM25 hits (several per skill allowed), best first: (document, score).
-    pub fn search_sections(&self, q: &Query<'_>) -> Result<Vec<(u32, f32)>> {
-        let terms = self.bm25.terms(q.text);
-        let docs = self.bm25.search(&terms, &q.weights, (q.k * 4).max(50))?;
-        Ok(docs
-            .into_iter()
-            .filter(|&(d, s)| s > q.min_score && self.allowed(self.docs[d as usize].skill, q))
-            .take(q.k)
-            .collect())
-    }
-
-    /// The level of a document.
-    pub fn level(&self, doc: u32) -> Level {
-        self.docs[doc as usize].level
     }
 }
 

@@ -397,14 +397,8 @@ fn chain_fixture(cycle: bool) -> Fixture {
     }
 }
 
-fn plan_ids(b: &crate::Bundle) -> Vec<&str> {
-    b.plan.iter().map(|s| s.id.as_str()).collect()
-}
-
-#[test]
-fn route_adds_dependencies_below_the_cutoff_and_orders_them_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let f = chain_fixture(false);
+fn chain_index(dir: &Path, cycle: bool) -> Index {
+    let f = chain_fixture(cycle);
     let input = BuildInput {
         skills: &f.skills,
         documents: &f.docs,
@@ -415,8 +409,18 @@ fn route_adds_dependencies_below_the_cutoff_and_orders_them_first() {
         vectors: None,
         min_confidence: 0.5,
     };
-    build(&input, &dir.path().join("i"), json!({}), &[]).unwrap();
-    let index = Index::open(&dir.path().join("i")).unwrap();
+    build(&input, &dir.join("i"), json!({}), &[]).unwrap();
+    Index::open(&dir.join("i")).unwrap()
+}
+
+fn plan_ids(b: &crate::Bundle) -> Vec<&str> {
+    b.plan.iter().map(|s| s.id.as_str()).collect()
+}
+
+#[test]
+fn route_adds_dependencies_below_the_cutoff_and_orders_them_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = chain_index(dir.path(), false);
     // k = 1: only deploy is retrieved; build and fetch come from the closure.
     let a = index
         .search(&Query::new("deploy the release to production", None, 1))
@@ -458,19 +462,7 @@ fn route_adds_dependencies_below_the_cutoff_and_orders_them_first() {
 #[test]
 fn route_reports_a_cycle_instead_of_looping() {
     let dir = tempfile::tempdir().unwrap();
-    let f = chain_fixture(true);
-    let input = BuildInput {
-        skills: &f.skills,
-        documents: &f.docs,
-        edges: &f.edges,
-        members: None,
-        scores: None,
-        registries: &[],
-        vectors: None,
-        min_confidence: 0.5,
-    };
-    build(&input, &dir.path().join("i"), json!({}), &[]).unwrap();
-    let index = Index::open(&dir.path().join("i")).unwrap();
+    let index = chain_index(dir.path(), true);
     let a = index
         .search(&Query::new("deploy the release to production", None, 1))
         .unwrap();

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{model_dir, repo, skg_env};
+use super::{model_dir, repo, skg_json_env};
 
 /// A copy of the bundled demo registries in `dir/registries`.
 fn demo_copy(dir: &Path) -> std::path::PathBuf {
@@ -26,23 +26,9 @@ fn demo_copy(dir: &Path) -> std::path::PathBuf {
 /// Runs `skg audit registries -o audit --format json` plus `extra`; returns the summary.
 fn audit(dir: &Path, extra: &[&str]) -> serde_json::Value {
     let model = model_dir();
-    let mut args = vec![
-        "audit",
-        "registries",
-        "-o",
-        "audit",
-        "--format",
-        "json",
-        "-q",
-    ];
+    let mut args = vec!["audit", "registries", "-o", "audit", "-q"];
     args.extend(extra);
-    let out = skg_env(dir, &args, &[("SKG_MODEL_DIR", &model)]);
-    assert!(
-        out.status.success(),
-        "skg audit failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"))
+    skg_json_env(dir, &args, &[("SKG_MODEL_DIR", &model)])
 }
 
 fn statuses(s: &serde_json::Value) -> Vec<(String, String)> {
@@ -183,25 +169,15 @@ fn index_build_and_eval_on_the_demo() {
     demo_copy(d);
     let _ = audit(d, &[]);
     let model_folder = model_dir();
-    let run = |args: &[&str]| -> serde_json::Value {
-        let out = skg_env(d, args, &[("SKG_MODEL_DIR", &model_folder)]);
-        assert!(
-            out.status.success(),
-            "skg {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"))
-    };
-    let built = run(&[
-        "index", "build", "audit", "-o", "index", "--format", "json", "-q",
-    ]);
+    let run = |args: &[&str]| skg_json_env(d, args, &[("SKG_MODEL_DIR", &model_folder)]);
+    let built = run(&["index", "build", "audit", "-o", "index", "-q"]);
     assert_eq!(built["counts"]["skills"], 35);
     // Every skill gets an L0 and an L1 vector.
     assert_eq!(built["counts"]["vectors"], 70);
     assert!(d.join("index/_SUCCESS").is_file());
     let queries = repo().join("tests/fixtures/queries/demo.jsonl");
     let q = queries.to_str().unwrap_or_default();
-    let e = run(&["eval", q, "--index", "index", "--format", "json"]);
+    let e = run(&["eval", q, "--index", "index"]);
     assert_eq!(e["queries"], 8);
     assert_eq!(e["gold_unresolved"], 0);
     let modes = e["modes"].as_array().cloned().unwrap_or_default();
@@ -228,15 +204,11 @@ fn index_build_and_eval_on_the_demo() {
         "index-ex",
         "--examples",
         q,
-        "--format",
-        "json",
         "-q",
     ]);
     assert_eq!(with["counts"]["vectors"], 80);
     // Asked again with its own examples in the index, every query finds its gold first.
-    let e = run(&[
-        "eval", q, "--index", "index-ex", "--mode", "dense", "--format", "json",
-    ]);
+    let e = run(&["eval", q, "--index", "index-ex", "--mode", "dense"]);
     assert!(
         (e["modes"][0]["metrics"]["hit"][0]
             .as_f64()
@@ -315,25 +287,8 @@ fn routing_the_cli_tasks() {
         &["cycle-a"],
     );
 
-    let run = |args: &[&str]| -> serde_json::Value {
-        let out = skg_env(d, args, &[]);
-        assert!(
-            out.status.success(),
-            "skg {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"))
-    };
-    run(&[
-        "audit",
-        "cli-tasks",
-        "-o",
-        "audit",
-        "--no-embeddings",
-        "--format",
-        "json",
-        "-q",
-    ]);
+    let run = |args: &[&str]| skg_json_env(d, args, &[]);
+    run(&["audit", "cli-tasks", "-o", "audit", "--no-embeddings", "-q"]);
     run(&[
         "index",
         "build",
@@ -341,8 +296,6 @@ fn routing_the_cli_tasks() {
         "-o",
         "index",
         "--no-embeddings",
-        "--format",
-        "json",
         "-q",
     ]);
     for (task, order) in &expected {
@@ -355,8 +308,6 @@ fn routing_the_cli_tasks() {
             "1",
             "--include-quarantined",
             "--bm25",
-            "--format",
-            "json",
         ]);
         let plan: Vec<String> = r["bundle"]["plan"]
             .as_array()
@@ -385,8 +336,6 @@ fn routing_the_cli_tasks() {
         "1",
         "--include-quarantined",
         "--bm25",
-        "--format",
-        "json",
     ]);
     assert_eq!(
         r["bundle"]["cycles"],

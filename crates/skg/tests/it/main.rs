@@ -66,9 +66,14 @@ pub(crate) fn model_dir() -> PathBuf {
 
 /// Runs `skg … --format json` and parses stdout; panics with stderr on failure.
 pub(crate) fn skg_json(cwd: &Path, args: &[&str]) -> serde_json::Value {
+    skg_json_env(cwd, args, &[])
+}
+
+/// [`skg_json`] with extra environment variables.
+pub(crate) fn skg_json_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> serde_json::Value {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--format", "json"]);
-    let out = skg(cwd, &all);
+    let out = skg_env(cwd, &all, env);
     assert!(
         out.status.success(),
         "skg {args:?} failed: {}",
