@@ -16,7 +16,7 @@ use skg_model::{
 use crate::{Error, Result, bm25};
 
 /// Version of the index folder layout and row types; readers refuse others.
-pub const INDEX_SCHEMA_VERSION: u32 = 1;
+pub const INDEX_SCHEMA_VERSION: u32 = 2;
 
 /// One skill as the router sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,7 +100,8 @@ pub struct IndexManifest {
     pub model: Option<String>,
     /// Vector dimension.
     pub dim: Option<u32>,
-    /// blake3 of `skills.ndjson`, `documents.ndjson` and `vectors.bin`: the revision served.
+    /// blake3 of `skills.ndjson`, `documents.ndjson`, `content.ndjson` and `vectors.bin`: the
+    /// revision served.
     pub content_hash: String,
     /// Options that shaped the index.
     pub options: serde_json::Value,
@@ -228,6 +229,51 @@ fn entries(input: &BuildInput<'_>) -> Vec<SkillEntry> {
     out
 }
 
+/// The `SKILL.md` of a skill as served: the frontmatter mapping written back with each top-level
+/// value as JSON (JSON is YAML 1.2, so any YAML reader reads it; key order is extract's, sorted),
+/// then the body. A skill whose frontmatter did not parse gets name and description only.
+pub fn skill_markdown(skill: &Skill) -> String {
+    let mut out = String::from("---\n");
+    let map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&skill.frontmatter.json).unwrap_or_default();
+    if map.is_empty() {
+        for (k, v) in [("name", &skill.name), ("description", &skill.description)] {
+            out.push_str(k);
+            out.push_str(": ");
+            out.push_str(&serde_json::Value::from(v.as_str()).to_string());
+            out.push('\n');
+        }
+    } else {
+        for (k, v) in &map {
+            if k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                out.push_str(k);
+            } else {
+                out.push_str(&serde_json::Value::from(k.as_str()).to_string());
+            }
+            out.push_str(": ");
+            out.push_str(&v.to_string());
+            out.push('\n');
+        }
+    }
+    out.push_str("---\n");
+    out.push_str(&skill.body);
+    if !skill.body.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// One row of `content.ndjson`: a skill's `SKILL.md` as served (in `skills.ndjson` order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContentRow {
+    /// Skill id.
+    pub id: SkillId,
+    /// [`skill_markdown`].
+    pub markdown: String,
+}
+
 fn snippet(text: &str) -> String {
     let mut s: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if s.len() > 240 {
@@ -295,6 +341,19 @@ pub fn build(
     hasher.update(&skills_bytes);
     let docs_bytes = ndjson(&docs, &tmp.join("documents.ndjson"))?;
     hasher.update(&docs_bytes);
+    let skill_of: HashMap<&str, &Skill> = input.skills.iter().map(|s| (s.id.as_str(), s)).collect();
+    let content: Vec<ContentRow> = skills
+        .iter()
+        .map(|e| ContentRow {
+            id: e.id.clone(),
+            markdown: skill_of
+                .get(e.id.as_str())
+                .map(|s| skill_markdown(s))
+                .unwrap_or_default(),
+        })
+        .collect();
+    let content_bytes = ndjson(&content, &tmp.join("content.ndjson"))?;
+    hasher.update(&content_bytes);
 
     let mut counts = BTreeMap::from([
         ("skills".to_owned(), skills.len() as u64),
@@ -343,7 +402,6 @@ pub fn build(
         (None, None)
     };
 
-    let skill_of: HashMap<&str, &Skill> = input.skills.iter().map(|s| (s.id.as_str(), s)).collect();
     let texts: Vec<bm25::DocText<'_>> = kept
         .iter()
         .filter_map(|&i| {

@@ -7,6 +7,7 @@
 //! ```text
 //! <index>/skills.ndjson      one SkillEntry per skill (routable or not: audit reaches all by id)
 //! <index>/documents.ndjson   one DocEntry per document (L0 / L1 / L2), in doc-index order
+//! <index>/content.ndjson     each skill's SKILL.md as served (skills.ndjson order; read on demand)
 //! <index>/vectors.bin        dense rows: doc index (u32) + dim f32, little-endian (optional)
 //! <index>/bm25/              tantivy index of the documents (field-weighted)
 //! <index>/manifest.json      schema, counts, model id, source revisions, content hash
@@ -15,9 +16,11 @@
 //!
 //! Imports only skg-model: vectors come in as plain `f32` rows (the binary embeds with skg-embed).
 
+pub mod adapt;
 mod artifact;
 mod bm25;
 mod eval;
+mod incremental;
 pub mod parity;
 mod route;
 mod search;
@@ -26,13 +29,14 @@ use std::path::PathBuf;
 
 pub use crate::{
     artifact::{
-        BuildInput, DocEntry, INDEX_SCHEMA_VERSION, IndexManifest, SkillEntry, Vectors, build,
-        dense_targets, read_manifest,
+        BuildInput, ContentRow, DocEntry, INDEX_SCHEMA_VERSION, IndexManifest, SkillEntry, Vectors,
+        build, dense_targets, read_manifest, skill_markdown,
     },
     bm25::{FIELDS, FieldWeights},
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},
+    incremental::{PackageDiff, diff_packages, reuse_vectors},
     route::{Bundle, BundleSkill, Reason, route},
-    search::{Answer, Fusion, Hit, Index, Mode, Query},
+    search::{Answer, Fusion, Hit, Index, Mode, Query, SectionHit},
 };
 
 /// Index errors.

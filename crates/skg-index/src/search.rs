@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     Error, Result,
-    artifact::{DocEntry, IndexManifest, SkillEntry, read_manifest, read_rows},
+    artifact::{ContentRow, DocEntry, IndexManifest, SkillEntry, read_manifest, read_rows},
     bm25::{Bm25, FieldWeights},
 };
 
@@ -165,6 +165,71 @@ pub struct Index {
     vectors: Vec<f32>,
     vector_docs: Vec<u32>,
     by_id: HashMap<String, u32>,
+    content: Content,
+}
+
+/// `content.ndjson`, read on demand: the open file (it survives the folder being replaced while a
+/// request still holds this index) and each skill's line span.
+#[derive(Debug)]
+struct Content {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    spans: Vec<(u64, u32)>,
+}
+
+impl Content {
+    fn open(path: &Path, skills: usize) -> Result<Content> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let mut spans = Vec::with_capacity(skills);
+        let mut start = 0usize;
+        for (i, b) in bytes.iter().enumerate() {
+            if *b == b'\n' {
+                spans.push((start as u64, u32::try_from(i - start).unwrap_or(u32::MAX)));
+                start = i + 1;
+            }
+        }
+        if spans.len() != skills {
+            return Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                message: format!("{} rows for {skills} skills", spans.len()),
+            });
+        }
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        Ok(Content {
+            path: path.to_path_buf(),
+            file,
+            spans,
+        })
+    }
+
+    fn get(&self, skill: usize) -> Result<ContentRow> {
+        use std::os::unix::fs::FileExt as _;
+        let (offset, len) = self.spans[skill];
+        let mut buf = vec![0u8; len as usize];
+        self.file
+            .read_exact_at(&mut buf, offset)
+            .map_err(|e| Error::io(&self.path, e))?;
+        serde_json::from_slice(&buf).map_err(|e| Error::Json {
+            path: self.path.clone(),
+            message: format!("row {}: {e}", skill + 1),
+        })
+    }
+}
+
+/// One section (document) hit of [`Index::search_sections`]: several per skill allowed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SectionHit {
+    /// Position of the document in [`Index::docs`].
+    pub doc: u32,
+    /// Its skill.
+    pub skill: u32,
+    /// The ranking score (BM25 normalized by the query's best, fused with cosine as in
+    /// [`Index::search`]).
+    pub score: f32,
+    /// Its BM25 score.
+    pub bm25: f32,
+    /// Its cosine (0 for documents without a vector: L2 sections).
+    pub dense: f32,
 }
 
 impl Index {
@@ -219,6 +284,7 @@ impl Index {
             .map(|(i, s)| (s.id.to_string(), u32::try_from(i).unwrap_or(u32::MAX)))
             .collect();
         Ok(Index {
+            content: Content::open(&dir.join("content.ndjson"), skills.len())?,
             bm25: Bm25::open(&dir.join("bm25"))?,
             manifest,
             skills,
@@ -234,6 +300,87 @@ impl Index {
     pub fn skill(&self, id: &str) -> Option<(u32, &SkillEntry)> {
         let i = *self.by_id.get(id)?;
         Some((i, &self.skills[i as usize]))
+    }
+
+    /// The skill's `SKILL.md` as served (frontmatter written back, then the body).
+    pub fn markdown(&self, skill: u32) -> Result<String> {
+        Ok(self.content.get(skill as usize)?.markdown)
+    }
+
+    /// The dense vector of a document, when it has one.
+    pub fn vector_of(&self, doc: u32) -> Option<&[f32]> {
+        // Rows are sorted by document; a document's own vector comes before any example
+        // request vectors that were added for it.
+        let row = self.vector_docs.partition_point(|&d| d < doc);
+        if self.dim == 0 || self.vector_docs.get(row) != Some(&doc) {
+            return None;
+        }
+        self.vectors.get(row * self.dim..(row + 1) * self.dim)
+    }
+
+    /// Ranks documents (sections) for the query, several per skill allowed: BM25 per document and
+    /// cosine for the documents with a vector, fused as [`Index::search`] fuses skills.
+    pub fn search_sections(&self, q: &Query<'_>) -> Result<(Vec<SectionHit>, Mode)> {
+        let terms = self.bm25.terms(q.text);
+        let pool = q.k.max(q.pool);
+        let vector = q.vector.filter(|v| v.len() == self.dim && self.dim > 0);
+        let mode = match (q.mode, vector) {
+            (Mode::Dense | Mode::Hybrid, None) => Mode::Bm25,
+            (m, _) => m,
+        };
+        let mut lexical: HashMap<u32, (f32, u32)> = HashMap::new();
+        if mode != Mode::Dense {
+            let mut fetch = (pool * 4).max(100);
+            loop {
+                lexical.clear();
+                let docs = self.bm25.search(&terms, &q.weights, fetch)?;
+                for &(doc, score) in &docs {
+                    if self.allowed(self.docs[doc as usize].skill, q) && lexical.len() < pool {
+                        lexical.insert(doc, (score, doc));
+                    }
+                }
+                if lexical.len() >= pool || docs.len() < fetch || fetch >= self.docs.len() {
+                    break;
+                }
+                fetch = (fetch * 4).min(self.docs.len());
+            }
+        }
+        let mut dense: HashMap<u32, (f32, u32)> = HashMap::new();
+        if let (Some(v), true) = (vector, mode != Mode::Bm25) {
+            for (row, &doc) in self.vectors.chunks_exact(self.dim).zip(&self.vector_docs) {
+                if self.allowed(self.docs[doc as usize].skill, q) {
+                    dense.insert(doc, (dot(row, v), doc));
+                }
+            }
+        }
+        let mut hits: Vec<SectionHit> = match mode {
+            Mode::Bm25 | Mode::Dense => lexical
+                .iter()
+                .chain(&dense)
+                .map(|(&doc, &(s, _))| SectionHit {
+                    doc,
+                    skill: self.docs[doc as usize].skill,
+                    score: s,
+                    bm25: if mode == Mode::Bm25 { s } else { 0.0 },
+                    dense: if mode == Mode::Dense { s } else { 0.0 },
+                })
+                .collect(),
+            Mode::Hybrid => fuse(&lexical, &dense, q.fusion, terms.len(), pool)
+                .0
+                .into_iter()
+                .map(|h| SectionHit {
+                    doc: h.skill,
+                    skill: self.docs[h.skill as usize].skill,
+                    score: h.score,
+                    bm25: h.bm25,
+                    dense: h.dense,
+                })
+                .collect(),
+        };
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
+        hits.retain(|h| h.score > q.min_score);
+        hits.truncate(q.k);
+        Ok((hits, mode))
     }
 
     /// Vector dimension (0 without vectors).

@@ -51,6 +51,12 @@ pub enum Command {
     /// Route a task: the retrieved skills, their dependency closure and complements within a
     /// token budget, as a plan ordered dependencies first.
     Route(RouteArgs),
+    /// Serve the routing gateway: HTTP API (/v1/route, /v1/skills/find, /v1/search, /health,
+    /// /metrics, /openapi.json, /admin/reload) and an MCP server at /mcp, over an index folder
+    /// that is hot-swapped when it changes.
+    Serve(ServeArgs),
+    /// Serve MCP over stdio (one JSON-RPC message per line) for agent hosts that launch skg.
+    Mcp(McpArgs),
     /// Print the schema of the output tables (markdown).
     Schema(SchemaArgs),
 }
@@ -330,6 +336,11 @@ pub struct IndexBuildArgs {
     /// No dense vectors (BM25 only).
     #[arg(long)]
     pub no_embeddings: bool,
+    /// Update the index at `--out` package by package: vectors of unchanged skills (same content
+    /// hash) are carried over, changed and added skills are re-embedded, deleted ones dropped;
+    /// the folder is still written whole and swapped in one rename (a failure keeps the old one).
+    #[arg(long)]
+    pub incremental: bool,
     /// Example requests with the skills that served them (JSONL `{query, gold[]}`, ids as `skg
     /// eval` takes them): each is embedded as one more vector of its skills, so a new request
     /// close to a past one finds the same skill (few-shot routing).
@@ -432,7 +443,80 @@ pub struct RouteArgs {
     /// BM25 only (no query embedding).
     #[arg(long)]
     pub bm25: bool,
+    /// Print the bundle as tool definitions for a host instead (JSON on stdout).
+    #[arg(long, value_enum)]
+    pub tools: Option<ToolFormat>,
+    /// Also write the bundle as a folder of skills: `DIR/<name>/SKILL.md` and `DIR/bundle.json`.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+/// Tool-definition shapes of agent hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolFormat {
+    /// Anthropic Messages API `tools`.
+    Anthropic,
+    /// OpenAI chat-completions `tools`.
+    Openai,
+    /// Gemini `functionDeclarations`.
+    Gemini,
+    /// MCP `tools/list` result.
+    Mcp,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// The index folder (`skg index build` output).
+    #[arg(long, default_value = "reports/index-registries")]
+    pub index: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub addr: String,
+    /// BM25 only (do not load the embedding model).
+    #[arg(long)]
+    pub bm25: bool,
+    /// Retrievals computed at once (default: the core count); each has its own model session.
+    #[arg(long)]
+    pub compute_slots: Option<usize>,
+    /// Requests handled at once; more wait (within the timeout).
+    #[arg(long, default_value_t = 256)]
+    pub concurrency: usize,
+    /// Whole-request timeout, in milliseconds (503 after it).
+    #[arg(long, default_value_t = 10_000)]
+    pub timeout_ms: u64,
+    /// Largest request body, in bytes (413 above it).
+    #[arg(long, default_value_t = 64 * 1024)]
+    pub max_body_bytes: usize,
+    /// Largest `k` a request may ask for.
+    #[arg(long, default_value_t = 50)]
+    pub max_k: usize,
+    /// Browser origins allowed to call /mcp besides localhost (repeatable).
+    #[arg(long)]
+    pub allow_origin: Vec<String>,
+    /// Local registries to watch: on a change, re-audit, update the index incrementally and
+    /// reload it (repeatable).
+    #[arg(long, value_name = "REGISTRY")]
+    pub watch: Vec<PathBuf>,
+    /// Audit folder `--watch` maintains (default `<index>.audit`).
+    #[arg(long)]
+    pub watch_audit: Option<PathBuf>,
+    /// Seconds between checks of the watched registries.
+    #[arg(long, default_value_t = 2.0)]
+    pub poll_seconds: f64,
+    /// Quarantine threshold `--watch` audits with.
+    #[arg(long, default_value_t = 0.4)]
+    pub threshold: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The index folder (`skg index build` output).
+    #[arg(long, default_value = "reports/index-registries")]
+    pub index: PathBuf,
+    /// BM25 only (do not load the embedding model).
+    #[arg(long)]
+    pub bm25: bool,
 }

@@ -45,6 +45,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         }
         Command::Eval(args) => commands::index::eval(&args, &cli.global),
         Command::Route(args) => commands::index::route(&args),
+        Command::Serve(args) => commands::serve::serve(&args, &cli.global),
+        Command::Mcp(args) => commands::serve::mcp(&args),
         Command::Schema(args) => commands::schema::run(&args),
     }
 }

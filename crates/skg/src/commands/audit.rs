@@ -50,7 +50,7 @@ struct StageRun {
 }
 
 #[derive(Debug, Serialize)]
-struct Summary {
+pub(crate) struct Summary {
     out: String,
     report: String,
     seconds: f64,
@@ -66,10 +66,17 @@ struct Summary {
 }
 
 pub(crate) fn run(args: &AuditArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
+    let bar = Bar::new(global.quiet > 0);
+    let summary = execute(args, &bar)?;
+    super::emit(args.format, &summary, |o| print_human(o, &summary))?;
+    Ok(ExitStatus::Success)
+}
+
+/// Runs (or reuses) every stage and publishes the audit folder; returns its summary.
+pub(crate) fn execute(args: &AuditArgs, bar: &Bar) -> anyhow::Result<Summary> {
     let started = Instant::now();
     let out = out_dir(args)?;
     let stages_dir = out.join("stages");
-    let bar = Bar::new(global.quiet > 0);
     let sources = skg_extract::resolve_inputs(&args.inputs)
         .context("cannot resolve the registries to read")?;
 
@@ -130,7 +137,7 @@ pub(crate) fn run(args: &AuditArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
         } else {
             // The old key must not outlive the output it described.
             let _ = std::fs::remove_file(&key_path);
-            summary = Some(run_stage(stage, &dir, &stages_dir, args, lexical, &bar)?);
+            summary = Some(run_stage(stage, &dir, &stages_dir, args, lexical, bar)?);
             let output = output_hash(&dir)?;
             write_key(
                 &key_path,
@@ -158,7 +165,7 @@ pub(crate) fn run(args: &AuditArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
     }
 
     bar.stage("report");
-    skg_extract::Progress::phase(&bar, "read tables", 1);
+    skg_extract::Progress::phase(bar, "read tables", 1);
     let ex = super::read_extract(&stages_dir.join("extract"))?;
     let canon_dir = stages_dir.join("canonicalize");
     let members: Vec<skg_model::Member> = super::read_stage(&canon_dir, "canonicalize", "members")?;
@@ -172,7 +179,7 @@ pub(crate) fn run(args: &AuditArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
     let communities: Vec<skg_model::CommunityRow> =
         super::read_stage(&measure_dir, "measure", "communities")?;
 
-    skg_extract::Progress::phase(&bar, "render the report", 1);
+    skg_extract::Progress::phase(bar, "render the report", 1);
     let name = out
         .file_name()
         .map_or_else(|| "audit".to_owned(), |n| n.to_string_lossy().into_owned());
@@ -219,7 +226,7 @@ pub(crate) fn run(args: &AuditArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
     };
     let html = skg_report::render(&input, &options)?;
 
-    skg_extract::Progress::phase(&bar, "publish", 1);
+    skg_extract::Progress::phase(bar, "publish", 1);
     let all_edges: Vec<Edge> = ex.edges.iter().chain(&canon_edges).cloned().collect();
     publish(
         &out,
@@ -255,8 +262,7 @@ pub(crate) fn run(args: &AuditArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
         metrics: all,
         report_bytes: html.len() as u64,
     };
-    super::emit(args.format, &summary, |o| print_human(o, &summary))?;
-    Ok(ExitStatus::Success)
+    Ok(summary)
 }
 
 /// `--out`, else `reports/<name>` with `<name>` from `--name` or the first input's folder name.

@@ -14,7 +14,7 @@ use skg_model::{Document, Edge, Member, Score, Skill};
 
 use crate::{
     ExitStatus, GlobalArgs,
-    args::{EvalArgs, EvalMode, FusionArg, IndexBuildArgs, RouteArgs},
+    args::{EvalArgs, EvalMode, FusionArg, IndexBuildArgs, RouteArgs, ToolFormat},
     progress::Bar,
 };
 
@@ -30,8 +30,43 @@ fn default_out(audit: &Path) -> PathBuf {
 }
 
 pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
-    let started = Instant::now();
     let bar = Bar::new(global.quiet > 0);
+    let (summary, manifest, out) = execute_build(args, &bar)?;
+    super::emit(args.format, &summary, |o| {
+        if let Some(inc) = summary.get("incremental").filter(|v| !v.is_null()) {
+            writeln!(
+                o,
+                "incremental: {} packages kept, {} changed, {} added, {} deleted; {} vectors reused, {} texts embedded",
+                inc["packages"]["kept"],
+                inc["packages"]["changed"],
+                inc["packages"]["added"],
+                inc["packages"]["deleted"],
+                inc["vectors_reused"],
+                inc["texts_embedded"],
+            )?;
+        }
+        writeln!(
+            o,
+            "index {} in {:.1}s: {} skills ({} routable), {} documents, {} vectors ({})",
+            out.display(),
+            summary["seconds"].as_f64().unwrap_or(0.0),
+            manifest.counts.get("skills").unwrap_or(&0),
+            manifest.counts.get("routable").unwrap_or(&0),
+            manifest.counts.get("documents").unwrap_or(&0),
+            manifest.counts.get("vectors").unwrap_or(&0),
+            manifest.model.as_deref().unwrap_or("no model: BM25 only"),
+        )
+    })?;
+    Ok(ExitStatus::Success)
+}
+
+/// Builds (or, with `--incremental`, updates) the index folder; returns the summary, the
+/// manifest written and the folder.
+pub(crate) fn execute_build(
+    args: &IndexBuildArgs,
+    bar: &Bar,
+) -> anyhow::Result<(serde_json::Value, skg_index::IndexManifest, PathBuf)> {
+    let started = Instant::now();
     let audit = &args.audit;
     let m = skg_store::read_manifest(audit).with_context(|| {
         format!(
@@ -46,7 +81,7 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
             m.stage
         );
     }
-    skg_extract::Progress::phase(&bar, "read the audit", 5);
+    skg_extract::Progress::phase(bar, "read the audit", 5);
     let skills: Vec<Skill> = skg_store::read_ndjson(audit, "skills")?;
     let documents: Vec<Document> = skg_store::read_ndjson(audit, "documents")?;
     let edges: Vec<Edge> = skg_store::read_ndjson(audit, "edges")?;
@@ -54,8 +89,25 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
     let scores: Vec<Score> = skg_store::read_ndjson(audit, "scores")?;
     let out = args.out.clone().unwrap_or_else(|| default_out(audit));
 
+    // The previous index, for a whole-package incremental update.
+    let previous = if args.incremental {
+        match Index::open(&out) {
+            Ok(ix) => Some(ix),
+            Err(e) => {
+                tracing::warn!("no usable previous index ({e}): building the whole index");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let diff = previous
+        .as_ref()
+        .map(|old| skg_index::diff_packages(old, &skills));
+
     let mut embedding = None;
     let mut cache_bytes = None;
+    let mut reused_count = 0usize;
     let examples = match &args.examples {
         Some(path) => read_examples(path, &skills, &documents, &m.inputs)?,
         None => Vec::new(),
@@ -66,23 +118,37 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
     let vectors = if args.no_embeddings {
         None
     } else {
-        let mut targets = skg_index::dense_targets(&documents);
+        let all_targets = skg_index::dense_targets(&documents);
+        let (reused, mut targets) = match (&previous, &diff) {
+            (Some(old), Some(d)) => {
+                skg_index::reuse_vectors(old, d, &documents, &all_targets, skg_embed::MODEL_ID)
+            }
+            _ => (Vec::new(), all_targets),
+        };
+        reused_count = reused.len();
         let mut texts: Vec<String> = targets.iter().map(|&i| documents[i].text.clone()).collect();
         for (doc, text) in &examples {
             targets.push(*doc);
             texts.push(text.clone());
         }
-        let (vs, cache, stats) =
-            super::embed_texts(&texts, &out.join(CACHE_FILE), args.threads, &bar)?;
+        let (vs, mut cache, stats) =
+            super::embed_texts(&texts, &out.join(CACHE_FILE), args.threads, bar)?;
+        // Reused vectors stay in the cache, so a later whole build finds them too.
+        for (i, v) in &reused {
+            cache.insert(&documents[*i].text, v.clone());
+        }
         cache_bytes = Some(cache.to_bytes());
         embedding = Some(stats);
+        let mut rows: Vec<(usize, Vec<f32>)> = reused;
+        rows.extend(targets.into_iter().zip(vs));
         Some(skg_index::Vectors {
             model: skg_embed::MODEL_ID.to_owned(),
             dim: skg_embed::DIM,
-            rows: targets.into_iter().zip(vs).collect(),
+            rows,
         })
     };
-    skg_extract::Progress::phase(&bar, "write the index", 1);
+    drop(previous);
+    skg_extract::Progress::phase(bar, "write the index", 1);
     let input = skg_index::BuildInput {
         skills: &skills,
         documents: &documents,
@@ -113,21 +179,14 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
         "model": manifest.model,
         "content_hash": manifest.content_hash,
         "embedding": embedding,
+        "incremental": diff.as_ref().map(|d| serde_json::json!({
+            "packages": d.counts(),
+            "changed": d.changed, "added": d.added, "deleted": d.deleted,
+            "vectors_reused": reused_count,
+            "texts_embedded": embedding.as_ref().map_or(0, |e| e.embedded),
+        })),
     });
-    super::emit(args.format, &summary, |o| {
-        writeln!(
-            o,
-            "index {} in {:.1}s: {} skills ({} routable), {} documents, {} vectors ({})",
-            out.display(),
-            started.elapsed().as_secs_f64(),
-            manifest.counts.get("skills").unwrap_or(&0),
-            manifest.counts.get("routable").unwrap_or(&0),
-            manifest.counts.get("documents").unwrap_or(&0),
-            manifest.counts.get("vectors").unwrap_or(&0),
-            manifest.model.as_deref().unwrap_or("no model: BM25 only"),
-        )
-    })?;
-    Ok(ExitStatus::Success)
+    Ok((summary, manifest, out))
 }
 
 /// Gold ids → skill positions: `<registry folder>/<SKILL.md path>`, `<registry>/<path>`, or a
@@ -561,6 +620,24 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     q.include_quarantined = args.include_quarantined;
     let answer = index.search(&q)?;
     let bundle = skg_index::route(&index, &answer, args.token_budget);
+    if let Some(dir) = &args.export {
+        let written = skg_index::adapt::export(&index, &bundle, dir)
+            .with_context(|| format!("cannot export the bundle to {}", dir.display()))?;
+        tracing::info!("exported {} skills to {}", written.len(), dir.display());
+    }
+    if let Some(t) = args.tools {
+        let format = match t {
+            ToolFormat::Anthropic => skg_index::adapt::Format::Anthropic,
+            ToolFormat::Openai => skg_index::adapt::Format::Openai,
+            ToolFormat::Gemini => skg_index::adapt::Format::Gemini,
+            ToolFormat::Mcp => skg_index::adapt::Format::Mcp,
+        };
+        let tools = skg_index::adapt::tools(&index, &bundle, format);
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &tools)?;
+        writeln!(out)?;
+        return Ok(ExitStatus::Success);
+    }
     let summary = serde_json::json!({
         "task": args.task,
         "index_revision": index.manifest.content_hash,

@@ -8,6 +8,7 @@ pub(crate) mod index;
 pub(crate) mod measure;
 pub(crate) mod schema;
 pub(crate) mod score;
+pub(crate) mod serve;
 
 use std::{
     collections::{BTreeSet, HashMap},

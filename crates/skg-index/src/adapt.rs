@@ -1,0 +1,281 @@
+//! A routed bundle in the shapes agent hosts take: Anthropic `tools`, OpenAI chat-completions
+//! `tools`, Gemini `functionDeclarations`, an MCP `tools/list` result, and a folder of `SKILL.md`
+//! files.
+//!
+//! Each skill becomes one tool named after it whose single argument is the task; calling it means
+//! "load this skill's instructions for this task" (the gateway's `get_skill`). Names are made
+//! valid for every host (`[A-Za-z][A-Za-z0-9_-]{0,63}`, unique within the bundle); descriptions
+//! carry the skill's description and its place in the plan.
+
+use std::{
+    collections::HashSet,
+    io::Write as _,
+    path::{Path, PathBuf},
+};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Bundle, Error, Index, Reason, Result};
+
+/// Output shapes of a bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// skg's own bundle (plan, reasons, tokens).
+    #[default]
+    Bundle,
+    /// Anthropic Messages API `tools`.
+    Anthropic,
+    /// OpenAI chat-completions `tools`.
+    Openai,
+    /// Gemini `tools: [{functionDeclarations}]`.
+    Gemini,
+    /// MCP `tools/list` result.
+    Mcp,
+}
+
+impl Format {
+    /// Every format, for help texts and schemas.
+    pub const ALL: [Format; 5] = [
+        Format::Bundle,
+        Format::Anthropic,
+        Format::Openai,
+        Format::Gemini,
+        Format::Mcp,
+    ];
+
+    /// Its name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Bundle => "bundle",
+            Format::Anthropic => "anthropic",
+            Format::Openai => "openai",
+            Format::Gemini => "gemini",
+            Format::Mcp => "mcp",
+        }
+    }
+}
+
+/// Longest tool description written (hosts differ; 1024 characters fits all of them).
+pub const MAX_DESCRIPTION: usize = 1024;
+
+/// One skill of a bundle as a tool, host-neutral.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolSpec {
+    /// Valid, unique tool name.
+    pub name: String,
+    /// The skill's id.
+    pub skill_id: String,
+    /// The skill's name as written.
+    pub title: String,
+    /// Description with the skill's place in the plan.
+    pub description: String,
+}
+
+/// Makes `name` a tool name every host accepts: `[A-Za-z0-9_-]`, starting with a letter, at most
+/// 64 characters, distinct from the names in `taken` (a `_2`, `_3`, … suffix otherwise).
+pub fn tool_name(name: &str, taken: &mut HashSet<String>) -> String {
+    let mut base: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    base = base.trim_matches('_').to_owned();
+    if !base.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        base.insert_str(0, "skill_");
+    }
+    base.truncate(64);
+    let mut candidate = base.clone();
+    let mut n = 2;
+    while !taken.insert(candidate.clone()) {
+        let suffix = format!("_{n}");
+        let mut b = base.clone();
+        b.truncate(64 - suffix.len());
+        candidate = format!("{b}{suffix}");
+        n += 1;
+    }
+    candidate
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(max - 1).collect();
+    s.push('…');
+    s
+}
+
+/// The bundle's skills as tools, in plan order.
+pub fn tool_specs(index: &Index, bundle: &Bundle) -> Vec<ToolSpec> {
+    let mut taken = HashSet::new();
+    let n = bundle.plan.len();
+    let names: Vec<String> = bundle
+        .plan
+        .iter()
+        .map(|s| tool_name(&index.skills[s.skill as usize].name, &mut taken))
+        .collect();
+    let name_of = |id: &str| -> String {
+        bundle
+            .plan
+            .iter()
+            .position(|s| s.id == id)
+            .map_or_else(|| id.to_owned(), |i| names[i].clone())
+    };
+    bundle
+        .plan
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let e = &index.skills[s.skill as usize];
+            let role = match &s.reason {
+                Reason::Retrieved { rank } => format!("retrieved #{rank}"),
+                Reason::Dependency { of } => format!("a dependency of {}", name_of(of)),
+                Reason::Complement { of } => format!("complements {}", name_of(of)),
+            };
+            let deps: Vec<String> = e
+                .depends_on
+                .iter()
+                .filter(|d| bundle.plan.iter().any(|p| p.id == d.as_str()))
+                .map(|d| name_of(d.as_str()))
+                .collect();
+            let mut tail = format!(" [skill {} of {n} in the plan, {role}", i + 1);
+            if !deps.is_empty() {
+                tail.push_str(&format!("; use after {}", deps.join(", ")));
+            }
+            tail.push(']');
+            let room = MAX_DESCRIPTION.saturating_sub(tail.chars().count()).max(16);
+            ToolSpec {
+                name: names[i].clone(),
+                skill_id: s.id.clone(),
+                title: e.name.clone(),
+                description: format!("{}{tail}", clip(e.description.trim(), room)),
+            }
+        })
+        .collect()
+}
+
+fn task_schema(upper: bool) -> serde_json::Value {
+    let (obj, string) = if upper {
+        ("OBJECT", "STRING")
+    } else {
+        ("object", "string")
+    };
+    serde_json::json!({
+        "type": obj,
+        "properties": {"task": {"type": string, "description": "The task to do with this skill; the call returns the skill's instructions."}},
+        "required": ["task"],
+    })
+}
+
+/// The bundle's tools in a host's shape (`Format::Bundle` gives the host-neutral specs).
+pub fn tools(index: &Index, bundle: &Bundle, format: Format) -> serde_json::Value {
+    let specs = tool_specs(index, bundle);
+    let list: Vec<serde_json::Value> = specs
+        .iter()
+        .map(|t| match format {
+            Format::Bundle => serde_json::to_value(t).unwrap_or_default(),
+            Format::Anthropic => serde_json::json!({
+                "name": t.name, "description": t.description, "input_schema": task_schema(false)}),
+            Format::Openai => serde_json::json!({"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": task_schema(false)}}),
+            Format::Gemini => serde_json::json!({
+                "name": t.name, "description": t.description, "parameters": task_schema(true)}),
+            Format::Mcp => serde_json::json!({
+                "name": t.name, "title": t.title, "description": t.description,
+                "inputSchema": task_schema(false)}),
+        })
+        .collect();
+    match format {
+        Format::Gemini => serde_json::json!([{"functionDeclarations": list}]),
+        Format::Mcp => serde_json::json!({"tools": list}),
+        _ => serde_json::Value::Array(list),
+    }
+}
+
+/// Writes the bundle as a folder of skills: `<dir>/<tool name>/SKILL.md` for each skill and
+/// `<dir>/bundle.json` (the plan, in order). Written beside `dir` and renamed over it; an existing
+/// `dir` is replaced only if it is an earlier export (holds `bundle.json`) or empty.
+pub fn export(index: &Index, bundle: &Bundle, dir: &Path) -> Result<Vec<PathBuf>> {
+    if dir.exists() {
+        let empty = std::fs::read_dir(dir)
+            .map_err(|e| Error::io(dir, e))?
+            .next()
+            .is_none();
+        if !empty && !dir.join("bundle.json").is_file() {
+            return Err(Error::Corrupt {
+                path: dir.to_path_buf(),
+                message: "exists and is not an skg export (no bundle.json): not replacing it"
+                    .into(),
+            });
+        }
+    }
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let name = dir
+        .file_name()
+        .map_or_else(|| "bundle".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    }
+    let specs = tool_specs(index, bundle);
+    let mut written = Vec::new();
+    let result = (|| -> Result<()> {
+        for (spec, s) in specs.iter().zip(&bundle.plan) {
+            let folder = tmp.join(&spec.name);
+            std::fs::create_dir_all(&folder).map_err(|e| Error::io(&folder, e))?;
+            let path = folder.join("SKILL.md");
+            let text = index.markdown(s.skill)?;
+            write_file(&path, text.as_bytes())?;
+            written.push(dir.join(&spec.name).join("SKILL.md"));
+        }
+        let plan: Vec<serde_json::Value> = specs
+            .iter()
+            .zip(&bundle.plan)
+            .enumerate()
+            .map(|(i, (t, s))| {
+                serde_json::json!({"step": i + 1, "folder": t.name, "id": s.id,
+                    "reason": s.reason, "tokens": s.tokens})
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(&serde_json::json!({
+            "index_revision": index.manifest.content_hash,
+            "plan": plan,
+            "cycles": bundle.cycles,
+            "type_errors": bundle.type_errors,
+            "missing": bundle.missing,
+            "tokens": bundle.tokens,
+            "catalog_tokens": bundle.catalog_tokens,
+        }))
+        .map_err(|e| Error::Json {
+            path: tmp.join("bundle.json"),
+            message: e.to_string(),
+        })?;
+        text.push('\n');
+        write_file(&tmp.join("bundle.json"), text.as_bytes())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    std::fs::rename(&tmp, dir).map_err(|e| Error::io(dir, e))?;
+    Ok(written)
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    f.sync_all().map_err(|e| Error::io(path, e))
+}

@@ -1,0 +1,177 @@
+//! Prometheus metrics (OpenMetrics text at `/metrics`).
+
+use prometheus_client::{
+    encoding::EncodeLabelSet,
+    metrics::{
+        counter::Counter,
+        family::Family,
+        gauge::Gauge,
+        histogram::{Histogram, exponential_buckets},
+    },
+    registry::Registry,
+};
+
+use crate::gateway::ReloadOutcome;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    method: String,
+    status: u16,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 0.25 ms … 4 s
+    Histogram::new(exponential_buckets(0.000_25, 2.0, 15))
+}
+
+fn size_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(1.0, 2.0, 8))
+}
+
+fn token_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(256.0, 2.0, 10))
+}
+
+/// The gateway's metrics.
+#[derive(Debug)]
+pub(crate) struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    reloads: Family<OutcomeLabels, Counter>,
+    skills: Gauge,
+    routable: Gauge,
+    documents: Gauge,
+    vectors: Gauge,
+    bundle_skills: Histogram,
+    bundle_tokens: Histogram,
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("skg");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests by route, method and status",
+            requests.clone(),
+        );
+        let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency by route",
+            latency.clone(),
+        );
+        let reloads = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "index_reloads",
+            "index reload attempts by outcome (reloaded, fresh, failed)",
+            reloads.clone(),
+        );
+        let [skills, routable, documents, vectors] = [(); 4].map(|()| Gauge::default());
+        registry.register("index_skills", "skills in the served index", skills.clone());
+        registry.register(
+            "index_routable_skills",
+            "routable skills (not aliases, not quarantined) in the served index",
+            routable.clone(),
+        );
+        registry.register(
+            "index_documents",
+            "documents in the served index",
+            documents.clone(),
+        );
+        registry.register(
+            "index_vectors",
+            "dense vectors in the served index",
+            vectors.clone(),
+        );
+        let bundle_skills = size_histogram();
+        registry.register(
+            "route_bundle_skills",
+            "skills per routed bundle",
+            bundle_skills.clone(),
+        );
+        let bundle_tokens = token_histogram();
+        registry.register(
+            "route_bundle_tokens",
+            "tokens per routed bundle",
+            bundle_tokens.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            latency,
+            reloads,
+            skills,
+            routable,
+            documents,
+            vectors,
+            bundle_skills,
+            bundle_tokens,
+        }
+    }
+
+    pub(crate) fn request(&self, route: &str, method: &str, status: u16, seconds: f64) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.to_owned(),
+                method: method.to_owned(),
+                status,
+            })
+            .inc();
+        self.latency
+            .get_or_create(&RouteLabels {
+                route: route.to_owned(),
+            })
+            .observe(seconds);
+    }
+
+    pub(crate) fn index_loaded(&self, index: &skg_index::Index) {
+        let count = |k: &str| {
+            i64::try_from(index.manifest.counts.get(k).copied().unwrap_or(0)).unwrap_or(i64::MAX)
+        };
+        self.skills.set(count("skills"));
+        self.routable.set(count("routable"));
+        self.documents.set(count("documents"));
+        self.vectors.set(count("vectors"));
+    }
+
+    pub(crate) fn reload(&self, outcome: &ReloadOutcome) {
+        let outcome = match outcome {
+            ReloadOutcome::Reloaded { .. } => "reloaded",
+            ReloadOutcome::Fresh { .. } => "fresh",
+            ReloadOutcome::Failed { .. } => "failed",
+        };
+        self.reloads
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_owned(),
+            })
+            .inc();
+    }
+
+    pub(crate) fn bundle(&self, skills: usize, tokens: u64) {
+        self.bundle_skills.observe(skills as f64);
+        self.bundle_tokens.observe(tokens as f64);
+    }
+
+    pub(crate) fn encode(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}
