@@ -74,7 +74,7 @@ pub struct ToolSpec {
 
 /// Makes `name` a tool name every host accepts: `[A-Za-z0-9_-]`, starting with a letter, at most
 /// 64 characters, distinct from the names in `taken` (a `_2`, `_3`, … suffix otherwise).
-pub fn tool_name(name: &str, taken: &mut HashSet<String>) -> String {
+pub fn tool_name<H: std::hash::BuildHasher>(name: &str, taken: &mut HashSet<String, H>) -> String {
     let mut base: String = name
         .chars()
         .map(|c| {
@@ -146,7 +146,8 @@ pub fn tool_specs(index: &Index, bundle: &Bundle) -> Vec<ToolSpec> {
                 .collect();
             let mut tail = format!(" [skill {} of {n} in the plan, {role}", i + 1);
             if !deps.is_empty() {
-                tail.push_str(&format!("; use after {}", deps.join(", ")));
+                tail.push_str("; use after ");
+                tail.push_str(&deps.join(", "));
             }
             tail.push(']');
             let room = MAX_DESCRIPTION.saturating_sub(tail.chars().count()).max(16);

@@ -42,9 +42,10 @@ impl PackageDiff {
 /// Compares the new skills with the previous index's.
 pub fn diff_packages(old: &Index, skills: &[Skill]) -> PackageDiff {
     let mut diff = PackageDiff::default();
-    let mut now: HashMap<&str, ()> = HashMap::with_capacity(skills.len());
+    let mut now: std::collections::HashSet<&str> =
+        std::collections::HashSet::with_capacity(skills.len());
     for s in skills {
-        now.insert(s.id.as_str(), ());
+        now.insert(s.id.as_str());
         match old.skill(s.id.as_str()) {
             Some((_, e)) if e.content_hash == s.content_hash && !s.content_hash.is_empty() => {
                 diff.kept.push(s.id.to_string());
@@ -56,7 +57,7 @@ pub fn diff_packages(old: &Index, skills: &[Skill]) -> PackageDiff {
     diff.deleted = old
         .skills
         .iter()
-        .filter(|e| !now.contains_key(e.id.as_str()))
+        .filter(|e| !now.contains(e.id.as_str()))
         .map(|e| e.id.to_string())
         .collect();
     for v in [

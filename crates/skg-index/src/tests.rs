@@ -480,3 +480,234 @@ fn route_reports_a_cycle_instead_of_looping() {
     assert_eq!(ids.len(), 4);
     assert_eq!(ids[3], "r:notify");
 }
+
+/// Stand-in vectors that depend on the text only, so a carried-over vector equals a recomputed one.
+fn vec_of(text: &str) -> Vec<f32> {
+    let h = blake3::hash(text.as_bytes());
+    let v: Vec<f32> = h.as_bytes()[..8]
+        .iter()
+        .map(|&b| f32::from(b) + 1.0)
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+fn vectors_for(docs: &[Document], model: &str) -> Vectors {
+    Vectors {
+        model: model.into(),
+        dim: 8,
+        rows: crate::dense_targets(docs)
+            .into_iter()
+            .map(|i| (i, vec_of(&docs[i].text)))
+            .collect(),
+    }
+}
+
+fn hashed(mut f: Fixture) -> Fixture {
+    for s in &mut f.skills {
+        s.content_hash = format!("hash-of-{}", s.id);
+    }
+    f
+}
+
+fn input<'a>(f: &'a Fixture, vectors: Option<&'a Vectors>) -> BuildInput<'a> {
+    BuildInput {
+        skills: &f.skills,
+        documents: &f.docs,
+        edges: &f.edges,
+        members: Some(&f.members),
+        scores: Some(&f.scores),
+        registries: &[],
+        vectors,
+        min_confidence: 0.5,
+    }
+}
+
+#[test]
+fn incremental_update_holds_exactly_the_new_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("index");
+    let old_state = hashed(fixture());
+    let v = vectors_for(&old_state.docs, "m");
+    build(&input(&old_state, Some(&v)), &dest, json!({}), &[]).unwrap();
+
+    // New state: `charts` edited (new hash, new overview text), `csv` deleted, `svg` added.
+    let mut new = hashed(fixture());
+    let charts = new
+        .skills
+        .iter_mut()
+        .find(|s| s.id.as_str() == "r:charts")
+        .unwrap();
+    charts.content_hash = "hash-of-charts-v2".into();
+    for d in new
+        .docs
+        .iter_mut()
+        .filter(|d| d.skill.as_str() == "r:charts" && d.level == Level::L1)
+    {
+        d.text = "chart-maker: Draw bar and line charts as SVG.".into();
+    }
+    new.skills.retain(|s| s.id.as_str() != "r:csv");
+    new.docs.retain(|d| d.skill.as_str() != "r:csv");
+    new.scores.retain(|s| s.id.as_str() != "r:csv");
+    new.members.retain(|m| m.id.as_str() != "r:csv");
+    let mut svg = Skill::from_text("r", "svg", "svg-writer", "Write SVG images.", "body");
+    svg.content_hash = "hash-of-svg".into();
+    new.docs.push(doc(
+        &svg,
+        Level::L0,
+        0,
+        "svg-writer",
+        "svg-writer\nWrite SVG images.",
+    ));
+    new.skills.push(svg);
+
+    let old = Index::open(&dest).unwrap();
+    let diff = crate::diff_packages(&old, &new.skills);
+    assert_eq!(diff.kept, ["r:pdf", "r:pdf-copy"]);
+    assert_eq!(diff.changed, ["r:charts"]);
+    assert_eq!(diff.added, ["r:svg"]);
+    assert_eq!(diff.deleted, ["r:csv"]);
+
+    let targets = crate::dense_targets(&new.docs);
+    let (reused, todo) = crate::reuse_vectors(&old, &diff, &new.docs, &targets, "m");
+    assert_eq!(reused.len() + todo.len(), targets.len());
+    for (i, v) in &reused {
+        let d = &new.docs[*i];
+        assert!(diff.kept.contains(&d.skill.to_string()), "{}", d.id);
+        assert_eq!(*v, vec_of(&d.text), "the carried vector is this document's");
+    }
+    let todo_skills: std::collections::BTreeSet<&str> =
+        todo.iter().map(|&i| new.docs[i].skill.as_str()).collect();
+    assert_eq!(
+        todo_skills.into_iter().collect::<Vec<_>>(),
+        ["r:charts", "r:svg"]
+    );
+    // Another model: nothing can be carried over.
+    let (none, all) = crate::reuse_vectors(&old, &diff, &new.docs, &targets, "other-model");
+    assert!(none.is_empty() && all.len() == targets.len());
+    drop(old);
+
+    // The update = reused + freshly embedded rows, written whole over the old folder …
+    let mut rows = reused;
+    rows.extend(todo.iter().map(|&i| (i, vec_of(&new.docs[i].text))));
+    let updated = Vectors {
+        model: "m".into(),
+        dim: 8,
+        rows,
+    };
+    let m_inc = build(&input(&new, Some(&updated)), &dest, json!({}), &[]).unwrap();
+    // … is byte for byte the index a whole build of the new state writes.
+    let fresh = dir.path().join("fresh");
+    let whole = vectors_for(&new.docs, "m");
+    let m_full = build(&input(&new, Some(&whole)), &fresh, json!({}), &[]).unwrap();
+    assert_eq!(m_inc.content_hash, m_full.content_hash);
+    let ix = Index::open(&dest).unwrap();
+    assert!(ix.skill("r:csv").is_none());
+    assert!(ix.docs.iter().all(|d| !d.id.as_str().starts_with("r:csv#")));
+    let overview: Vec<&str> = ix
+        .docs
+        .iter()
+        .filter(|d| ix.skills[d.skill as usize].id.as_str() == "r:charts" && d.level == Level::L1)
+        .map(|d| d.snippet.as_str())
+        .collect();
+    assert_eq!(overview, ["chart-maker: Draw bar and line charts as SVG."]);
+    assert!(ix.skill("r:svg").is_some());
+}
+
+#[test]
+fn a_failed_build_keeps_the_previous_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("index");
+    let f = hashed(fixture());
+    let first = build(&input(&f, None), &dest, json!({}), &[]).unwrap();
+    let mut g = hashed(fixture());
+    g.skills.retain(|s| s.id.as_str() != "r:charts");
+    // The last file cannot be written: everything before it was.
+    let err = build(
+        &input(&g, None),
+        &dest,
+        json!({}),
+        &[("no/such/dir/file", b"x")],
+    );
+    assert!(err.is_err());
+    let ix = Index::open(&dest).unwrap();
+    assert_eq!(ix.manifest.content_hash, first.content_hash);
+    assert!(ix.skill("r:charts").is_some());
+    let leftovers: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "index")
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn tool_names_are_valid_for_every_host_and_unique() {
+    use crate::adapt::tool_name;
+    let mut taken = std::collections::HashSet::new();
+    assert_eq!(tool_name("pdf-tools", &mut taken), "pdf-tools");
+    assert_eq!(tool_name("pdf-tools", &mut taken), "pdf-tools_2");
+    assert_eq!(tool_name("PDF Tools (v2)", &mut taken), "PDF_Tools__v2");
+    assert_eq!(tool_name("3d-print", &mut taken), "skill_3d-print");
+    assert_eq!(
+        tool_name("ünï", &mut taken),
+        "n",
+        "non-ASCII → `_`, trimmed"
+    );
+    assert_eq!(tool_name("ééé", &mut taken), "skill_");
+    let long = "a".repeat(100);
+    assert_eq!(tool_name(&long, &mut taken), "a".repeat(64));
+    let second = tool_name(&long, &mut taken);
+    assert_eq!(second.len(), 64);
+    assert!(second.ends_with("_2"));
+}
+
+#[test]
+fn export_writes_skill_folders_in_plan_order_and_refuses_foreign_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &fixture(), None);
+    let a = index.search(&Query::new("draw charts", None, 1)).unwrap();
+    let bundle = crate::route(&index, &a, None);
+    // charts depends on pdf-copy, which folds to its canonical pdf: two skills, pdf first.
+    let ids: Vec<&str> = bundle.plan.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["r:pdf", "r:charts"]);
+    let out = dir.path().join("bundle");
+    let written = crate::adapt::export(&index, &bundle, &out).unwrap();
+    assert_eq!(
+        written,
+        [
+            out.join("pdf-tools/SKILL.md"),
+            out.join("chart-maker/SKILL.md")
+        ]
+    );
+    let md = std::fs::read_to_string(&written[1]).unwrap();
+    assert!(md.starts_with("---\n"));
+    assert!(md.contains("Draw charts from tables."), "{md}");
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bundle.json")).unwrap()).unwrap();
+    assert_eq!(plan["plan"][0]["folder"], "pdf-tools");
+    assert_eq!(plan["plan"][1]["step"], 2);
+    // An earlier export is replaced; a folder that is not one is left alone.
+    crate::adapt::export(&index, &bundle, &out).unwrap();
+    let foreign = dir.path().join("mine");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "keep me").unwrap();
+    assert!(crate::adapt::export(&index, &bundle, &foreign).is_err());
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("notes.txt")).unwrap(),
+        "keep me"
+    );
+}
+
+#[test]
+fn skill_markdown_round_trips_as_yaml_frontmatter() {
+    let mut s = Skill::from_text("r", "x", "x-tool", "Says: \"hi\" #tag", "# Body\ntext\n");
+    s.frontmatter.json =
+        r#"{"description":"Says: \"hi\" #tag","metadata":{"tags":["a","b"]},"name":"x-tool"}"#
+            .into();
+    let md = crate::skill_markdown(&s);
+    assert_eq!(
+        md,
+        "---\ndescription: \"Says: \\\"hi\\\" #tag\"\nmetadata: {\"tags\":[\"a\",\"b\"]}\nname: \"x-tool\"\n---\n# Body\ntext\n"
+    );
+}

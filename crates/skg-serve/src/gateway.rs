@@ -221,7 +221,7 @@ impl Gateway {
         let index_model = loaded.index.manifest.model.as_deref();
         match (&self.embedder, index_model) {
             (_, None) => {
-                out.push("the index has no vectors (built with --no-embeddings): BM25 only".into())
+                out.push("the index has no vectors (built with --no-embeddings): BM25 only".into());
             }
             (None, Some(_)) if out.is_empty() => {
                 out.push("no embedding model loaded: BM25 only".into());
@@ -287,7 +287,7 @@ impl Gateway {
         Ok(())
     }
 
-    fn query<'a>(&self, ask: &'a Ask, vector: Option<&'a [f32]>) -> Query<'a> {
+    fn query<'a>(ask: &'a Ask, vector: Option<&'a [f32]>) -> Query<'a> {
         let mut q = Query::new(&ask.text, vector, ask.k);
         if let Some(m) = ask.mode {
             q.mode = m;
@@ -321,7 +321,7 @@ impl Gateway {
         let loaded = self.current();
         let ix = &loaded.index;
         let vector = self.query_vector(&loaded, &ask.text, ask.mode);
-        let answer = ix.search(&self.query(ask, vector.as_deref()))?;
+        let answer = ix.search(&Self::query(ask, vector.as_deref()))?;
         let results: Vec<serde_json::Value> = answer
             .hits
             .iter()
@@ -355,7 +355,7 @@ impl Gateway {
         let loaded = self.current();
         let ix = &loaded.index;
         let vector = self.query_vector(&loaded, &ask.text, ask.mode);
-        let (hits, mode) = ix.search_sections(&self.query(ask, vector.as_deref()))?;
+        let (hits, mode) = ix.search_sections(&Self::query(ask, vector.as_deref()))?;
         let results: Vec<serde_json::Value> = hits
             .iter()
             .map(|h| {
@@ -393,7 +393,7 @@ impl Gateway {
         let loaded = self.current();
         let ix = &loaded.index;
         let vector = self.query_vector(&loaded, &ask.text, ask.mode);
-        let answer = ix.search(&self.query(ask, vector.as_deref()))?;
+        let answer = ix.search(&Self::query(ask, vector.as_deref()))?;
         let bundle = skg_index::route(ix, &answer, token_budget);
         let plan: Vec<serde_json::Value> = bundle
             .plan

@@ -38,7 +38,7 @@ fn rpc_error(id: &Value, code: i64, message: impl Into<String>) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
 }
 
-fn rpc_result(id: &Value, result: Value) -> Value {
+fn rpc_result(id: &Value, result: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
@@ -195,7 +195,7 @@ pub async fn handle(gw: &Arc<Gateway>, msg: Value) -> Option<Value> {
             let loaded = gw.current();
             rpc_result(
                 &id,
-                json!({
+                &json!({
                     "protocolVersion": version,
                     "capabilities": {"tools": {"listChanged": false}},
                     "serverInfo": {"name": "skg", "title": "skg skill gateway", "version": env!("CARGO_PKG_VERSION")},
@@ -205,8 +205,8 @@ pub async fn handle(gw: &Arc<Gateway>, msg: Value) -> Option<Value> {
                 }),
             )
         }
-        "ping" => rpc_result(&id, json!({})),
-        "tools/list" => rpc_result(&id, tool_list()),
+        "ping" => rpc_result(&id, &json!({})),
+        "tools/list" => rpc_result(&id, &tool_list()),
         "tools/call" => {
             let Some(name) = params.get("name").and_then(Value::as_str) else {
                 return Some(rpc_error(&id, INVALID_PARAMS, "tools/call needs `name`"));
@@ -220,12 +220,12 @@ pub async fn handle(gw: &Arc<Gateway>, msg: Value) -> Option<Value> {
                 ));
             }
             match call_tool(gw, name, &args).await {
-                Ok(r) => rpc_result(&id, r),
+                Ok(r) => rpc_result(&id, &r),
                 Err((code, m)) => rpc_error(&id, code, m),
             }
         }
-        "resources/list" => rpc_result(&id, json!({"resources": []})),
-        "prompts/list" => rpc_result(&id, json!({"prompts": []})),
+        "resources/list" => rpc_result(&id, &json!({"resources": []})),
+        "prompts/list" => rpc_result(&id, &json!({"prompts": []})),
         other => rpc_error(
             &id,
             METHOD_NOT_FOUND,

@@ -1,0 +1,849 @@
+//! The gateway end to end: routes in-process (tower `oneshot`), one real socket, MCP over HTTP and
+//! stdio, reloads, refused partial artifacts and every 4xx path. The index is built from the
+//! bundled demo registries (extracted here; no model, so BM25 only), with one skill quarantined
+//! and one made an alias.
+#![allow(
+    clippy::unwrap_used,
+    clippy::too_many_lines,
+    clippy::many_single_char_names,
+    reason = "a panic is the test failure"
+)]
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use axum::{
+    body::Body,
+    http::{Request, StatusCode, header},
+};
+use http_body_util::BodyExt as _;
+use serde_json::{Value, json};
+use skg_model::{Member, Score, Skill};
+use skg_serve::{Config, Gateway, router};
+use tower::ServiceExt as _;
+
+const QUARANTINED: &str = "demo/devflow:skills/reviewing-code";
+const ALIAS: &str = "demo/devflow:skills/requesting-review";
+
+fn demo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../registries")
+}
+
+fn extraction() -> skg_extract::Extraction {
+    let sources = skg_extract::resolve_inputs(&[demo()]).unwrap();
+    skg_extract::extract(
+        &sources,
+        &skg_extract::Options::default(),
+        &skg_extract::NoProgress,
+    )
+}
+
+fn score(s: &Skill, quarantined: bool) -> Score {
+    serde_json::from_value(json!({
+        "id": s.id, "registry": s.registry, "path": s.path,
+        "slop_score": if quarantined { 0.1 } else { 0.9 }, "quarantined": quarantined,
+        "threshold": 0.4, "reasons": [], "contributions": [], "features": [],
+    }))
+    .unwrap()
+}
+
+/// Builds the demo index at `dest`; `drop` leaves one skill out (another revision).
+fn build_index(dest: &Path, drop: Option<&str>) -> skg_index::IndexManifest {
+    let mut ex = extraction();
+    if let Some(d) = drop {
+        ex.skills.retain(|s| s.id.as_str() != d);
+    }
+    assert!(ex.skills.iter().any(|s| s.id.as_str() == QUARANTINED));
+    let scores: Vec<Score> = ex
+        .skills
+        .iter()
+        .map(|s| score(s, s.id.as_str() == QUARANTINED))
+        .collect();
+    let canonical = "demo/devflow:skills/finishing-a-branch";
+    let members: Vec<Member> = ex
+        .skills
+        .iter()
+        .filter(|s| s.id.as_str() == ALIAS)
+        .map(|s| {
+            serde_json::from_value(json!({
+                "id": s.id, "registry": s.registry, "path": s.path, "name": s.name,
+                "cluster_id": canonical, "role": "duplicate", "variant_of": null,
+                "quality": 0.5, "quality_source": "test", "nearest_description": 1.0,
+                "reason": "test alias",
+            }))
+            .unwrap()
+        })
+        .collect();
+    skg_index::build(
+        &skg_index::BuildInput {
+            skills: &ex.skills,
+            documents: &ex.documents,
+            edges: &ex.edges,
+            members: Some(&members),
+            scores: Some(&scores),
+            registries: &ex.registries,
+            vectors: None,
+            min_confidence: 0.5,
+        },
+        dest,
+        json!({}),
+        &[],
+    )
+    .unwrap()
+}
+
+fn gateway(dir: &Path, token: Option<&str>) -> Arc<Gateway> {
+    let mut cfg = Config::new(dir.to_path_buf());
+    cfg.admin_token = token.map(str::to_owned);
+    cfg.max_body_bytes = 4096;
+    cfg.max_query_chars = 500;
+    Arc::new(Gateway::open(cfg, None).unwrap())
+}
+
+struct Reply {
+    status: StatusCode,
+    json: Value,
+    content_type: String,
+}
+
+async fn call(gw: &Arc<Gateway>, req: Request<Body>) -> Reply {
+    let resp = router(Arc::clone(gw)).oneshot(req).await.unwrap();
+    let status = resp.status();
+    let content_type = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let json = if content_type.starts_with("application/json") {
+        serde_json::from_slice(&bytes).unwrap()
+    } else {
+        Value::String(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    Reply {
+        status,
+        json,
+        content_type,
+    }
+}
+
+fn post(uri: &str, body: &Value) -> Request<Body> {
+    Request::post(uri)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+fn get(uri: &str) -> Request<Body> {
+    Request::get(uri).body(Body::empty()).unwrap()
+}
+
+#[tokio::test]
+async fn health_find_search_and_skill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    let manifest = build_index(&dir, None);
+    let gw = gateway(&dir, None);
+
+    let h = call(&gw, get("/health")).await;
+    assert_eq!(h.status, StatusCode::OK);
+    assert_eq!(h.json["index"]["revision"], manifest.content_hash.as_str());
+    assert_eq!(h.json["status"], "degraded", "no vectors: BM25 only");
+    assert!(
+        h.json["degraded"][0]
+            .as_str()
+            .unwrap()
+            .contains("BM25 only"),
+        "{}",
+        h.json
+    );
+    assert_eq!(h.json["index"]["counts"]["quarantined"], 1);
+    assert_eq!(h.json["index"]["counts"]["aliases"], 1);
+
+    // find: one result per skill, never the quarantined or the alias skill.
+    let f = call(
+        &gw,
+        post(
+            "/v1/skills/find",
+            &json!({"query": "review the pull request code changes", "k": 10}),
+        ),
+    )
+    .await;
+    assert_eq!(f.status, StatusCode::OK, "{}", f.json);
+    let results = f.json["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    let ids: Vec<&str> = results.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let mut distinct = ids.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), ids.len(), "one result per skill: {ids:?}");
+    assert!(
+        !ids.contains(&QUARANTINED) && !ids.contains(&ALIAS),
+        "{ids:?}"
+    );
+    for r in results {
+        for field in [
+            "name",
+            "description",
+            "root_uri",
+            "uri",
+            "level",
+            "score",
+            "abstract",
+        ] {
+            assert!(!r[field].is_null(), "{field} missing in {r}");
+        }
+        assert!(
+            r["uri"]
+                .as_str()
+                .unwrap()
+                .starts_with(r["root_uri"].as_str().unwrap())
+        );
+        assert!(r["level"].as_u64().unwrap() <= 2);
+    }
+    let scores: Vec<f64> = results
+        .iter()
+        .map(|r| r["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first");
+
+    // With the quarantine off, the quarantined skill can be found.
+    let q = call(
+        &gw,
+        post(
+            "/v1/skills/find",
+            &json!({"query": "review the pull request code changes", "k": 10, "include_quarantined": true}),
+        ),
+    )
+    .await;
+    assert!(
+        q.json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == QUARANTINED)
+    );
+
+    // A floor nothing clears: no results, everything rejected, and it says so.
+    let floor = call(
+        &gw,
+        post(
+            "/v1/skills/find",
+            &json!({"query": "review code", "min_score": 1e9}),
+        ),
+    )
+    .await;
+    assert_eq!(floor.json["results"].as_array().unwrap().len(), 0);
+    assert_eq!(floor.json["nothing_cleared_the_floor"], true);
+    assert!(!floor.json["rejected"].as_array().unwrap().is_empty());
+
+    // search: section hits, several per skill allowed.
+    let s = call(&gw, post("/v1/search", &json!({"query": "test", "k": 30}))).await;
+    assert_eq!(s.status, StatusCode::OK);
+    let hits = s.json["results"].as_array().unwrap();
+    let mut per_skill = std::collections::HashMap::new();
+    for h in hits {
+        *per_skill.entry(h["id"].as_str().unwrap()).or_insert(0) += 1;
+        assert!(h["doc_id"].is_string() && h["lines"].is_array());
+    }
+    assert!(
+        per_skill.values().any(|&n| n > 1),
+        "some skill has several sections: {per_skill:?}"
+    );
+    let doc_ids: std::collections::HashSet<&str> =
+        hits.iter().map(|h| h["doc_id"].as_str().unwrap()).collect();
+    assert_eq!(doc_ids.len(), hits.len(), "each section once");
+
+    // Skills by id, routable or not, with their SKILL.md.
+    for id in [QUARANTINED, ALIAS, "demo/devflow:skills/finishing-a-branch"] {
+        let r = call(&gw, get(&format!("/v1/skills/{id}"))).await;
+        assert_eq!(r.status, StatusCode::OK, "{id}: {}", r.json);
+        assert_eq!(r.json["id"], id);
+        let md = r.json["markdown"].as_str().unwrap();
+        assert!(md.starts_with("---\n") && md.contains("\n---\n"), "{md}");
+        assert_eq!(r.json["routable"], id != QUARANTINED && id != ALIAS);
+    }
+}
+
+#[tokio::test]
+async fn route_bundle_and_formats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let gw = gateway(&dir, None);
+    let r = call(
+        &gw,
+        post(
+            "/v1/route",
+            &json!({"task": "finish the feature branch and merge it", "k": 2}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.json);
+    let plan = r.json["plan"].as_array().unwrap();
+    assert!(!plan.is_empty());
+    // Dependencies first: every depends_on target in the plan comes before its dependent,
+    // except between skills of one reported cycle (the demo has one: planning → writing plans →
+    // executing plans → planning).
+    let pos = |id: &str| plan.iter().position(|p| p["id"] == id);
+    let cycles = r.json["cycles"].as_array().unwrap();
+    let same_cycle = |a: &Value, b: &Value| {
+        cycles.iter().any(|c| {
+            let c = c.as_array().unwrap();
+            c.contains(a) && c.contains(b)
+        })
+    };
+    let mut checked = 0;
+    for (i, p) in plan.iter().enumerate() {
+        for d in p["depends_on"].as_array().unwrap() {
+            if let Some(j) = pos(d.as_str().unwrap())
+                && !same_cycle(d, &p["id"])
+            {
+                assert!(j < i, "{d} after its dependent {}", p["id"]);
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        checked >= 2,
+        "the bundle has dependencies to order: {plan:?}"
+    );
+    // Token accounting adds up.
+    let sum: u64 = plan.iter().map(|p| p["tokens"].as_u64().unwrap()).sum();
+    assert_eq!(r.json["tokens"]["bundle"].as_u64().unwrap(), sum);
+    let catalog = r.json["tokens"]["catalog"].as_u64().unwrap();
+    assert!(catalog > sum);
+    let reduction = r.json["tokens"]["reduction"].as_f64().unwrap();
+    assert!((reduction - (1.0 - sum as f64 / catalog as f64)).abs() < 1e-9);
+
+    let name_ok = |n: &str| {
+        n.len() <= 64
+            && n.starts_with(|c: char| c.is_ascii_alphabetic())
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    for (format, pick) in [
+        ("anthropic", "/tools"),
+        ("openai", "/tools"),
+        ("gemini", "/tools/0/functionDeclarations"),
+        ("mcp", "/tools/tools"),
+    ] {
+        let r = call(
+            &gw,
+            post(
+                "/v1/route",
+                &json!({"task": "finish the feature branch and merge it", "k": 2, "format": format}),
+            ),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::OK);
+        let tools = r.json.pointer(pick).unwrap().as_array().unwrap();
+        assert_eq!(tools.len(), plan.len(), "{format}: one tool per skill");
+        for t in tools {
+            let (name, schema) = match format {
+                "anthropic" => (&t["name"], &t["input_schema"]),
+                "openai" => {
+                    assert_eq!(t["type"], "function");
+                    (&t["function"]["name"], &t["function"]["parameters"])
+                }
+                "gemini" => (&t["name"], &t["parameters"]),
+                _ => (&t["name"], &t["inputSchema"]),
+            };
+            assert!(name_ok(name.as_str().unwrap()), "{format}: {name}");
+            assert_eq!(schema["required"], json!(["task"]));
+        }
+    }
+
+    // With content, every plan step carries its SKILL.md.
+    let c = call(
+        &gw,
+        post(
+            "/v1/route",
+            &json!({"task": "merge the branch", "include_content": true}),
+        ),
+    )
+    .await;
+    assert!(
+        c.json["plan"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["markdown"].as_str().is_some_and(|m| m.contains("---")))
+    );
+}
+
+#[tokio::test]
+async fn every_client_error_is_json_4xx() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let gw = gateway(&dir, Some("s3cret"));
+    let long = "word ".repeat(200);
+    let cases: Vec<(Request<Body>, StatusCode, &str)> = vec![
+        (
+            Request::post("/v1/route")
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from("{not json"))
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+            "bad_json",
+        ),
+        (
+            Request::post("/v1/route")
+                .body(Body::from(r#"{"task":"x"}"#))
+                .unwrap(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            post("/v1/route", &json!({"tsk": "x"})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            post("/v1/route", &json!({"task": "x", "k": 0})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            post("/v1/route", &json!({"task": "x", "k": 51})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            post("/v1/route", &json!({"task": "x", "format": "xml"})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            post("/v1/skills/find", &json!({"query": "   "})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            post("/v1/search", &json!({"query": long})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            post("/v1/route", &json!({"task": "x".repeat(5000)})),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+        ),
+        (
+            get("/v1/skills/no:such/skill"),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (get("/v2/anything"), StatusCode::NOT_FOUND, "not_found"),
+        (
+            get("/v1/route"),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+        ),
+        (
+            Request::post("/admin/reload").body(Body::empty()).unwrap(),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            Request::post("/admin/reload")
+                .header(header::AUTHORIZATION, "Bearer wrong!")
+                .body(Body::empty())
+                .unwrap(),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            Request::post("/mcp")
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::ORIGIN, "https://evil.example")
+                .body(Body::from(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#))
+                .unwrap(),
+            StatusCode::FORBIDDEN,
+            "origin_not_allowed",
+        ),
+        (
+            Request::post("/mcp")
+                .header(header::CONTENT_TYPE, "application/json")
+                .header("mcp-protocol-version", "1999-01-01")
+                .body(Body::from(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#))
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+            "unsupported_protocol_version",
+        ),
+        (
+            get("/mcp"),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+        ),
+    ];
+    for (req, status, code) in cases {
+        let what = format!("{} {}", req.method(), req.uri());
+        let r = call(&gw, req).await;
+        assert_eq!(r.status, status, "{what}: {}", r.json);
+        assert!(r.content_type.starts_with("application/json"), "{what}");
+        assert_eq!(r.json["code"], code, "{what}: {}", r.json);
+        assert!(r.json["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+    // Without a configured token, reload is refused outright.
+    let off = gateway(&dir, None);
+    let r = call(
+        &off,
+        Request::post("/admin/reload")
+            .header(header::AUTHORIZATION, "Bearer anything")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert_eq!(r.json["code"], "reload_disabled");
+    // Every one of those was counted by route and status.
+    let m = call(&gw, get("/metrics")).await;
+    let text = m.json.as_str().unwrap();
+    assert!(
+        text.contains(r#"skg_http_requests_total{route="/v1/route",method="POST",status="422"} 4"#),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn reload_only_when_stale_and_refuses_partial_artifacts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    let first = build_index(&dir, None);
+
+    // An unfinished folder is refused at start.
+    let partial = tmp.path().join("partial");
+    build_index(&partial, None);
+    std::fs::remove_file(partial.join("_SUCCESS")).unwrap();
+    let err = Gateway::open(Config::new(partial.clone()), None).unwrap_err();
+    assert!(matches!(err, skg_index::Error::Unfinished(_)), "{err}");
+
+    let gw = gateway(&dir, Some("s3cret"));
+    let reload = || {
+        Request::post("/admin/reload")
+            .header(header::AUTHORIZATION, "Bearer s3cret")
+            .body(Body::empty())
+            .unwrap()
+    };
+    // Same revision on disk: nothing loaded.
+    let r = call(&gw, reload()).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(
+        r.json,
+        json!({"outcome": "fresh", "revision": first.content_hash})
+    );
+
+    // A request in flight holds the old index across a swap.
+    let held = gw.current();
+    let second = build_index(&dir, Some("demo/devflow:skills/finishing-a-branch"));
+    assert_ne!(second.content_hash, first.content_hash);
+    let r = call(&gw, reload()).await;
+    assert_eq!(
+        r.json,
+        json!({"outcome": "reloaded", "from": first.content_hash, "to": second.content_hash})
+    );
+    assert_eq!(held.index.manifest.content_hash, first.content_hash);
+    assert!(
+        held.index
+            .skill("demo/devflow:skills/finishing-a-branch")
+            .is_some()
+    );
+    assert!(
+        held.index.markdown(0).is_ok(),
+        "the old folder's files stay readable"
+    );
+    assert_eq!(
+        gw.current().index.manifest.content_hash,
+        second.content_hash
+    );
+    let gone = call(
+        &gw,
+        get("/v1/skills/demo/devflow:skills/finishing-a-branch"),
+    )
+    .await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+
+    // A half-written folder (no _SUCCESS) is refused; the last good index keeps serving and
+    // /health says why.
+    build_index(&dir, None);
+    std::fs::remove_file(dir.join("_SUCCESS")).unwrap();
+    let r = call(&gw, reload()).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.json["code"], "reload_failed");
+    assert_eq!(
+        gw.current().index.manifest.content_hash,
+        second.content_hash
+    );
+    let h = call(&gw, get("/health")).await;
+    assert!(
+        h.json["degraded"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d.as_str().unwrap().contains("last reload failed")),
+        "{}",
+        h.json
+    );
+    let f = call(&gw, post("/v1/skills/find", &json!({"query": "review"}))).await;
+    assert_eq!(f.status, StatusCode::OK);
+    assert_eq!(f.json["index_revision"], second.content_hash.as_str());
+
+    // Reload outcomes are counted.
+    let m = call(&gw, get("/metrics")).await;
+    let text = m.json.as_str().unwrap();
+    for outcome in ["fresh", "reloaded", "failed"] {
+        assert!(
+            text.contains(&format!(
+                r#"skg_index_reloads_total{{outcome="{outcome}"}} 1"#
+            )),
+            "{outcome}: {text}"
+        );
+    }
+}
+
+async fn mcp(gw: &Arc<Gateway>, msg: &Value) -> Reply {
+    call(
+        gw,
+        Request::post("/mcp")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .body(Body::from(msg.to_string()))
+            .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn mcp_over_http_handshake_list_and_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let gw = gateway(&dir, None);
+    let init = mcp(
+        &gw,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+    )
+    .await;
+    assert_eq!(init.status, StatusCode::OK);
+    assert_eq!(init.json["id"], 1);
+    assert_eq!(init.json["result"]["protocolVersion"], "2025-06-18");
+    assert!(init.json["result"]["capabilities"]["tools"].is_object());
+    let note = mcp(
+        &gw,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(note.status, StatusCode::ACCEPTED);
+
+    let list = mcp(
+        &gw,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    let names: Vec<&str> = list.json["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["find_skills", "get_skill", "route_task"]);
+
+    let routed = mcp(
+        &gw,
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "route_task", "arguments": {"task": "finish the branch and merge it", "k": 2}}}),
+    )
+    .await;
+    let result = &routed.json["result"];
+    assert_eq!(result["isError"], false, "{}", routed.json);
+    let plan = result["structuredContent"]["plan"].as_array().unwrap();
+    assert!(!plan.is_empty());
+    assert!(plan.iter().all(|p| p["markdown"].is_string()));
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, result["structuredContent"]);
+
+    let first = plan[0]["id"].as_str().unwrap();
+    let got = mcp(
+        &gw,
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+            "name": "get_skill", "arguments": {"id": first}}}),
+    )
+    .await;
+    assert_eq!(got.json["result"]["structuredContent"]["id"], first);
+
+    let found = mcp(
+        &gw,
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "find_skills", "arguments": {"query": "debug a failing test"}}}),
+    )
+    .await;
+    assert!(
+        !found.json["result"]["structuredContent"]["results"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+
+    // A tool failure is a result with isError; protocol mistakes are JSON-RPC errors.
+    let missing = mcp(
+        &gw,
+        &json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+            "name": "get_skill", "arguments": {"id": "no:such"}}}),
+    )
+    .await;
+    assert_eq!(missing.json["result"]["isError"], true);
+    for (msg, code) in [
+        (
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "nope", "arguments": {}}}),
+            -32602,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "find_skills", "arguments": {}}}),
+            -32602,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 9, "method": "sampling/createMessage"}),
+            -32601,
+        ),
+        (
+            json!({"jsonrpc": "1.0", "id": 10, "method": "ping"}),
+            -32600,
+        ),
+        (
+            json!([{"jsonrpc": "2.0", "id": 11, "method": "ping"}]),
+            -32600,
+        ),
+    ] {
+        let r = mcp(&gw, &msg).await;
+        assert_eq!(r.json["error"]["code"], code, "{msg}: {}", r.json);
+    }
+    let bad = call(
+        &gw,
+        Request::post("/mcp")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from("{oops"))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert_eq!(bad.json["error"]["code"], -32700);
+}
+
+#[tokio::test]
+async fn mcp_over_stdio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let gw = gateway(&dir, None);
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}).to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        String::new(),
+        json!({"jsonrpc": "2.0", "id": "b", "method": "tools/list"}).to_string(),
+        "not json".to_owned(),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "find_skills", "arguments": {"query": "merge a branch", "k": 1}}}).to_string(),
+    ]
+    .join("\n");
+    let mut out = Vec::new();
+    skg_serve::mcp::run_stdio(gw, input.as_bytes(), &mut out)
+        .await
+        .unwrap();
+    let lines: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "no answer to the notification: {lines:?}");
+    assert_eq!(lines[0]["result"]["protocolVersion"], "2025-03-26");
+    assert_eq!(lines[1]["id"], "b");
+    assert_eq!(lines[1]["result"]["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(lines[2]["error"]["code"], -32700);
+    assert_eq!(
+        lines[3]["result"]["structuredContent"]["results"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn openapi_documents_every_route() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let gw = gateway(&dir, None);
+    let doc = call(&gw, get("/openapi.json")).await.json;
+    assert_eq!(doc["openapi"], "3.1.0");
+    let mut paths: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    paths.sort_unstable();
+    // Each documented path answers something other than the 404 fallback.
+    for p in &paths {
+        let uri = p.replace("{id}", "demo/devflow:skills/finishing-a-branch");
+        let r = call(&gw, get(&uri)).await;
+        assert_ne!(
+            r.json["message"], "no such route (see /openapi.json)",
+            "{p}"
+        );
+    }
+    assert_eq!(
+        paths,
+        [
+            "/admin/reload",
+            "/health",
+            "/mcp",
+            "/metrics",
+            "/openapi.json",
+            "/v1/route",
+            "/v1/search",
+            "/v1/skills/find",
+            "/v1/skills/{id}",
+        ]
+    );
+}
+
+/// One real socket: the app served by [`skg_serve::serve`] on 127.0.0.1, spoken to with a plain
+/// HTTP/1.1 request, then shut down gracefully.
+#[tokio::test]
+async fn real_socket() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let gw = gateway(&dir, None);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(skg_serve::serve(gw, listener, async {
+        let _ = stopped.await;
+    }));
+    let body = json!({"task": "debug a failing test", "k": 3}).to_string();
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(
+        format!(
+            "POST /v1/route HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).await.unwrap();
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    let json: Value = serde_json::from_str(raw.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert!(!json["plan"].as_array().unwrap().is_empty());
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}
