@@ -344,3 +344,142 @@ fn routing_the_cli_tasks() {
     );
     assert_eq!(r["bundle"]["plan"].as_array().map(Vec::len), Some(2));
 }
+
+/// `skg index build --incremental` after editing one skill, deleting one and adding one: the
+/// package counts are exactly those, only the changed and added skills' vectors are computed, and
+/// the folder equals a whole build of the new state. Then the bundle as host tools and as an
+/// exported folder of skills.
+#[test]
+fn incremental_index_update_and_bundle_adapters() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = dir.path();
+    let registries = demo_copy(d);
+    let _ = audit(d, &[]);
+    let model_folder = model_dir();
+    let run = |args: &[&str]| skg_json_env(d, args, &[("SKG_MODEL_DIR", &model_folder)]);
+    let first = run(&["index", "build", "audit", "-o", "index", "-q"]);
+    assert_eq!(first["counts"]["skills"], 35);
+
+    let edited = registries.join("devflow/skills/executing-plans/SKILL.md");
+    let mut text = std::fs::read_to_string(&edited).unwrap_or_default();
+    text.push_str("\n## Afterwards\n\nRecord what each task changed in the plan file.\n");
+    std::fs::write(&edited, text).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_dir_all(registries.join("datalab/skills/notebook-hygiene"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let added = registries.join("devflow/skills/dependency-upgrades");
+    std::fs::create_dir_all(&added).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        added.join("SKILL.md"),
+        "---\nname: dependency-upgrades\ndescription: Use when bumping library versions. Upgrades one dependency at a time and runs the tests after each.\n---\n\n# Dependency upgrades\n\nBump one dependency, run the tests, commit, repeat.\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let _ = audit(d, &[]);
+
+    let inc = run(&[
+        "index",
+        "build",
+        "audit",
+        "-o",
+        "index",
+        "--incremental",
+        "-q",
+    ]);
+    let packages = &inc["incremental"]["packages"];
+    assert_eq!(
+        packages,
+        &serde_json::json!({"kept": 33, "changed": 1, "added": 1, "deleted": 1}),
+        "{inc}"
+    );
+    assert_eq!(
+        inc["incremental"]["changed"][0],
+        "demo/devflow:skills/executing-plans"
+    );
+    assert_eq!(
+        inc["incremental"]["deleted"][0],
+        "demo/datalab:skills/notebook-hygiene"
+    );
+    // Two vectors (abstract, overview) per kept skill are carried over.
+    assert_eq!(inc["incremental"]["vectors_reused"], 66);
+    assert!(inc["incremental"]["texts_embedded"].as_u64().unwrap_or(99) <= 4);
+    assert_eq!(inc["counts"]["skills"], 35);
+    let whole = run(&["index", "build", "audit", "-o", "index-whole", "-q"]);
+    assert_eq!(inc["content_hash"], whole["content_hash"]);
+
+    // The bundle as Anthropic tools, and as a folder of skills.
+    let out = super::skg_env(
+        d,
+        &[
+            "route",
+            "merge the finished feature branch",
+            "--index",
+            "index",
+            "-k",
+            "1",
+            "--tools",
+            "anthropic",
+            "--export",
+            "bundle",
+        ],
+        &[("SKG_MODEL_DIR", &model_folder)],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let tools = tools.as_array().cloned().unwrap_or_default();
+    assert!(!tools.is_empty());
+    let plan: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join("bundle/bundle.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    let steps = plan["plan"].as_array().cloned().unwrap_or_default();
+    assert_eq!(steps.len(), tools.len());
+    for (t, s) in tools.iter().zip(&steps) {
+        assert_eq!(t["name"], s["folder"]);
+        let folder = s["folder"].as_str().unwrap_or_default();
+        assert!(d.join("bundle").join(folder).join("SKILL.md").is_file());
+    }
+
+    // `skg mcp`: the MCP server on stdio answers the handshake, lists its tools and routes; its
+    // stdout carries JSON-RPC lines only.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skg"))
+        .args(["mcp", "--index", "index", "--bm25"])
+        .current_dir(d)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+        for msg in [
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "0"}}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "route_task", "arguments": {"task": "merge the finished feature branch", "k": 1}}}),
+        ] {
+            writeln!(stdin, "{msg}").unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["result"]["serverInfo"]["name"], "skg");
+    assert_eq!(
+        lines[1]["result"]["tools"].as_array().map(Vec::len),
+        Some(3)
+    );
+    let plan = &lines[2]["result"]["structuredContent"]["plan"];
+    assert_eq!(plan.as_array().map(Vec::len), Some(steps.len()));
+}
