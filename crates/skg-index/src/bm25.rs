@@ -248,6 +248,78 @@ impl Bm25 {
         self.run(clauses, limit)
     }
 
+    /// The `n` best distinct groups (skills) by their best document's score, in one pass with
+    /// block-max WAND pruning: the pruning threshold is the `n`-th best group score so far, so
+    /// documents that cannot lift a group into the top `n` are never scored. `group_of` maps a
+    /// document index to its group, `None` for documents to leave out (not routable).
+    /// Returns (group, score, doc index), unordered.
+    pub(crate) fn search_groups(
+        &self,
+        terms: &[String],
+        weights: &FieldWeights,
+        n: usize,
+        group_of: &dyn Fn(u32) -> Option<u32>,
+    ) -> Result<Vec<(u32, f32, u32)>> {
+        use std::collections::{BTreeSet, HashMap};
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in terms {
+            for (f, w) in self.text.iter().zip(weights.0) {
+                if w <= 0.0 {
+                    continue;
+                }
+                let q = TermQuery::new(Term::from_field_text(*f, t), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), w))));
+            }
+        }
+        if clauses.is_empty() || n == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let query = BooleanQuery::new(clauses);
+        let weight = query.weight(tantivy::query::EnableScoring::enabled_from_searcher(
+            &searcher,
+        ))?;
+        // Scores are positive; order them by their bits (monotone for non-negative floats).
+        let key = |s: f32| s.max(0.0).to_bits();
+        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
+        let mut top: BTreeSet<(u32, u32)> = BTreeSet::new(); // (score key, group)
+        let mut threshold = 0.0f32;
+        for reader in searcher.segment_readers() {
+            let docs = reader.fast_fields().u64("doc")?;
+            weight.for_each_pruning(threshold, reader, &mut |doc, score| {
+                let Some(d) = docs.first(doc).and_then(|d| u32::try_from(d).ok()) else {
+                    return threshold;
+                };
+                let Some(g) = group_of(d) else {
+                    return threshold;
+                };
+                match best.get(&g) {
+                    Some(&(old, _)) if old >= score => return threshold,
+                    Some(&(old, _)) => {
+                        top.remove(&(key(old), g));
+                    }
+                    None => {}
+                }
+                best.insert(g, (score, d));
+                top.insert((key(score), g));
+                if top.len() > n {
+                    top.pop_first();
+                }
+                if top.len() == n {
+                    threshold = top.first().map_or(threshold, |&(k, _)| f32::from_bits(k));
+                }
+                threshold
+            })?;
+        }
+        Ok(top
+            .into_iter()
+            .map(|(_, g)| {
+                let (s, d) = best[&g];
+                (g, s, d)
+            })
+            .collect())
+    }
+
     /// Top documents whose `when_not_to_use` matches the terms: (doc index, score).
     pub(crate) fn search_negative(
         &self,

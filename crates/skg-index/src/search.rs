@@ -160,7 +160,7 @@ pub struct Index {
     pub skills: Vec<SkillEntry>,
     /// Every document.
     pub docs: Vec<DocEntry>,
-    bm25: Bm25,
+    pub(crate) bm25: Bm25,
     dim: usize,
     vectors: Vec<f32>,
     vector_docs: Vec<u32>,
@@ -393,34 +393,24 @@ impl Index {
         (q.include_aliases || s.alias_of.is_none()) && (q.include_quarantined || !s.quarantined)
     }
 
-    /// BM25 per allowed skill: (best doc score − penalty, best doc), over-fetching documents until
-    /// `want` distinct skills are found or the matches run out.
+    /// BM25 of the `want` best allowed skills: (best doc score − penalty, best doc), found in one
+    /// pruned pass over the documents (see `Bm25::search_groups`).
     fn bm25_skills(
         &self,
         q: &Query<'_>,
         terms: &[String],
         want: usize,
     ) -> Result<HashMap<u32, (f32, u32)>> {
-        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
-        let mut fetch = (want * 4).max(100);
-        loop {
-            best.clear();
-            let docs = self.bm25.search(terms, &q.weights, fetch)?;
-            for &(doc, score) in &docs {
-                let skill = self.docs[doc as usize].skill;
-                if !self.allowed(skill, q) {
-                    continue;
-                }
-                let e = best.entry(skill).or_insert((score, doc));
-                if score > e.0 {
-                    *e = (score, doc);
-                }
-            }
-            if best.len() >= want || docs.len() < fetch || fetch >= self.docs.len() {
-                break;
-            }
-            fetch = (fetch * 4).min(self.docs.len());
-        }
+        let group_of = |doc: u32| {
+            let skill = self.docs.get(doc as usize)?.skill;
+            self.allowed(skill, q).then_some(skill)
+        };
+        let mut best: HashMap<u32, (f32, u32)> = self
+            .bm25
+            .search_groups(terms, &q.weights, want, &group_of)?
+            .into_iter()
+            .map(|(skill, score, doc)| (skill, (score, doc)))
+            .collect();
         if q.negative_weight > 0.0 {
             for (doc, neg) in self.bm25.search_negative(terms, 1000)? {
                 let skill = self.docs[doc as usize].skill;

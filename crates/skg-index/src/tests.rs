@@ -711,3 +711,87 @@ fn skill_markdown_round_trips_as_yaml_frontmatter() {
         "---\ndescription: \"Says: \\\"hi\\\" #tag\"\nmetadata: {\"tags\":[\"a\",\"b\"]}\nname: \"x-tool\"\n---\n# Body\ntext\n"
     );
 }
+
+/// The pruned one-pass search for the best distinct skills gives what scoring every document and
+/// keeping each skill's best would: the same scores for the top `n` (ties may swap skills).
+#[test]
+fn pruned_group_search_equals_exhaustive_grouping() {
+    let words = [
+        "pdf", "merge", "form", "chart", "table", "csv", "clean", "plot", "deploy", "test",
+        "review", "branch", "release", "notes", "debug",
+    ];
+    let mut skills = Vec::new();
+    let mut docs = Vec::new();
+    let mut x: u64 = 7;
+    let mut next = |m: usize| {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        usize::try_from(x >> 33).unwrap() % m
+    };
+    for i in 0..120 {
+        let text = |n: usize, next: &mut dyn FnMut(usize) -> usize| {
+            (0..n)
+                .map(|_| words[next(words.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let desc = text(6, &mut next);
+        let s = Skill::from_text(
+            "r",
+            &format!("s{i:03}"),
+            &format!("skill-{i}"),
+            &desc,
+            "body",
+        );
+        docs.push(doc(&s, Level::L0, 0, &s.name.clone(), &desc));
+        for o in 0..3 {
+            let body = text(12, &mut next);
+            docs.push(doc(&s, Level::L2, o, "Section", &body));
+        }
+        skills.push(s);
+    }
+    let f = Fixture {
+        skills,
+        docs,
+        edges: vec![],
+        members: vec![],
+        scores: vec![],
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &f, None);
+    let w = crate::FieldWeights::default();
+    for query in [
+        "merge pdf form",
+        "deploy release notes",
+        "debug test branch review",
+        "csv",
+    ] {
+        let terms = index.bm25.terms(query);
+        for n in [1, 5, 20] {
+            let pruned = index
+                .bm25
+                .search_groups(&terms, &w, n, &|d| Some(index.docs[d as usize].skill))
+                .unwrap();
+            let all = index.bm25.search(&terms, &w, index.docs.len()).unwrap();
+            let mut best: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
+            for (d, s) in all {
+                let e = best.entry(index.docs[d as usize].skill).or_insert(s);
+                *e = e.max(s);
+            }
+            let mut want: Vec<f32> = best.into_values().collect();
+            want.sort_by(|a, b| b.total_cmp(a));
+            want.truncate(n);
+            let mut got: Vec<f32> = pruned.iter().map(|p| p.1).collect();
+            got.sort_by(|a, b| b.total_cmp(a));
+            assert_eq!(got, want, "{query} n={n}");
+            for (skill, score, d) in pruned {
+                assert_eq!(
+                    index.docs[d as usize].skill, skill,
+                    "the doc is the skill's"
+                );
+                assert!(score > 0.0);
+            }
+        }
+    }
+}

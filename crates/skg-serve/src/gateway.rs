@@ -44,6 +44,9 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Why retrieval is degraded from the start (e.g. the model could not be loaded).
     pub degraded: Vec<String>,
+    /// Query vectors kept for repeated tasks (entries; 0 = none). Agents repeat tasks, and the
+    /// query embedding is most of a hybrid request's CPU time.
+    pub query_cache: usize,
 }
 
 impl Config {
@@ -60,6 +63,7 @@ impl Config {
             max_query_chars: 4000,
             allowed_origins: Vec::new(),
             degraded: Vec::new(),
+            query_cache: 4096,
         }
     }
 }
@@ -104,6 +108,7 @@ pub struct Gateway {
     pub(crate) cfg: Config,
     current: ArcSwap<Loaded>,
     embedder: Option<Arc<dyn Embed>>,
+    query_vectors: Option<quick_cache::sync::Cache<String, Arc<Vec<f32>>>>,
     reload_lock: tokio::sync::Mutex<()>,
     last_reload_error: Mutex<Option<String>>,
     pub(crate) compute: tokio::sync::Semaphore,
@@ -133,6 +138,7 @@ impl Gateway {
         let index = Index::open(&cfg.index_dir)?;
         let metrics = Metrics::new();
         metrics.index_loaded(&index);
+        let cfg_query_cache = cfg.query_cache;
         Ok(Gateway {
             compute: tokio::sync::Semaphore::new(cfg.compute_slots.max(1)),
             cfg,
@@ -141,6 +147,8 @@ impl Gateway {
                 loaded_at: now(),
             }),
             embedder,
+            query_vectors: (cfg_query_cache > 0)
+                .then(|| quick_cache::sync::Cache::new(cfg_query_cache)),
             reload_lock: tokio::sync::Mutex::new(()),
             last_reload_error: Mutex::new(None),
             metrics,
@@ -247,7 +255,12 @@ impl Gateway {
     }
 
     /// The query vector, when hybrid retrieval is possible for this index.
-    fn query_vector(&self, loaded: &Loaded, text: &str, mode: Option<Mode>) -> Option<Vec<f32>> {
+    fn query_vector(
+        &self,
+        loaded: &Loaded,
+        text: &str,
+        mode: Option<Mode>,
+    ) -> Option<Arc<Vec<f32>>> {
         if mode == Some(Mode::Bm25) {
             return None;
         }
@@ -255,8 +268,19 @@ impl Gateway {
         if loaded.index.manifest.model.as_deref() != Some(e.model()) {
             return None;
         }
+        if let Some(v) = self.query_vectors.as_ref().and_then(|c| c.get(text)) {
+            self.metrics.query_cache(true);
+            return Some(v);
+        }
         match e.embed(text) {
-            Ok(v) => Some(v),
+            Ok(v) => {
+                let v = Arc::new(v);
+                if let Some(c) = &self.query_vectors {
+                    self.metrics.query_cache(false);
+                    c.insert(text.to_owned(), Arc::clone(&v));
+                }
+                Some(v)
+            }
             Err(err) => {
                 tracing::warn!("query embedding failed, BM25 only: {err}");
                 None
@@ -321,7 +345,7 @@ impl Gateway {
         let loaded = self.current();
         let ix = &loaded.index;
         let vector = self.query_vector(&loaded, &ask.text, ask.mode);
-        let answer = ix.search(&Self::query(ask, vector.as_deref()))?;
+        let answer = ix.search(&Self::query(ask, vector.as_deref().map(Vec::as_slice)))?;
         let results: Vec<serde_json::Value> = answer
             .hits
             .iter()
@@ -355,7 +379,8 @@ impl Gateway {
         let loaded = self.current();
         let ix = &loaded.index;
         let vector = self.query_vector(&loaded, &ask.text, ask.mode);
-        let (hits, mode) = ix.search_sections(&Self::query(ask, vector.as_deref()))?;
+        let (hits, mode) =
+            ix.search_sections(&Self::query(ask, vector.as_deref().map(Vec::as_slice)))?;
         let results: Vec<serde_json::Value> = hits
             .iter()
             .map(|h| {
@@ -393,7 +418,7 @@ impl Gateway {
         let loaded = self.current();
         let ix = &loaded.index;
         let vector = self.query_vector(&loaded, &ask.text, ask.mode);
-        let answer = ix.search(&Self::query(ask, vector.as_deref()))?;
+        let answer = ix.search(&Self::query(ask, vector.as_deref().map(Vec::as_slice)))?;
         let bundle = skg_index::route(ix, &answer, token_budget);
         let plan: Vec<serde_json::Value> = bundle
             .plan

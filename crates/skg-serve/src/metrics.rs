@@ -56,6 +56,7 @@ pub(crate) struct Metrics {
     vectors: Gauge,
     bundle_skills: Histogram,
     bundle_tokens: Histogram,
+    query_cache: Family<OutcomeLabels, Counter>,
 }
 
 impl Metrics {
@@ -110,6 +111,12 @@ impl Metrics {
             "tokens per routed bundle",
             bundle_tokens.clone(),
         );
+        let query_cache = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "query_vector_cache",
+            "query vector lookups by outcome (hit, miss)",
+            query_cache.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -121,6 +128,7 @@ impl Metrics {
             vectors,
             bundle_skills,
             bundle_tokens,
+            query_cache,
         }
     }
 
@@ -165,6 +173,14 @@ impl Metrics {
     pub(crate) fn bundle(&self, skills: usize, tokens: u64) {
         self.bundle_skills.observe(skills as f64);
         self.bundle_tokens.observe(tokens as f64);
+    }
+
+    pub(crate) fn query_cache(&self, hit: bool) {
+        self.query_cache
+            .get_or_create(&OutcomeLabels {
+                outcome: if hit { "hit" } else { "miss" }.to_owned(),
+            })
+            .inc();
     }
 
     pub(crate) fn encode(&self) -> String {

@@ -39,6 +39,58 @@ fn benches(c: &mut Criterion) {
     let mut embedder = skg_embed::Embedder::load(&model, 2).unwrap_or_else(|e| panic!("{e}"));
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let tasks = tasks(&root);
+    // Where the time goes: each part alone, with the query vectors computed beforehand.
+    let vectors: Vec<Vec<f32>> = tasks
+        .iter()
+        .map(|t| {
+            embedder
+                .embed(&[t.as_str()], 1)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .pop()
+                .unwrap_or_default()
+        })
+        .collect();
+    let part = |name: &str, f: &mut dyn FnMut(usize)| {
+        let mut ms: Vec<f64> = (0..tasks.len())
+            .map(|i| {
+                let start = Instant::now();
+                f(i);
+                start.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        let at = |p: usize| ms[(p * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1];
+        eprintln!(
+            "  {name:<28} p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
+            at(50),
+            at(95),
+            at(99)
+        );
+    };
+    part("query embedding", &mut |i| {
+        std::hint::black_box(embedder.embed(&[tasks[i].as_str()], 1).ok());
+    });
+    part("bm25 retrieval", &mut |i| {
+        let mut q = Query::new(&tasks[i], None, 5);
+        q.mode = skg_index::Mode::Bm25;
+        std::hint::black_box(index.search(&q).ok());
+    });
+    part(
+        &format!(
+            "dense exact scan ({} vectors)",
+            index.manifest.counts.get("vectors").unwrap_or(&0)
+        ),
+        &mut |i| {
+            let mut q = Query::new(&tasks[i], Some(&vectors[i]), 5);
+            q.mode = skg_index::Mode::Dense;
+            std::hint::black_box(index.search(&q).ok());
+        },
+    );
+    part("hybrid retrieval + bundle", &mut |i| {
+        let q = Query::new(&tasks[i], Some(&vectors[i]), 5);
+        let a = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
+        std::hint::black_box(skg_index::route(&index, &a, Some(8_000)));
+    });
     let mut route = |task: &str| {
         let v = embedder
             .embed(&[task], 1)

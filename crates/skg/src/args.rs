@@ -493,6 +493,9 @@ pub struct ServeArgs {
     /// Largest `k` a request may ask for.
     #[arg(long, default_value_t = 50)]
     pub max_k: usize,
+    /// Query vectors kept for repeated tasks (entries; 0 turns the cache off).
+    #[arg(long, default_value_t = 4096)]
+    pub query_cache: usize,
     /// Browser origins allowed to call /mcp besides localhost (repeatable).
     #[arg(long)]
     pub allow_origin: Vec<String>,

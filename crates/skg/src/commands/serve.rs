@@ -98,6 +98,7 @@ fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
         cfg.compute_slots = c;
     }
     cfg.max_k = args.max_k;
+    cfg.query_cache = args.query_cache;
     cfg.allowed_origins.clone_from(&args.allow_origin);
     cfg.degraded = degraded;
     cfg
