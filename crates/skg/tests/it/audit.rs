@@ -483,3 +483,95 @@ fn incremental_index_update_and_bundle_adapters() {
     let plan = &lines[2]["result"]["structuredContent"]["plan"];
     assert_eq!(plan.as_array().map(Vec::len), Some(steps.len()));
 }
+
+fn http_get(port: u16, path: &str) -> Option<serde_json::Value> {
+    use std::io::{Read as _, Write as _};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).ok()?;
+    serde_json::from_str(raw.split("\r\n\r\n").nth(1)?).ok()
+}
+
+/// `skg serve --watch`: adding a skill to a watched registry re-audits, updates the index and
+/// swaps it in while the server keeps answering.
+#[test]
+fn serve_watch_picks_up_a_new_skill() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = dir.path();
+    let registries = demo_copy(d);
+    let _ = audit(d, &["--no-embeddings"]);
+    let _ = skg_json_env(
+        d,
+        &[
+            "index",
+            "build",
+            "audit",
+            "-o",
+            "index",
+            "--no-embeddings",
+            "-q",
+        ],
+        &[],
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skg"))
+        .args([
+            "serve",
+            "--index",
+            "index",
+            "--bm25",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+            "--watch",
+            "registries",
+            "--watch-audit",
+            "audit",
+            "--poll-seconds",
+            "0.3",
+        ])
+        .current_dir(d)
+        .env("SKG_CACHE_DIR", d.join(".skg-cache"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let wait_for = |what: &str, ok: &dyn Fn(&serde_json::Value) -> bool| {
+        for _ in 0..600 {
+            if let Some(h) = http_get(port, "/health")
+                && ok(&h)
+            {
+                return h;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("timed out waiting for {what}");
+    };
+    let first = wait_for("the server", &|h| h["index"]["loaded"] == true);
+    assert_eq!(first["index"]["counts"]["skills"], 35);
+    let added = registries.join("devflow/skills/dependency-upgrades");
+    std::fs::create_dir_all(&added).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        added.join("SKILL.md"),
+        "---\nname: dependency-upgrades\ndescription: Use when bumping library versions one at a time.\n---\n\n# Upgrades\n\nBump, test, commit.\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let after = wait_for("the rebuilt index", &|h| {
+        h["index"]["counts"]["skills"] == 36
+    });
+    assert_ne!(after["index"]["revision"], first["index"]["revision"]);
+    let skill = http_get(port, "/v1/skills/demo/devflow:skills/dependency-upgrades");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        skill.map(|s| s["name"].clone()),
+        Some(serde_json::json!("dependency-upgrades"))
+    );
+}
