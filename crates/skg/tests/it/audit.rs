@@ -520,8 +520,7 @@ fn serve_watch_picks_up_a_new_skill() {
     );
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .map_or_else(|e| panic!("{e}"), |a| a.port());
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skg"))
         .args([
             "serve",
