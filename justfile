@@ -33,6 +33,15 @@ bench:
 bench-route index:
     SKG_BENCH_INDEX={{index}} cargo bench -p skg --bench route
 
+# Serve the demo index (after `just demo`): HTTP API + MCP at /mcp on 127.0.0.1:8787.
+serve *args:
+    cargo run -q -p skg -- serve --index reports/index-registries {{args}}
+
+# Load test of the gateway with wrk on two index revisions (see RETRIEVAL.md):
+# `just load-test /path/index-a /path/index-b 30 16` (optimized binary: cargo build --release -p skg).
+load-test a b secs="30" conns="16":
+    scripts/load-test.sh {{a}} {{b}} {{secs}} {{conns}}
+
 # Canonicalize scaling on synthetic registries (10k/30k/100k skills): time and peak memory.
 canon-scale *sizes:
     scripts/canon-scale.sh {{sizes}}
