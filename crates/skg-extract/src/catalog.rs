@@ -25,6 +25,22 @@ pub(crate) fn load(
         || "catalog".to_owned(),
         |f| f.to_string_lossy().into_owned(),
     );
+    parse(
+        registry,
+        registry_idx,
+        &file,
+        read::read_text(path, limits.max_file_bytes),
+    )
+}
+
+/// A catalog file's text (as read) → tools, with diagnostics at `file:line`.
+pub(crate) fn parse(
+    registry: &RegistryName,
+    registry_idx: usize,
+    file: &str,
+    read: TextFile,
+) -> (Vec<Loaded>, Vec<Diagnostic>) {
+    let file = file.to_owned();
     let mut diags = Vec::new();
     let diag = |line: Option<u32>, message: String| Diagnostic {
         registry: registry.clone(),
@@ -34,7 +50,7 @@ pub(crate) fn load(
         code: DiagnosticCode::CatalogInvalid,
         message,
     };
-    let text = match read::read_text(path, limits.max_file_bytes) {
+    let text = match read {
         TextFile::Text { text, issues, .. } => {
             for i in issues {
                 diags.push(Diagnostic {

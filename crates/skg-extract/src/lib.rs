@@ -15,6 +15,8 @@ mod codebase;
 mod documents;
 mod error;
 mod frontmatter;
+#[doc(hidden)]
+pub mod fuzzing;
 mod load;
 mod manifest;
 mod markdown;
@@ -93,6 +95,7 @@ pub fn extract(
                 let walked = walk::walk(&src.name, &src.local_path, &options.limits);
                 diagnostics.extend(walked.diagnostics);
                 progress.phase(&format!("read {}", src.name), walked.packages.len() as u64);
+                let disk = read::Disk(&src.local_path);
                 let results: Vec<_> = walked
                     .packages
                     .par_iter()
@@ -101,6 +104,7 @@ pub fn extract(
                             &src.name,
                             ri,
                             &src.local_path,
+                            &disk,
                             pkg,
                             &options.limits,
                         );
@@ -122,12 +126,23 @@ pub fn extract(
         tracing::info!(registry = %src.name, skills = loaded.len() - first, "read");
         per_registry.push((first, loaded.len() - first));
     }
-
     tracing::info!(
         seconds = t0.elapsed().as_secs_f64(),
         skills = loaded.len(),
         "extract::read"
     );
+    finish(sources, loaded, &per_registry, diagnostics, progress)
+}
+
+/// Relations, documents and registry rows of the loaded skills; everything sorted.
+fn finish(
+    sources: &[RegistrySource],
+    loaded: Vec<load::Loaded>,
+    per_registry: &[(usize, usize)],
+    mut diagnostics: Vec<Diagnostic>,
+    progress: &dyn Progress,
+) -> Extraction {
+
     let t1 = std::time::Instant::now();
     progress.phase("relations", loaded.len() as u64);
     let (edges, rel_diags) = relations::extract(&loaded, sources, progress);
@@ -163,7 +178,7 @@ pub fn extract(
     );
     let registries = sources
         .iter()
-        .zip(&per_registry)
+        .zip(per_registry)
         .map(|(src, &(first, count))| {
             let mut skills: Vec<&Skill> = loaded[first..first + count]
                 .iter()

@@ -111,6 +111,7 @@ pub(crate) fn load_package(
     registry: &RegistryName,
     registry_idx: usize,
     registry_root: &Path,
+    files: &dyn read::Files,
     pkg: &Package,
     limits: &Limits,
 ) -> (Option<Loaded>, Vec<Diagnostic>) {
@@ -125,10 +126,7 @@ pub(crate) fn load_package(
         message,
     };
     let mut hasher = blake3::Hasher::new();
-    let (text, size) = match read::read_text(
-        &walk::abs(registry_root, &skill_path),
-        limits.max_file_bytes,
-    ) {
+    let (text, size) = match files.text(&skill_path, limits.max_file_bytes) {
         TextFile::Text {
             text,
             size,
@@ -192,11 +190,10 @@ pub(crate) fn load_package(
     let mut script_structures = Vec::new();
     for inner in &pkg.files {
         let rel = walk::join(&pkg.root, inner);
-        let abs = walk::abs(registry_root, &rel);
         let want_text = is_markdown(inner) || is_script(inner);
         if !want_text {
             // Hash other files (assets, data) without decoding them.
-            match read::read_bytes(&abs, limits.max_file_bytes) {
+            match files.bytes(&rel, limits.max_file_bytes) {
                 Ok((raw, size)) => hash_file(&mut hasher, inner, size, &blake3::hash(&raw)),
                 Err(e) => diags.push(diag(
                     &rel,
@@ -208,7 +205,7 @@ pub(crate) fn load_package(
             }
             continue;
         }
-        match read::read_text(&abs, limits.max_file_bytes) {
+        match files.text(&rel, limits.max_file_bytes) {
             TextFile::Text {
                 text,
                 size,

@@ -34,10 +34,14 @@ pub(crate) enum TextFile {
 
 /// Reads at most `max_bytes` of `path` (the bytes are hashed, then decoded in place).
 pub(crate) fn read_text(path: &Path, max_bytes: u64) -> TextFile {
-    let (raw, size) = match read_bytes(path, max_bytes) {
-        Ok(r) => r,
-        Err(e) => return TextFile::Unreadable(e),
-    };
+    match read_bytes(path, max_bytes) {
+        Ok((raw, size)) => text_from_bytes(raw, size, max_bytes),
+        Err(e) => TextFile::Unreadable(e),
+    }
+}
+
+/// The bytes read of a file (`size` on disk) as a [`TextFile`].
+pub(crate) fn text_from_bytes(raw: Vec<u8>, size: u64, max_bytes: u64) -> TextFile {
     let digest = blake3::hash(&raw);
     let probe = &raw[..raw.len().min(8192)];
     if memchr::memchr(0, probe).is_some() {
@@ -49,6 +53,45 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64) -> TextFile {
         size,
         digest,
         issues,
+    }
+}
+
+/// Where a registry's files are read from: the disk, or memory (fuzzing, tests).
+pub(crate) trait Files: Sync {
+    /// At most `max_bytes` of the registry-relative file `rel`, and its full size.
+    fn bytes(&self, rel: &str, max_bytes: u64) -> std::io::Result<(Vec<u8>, u64)>;
+
+    /// The file as text (see [`read_text`]).
+    fn text(&self, rel: &str, max_bytes: u64) -> TextFile {
+        match self.bytes(rel, max_bytes) {
+            Ok((raw, size)) => text_from_bytes(raw, size, max_bytes),
+            Err(e) => TextFile::Unreadable(e),
+        }
+    }
+}
+
+/// A registry folder on disk.
+#[derive(Debug)]
+pub(crate) struct Disk<'a>(pub(crate) &'a Path);
+
+impl Files for Disk<'_> {
+    fn bytes(&self, rel: &str, max_bytes: u64) -> std::io::Result<(Vec<u8>, u64)> {
+        read_bytes(&crate::walk::abs(self.0, rel), max_bytes)
+    }
+}
+
+/// A registry held in memory: registry-relative path → bytes.
+#[derive(Debug, Default)]
+pub(crate) struct Memory(pub(crate) std::collections::BTreeMap<String, Vec<u8>>);
+
+impl Files for Memory {
+    fn bytes(&self, rel: &str, max_bytes: u64) -> std::io::Result<(Vec<u8>, u64)> {
+        let b = self
+            .0
+            .get(rel)
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+        let n = usize::try_from(max_bytes).unwrap_or(usize::MAX).min(b.len());
+        Ok((b[..n].to_vec(), b.len() as u64))
     }
 }
 

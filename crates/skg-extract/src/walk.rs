@@ -163,7 +163,7 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
 }
 
 /// Groups registry-relative file paths into packages.
-fn group(files: Vec<String>) -> Vec<Package> {
+pub(crate) fn group(files: Vec<String>) -> Vec<Package> {
     // Package roots: folders holding a SKILL.md (exact case preferred over variants).
     let mut roots: BTreeMap<String, String> = BTreeMap::new();
     for f in &files {

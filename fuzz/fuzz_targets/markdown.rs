@@ -1,0 +1,6 @@
+//! Markdown: outline, heading sections, first paragraph.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let _ = skg_extract::fuzzing::markdown(&text);
+});
