@@ -334,7 +334,7 @@ pub fn build(
         std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
     }
     std::fs::create_dir(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    let guard = TmpGuard(tmp.clone());
+    let guard = TmpGuard(Some(tmp.clone()));
 
     let mut hasher = blake3::Hasher::new();
     let skills_bytes = ndjson(&skills, &tmp.join("skills.ndjson"))?;
@@ -445,18 +445,27 @@ pub fn build(
         }
         return Err(Error::io(dest, e));
     }
-    std::mem::forget(guard);
+    guard.disarm();
     if had_old {
         let _ = std::fs::remove_dir_all(&old);
     }
     Ok(manifest)
 }
 
-struct TmpGuard(PathBuf);
+/// Removes the temporary folder unless disarmed (it was renamed into place).
+struct TmpGuard(Option<PathBuf>);
+
+impl TmpGuard {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
 
 impl Drop for TmpGuard {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_dir_all(p);
+        }
     }
 }
 
