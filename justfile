@@ -42,6 +42,10 @@ serve *args:
 load-test a b secs="30" conns="16":
     scripts/load-test.sh {{a}} {{b}} {{secs}} {{conns}}
 
+# Fuzz every target for SECONDS each (cargo fuzz, nightly): `just fuzz 300`; one target: `just fuzz 60 script`.
+fuzz secs="60" *targets:
+    scripts/fuzz.sh {{secs}} {{targets}}
+
 # Canonicalize scaling on synthetic registries (10k/30k/100k skills): time and peak memory.
 canon-scale *sizes:
     scripts/canon-scale.sh {{sizes}}

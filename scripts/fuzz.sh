@@ -3,13 +3,22 @@
 # fixtures, each for SECONDS (default 60), one job per core; prints one line per target with
 # execs, time and crashes. Crashes land in fuzz/artifacts/<target>/ (turn each into a
 # regression test). usage: scripts/fuzz.sh [SECONDS] [TARGET…]
+#        scripts/fuzz.sh --build-only    (CI: build every target, unoptimized, run none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ! rustup toolchain list 2>/dev/null | grep -q nightly; then
+  echo "skipped: cargo fuzz needs a nightly toolchain (rustup toolchain install nightly); none is installed" >&2
+  [ "${1:-}" = "--build-only" ] && exit 0 || exit 2
+fi
+command -v cargo-fuzz > /dev/null || cargo install cargo-fuzz --locked
+if [ "${1:-}" = "--build-only" ]; then
+  (cd fuzz && cargo +nightly fuzz build --dev)
+  echo "fuzz targets built: $(cd fuzz && cargo +nightly fuzz list | tr '\n' ' ')"
+  exit 0
+fi
 secs=${1:-60}; shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(frontmatter markdown registry script catalog gateway)
-command -v cargo-fuzz > /dev/null || cargo install cargo-fuzz --locked
-rustup toolchain list | grep -q nightly || { echo "cargo fuzz needs a nightly toolchain (rustup toolchain install nightly)" >&2; exit 2; }
 
 # Seed corpus: SKILL.md and other markdown of the demo registries, fixture scripts, catalogs.
 seed() {

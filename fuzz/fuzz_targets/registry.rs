@@ -39,6 +39,7 @@ libfuzzer_sys::fuzz_target!(|files: Vec<(Path, Vec<u8>)>| {
     let limits = skg_extract::Limits {
         max_file_bytes: 64 * 1024,
         max_files: 64,
+        ..skg_extract::Limits::default()
     };
     let ex = skg_extract::fuzzing::extract_files(&files, &limits);
     for e in &ex.edges {

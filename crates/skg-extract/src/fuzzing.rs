@@ -26,7 +26,11 @@ pub fn extract_files(files: &[(String, Vec<u8>)], limits: &Limits) -> Extraction
     let memory = read::Memory(
         files
             .iter()
-            .filter(|(p, _)| !p.is_empty() && !p.starts_with('/') && !p.split('/').any(|c| c.is_empty() || c == ".." || c == "."))
+            .filter(|(p, _)| {
+                !p.is_empty()
+                    && !p.starts_with('/')
+                    && !p.split('/').any(|c| c.is_empty() || c == ".." || c == ".")
+            })
             .map(|(p, b)| (p.clone(), b.clone()))
             .collect::<BTreeMap<_, _>>(),
     );
@@ -59,7 +63,10 @@ pub fn catalog_bytes(bytes: &[u8], limits: &Limits) -> (usize, usize) {
 pub fn frontmatter(text: &str) -> (usize, usize) {
     let p = crate::frontmatter::parse(text);
     assert!(p.body_offset <= text.len(), "body offset past the end");
-    assert!(text.is_char_boundary(p.body_offset), "body offset inside a character");
+    assert!(
+        text.is_char_boundary(p.body_offset),
+        "body offset inside a character"
+    );
     (p.map.len(), p.issues.len())
 }
 

@@ -41,6 +41,9 @@ pub struct Limits {
     pub max_file_bytes: u64,
     /// Files walked in one registry; the rest is skipped with a `too-many-files` diagnostic.
     pub max_files: usize,
+    /// Time one script's parse may take; over it the script yields no facts and a
+    /// `script-timeout` diagnostic.
+    pub parse_budget: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -48,6 +51,7 @@ impl Default for Limits {
         Self {
             max_file_bytes: 4 * 1024 * 1024,
             max_files: 500_000,
+            parse_budget: skg_syntax::DEFAULT_PARSE_BUDGET,
         }
     }
 }
@@ -95,7 +99,10 @@ pub fn extract(
                 let walked = walk::walk(&src.name, &src.local_path, &options.limits);
                 diagnostics.extend(walked.diagnostics);
                 progress.phase(&format!("read {}", src.name), walked.packages.len() as u64);
-                let disk = read::Disk(&src.local_path);
+                let disk = read::Disk {
+                    root: &src.local_path,
+                    real_paths: &walked.real_paths,
+                };
                 let results: Vec<_> = walked
                     .packages
                     .par_iter()
@@ -142,7 +149,6 @@ fn finish(
     mut diagnostics: Vec<Diagnostic>,
     progress: &dyn Progress,
 ) -> Extraction {
-
     let t1 = std::time::Instant::now();
     progress.phase("relations", loaded.len() as u64);
     let (edges, rel_diags) = relations::extract(&loaded, sources, progress);

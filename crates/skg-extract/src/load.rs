@@ -227,7 +227,9 @@ pub(crate) fn load_package(
                 } else {
                     script_files.push(inner.clone());
                     let structure = match Language::from_path(Path::new(inner)) {
-                        Some(lang) => skg_syntax::structure(lang, &text),
+                        Some(lang) => {
+                            skg_syntax::structure_within(lang, &text, limits.parse_budget)
+                        }
                         None => skg_syntax::plain_structure(&text),
                     };
                     script_structures.push(ScriptStructure {
@@ -236,8 +238,19 @@ pub(crate) fn load_package(
                         tokens: structure.tokens,
                     });
                     if let Some(lang) = Language::from_path(Path::new(inner)) {
-                        let facts = skg_syntax::analyze(lang, &text);
-                        if facts.has_errors {
+                        let facts = skg_syntax::analyze_within(lang, &text, limits.parse_budget);
+                        if facts.timed_out {
+                            diags.push(diag(
+                                &rel,
+                                None,
+                                Severity::Warning,
+                                DiagnosticCode::ScriptTimeout,
+                                format!(
+                                    "parsing took longer than {} ms; no imports or calls read (raise --max-parse-ms)",
+                                    limits.parse_budget.as_millis()
+                                ),
+                            ));
+                        } else if facts.has_errors {
                             diags.push(diag(
                                 &rel,
                                 None,

@@ -70,13 +70,19 @@ pub(crate) trait Files: Sync {
     }
 }
 
-/// A registry folder on disk.
+/// A registry folder on disk; paths that are not UTF-8 are read by their real names.
 #[derive(Debug)]
-pub(crate) struct Disk<'a>(pub(crate) &'a Path);
+pub(crate) struct Disk<'a> {
+    pub(crate) root: &'a Path,
+    pub(crate) real_paths: &'a std::collections::HashMap<String, std::path::PathBuf>,
+}
 
 impl Files for Disk<'_> {
     fn bytes(&self, rel: &str, max_bytes: u64) -> std::io::Result<(Vec<u8>, u64)> {
-        read_bytes(&crate::walk::abs(self.0, rel), max_bytes)
+        match self.real_paths.get(rel) {
+            Some(path) => read_bytes(path, max_bytes),
+            None => read_bytes(&crate::walk::abs(self.root, rel), max_bytes),
+        }
     }
 }
 
@@ -90,7 +96,9 @@ impl Files for Memory {
             .0
             .get(rel)
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
-        let n = usize::try_from(max_bytes).unwrap_or(usize::MAX).min(b.len());
+        let n = usize::try_from(max_bytes)
+            .unwrap_or(usize::MAX)
+            .min(b.len());
         Ok((b[..n].to_vec(), b.len() as u64))
     }
 }

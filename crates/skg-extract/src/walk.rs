@@ -29,6 +29,8 @@ pub(crate) struct Package {
 pub(crate) struct WalkResult {
     pub(crate) packages: Vec<Package>,
     pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Files whose path is not UTF-8: the shown (lossy, U+FFFD) path → the real one.
+    pub(crate) real_paths: std::collections::HashMap<String, PathBuf>,
 }
 
 /// Folders never entered: VCS metadata, dependency and build caches. Other hidden folders are
@@ -156,7 +158,20 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
             ));
             break;
         }
-        files.push(rel(root, entry.path()));
+        let shown = rel(root, entry.path());
+        if entry.path().to_str().is_none() {
+            result.diagnostics.push(diag(
+                shown.clone(),
+                DiagnosticCode::InvalidUtf8,
+                Severity::Info,
+                "the path is not UTF-8; it is shown with U+FFFD and read by its real name".into(),
+            ));
+            result
+                .real_paths
+                .entry(shown.clone())
+                .or_insert_with(|| entry.path().to_path_buf());
+        }
+        files.push(shown);
     }
     result.packages = group(files);
     result

@@ -88,6 +88,8 @@ pub enum DiagnosticCode {
     BrokenLink,
     /// A script that tree-sitter could not parse cleanly (facts may be partial).
     ScriptSyntax,
+    /// A script whose parse went over the time budget per file (`--max-parse-ms`): no facts.
+    ScriptTimeout,
     /// A tool catalog entry without a usable name, or a catalog that is not JSON/JSONL.
     CatalogInvalid,
     /// Two skills with the same id in one registry (the later one is renamed).
@@ -127,6 +129,7 @@ impl DiagnosticCode {
             DiagnosticCode::Io => "io",
             DiagnosticCode::BrokenLink => "broken-link",
             DiagnosticCode::ScriptSyntax => "script-syntax",
+            DiagnosticCode::ScriptTimeout => "script-timeout",
             DiagnosticCode::CatalogInvalid => "catalog-invalid",
             DiagnosticCode::DuplicateSkill => "duplicate-skill",
             DiagnosticCode::GitSource => "git-source",

@@ -847,3 +847,71 @@ async fn real_socket() {
     stop.send(()).unwrap();
     server.await.unwrap().unwrap();
 }
+
+/// Faults under a running gateway: the served folder deleted, then replaced by a truncated
+/// (corrupt) one. The last good index keeps answering — even with its files unlinked — and
+/// `/health` says degraded; a good folder put back is picked up by the next reload.
+#[tokio::test]
+async fn faults_in_the_artifact_folder_keep_the_last_good_index_serving() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    let good = build_index(&dir, None);
+    let gw = gateway(&dir, Some("s3cret"));
+    let reload = || {
+        Request::post("/admin/reload")
+            .header(header::AUTHORIZATION, "Bearer s3cret")
+            .body(Body::empty())
+            .unwrap()
+    };
+    // Deleted under it: requests still answer from the loaded index (its files stay open).
+    std::fs::remove_dir_all(&dir).unwrap();
+    let f = call(
+        &gw,
+        post("/v1/skills/find", &json!({"query": "review code"})),
+    )
+    .await;
+    assert_eq!(f.status, StatusCode::OK);
+    let s = call(
+        &gw,
+        get("/v1/skills/demo/devflow:skills/finishing-a-branch"),
+    )
+    .await;
+    assert_eq!(s.status, StatusCode::OK);
+    assert!(s.json["markdown"].as_str().unwrap().contains("---"));
+    let r = call(&gw, reload()).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.json);
+    let h = call(&gw, get("/health")).await;
+    assert_eq!(h.json["status"], "degraded");
+    assert_eq!(h.json["index"]["revision"], good.content_hash.as_str());
+
+    // Truncated: a finished-looking folder whose documents file lost its tail.
+    let other = build_index(&dir, Some("demo/devflow:skills/finishing-a-branch"));
+    let docs = dir.join("documents.ndjson");
+    let bytes = std::fs::read(&docs).unwrap();
+    std::fs::write(&docs, &bytes[..bytes.len() / 2]).unwrap();
+    let r = call(&gw, reload()).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        r.json["message"].as_str().unwrap().contains("documents"),
+        "{}",
+        r.json
+    );
+    assert_eq!(gw.current().index.manifest.content_hash, good.content_hash);
+
+    // A whole folder again: reloaded.
+    let fixed = build_index(&dir, Some("demo/devflow:skills/finishing-a-branch"));
+    assert_eq!(fixed.content_hash, other.content_hash);
+    let r = call(&gw, reload()).await;
+    assert_eq!(r.json["outcome"], "reloaded", "{}", r.json);
+    let h = call(&gw, get("/health")).await;
+    assert_eq!(h.json["index"]["revision"], fixed.content_hash.as_str());
+    assert!(
+        !h.json["degraded"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d.as_str().unwrap().contains("reload failed")),
+        "{}",
+        h.json
+    );
+}

@@ -17,7 +17,7 @@ mod tools;
 
 pub use crate::{
     language::Language,
-    structure::{Structure, plain_structure, structure},
+    structure::{Structure, plain_structure, structure, structure_within},
     tools::{ToolDef, tool_definitions},
 };
 
@@ -73,18 +73,74 @@ pub struct ScriptFacts {
     pub calls: Vec<Call>,
     /// tree-sitter had to recover from syntax errors.
     pub has_errors: bool,
+    /// The parse went over its time budget and was stopped: no facts.
+    pub timed_out: bool,
 }
 
-/// Parses `source` as `language` and collects its facts.
-pub fn analyze(language: Language, source: &str) -> ScriptFacts {
+/// Time one file's parse may take by default (a hostile file can make tree-sitter slow).
+pub const DEFAULT_PARSE_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Parses `source` as `language`, giving up after `budget`.
+pub(crate) fn parse(
+    language: Language,
+    source: &str,
+    budget: std::time::Duration,
+) -> Result<tree_sitter::Tree, ParseStop> {
     let mut parser = tree_sitter::Parser::new();
     if parser.set_language(&language.grammar()).is_err() {
-        // The grammars are compiled in and ABI-checked by the unit tests; this can't happen
-        // at run time, but if it did the file simply yields no facts.
-        return ScriptFacts::default();
+        // The grammars are compiled in and ABI-checked by the unit tests.
+        return Err(ParseStop::Failed);
     }
-    let Some(tree) = parser.parse(source, None) else {
-        return ScriptFacts::default();
+    let started = std::time::Instant::now();
+    let mut over = false;
+    let mut progress = |_: &tree_sitter::ParseState| {
+        if started.elapsed() > budget {
+            over = true;
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let bytes = source.as_bytes();
+    let tree = parser.parse_with_options(
+        &mut |i, _| bytes.get(i..).unwrap_or_default(),
+        None,
+        Some(tree_sitter::ParseOptions::new().progress_callback(&mut progress)),
+    );
+    match tree {
+        Some(t) => Ok(t),
+        None if over => Err(ParseStop::TimedOut),
+        None => Err(ParseStop::Failed),
+    }
+}
+
+/// Why [`parse`] gave no tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParseStop {
+    TimedOut,
+    Failed,
+}
+
+/// Parses `source` as `language` and collects its facts (within [`DEFAULT_PARSE_BUDGET`]).
+pub fn analyze(language: Language, source: &str) -> ScriptFacts {
+    analyze_within(language, source, DEFAULT_PARSE_BUDGET)
+}
+
+/// [`analyze`] with a time budget for the parse; over it, no facts and `timed_out`.
+pub fn analyze_within(
+    language: Language,
+    source: &str,
+    budget: std::time::Duration,
+) -> ScriptFacts {
+    let tree = match parse(language, source, budget) {
+        Ok(t) => t,
+        Err(ParseStop::TimedOut) => {
+            return ScriptFacts {
+                timed_out: true,
+                ..ScriptFacts::default()
+            };
+        }
+        Err(ParseStop::Failed) => return ScriptFacts::default(),
     };
     let root = tree.root_node();
     let mut facts = match language {

@@ -21,11 +21,16 @@ pub struct Structure {
 /// text. Anonymous nodes (operators, keywords, punctuation) contribute their text, so `a + b` and
 /// `a - b` differ; `;` and `,` separators are skipped.
 pub fn structure(language: Language, source: &str) -> Structure {
-    let mut parser = tree_sitter::Parser::new();
-    if parser.set_language(&language.grammar()).is_err() {
-        return plain_structure(source);
-    }
-    let Some(tree) = parser.parse(source, None) else {
+    structure_within(language, source, crate::DEFAULT_PARSE_BUDGET)
+}
+
+/// [`structure`] with a time budget for the parse; over it, the [`plain_structure`] of the text.
+pub fn structure_within(
+    language: Language,
+    source: &str,
+    budget: std::time::Duration,
+) -> Structure {
+    let Ok(tree) = crate::parse(language, source, budget) else {
         return plain_structure(source);
     };
     let src = source.as_bytes();

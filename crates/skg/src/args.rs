@@ -87,6 +87,9 @@ pub struct ExtractArgs {
     /// Files walked per registry; more are skipped with a diagnostic.
     #[arg(long, default_value_t = 500_000)]
     pub max_files: usize,
+    /// Milliseconds one script's parse may take; slower scripts get a `script-timeout` diagnostic.
+    #[arg(long, default_value_t = 2000)]
+    pub max_parse_ms: u64,
     /// Print every diagnostic (path:line: severity[code]: message) on stderr.
     #[arg(long)]
     pub show_diagnostics: bool,
@@ -130,6 +133,9 @@ pub struct AuditArgs {
     /// Files walked per registry; more are skipped with a diagnostic.
     #[arg(long, default_value_t = 500_000)]
     pub max_files: usize,
+    /// Milliseconds one script's parse may take; slower scripts get a `script-timeout` diagnostic.
+    #[arg(long, default_value_t = 2000)]
+    pub max_parse_ms: u64,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

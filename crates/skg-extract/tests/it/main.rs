@@ -5,6 +5,7 @@
 )]
 
 mod bad_inputs;
+mod hostile;
 mod shared_corpus;
 
 use std::path::Path;

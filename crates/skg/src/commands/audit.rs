@@ -109,7 +109,7 @@ pub(crate) fn execute(args: &AuditArgs, bar: &Bar) -> anyhow::Result<Summary> {
             let opts = match *stage {
                 "extract" => {
                     h.update(inputs_fingerprint(&sources)?.as_bytes());
-                    serde_json::json!({"max_file_bytes": args.max_file_bytes, "max_files": args.max_files})
+                    serde_json::json!({"max_file_bytes": args.max_file_bytes, "max_files": args.max_files, "max_parse_ms": args.max_parse_ms})
                 }
                 "canonicalize" => {
                     serde_json::json!({"lexical": lexical, "model": skg_embed::MODEL_ID})
@@ -310,6 +310,7 @@ fn run_stage(
                 format: Format::Human,
                 max_file_bytes: args.max_file_bytes,
                 max_files: args.max_files,
+                max_parse_ms: args.max_parse_ms,
                 show_diagnostics: false,
             },
             bar,

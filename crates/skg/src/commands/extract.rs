@@ -31,6 +31,7 @@ pub(crate) fn execute(args: &ExtractArgs, bar: &Bar) -> anyhow::Result<Summary> 
         limits: Limits {
             max_file_bytes: args.max_file_bytes,
             max_files: args.max_files,
+            parse_budget: std::time::Duration::from_millis(args.max_parse_ms),
         },
     };
     let x = skg_extract::extract(&sources, &options, bar);

@@ -238,6 +238,7 @@ fn watch(gw: &Arc<Gateway>, args: &ServeArgs, stop: &AtomicBool, quiet: u8) {
             threads: 2,
             max_file_bytes: 4 * 1024 * 1024,
             max_files: 500_000,
+            max_parse_ms: 2000,
             format: Format::Json,
         };
         let result = super::audit::execute(&audit, &bar).and_then(|_| {

@@ -5,7 +5,7 @@ use std::path::Path;
 use super::{model_dir, repo, skg_json_env};
 
 /// A copy of the bundled demo registries in `dir/registries`.
-fn demo_copy(dir: &Path) -> std::path::PathBuf {
+pub(crate) fn demo_copy(dir: &Path) -> std::path::PathBuf {
     fn copy(from: &Path, to: &Path) {
         std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
         for e in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {

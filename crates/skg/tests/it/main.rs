@@ -8,6 +8,7 @@ mod audit;
 mod canonicalize;
 mod catalog;
 mod extract;
+mod faults;
 mod git_source;
 mod measure;
 mod score;
