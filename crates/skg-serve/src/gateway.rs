@@ -32,6 +32,9 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Whole-request timeout.
     pub timeout: Duration,
+    /// Time a client has to send a request's headers (slow-loris guard); the connection is
+    /// closed after it.
+    pub header_read_timeout: Duration,
     /// Requests handled at once (more wait, within the timeout).
     pub concurrency: usize,
     /// Retrieval/routing computations at once (CPU-bound: about the core count).
@@ -57,6 +60,7 @@ impl Config {
             admin_token: None,
             max_body_bytes: 64 * 1024,
             timeout: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(5),
             concurrency: 256,
             compute_slots: std::thread::available_parallelism().map_or(2, usize::from),
             max_k: 50,

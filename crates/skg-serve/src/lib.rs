@@ -20,7 +20,7 @@ pub mod mcp;
 mod metrics;
 mod openapi;
 
-use std::{net::SocketAddr, sync::Arc};
+use std::sync::Arc;
 
 pub use crate::{
     api::router,
@@ -28,17 +28,49 @@ pub use crate::{
     gateway::{Config, Embed, Gateway, Loaded, ReloadOutcome},
 };
 
-/// Serves `gateway` on `addr` until `shutdown` resolves (in-flight requests finish).
+/// Serves `gateway` on `listener` until `shutdown` resolves, then lets in-flight requests finish.
+///
+/// Each connection is served by hyper's HTTP/1 server with a timer, so a client that does not
+/// finish sending a request's headers within [`Config::header_read_timeout`] is disconnected
+/// (slow-loris); bodies are bounded by the request timeout of the app's layers.
 pub async fn serve(
     gateway: Arc<Gateway>,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let header_timeout = gateway.config().header_read_timeout;
     let app = router(gateway);
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _peer)) => stream,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                let conn = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!("connection ended: {e}");
+                    }
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
 }

@@ -915,3 +915,63 @@ async fn faults_in_the_artifact_folder_keep_the_last_good_index_serving() {
         h.json
     );
 }
+
+/// Slow-loris: a client that trickles its headers is disconnected after the header timeout,
+/// while a normal client is served meanwhile.
+#[tokio::test]
+async fn slow_headers_are_cut_off() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let mut cfg = Config::new(dir.clone());
+    cfg.header_read_timeout = std::time::Duration::from_millis(500);
+    let gw = Arc::new(Gateway::open(cfg, None).unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(skg_serve::serve(gw, listener, async {
+        let _ = stopped.await;
+    }));
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"POST /v1/route HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut cut = false;
+    while started.elapsed() < std::time::Duration::from_secs(5) {
+        if slow.write_all(b"X").await.is_err() {
+            cut = true;
+            break;
+        }
+        let mut buf = [0u8; 256];
+        match tokio::time::timeout(std::time::Duration::from_millis(100), slow.read(&mut buf)).await
+        {
+            Ok(Ok(0) | Err(_)) => {
+                cut = true;
+                break;
+            }
+            Ok(Ok(_)) => {
+                cut = true; // the server answered (408) and will close
+                break;
+            }
+            Err(_) => {} // nothing yet: keep trickling
+        }
+    }
+    assert!(cut, "the slow client was never disconnected");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    // A normal client is served.
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).await.unwrap();
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}

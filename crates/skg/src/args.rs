@@ -493,6 +493,9 @@ pub struct ServeArgs {
     /// Whole-request timeout, in milliseconds (503 after it).
     #[arg(long, default_value_t = 10_000)]
     pub timeout_ms: u64,
+    /// Milliseconds a client has to send a request's headers before it is disconnected.
+    #[arg(long, default_value_t = 5_000)]
+    pub header_timeout_ms: u64,
     /// Largest request body, in bytes (413 above it).
     #[arg(long, default_value_t = 64 * 1024)]
     pub max_body_bytes: usize,

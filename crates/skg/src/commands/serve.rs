@@ -93,6 +93,7 @@ fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
         .filter(|t| !t.trim().is_empty());
     cfg.max_body_bytes = args.max_body_bytes;
     cfg.timeout = Duration::from_millis(args.timeout_ms);
+    cfg.header_read_timeout = Duration::from_millis(args.header_timeout_ms);
     cfg.concurrency = args.concurrency;
     if let Some(c) = args.compute_slots {
         cfg.compute_slots = c;
