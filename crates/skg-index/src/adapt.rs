@@ -9,13 +9,15 @@
 
 use std::{
     collections::HashSet,
-    io::Write as _,
     path::{Path, PathBuf},
 };
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Bundle, Error, Index, Reason, Result};
+use crate::{
+    Bundle, Error, Index, Reason, Result,
+    artifact::{Staged, write_synced},
+};
 
 /// Output shapes of a bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -216,27 +218,17 @@ pub fn export(index: &Index, bundle: &Bundle, dir: &Path) -> Result<Vec<PathBuf>
             });
         }
     }
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    let name = dir
-        .file_name()
-        .map_or_else(|| "bundle".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    }
+    let staged = Staged::beside(dir)?;
+    let tmp = staged.path().to_path_buf();
     let specs = tool_specs(index, bundle);
     let mut written = Vec::new();
-    let result = (|| -> Result<()> {
+    {
         for (spec, s) in specs.iter().zip(&bundle.plan) {
             let folder = tmp.join(&spec.name);
             std::fs::create_dir_all(&folder).map_err(|e| Error::io(&folder, e))?;
             let path = folder.join("SKILL.md");
             let text = index.markdown(s.skill)?;
-            write_file(&path, text.as_bytes())?;
+            write_synced(&path, text.as_bytes())?;
             written.push(dir.join(&spec.name).join("SKILL.md"));
         }
         let plan: Vec<serde_json::Value> = specs
@@ -262,21 +254,8 @@ pub fn export(index: &Index, bundle: &Bundle, dir: &Path) -> Result<Vec<PathBuf>
             message: e.to_string(),
         })?;
         text.push('\n');
-        write_file(&tmp.join("bundle.json"), text.as_bytes())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(e);
+        write_synced(&tmp.join("bundle.json"), text.as_bytes())?;
     }
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
-    std::fs::rename(&tmp, dir).map_err(|e| Error::io(dir, e))?;
+    staged.publish(dir)?;
     Ok(written)
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    f.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    f.sync_all().map_err(|e| Error::io(path, e))
 }

@@ -321,20 +321,8 @@ pub fn build(
         });
     }
 
-    let parent = dest
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    let name = dest
-        .file_name()
-        .map_or_else(|| "index".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    }
-    std::fs::create_dir(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    let guard = TmpGuard(Some(tmp.clone()));
+    let staged = Staged::beside(dest)?;
+    let tmp = staged.path().to_path_buf();
 
     let mut hasher = blake3::Hasher::new();
     let skills_bytes = ndjson(&skills, &tmp.join("skills.ndjson"))?;
@@ -434,34 +422,67 @@ pub fn build(
     write_synced(&tmp.join("manifest.json"), text.as_bytes())?;
     write_synced(&tmp.join("_SUCCESS"), b"")?;
 
-    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-    let had_old = dest.exists();
-    if had_old {
-        std::fs::rename(dest, &old).map_err(|e| Error::io(dest, e))?;
-    }
-    if let Err(e) = std::fs::rename(&tmp, dest) {
-        if had_old {
-            let _ = std::fs::rename(&old, dest);
-        }
-        return Err(Error::io(dest, e));
-    }
-    guard.disarm();
-    if had_old {
-        let _ = std::fs::remove_dir_all(&old);
-    }
+    staged.publish(dest)?;
     Ok(manifest)
 }
 
-/// Removes the temporary folder unless disarmed (it was renamed into place).
-struct TmpGuard(Option<PathBuf>);
+/// A folder being written beside its destination: removed if dropped before [`Staged::publish`]
+/// renames it into place (the previous folder stays whole and in place until that rename).
+pub(crate) struct Staged(Option<PathBuf>);
 
-impl TmpGuard {
-    fn disarm(mut self) {
-        self.0 = None;
+impl Staged {
+    /// A fresh, empty `.<name>.tmp-<pid>` folder next to `dest`.
+    pub(crate) fn beside(dest: &Path) -> Result<Staged> {
+        let parent = dest
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        let name = dest
+            .file_name()
+            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        }
+        std::fs::create_dir(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        Ok(Staged(Some(tmp)))
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.0.as_deref().unwrap_or(Path::new("."))
+    }
+
+    /// Renames the folder over `dest` (the old one moved aside first, restored if the rename
+    /// fails, removed after).
+    pub(crate) fn publish(mut self, dest: &Path) -> Result<()> {
+        let Some(tmp) = self.0.take() else {
+            return Ok(());
+        };
+        let old = tmp.with_file_name(format!(
+            "{}.old",
+            tmp.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        let had_old = dest.exists();
+        if had_old && let Err(e) = std::fs::rename(dest, &old) {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(Error::io(dest, e));
+        }
+        if let Err(e) = std::fs::rename(&tmp, dest) {
+            if had_old {
+                let _ = std::fs::rename(&old, dest);
+            }
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(Error::io(dest, e));
+        }
+        if had_old {
+            let _ = std::fs::remove_dir_all(&old);
+        }
+        Ok(())
     }
 }
 
-impl Drop for TmpGuard {
+impl Drop for Staged {
     fn drop(&mut self) {
         if let Some(p) = self.0.take() {
             let _ = std::fs::remove_dir_all(p);
@@ -482,7 +503,8 @@ fn ndjson<T: Serialize>(rows: &[T], path: &Path) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes `bytes` to `path` and syncs them to disk.
+pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
     f.write_all(bytes).map_err(|e| Error::io(path, e))?;
     f.sync_all().map_err(|e| Error::io(path, e))

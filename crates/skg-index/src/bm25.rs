@@ -228,13 +228,8 @@ impl Bm25 {
         out
     }
 
-    /// Top `limit` documents for the terms over the weighted fields: (doc index, score).
-    pub(crate) fn search(
-        &self,
-        terms: &[String],
-        weights: &FieldWeights,
-        limit: usize,
-    ) -> Result<Vec<(u32, f32)>> {
+    /// One boosted term clause per analyzed term and weighted field.
+    fn clauses(&self, terms: &[String], weights: &FieldWeights) -> Vec<(Occur, Box<dyn Query>)> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for t in terms {
             for (f, w) in self.text.iter().zip(weights.0) {
@@ -245,7 +240,19 @@ impl Bm25 {
                 clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), w))));
             }
         }
-        self.run(clauses, limit)
+        clauses
+    }
+
+    /// Top `limit` documents for the terms over the weighted fields: (doc index, score). The
+    /// exhaustive reference the tests hold [`Bm25::search_groups`] to.
+    #[cfg(test)]
+    pub(crate) fn search(
+        &self,
+        terms: &[String],
+        weights: &FieldWeights,
+        limit: usize,
+    ) -> Result<Vec<(u32, f32)>> {
+        self.run(self.clauses(terms, weights), limit)
     }
 
     /// The `n` best distinct groups (skills) by their best document's score, in one pass with
@@ -261,16 +268,7 @@ impl Bm25 {
         group_of: &dyn Fn(u32) -> Option<u32>,
     ) -> Result<Vec<(u32, f32, u32)>> {
         use std::collections::{BTreeSet, HashMap};
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for t in terms {
-            for (f, w) in self.text.iter().zip(weights.0) {
-                if w <= 0.0 {
-                    continue;
-                }
-                let q = TermQuery::new(Term::from_field_text(*f, t), IndexRecordOption::WithFreqs);
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), w))));
-            }
-        }
+        let clauses = self.clauses(terms, weights);
         if clauses.is_empty() || n == 0 {
             return Ok(Vec::new());
         }

@@ -255,12 +255,7 @@ pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundl
         produced.extend(e.outputs.iter().map(String::as_str));
     }
 
-    let catalog_tokens = index
-        .skills
-        .iter()
-        .filter(|s| s.routable())
-        .map(|s| u64::from(s.tokens))
-        .sum();
+    let catalog_tokens = index.catalog_tokens();
     Bundle {
         tokens,
         overrun: token_budget.map_or(0, |b| tokens.saturating_sub(b)),

@@ -166,6 +166,7 @@ pub struct Index {
     vector_docs: Vec<u32>,
     by_id: HashMap<String, u32>,
     content: Content,
+    catalog_tokens: u64,
 }
 
 /// `content.ndjson`, read on demand: the open file (it survives the folder being replaced while a
@@ -283,7 +284,13 @@ impl Index {
             .enumerate()
             .map(|(i, s)| (s.id.to_string(), u32::try_from(i).unwrap_or(u32::MAX)))
             .collect();
+        let catalog_tokens = skills
+            .iter()
+            .filter(|s| s.routable())
+            .map(|s| u64::from(s.tokens))
+            .sum();
         Ok(Index {
+            catalog_tokens,
             content: Content::open(&dir.join("content.ndjson"), skills.len())?,
             bm25: Bm25::open(&dir.join("bm25"))?,
             manifest,
@@ -307,6 +314,11 @@ impl Index {
         Ok(self.content.get(skill as usize)?.markdown)
     }
 
+    /// Tokens of every routable skill: what injecting the whole catalog costs.
+    pub fn catalog_tokens(&self) -> u64 {
+        self.catalog_tokens
+    }
+
     /// The dense vector of a document, when it has one.
     pub fn vector_of(&self, doc: u32) -> Option<&[f32]> {
         // Rows are sorted by document; a document's own vector comes before any example
@@ -328,23 +340,20 @@ impl Index {
             (Mode::Dense | Mode::Hybrid, None) => Mode::Bm25,
             (m, _) => m,
         };
-        let mut lexical: HashMap<u32, (f32, u32)> = HashMap::new();
-        if mode != Mode::Dense {
-            let mut fetch = (pool * 4).max(100);
-            loop {
-                lexical.clear();
-                let docs = self.bm25.search(&terms, &q.weights, fetch)?;
-                for &(doc, score) in &docs {
-                    if self.allowed(self.docs[doc as usize].skill, q) && lexical.len() < pool {
-                        lexical.insert(doc, (score, doc));
-                    }
-                }
-                if lexical.len() >= pool || docs.len() < fetch || fetch >= self.docs.len() {
-                    break;
-                }
-                fetch = (fetch * 4).min(self.docs.len());
-            }
-        }
+        // Every document is its own group: the pool best allowed documents in one pruned pass.
+        let lexical: HashMap<u32, (f32, u32)> = if mode == Mode::Dense {
+            HashMap::new()
+        } else {
+            let own = |doc: u32| {
+                let d = self.docs.get(doc as usize)?;
+                self.allowed(d.skill, q).then_some(doc)
+            };
+            self.bm25
+                .search_groups(&terms, &q.weights, pool, &own)?
+                .into_iter()
+                .map(|(doc, score, _)| (doc, (score, doc)))
+                .collect()
+        };
         let mut dense: HashMap<u32, (f32, u32)> = HashMap::new();
         if let (Some(v), true) = (vector, mode != Mode::Bm25) {
             for (row, &doc) in self.vectors.chunks_exact(self.dim).zip(&self.vector_docs) {

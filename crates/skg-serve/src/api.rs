@@ -180,7 +180,6 @@ async fn route(
         include_quarantined: r.include_quarantined,
         min_score: r.min_score,
     };
-    gw.check(&ask)?;
     let (budget, format, content) = (r.token_budget, r.format, r.include_content);
     gw.compute(move |g| g.route(&ask, budget, format, content))
         .await
@@ -192,7 +191,6 @@ async fn find(
     ApiJson(r): ApiJson<FindRequest>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let ask = r.ask();
-    gw.check(&ask)?;
     gw.compute(move |g| g.find(&ask)).await.map(Json)
 }
 
@@ -201,7 +199,6 @@ async fn search(
     ApiJson(r): ApiJson<FindRequest>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let ask = r.ask();
-    gw.check(&ask)?;
     gw.compute(move |g| g.search(&ask)).await.map(Json)
 }
 

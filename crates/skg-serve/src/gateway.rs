@@ -292,7 +292,9 @@ impl Gateway {
         }
     }
 
-    pub(crate) fn check(&self, ask: &Ask) -> Result<(), ApiError> {
+    /// Refuses empty or too long texts, `k` out of range and a non-finite floor (422); every
+    /// retrieval operation starts with it, whoever calls.
+    fn check(&self, ask: &Ask) -> Result<(), ApiError> {
         if ask.text.trim().is_empty() {
             return Err(ApiError::invalid("the task/query is empty"));
         }
@@ -345,6 +347,7 @@ impl Gateway {
 
     /// `find`: one result per skill.
     pub(crate) fn find(&self, ask: &Ask) -> Result<serde_json::Value, ApiError> {
+        self.check(ask)?;
         let started = Instant::now();
         let loaded = self.current();
         let ix = &loaded.index;
@@ -379,6 +382,7 @@ impl Gateway {
 
     /// `search`: section hits, several per skill.
     pub(crate) fn search(&self, ask: &Ask) -> Result<serde_json::Value, ApiError> {
+        self.check(ask)?;
         let started = Instant::now();
         let loaded = self.current();
         let ix = &loaded.index;
@@ -418,6 +422,7 @@ impl Gateway {
         format: Format,
         with_content: bool,
     ) -> Result<serde_json::Value, ApiError> {
+        self.check(ask)?;
         let started = Instant::now();
         let loaded = self.current();
         let ix = &loaded.index;

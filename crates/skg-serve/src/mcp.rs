@@ -102,47 +102,38 @@ fn k_arg(args: &Value) -> Result<usize, String> {
     }
 }
 
+/// The retrieval request of a tool call: the text in `field`, `k`, the gateway's defaults.
+fn ask(args: &Value, field: &str) -> Result<Ask, String> {
+    Ok(Ask {
+        text: str_arg(args, field)?,
+        k: k_arg(args)?,
+        mode: None,
+        include_quarantined: false,
+        min_score: None,
+    })
+}
+
 async fn call_tool(gw: &Arc<Gateway>, name: &str, args: &Value) -> Result<Value, (i64, String)> {
     let bad = |m: String| (INVALID_PARAMS, m);
     let answer: Result<Value, ApiError> = match name {
         "find_skills" => {
-            let ask = Ask {
-                text: str_arg(args, "query").map_err(bad)?,
-                k: k_arg(args).map_err(bad)?,
-                mode: None,
-                include_quarantined: false,
-                min_score: None,
-            };
-            match gw.check(&ask) {
-                Ok(()) => gw.compute(move |g| g.find(&ask)).await,
-                Err(e) => Err(e),
-            }
+            let ask = ask(args, "query").map_err(bad)?;
+            gw.compute(move |g| g.find(&ask)).await
         }
         "get_skill" => {
             let id = str_arg(args, "id").map_err(bad)?;
             gw.compute(move |g| g.skill(&id)).await
         }
         "route_task" => {
-            let ask = Ask {
-                text: str_arg(args, "task").map_err(bad)?,
-                k: k_arg(args).map_err(bad)?,
-                mode: None,
-                include_quarantined: false,
-                min_score: None,
-            };
+            let ask = ask(args, "task").map_err(bad)?;
             let budget = match args.get("token_budget") {
                 None | Some(Value::Null) => None,
                 Some(v) => Some(v.as_u64().ok_or_else(|| {
                     bad("argument `token_budget` must be a non-negative integer".into())
                 })?),
             };
-            match gw.check(&ask) {
-                Ok(()) => {
-                    gw.compute(move |g| g.route(&ask, budget, Format::Bundle, true))
-                        .await
-                }
-                Err(e) => Err(e),
-            }
+            gw.compute(move |g| g.route(&ask, budget, Format::Bundle, true))
+                .await
         }
         other => return Err((INVALID_PARAMS, format!("unknown tool `{other}`"))),
     };

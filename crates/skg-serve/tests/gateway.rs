@@ -136,6 +136,14 @@ fn post(uri: &str, body: &Value) -> Request<Body> {
         .unwrap()
 }
 
+/// `POST /admin/reload` with the test token.
+fn reload() -> Request<Body> {
+    Request::post("/admin/reload")
+        .header(header::AUTHORIZATION, "Bearer s3cret")
+        .body(Body::empty())
+        .unwrap()
+}
+
 fn get(uri: &str) -> Request<Body> {
     Request::get(uri).body(Body::empty()).unwrap()
 }
@@ -523,12 +531,6 @@ async fn reload_only_when_stale_and_refuses_partial_artifacts() {
     assert!(matches!(err, skg_index::Error::Unfinished(_)), "{err}");
 
     let gw = gateway(&dir, Some("s3cret"));
-    let reload = || {
-        Request::post("/admin/reload")
-            .header(header::AUTHORIZATION, "Bearer s3cret")
-            .body(Body::empty())
-            .unwrap()
-    };
     // Same revision on disk: nothing loaded.
     let r = call(&gw, reload()).await;
     assert_eq!(r.status, StatusCode::OK);
@@ -857,12 +859,6 @@ async fn faults_in_the_artifact_folder_keep_the_last_good_index_serving() {
     let dir = tmp.path().join("index");
     let good = build_index(&dir, None);
     let gw = gateway(&dir, Some("s3cret"));
-    let reload = || {
-        Request::post("/admin/reload")
-            .header(header::AUTHORIZATION, "Bearer s3cret")
-            .body(Body::empty())
-            .unwrap()
-    };
     // Deleted under it: requests still answer from the loaded index (its files stay open).
     std::fs::remove_dir_all(&dir).unwrap();
     let f = call(

@@ -2,7 +2,7 @@
 
 use std::{
     io::Write as _,
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::{
         Arc, Mutex,
         atomic::{AtomicBool, AtomicUsize, Ordering},
@@ -171,37 +171,25 @@ fn fingerprint(paths: &[PathBuf]) -> u64 {
     use std::hash::{Hash as _, Hasher as _};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for p in paths {
-        for e in walkdir_sorted(p) {
-            e.0.hash(&mut h);
-            e.1.hash(&mut h);
-            e.2.hash(&mut h);
+        for e in walkdir::WalkDir::new(p)
+            .sort_by_file_name()
+            .into_iter()
+            .flatten()
+        {
+            let Ok(meta) = e.metadata() else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            e.path().hash(&mut h);
+            meta.len().hash(&mut h);
+            meta.modified()
+                .ok()
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos())
+                .hash(&mut h);
         }
     }
     h.finish()
-}
-
-fn walkdir_sorted(root: &Path) -> Vec<(PathBuf, u64, u128)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
-            continue;
-        };
-        if meta.is_dir() {
-            if let Ok(rd) = std::fs::read_dir(&p) {
-                stack.extend(rd.flatten().map(|e| e.path()));
-            }
-        } else {
-            let mtime = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            out.push((p, meta.len(), mtime));
-        }
-    }
-    out.sort();
-    out
 }
 
 /// `--watch`: when the registries change, re-run the audit (stages reused where their inputs

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{model_dir, repo, skg_json_env};
+use super::{clean_command, free_port, http_get, model_dir, repo, skg_json_env, wait_for_health};
 
 /// A copy of the bundled demo registries in `dir/registries`.
 pub(crate) fn demo_copy(dir: &Path) -> std::path::PathBuf {
@@ -484,19 +484,6 @@ fn incremental_index_update_and_bundle_adapters() {
     assert_eq!(plan.as_array().map(Vec::len), Some(steps.len()));
 }
 
-fn http_get(port: u16, path: &str) -> Option<serde_json::Value> {
-    use std::io::{Read as _, Write as _};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).ok()?;
-    serde_json::from_str(raw.split("\r\n\r\n").nth(1)?).ok()
-}
-
 /// `skg serve --watch`: adding a skill to a watched registry re-audits, updates the index and
 /// swaps it in while the server keeps answering.
 #[test]
@@ -518,10 +505,8 @@ fn serve_watch_picks_up_a_new_skill() {
         ],
         &[],
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_or_else(|e| panic!("{e}"), |a| a.port());
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skg"))
+    let port = free_port();
+    let mut child = clean_command(env!("CARGO_BIN_EXE_skg"), d)
         .args([
             "serve",
             "--index",
@@ -536,24 +521,11 @@ fn serve_watch_picks_up_a_new_skill() {
             "--poll-seconds",
             "0.3",
         ])
-        .current_dir(d)
-        .env("SKG_CACHE_DIR", d.join(".skg-cache"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
-    let wait_for = |what: &str, ok: &dyn Fn(&serde_json::Value) -> bool| {
-        for _ in 0..600 {
-            if let Some(h) = http_get(port, "/health")
-                && ok(&h)
-            {
-                return h;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        panic!("timed out waiting for {what}");
-    };
-    let first = wait_for("the server", &|h| h["index"]["loaded"] == true);
+    let first = wait_for_health(port, "the server", &|h| h["index"]["loaded"] == true);
     assert_eq!(first["index"]["counts"]["skills"], 35);
     let added = registries.join("devflow/skills/dependency-upgrades");
     std::fs::create_dir_all(&added).unwrap_or_else(|e| panic!("{e}"));
@@ -562,7 +534,7 @@ fn serve_watch_picks_up_a_new_skill() {
         "---\nname: dependency-upgrades\ndescription: Use when bumping library versions one at a time.\n---\n\n# Upgrades\n\nBump, test, commit.\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let after = wait_for("the rebuilt index", &|h| {
+    let after = wait_for_health(port, "the rebuilt index", &|h| {
         h["index"]["counts"]["skills"] == 36
     });
     assert_ne!(after["index"]["revision"], first["index"]["revision"]);

@@ -1,23 +1,18 @@
 //! Faults (issue 8): a write that fails half-way leaves the previous output whole and says what
 //! failed; the gateway without its model serves BM25 and says why.
 
-use std::{path::Path, process::Command};
+use std::path::Path;
 
-use super::{audit::demo_copy, skg_json_env};
+use super::{audit::demo_copy, clean_command, free_port, skg_json_env, wait_for_health};
 
 /// Runs `skg` with a per-file write limit of `kib` KiB (`ulimit -f`), SIGXFSZ ignored so a write
 /// over it fails with EFBIG instead of killing the process — a disk that fills mid-run.
 fn skg_with_write_limit(cwd: &Path, kib: u32, args: &[&str]) -> std::process::Output {
-    Command::new("bash")
+    clean_command("bash", cwd)
         .arg("-c")
         .arg(format!("trap '' XFSZ; ulimit -f {kib}; exec \"$0\" \"$@\""))
         .arg(env!("CARGO_BIN_EXE_skg"))
         .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", cwd)
-        .env("SKG_CACHE_DIR", cwd.join(".skg-cache"))
         .output()
         .unwrap_or_else(|e| panic!("{e}"))
 }
@@ -85,18 +80,21 @@ fn a_write_failing_half_way_keeps_the_previous_output() {
     assert!(leftovers(d).is_empty(), "{:?}", leftovers(d));
 
     // The same for the routing index.
-    let _ = skg_json_env(
-        d,
-        &[
-            "audit",
-            "registries",
-            "-o",
-            "audit",
-            "--no-embeddings",
-            "-q",
-        ],
-        &[],
-    );
+    let lexical_audit = || {
+        skg_json_env(
+            d,
+            &[
+                "audit",
+                "registries",
+                "-o",
+                "audit",
+                "--no-embeddings",
+                "-q",
+            ],
+            &[],
+        )
+    };
+    let _ = lexical_audit();
     let _ = skg_json_env(
         d,
         &[
@@ -113,18 +111,7 @@ fn a_write_failing_half_way_keeps_the_previous_output() {
     let index_before = snapshot(&d.join("index"));
     std::fs::remove_dir_all(d.join("registries/datalab/skills/notebook-hygiene"))
         .unwrap_or_else(|e| panic!("{e}"));
-    let _ = skg_json_env(
-        d,
-        &[
-            "audit",
-            "registries",
-            "-o",
-            "audit",
-            "--no-embeddings",
-            "-q",
-        ],
-        &[],
-    );
+    let _ = lexical_audit();
     let out = skg_with_write_limit(
         d,
         16,
@@ -149,7 +136,6 @@ fn a_write_failing_half_way_keeps_the_previous_output() {
 /// and `/health` gives the reason.
 #[test]
 fn the_gateway_without_its_model_serves_bm25_and_says_why() {
-    use std::io::{Read as _, Write as _};
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let d = dir.path();
     demo_copy(d);
@@ -158,10 +144,8 @@ fn the_gateway_without_its_model_serves_bm25_and_says_why() {
     let _ = skg_json_env(d, &["audit", "registries", "-o", "audit", "-q"], &env);
     let built = skg_json_env(d, &["index", "build", "audit", "-o", "index", "-q"], &env);
     assert_eq!(built["counts"]["vectors"], 70);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_or_else(|e| panic!("{e}"), |a| a.port());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skg"))
+    let port = free_port();
+    let mut child = clean_command(env!("CARGO_BIN_EXE_skg"), d)
         .args([
             "serve",
             "--index",
@@ -169,39 +153,15 @@ fn the_gateway_without_its_model_serves_bm25_and_says_why() {
             "--addr",
             &format!("127.0.0.1:{port}"),
         ])
-        .current_dir(d)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", d)
-        .env("SKG_CACHE_DIR", d.join(".skg-cache"))
         .env("SKG_MODEL_DIR", d.join("no-model-here"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
-    let mut health = None;
-    for _ in 0..300 {
-        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            let _ = write!(
-                s,
-                "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-            );
-            let mut raw = String::new();
-            let _ = s.read_to_string(&mut raw);
-            health = raw
-                .split("\r\n\r\n")
-                .nth(1)
-                .and_then(|b| serde_json::from_str::<serde_json::Value>(b).ok());
-            if health.is_some() {
-                break;
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let h = std::panic::catch_unwind(|| wait_for_health(port, "the gateway", &|_| true));
     let _ = child.kill();
     let _ = child.wait();
-    let h = health.unwrap_or_else(|| panic!("the gateway did not answer"));
-    assert_eq!(h["status"], "degraded");
+    let h = h.unwrap_or_else(|_| panic!("the gateway did not answer"));
     let reasons = h["degraded"].to_string();
     assert!(reasons.contains("no embedding model"), "{reasons}");
     assert!(reasons.contains("BM25 only"), "{reasons}");

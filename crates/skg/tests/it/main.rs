@@ -31,20 +31,66 @@ pub(crate) fn skg(cwd: &Path, args: &[&str]) -> Output {
     skg_env(cwd, args, &[])
 }
 
-/// [`skg`] with extra environment variables.
-pub(crate) fn skg_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skg"));
-    cmd.args(args)
-        .current_dir(cwd)
+/// A command for `program` in `cwd` with the harness's clean environment (no user config, the
+/// cache inside `cwd`).
+pub(crate) fn clean_command(program: impl AsRef<std::ffi::OsStr>, cwd: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(cwd)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", cwd)
         .env("SKG_CACHE_DIR", cwd.join(".skg-cache"));
+    cmd
+}
+
+/// [`skg`] with extra environment variables.
+pub(crate) fn skg_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut cmd = clean_command(env!("CARGO_BIN_EXE_skg"), cwd);
+    cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
     cmd.output()
         .unwrap_or_else(|e| panic!("cannot run skg: {e}"))
+}
+
+/// `GET path` on 127.0.0.1:`port` (one connection, HTTP/1.1): the JSON body, or `None` when the
+/// server is not answering (yet).
+pub(crate) fn http_get(port: u16, path: &str) -> Option<serde_json::Value> {
+    use std::io::{Read as _, Write as _};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).ok()?;
+    serde_json::from_str(raw.split("\r\n\r\n").nth(1)?).ok()
+}
+
+/// A free port on 127.0.0.1.
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_or_else(|e| panic!("{e}"), |a| a.port())
+}
+
+/// Polls `GET /health` on `port` (up to 60 s) until `ok` holds; panics naming `what` otherwise.
+pub(crate) fn wait_for_health(
+    port: u16,
+    what: &str,
+    ok: &dyn Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    for _ in 0..600 {
+        if let Some(h) = http_get(port, "/health")
+            && ok(&h)
+        {
+            return h;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("timed out waiting for {what}");
 }
 
 /// The embedding model folder, installed by the project's own command
