@@ -2,8 +2,12 @@
 # Runs the libFuzzer targets (cargo fuzz, nightly) with a seed corpus made from the repository's
 # fixtures, each for SECONDS (default 60), one job per core; prints one line per target with
 # execs, time and crashes. Crashes land in fuzz/artifacts/<target>/ (turn each into a
-# regression test). usage: scripts/fuzz.sh [SECONDS] [TARGET…]
-#        scripts/fuzz.sh --build-only    (CI: build every target, unoptimized, run none)
+# regression test: fuzz/regressions/<target>/, replayed by --build-only).
+# usage: scripts/fuzz.sh [SECONDS] [TARGET…]
+#        scripts/fuzz.sh --build-only    (CI: build every target with AddressSanitizer,
+#                                         unoptimized, and replay fuzz/regressions/*/* once each)
+# SKG_FUZZ_SANITIZER=none runs without AddressSanitizer (coverage-guided all the same, several
+# times the execs per second: the long runs; tree-sitter's C is not instrumented either way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! rustup toolchain list 2>/dev/null | grep -q nightly; then
@@ -14,6 +18,17 @@ command -v cargo-fuzz > /dev/null || cargo install cargo-fuzz --locked
 if [ "${1:-}" = "--build-only" ]; then
   (cd fuzz && cargo +nightly fuzz build --dev)
   echo "fuzz targets built: $(cd fuzz && cargo +nightly fuzz list | tr '\n' ' ')"
+  # Every crash found so far, as an input that reproduced it: each must now run clean
+  # (libFuzzer runs file arguments once each; a crash, leak or timeout fails the step).
+  log=$(mktemp)
+  for dir in fuzz/regressions/*/; do
+    t=$(basename "$dir")
+    mapfile -t inputs < <(find "$dir" -type f ! -name '*.md' | sort)
+    [ ${#inputs[@]} -gt 0 ] || continue
+    (cd fuzz && cargo +nightly fuzz run --dev "$t" "${inputs[@]/#/../}" -- -timeout=30 -rss_limit_mb=2048) \
+      > "$log" 2>&1 || { cat "$log"; echo "fuzz regression failed: $t"; exit 1; }
+    echo "fuzz regressions replayed clean: $t (${#inputs[@]})"
+  done
   exit 0
 fi
 secs=${1:-60}; shift || true
@@ -46,7 +61,7 @@ for t in "${targets[@]}"; do
   seed "$t"
   log=$(mktemp)
   start=$(date +%s)
-  (cd fuzz && cargo +nightly fuzz run -O "$t" -- -max_total_time="$secs" -jobs="$jobs" -workers="$jobs" \
+  (cd fuzz && cargo +nightly fuzz run -O -s "${SKG_FUZZ_SANITIZER:-address}" "$t" -- -max_total_time="$secs" -jobs="$jobs" -workers="$jobs" \
       -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1) > "$log" 2>&1 || true
   execs=$(grep -h '^stat::number_of_executed_units' "$log" fuzz/fuzz-*.log 2>/dev/null | awk '{s+=$2} END {print s+0}')
   crashes=$(find "fuzz/artifacts/$t" -type f 2>/dev/null | wc -l)
