@@ -1,4 +1,5 @@
-//! Script facts (tree-sitter imports/exports/calls) and structural hashes, per language.
+//! Script facts (tree-sitter imports/exports/calls) and structural hashes from one parse, per
+//! language, as extraction reads every script; and the plain fingerprint of other languages.
 #![no_main]
 use skg_syntax::Language;
 
@@ -13,7 +14,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         _ => Language::Python,
     };
     let text = String::from_utf8_lossy(rest);
-    let _ = skg_syntax::analyze(lang, &text);
-    let _ = skg_syntax::structure(lang, &text);
+    let script = skg_syntax::script_within(lang, &text, skg_syntax::DEFAULT_PARSE_BUDGET);
+    assert_eq!(script.structure.hash.len(), 32);
     let _ = skg_syntax::plain_structure(&text);
 });

@@ -226,19 +226,20 @@ pub(crate) fn load_package(
                     });
                 } else {
                     script_files.push(inner.clone());
-                    let structure = match Language::from_path(Path::new(inner)) {
+                    let lang = Language::from_path(Path::new(inner));
+                    let (structure, facts) = match lang {
                         Some(lang) => {
-                            skg_syntax::structure_within(lang, &text, limits.parse_budget)
+                            let s = skg_syntax::script_within(lang, &text, limits.parse_budget);
+                            (s.structure, Some((lang, s.facts)))
                         }
-                        None => skg_syntax::plain_structure(&text),
+                        None => (skg_syntax::plain_structure(&text), None),
                     };
                     script_structures.push(ScriptStructure {
                         path: inner.clone(),
                         hash: structure.hash,
                         tokens: structure.tokens,
                     });
-                    if let Some(lang) = Language::from_path(Path::new(inner)) {
-                        let facts = skg_syntax::analyze_within(lang, &text, limits.parse_budget);
+                    if let Some((lang, facts)) = facts {
                         if facts.timed_out {
                             diags.push(diag(
                                 &rel,

@@ -4,7 +4,8 @@
 //! relation extractors need: the modules it imports (static `import`, `require()`, dynamic
 //! `import()`, Python `import`/`from … import`), the names it exports, the functions it defines
 //! and the functions it calls. Parsing never fails on bad syntax: tree-sitter recovers, and
-//! [`ScriptFacts::has_errors`] says the facts may be partial.
+//! [`ScriptFacts::has_errors`] says the facts may be partial. [`script_within`] gives the facts
+//! and the structural fingerprint ([`structure`]) from one parse.
 //!
 //! This crate knows nothing about skills or registries; it is shared by the stages that look at
 //! scripts (extract today, the structural hash of canonicalize later).
@@ -132,16 +133,44 @@ pub fn analyze_within(
     source: &str,
     budget: std::time::Duration,
 ) -> ScriptFacts {
-    let tree = match parse(language, source, budget) {
-        Ok(t) => t,
-        Err(ParseStop::TimedOut) => {
-            return ScriptFacts {
-                timed_out: true,
-                ..ScriptFacts::default()
-            };
-        }
-        Err(ParseStop::Failed) => return ScriptFacts::default(),
-    };
+    match parse(language, source, budget) {
+        Ok(tree) => facts_of(&tree, language, source),
+        Err(stop) => unparsed(stop),
+    }
+}
+
+/// One script read once: its facts and its structural fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Script {
+    /// What [`analyze_within`] gives.
+    pub facts: ScriptFacts,
+    /// What [`structure_within`] gives (the [`plain_structure`] when the parse stopped).
+    pub structure: Structure,
+}
+
+/// [`analyze_within`] and [`structure_within`] from one parse (half the work of calling both; a
+/// file that exhausts the budget costs it once, not twice).
+pub fn script_within(language: Language, source: &str, budget: std::time::Duration) -> Script {
+    match parse(language, source, budget) {
+        Ok(tree) => Script {
+            facts: facts_of(&tree, language, source),
+            structure: structure::of_tree(&tree, source),
+        },
+        Err(stop) => Script {
+            facts: unparsed(stop),
+            structure: plain_structure(source),
+        },
+    }
+}
+
+fn unparsed(stop: ParseStop) -> ScriptFacts {
+    ScriptFacts {
+        timed_out: stop == ParseStop::TimedOut,
+        ..ScriptFacts::default()
+    }
+}
+
+fn facts_of(tree: &tree_sitter::Tree, language: Language, source: &str) -> ScriptFacts {
     let root = tree.root_node();
     let mut facts = match language {
         Language::JavaScript | Language::TypeScript | Language::Tsx => {

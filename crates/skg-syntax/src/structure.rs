@@ -30,9 +30,14 @@ pub fn structure_within(
     source: &str,
     budget: std::time::Duration,
 ) -> Structure {
-    let Ok(tree) = crate::parse(language, source, budget) else {
-        return plain_structure(source);
-    };
+    match crate::parse(language, source, budget) {
+        Ok(tree) => of_tree(&tree, source),
+        Err(_) => plain_structure(source),
+    }
+}
+
+/// The fingerprint of `source` from its parsed `tree`.
+pub(crate) fn of_tree(tree: &tree_sitter::Tree, source: &str) -> Structure {
     let src = source.as_bytes();
     let mut names: Vec<&str> = Vec::new();
     let mut hasher = blake3::Hasher::new();

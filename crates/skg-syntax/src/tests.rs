@@ -174,3 +174,47 @@ fn language_from_path() {
     );
     assert_eq!(Language::from_path(Path::new("a/b.sh")), None);
 }
+
+#[test]
+fn one_parse_gives_what_the_two_separate_reads_give() {
+    use std::time::Duration;
+    let cases = [
+        (
+            Language::JavaScript,
+            "import x from './lib.js';\nexport function run(a) { return x(a, 2); }\n",
+        ),
+        (
+            Language::TypeScript,
+            "const f = (a: number): number => a + 1;\nf(2);\n",
+        ),
+        (
+            Language::Tsx,
+            "export const C = () => <div>{load()}</div>;\n",
+        ),
+        (
+            Language::Python,
+            "from .util import go\n\ndef main():\n    go(1)\n",
+        ),
+        (Language::JavaScript, "function ( { broken"),
+    ];
+    let budget = Duration::from_secs(5);
+    for (lang, src) in cases {
+        let one = crate::script_within(lang, src, budget);
+        assert_eq!(one.facts, crate::analyze_within(lang, src, budget), "{src}");
+        assert_eq!(
+            one.structure,
+            crate::structure_within(lang, src, budget),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn a_parse_over_budget_gives_no_facts_and_the_plain_fingerprint() {
+    // Zero time: the parse stops at its first progress check (a file of many statements has many).
+    let src = "a(1);\n".repeat(50_000);
+    let one = crate::script_within(Language::JavaScript, &src, std::time::Duration::ZERO);
+    assert!(one.facts.timed_out);
+    assert!(one.facts.calls.is_empty());
+    assert_eq!(one.structure, crate::plain_structure(&src));
+}
