@@ -63,7 +63,10 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   (cd fuzz && cargo +nightly fuzz run -O -s "${SKG_FUZZ_SANITIZER:-address}" "$t" -- -max_total_time="$secs" -jobs="$jobs" -workers="$jobs" \
       -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1) > "$log" 2>&1 || true
-  execs=$(grep -h '^stat::number_of_executed_units' "$log" fuzz/fuzz-*.log 2>/dev/null | awk '{s+=$2} END {print s+0}')
+  # Each job's own log (fuzz/fuzz-<job>.log) has its final stats; the parent's output repeats
+  # them when the jobs end, so it is counted only when there are no job logs.
+  if compgen -G 'fuzz/fuzz-*.log' > /dev/null; then stats=(fuzz/fuzz-*.log); else stats=("$log"); fi
+  execs=$(grep -h '^stat::number_of_executed_units' "${stats[@]}" | awk '{s+=$2} END {print s+0}')
   crashes=$(find "fuzz/artifacts/$t" -type f 2>/dev/null | wc -l)
   printf '%-12s %12s %8s %8s\n' "$t" "$execs" "$(( $(date +%s) - start ))" "$crashes"
   rm -f "$log" fuzz/fuzz-*.log
