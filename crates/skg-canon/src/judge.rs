@@ -1,6 +1,6 @@
 //! Pair signals and the duplicate / variant / distinct decision.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{
     prep::Prep,
@@ -67,7 +67,8 @@ impl Verdict {
 }
 
 /// The decision thresholds (chosen on the labelled dev pairs: `CANONICALIZE.md`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Thresholds {
     /// Body Jaccard at or above which the bodies are one text.
     pub body_jaccard: f64,

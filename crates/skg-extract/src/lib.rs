@@ -14,6 +14,7 @@ mod catalog;
 mod codebase;
 mod documents;
 mod error;
+mod fingerprint;
 mod frontmatter;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -23,27 +24,58 @@ mod markdown;
 mod read;
 mod relations;
 mod source;
+mod summary;
 mod walk;
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use skg_model::{Diagnostic, Document, Edge, RegistryInput, RegistryKind, Skill};
 
 pub use crate::{
     codebase::read_codebase,
     error::{Error, Result},
+    fingerprint::{change_stamp, content_fingerprint},
     source::{RegistrySource, cache_dir, checkout_git, load_registries_toml, resolve_inputs},
+    summary::{RegistrySummary, Summary},
 };
 
-/// Resource limits; going over one is a diagnostic, never an abort.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Resource limits; going over one is a diagnostic, never an abort. Their defaults are defined
+/// here once (the command line shows them from here).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Bytes read from one file; the rest is cut (at a line end) with a `file-too-large` diagnostic.
     pub max_file_bytes: u64,
     /// Files walked in one registry; the rest is skipped with a `too-many-files` diagnostic.
     pub max_files: usize,
     /// Time one script's parse may take; over it the script yields no facts and a
-    /// `script-timeout` diagnostic.
+    /// `script-timeout` diagnostic (serialized as whole milliseconds, `max_parse_ms`).
+    #[serde(rename = "max_parse_ms", with = "millis")]
     pub parse_budget: std::time::Duration,
+}
+
+mod millis {
+    use serde::{Deserialize as _, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<std::time::Duration, D::Error> {
+        u64::deserialize(d).map(std::time::Duration::from_millis)
+    }
+}
+
+impl Limits {
+    /// The parse budget in whole milliseconds (how the command line and the manifest give it).
+    pub fn max_parse_ms(&self) -> u64 {
+        u64::try_from(self.parse_budget.as_millis()).unwrap_or(u64::MAX)
+    }
 }
 
 impl Default for Limits {
@@ -56,8 +88,10 @@ impl Default for Limits {
     }
 }
 
-/// Extraction options.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Extraction options (what `skg extract` writes into its manifest and the audit hashes into
+/// extract's key).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Options {
     /// Resource limits.
     pub limits: Limits,

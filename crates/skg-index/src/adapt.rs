@@ -14,10 +14,9 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    Bundle, Error, Index, Reason, Result,
-    artifact::{Staged, write_synced},
-};
+use skg_artifact::Staged;
+
+use crate::{Bundle, Error, Index, Reason, Result};
 
 /// Output shapes of a bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -219,16 +218,13 @@ pub fn export(index: &Index, bundle: &Bundle, dir: &Path) -> Result<Vec<PathBuf>
         }
     }
     let staged = Staged::beside(dir)?;
-    let tmp = staged.path().to_path_buf();
     let specs = tool_specs(index, bundle);
     let mut written = Vec::new();
     {
         for (spec, s) in specs.iter().zip(&bundle.plan) {
-            let folder = tmp.join(&spec.name);
-            std::fs::create_dir_all(&folder).map_err(|e| Error::io(&folder, e))?;
-            let path = folder.join("SKILL.md");
             let text = index.markdown(s.skill)?;
-            write_synced(&path, text.as_bytes())?;
+            staged.create_dir(&spec.name)?;
+            staged.write_file(&format!("{}/SKILL.md", spec.name), text.as_bytes())?;
             written.push(dir.join(&spec.name).join("SKILL.md"));
         }
         let plan: Vec<serde_json::Value> = specs
@@ -240,22 +236,19 @@ pub fn export(index: &Index, bundle: &Bundle, dir: &Path) -> Result<Vec<PathBuf>
                     "reason": s.reason, "tokens": s.tokens})
             })
             .collect();
-        let mut text = serde_json::to_string_pretty(&serde_json::json!({
-            "index_revision": index.manifest.content_hash,
-            "plan": plan,
-            "cycles": bundle.cycles,
-            "type_errors": bundle.type_errors,
-            "missing": bundle.missing,
-            "tokens": bundle.tokens,
-            "catalog_tokens": bundle.catalog_tokens,
-        }))
-        .map_err(|e| Error::Json {
-            path: tmp.join("bundle.json"),
-            message: e.to_string(),
-        })?;
-        text.push('\n');
-        write_synced(&tmp.join("bundle.json"), text.as_bytes())?;
+        staged.write_json(
+            "bundle.json",
+            &serde_json::json!({
+                "index_revision": index.manifest.content_hash,
+                "plan": plan,
+                "cycles": bundle.cycles,
+                "type_errors": bundle.type_errors,
+                "missing": bundle.missing,
+                "tokens": bundle.tokens,
+                "catalog_tokens": bundle.catalog_tokens,
+            }),
+        )?;
     }
-    staged.publish(dir)?;
+    staged.publish()?;
     Ok(written)
 }

@@ -3,8 +3,7 @@
 
 use std::{
     collections::{BTreeMap, HashMap},
-    io::Write,
-    path::{Path, PathBuf},
+    path::Path,
 };
 
 use serde::{Deserialize, Serialize};
@@ -13,10 +12,15 @@ use skg_model::{
     Skill, SkillId,
 };
 
+use skg_artifact::Staged;
+
 use crate::{Error, Result, bm25};
 
 /// Version of the index folder layout and row types; readers refuse others.
 pub const INDEX_SCHEMA_VERSION: u32 = 2;
+/// Relations below this confidence are not used for routing unless asked otherwise
+/// (`skg index build --min-confidence`): INFERRED mentions at 0.4–0.5 stay out of bundles.
+pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
 
 /// One skill as the router sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -325,10 +329,8 @@ pub fn build(
     let tmp = staged.path().to_path_buf();
 
     let mut hasher = blake3::Hasher::new();
-    let skills_bytes = ndjson(&skills, &tmp.join("skills.ndjson"))?;
-    hasher.update(&skills_bytes);
-    let docs_bytes = ndjson(&docs, &tmp.join("documents.ndjson"))?;
-    hasher.update(&docs_bytes);
+    hasher.update(&staged.write_ndjson("skills.ndjson", &skills)?);
+    hasher.update(&staged.write_ndjson("documents.ndjson", &docs)?);
     let skill_of: HashMap<&str, &Skill> = input.skills.iter().map(|s| (s.id.as_str(), s)).collect();
     let content: Vec<ContentRow> = skills
         .iter()
@@ -340,8 +342,7 @@ pub fn build(
                 .unwrap_or_default(),
         })
         .collect();
-    let content_bytes = ndjson(&content, &tmp.join("content.ndjson"))?;
-    hasher.update(&content_bytes);
+    hasher.update(&staged.write_ndjson("content.ndjson", &content)?);
 
     let mut counts = BTreeMap::from([
         ("skills".to_owned(), skills.len() as u64),
@@ -379,7 +380,7 @@ pub fn build(
                 bytes.extend_from_slice(&x.to_le_bytes());
             }
         }
-        write_synced(&tmp.join("vectors.bin"), &bytes)?;
+        staged.write_file("vectors.bin", &bytes)?;
         hasher.update(&bytes);
         counts.insert("vectors".to_owned(), rows.len() as u64);
         (
@@ -401,7 +402,7 @@ pub fn build(
         .collect();
     bm25::write(&tmp.join("bm25"), &texts)?;
     for (name, bytes) in extra_files {
-        write_synced(&tmp.join(name), bytes)?;
+        staged.write_file(name, bytes)?;
     }
 
     let manifest = IndexManifest {
@@ -414,113 +415,15 @@ pub fn build(
         content_hash: hasher.finalize().to_hex().to_string(),
         options,
     };
-    let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| Error::Json {
-        path: tmp.join("manifest.json"),
-        message: e.to_string(),
-    })?;
-    text.push('\n');
-    write_synced(&tmp.join("manifest.json"), text.as_bytes())?;
-    write_synced(&tmp.join("_SUCCESS"), b"")?;
-
-    staged.publish(dest)?;
+    staged.write_json(skg_artifact::MANIFEST_FILE, &manifest)?;
+    staged.publish()?;
     Ok(manifest)
-}
-
-/// A folder being written beside its destination: removed if dropped before [`Staged::publish`]
-/// renames it into place (the previous folder stays whole and in place until that rename).
-pub(crate) struct Staged(Option<PathBuf>);
-
-impl Staged {
-    /// A fresh, empty `.<name>.tmp-<pid>` folder next to `dest`.
-    pub(crate) fn beside(dest: &Path) -> Result<Staged> {
-        let parent = dest
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        let name = dest
-            .file_name()
-            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        if tmp.exists() {
-            std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        }
-        std::fs::create_dir(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        Ok(Staged(Some(tmp)))
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        self.0.as_deref().unwrap_or(Path::new("."))
-    }
-
-    /// Renames the folder over `dest` (the old one moved aside first, restored if the rename
-    /// fails, removed after).
-    pub(crate) fn publish(mut self, dest: &Path) -> Result<()> {
-        let Some(tmp) = self.0.take() else {
-            return Ok(());
-        };
-        let old = tmp.with_file_name(format!(
-            "{}.old",
-            tmp.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        let had_old = dest.exists();
-        if had_old && let Err(e) = std::fs::rename(dest, &old) {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(Error::io(dest, e));
-        }
-        if let Err(e) = std::fs::rename(&tmp, dest) {
-            if had_old {
-                let _ = std::fs::rename(&old, dest);
-            }
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(Error::io(dest, e));
-        }
-        if had_old {
-            let _ = std::fs::remove_dir_all(&old);
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Staged {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = std::fs::remove_dir_all(p);
-        }
-    }
-}
-
-fn ndjson<T: Serialize>(rows: &[T], path: &Path) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    for r in rows {
-        serde_json::to_writer(&mut buf, r).map_err(|e| Error::Json {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        buf.push(b'\n');
-    }
-    write_synced(path, &buf)?;
-    Ok(buf)
-}
-
-/// Writes `bytes` to `path` and syncs them to disk.
-pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    f.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    f.sync_all().map_err(|e| Error::io(path, e))
 }
 
 /// Reads the manifest of a finished index folder (refusing unfinished folders and other formats).
 pub fn read_manifest(dir: &Path) -> Result<IndexManifest> {
-    if !dir.join("_SUCCESS").is_file() {
-        return Err(Error::Unfinished(dir.to_path_buf()));
-    }
-    let path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-    let m: IndexManifest = serde_json::from_str(&text).map_err(|e| Error::Json {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    skg_artifact::require_finished(dir)?;
+    let m: IndexManifest = skg_artifact::read_json(&dir.join(skg_artifact::MANIFEST_FILE))?;
     if m.format != INDEX_SCHEMA_VERSION {
         return Err(Error::Version {
             path: dir.to_path_buf(),
@@ -529,19 +432,4 @@ pub fn read_manifest(dir: &Path) -> Result<IndexManifest> {
         });
     }
     Ok(m)
-}
-
-/// Reads NDJSON rows.
-pub(crate) fn read_rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.is_empty())
-        .map(|(n, l)| {
-            serde_json::from_str(l).map_err(|e| Error::Json {
-                path: path.to_path_buf(),
-                message: format!("line {}: {e}", n + 1),
-            })
-        })
-        .collect()
 }

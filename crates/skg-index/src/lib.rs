@@ -21,6 +21,7 @@ mod artifact;
 mod bm25;
 mod eval;
 mod incremental;
+mod judged;
 pub mod parity;
 mod route;
 mod search;
@@ -29,12 +30,16 @@ use std::path::PathBuf;
 
 pub use crate::{
     artifact::{
-        BuildInput, ContentRow, DocEntry, INDEX_SCHEMA_VERSION, IndexManifest, SkillEntry, Vectors,
-        build, dense_targets, read_manifest, skill_markdown,
+        BuildInput, ContentRow, DEFAULT_MIN_CONFIDENCE, DocEntry, INDEX_SCHEMA_VERSION,
+        IndexManifest, SkillEntry, Vectors, build, dense_targets, read_manifest, skill_markdown,
     },
     bm25::{FIELDS, FieldWeights},
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},
     incremental::{PackageDiff, diff_packages, reuse_vectors},
+    judged::{
+        EmbedFn, EvalOptions, EvalReport, JudgedQuery, Latency, ModeReport, evaluate,
+        resolve_examples, skill_keys,
+    },
     route::{Bundle, BundleSkill, Reason, route},
     search::{Answer, Fusion, Hit, Index, Mode, Query, SectionHit},
 };
@@ -82,6 +87,9 @@ pub enum Error {
     /// tantivy failed.
     #[error("bm25 index: {0}")]
     Tantivy(String),
+    /// The query embedder failed.
+    #[error("query embedding: {0}")]
+    Embed(String),
 }
 
 impl Error {
@@ -89,6 +97,16 @@ impl Error {
         Error::Io {
             path: path.into(),
             source,
+        }
+    }
+}
+
+impl From<skg_artifact::Error> for Error {
+    fn from(e: skg_artifact::Error) -> Self {
+        match e {
+            skg_artifact::Error::Io { path, source } => Error::Io { path, source },
+            skg_artifact::Error::Json { path, message } => Error::Json { path, message },
+            skg_artifact::Error::Unfinished(path) => Error::Unfinished(path),
         }
     }
 }

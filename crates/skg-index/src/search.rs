@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     Error, Result,
-    artifact::{ContentRow, DocEntry, IndexManifest, SkillEntry, read_manifest, read_rows},
+    artifact::{ContentRow, DocEntry, IndexManifest, SkillEntry, read_manifest},
     bm25::{Bm25, FieldWeights},
 };
 
@@ -53,13 +53,22 @@ impl Default for Fusion {
     /// RETRIEVAL.md), where a fixed mix or RRF loses to dense on tool catalogs.
     fn default() -> Self {
         Fusion::Adaptive {
-            max_bm25: 0.3,
-            saturation: 4.0,
+            max_bm25: Fusion::MAX_BM25,
+            saturation: Fusion::SATURATION,
         }
     }
 }
 
 impl Fusion {
+    /// [`Fusion::Adaptive`]'s default largest BM25 weight.
+    pub const MAX_BM25: f32 = 0.3;
+    /// [`Fusion::Adaptive`]'s default saturation (BM25 points per query term).
+    pub const SATURATION: f32 = 4.0;
+    /// [`Fusion::Rrf`]'s rank offset (60 in the original paper).
+    pub const RRF_K: f32 = 60.0;
+    /// [`Fusion::Linear`]'s default BM25 weight.
+    pub const LINEAR_BM25: f32 = 0.5;
+
     /// The BM25 weight [`Fusion::Adaptive`] gives a query whose best BM25 skill score is
     /// `best` over `terms` analyzed terms: `max_bm25 × min(1, best / (saturation × terms))`.
     /// A query whose words the documents barely contain leans on the dense score.
@@ -237,8 +246,8 @@ impl Index {
     /// Opens a finished index folder (refusing one without `_SUCCESS`).
     pub fn open(dir: &Path) -> Result<Index> {
         let manifest = read_manifest(dir)?;
-        let skills: Vec<SkillEntry> = read_rows(&dir.join("skills.ndjson"))?;
-        let docs: Vec<DocEntry> = read_rows(&dir.join("documents.ndjson"))?;
+        let skills: Vec<SkillEntry> = skg_artifact::read_ndjson(&dir.join("skills.ndjson"))?;
+        let docs: Vec<DocEntry> = skg_artifact::read_ndjson(&dir.join("documents.ndjson"))?;
         let corrupt = |message: String| Error::Corrupt {
             path: dir.to_path_buf(),
             message,

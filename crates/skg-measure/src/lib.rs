@@ -8,8 +8,18 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+mod gate;
+mod summary;
+
 use petgraph::graph::{NodeIndex, UnGraph};
-use skg_model::{CommunityRow, Edge, EdgeKind, Member, MetricRow, Role, Score, Skill};
+use skg_model::{
+    ALL_SCOPE, CommunityRow, Edge, EdgeKind, Member, MetricRow, Role, Score, Skill, limits,
+};
+
+pub use crate::{
+    gate::{Check, GateConfig, GateOptions, GateReport, gate},
+    summary::{GraphSize, Summary},
+};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -17,10 +27,15 @@ pub enum Error {
     /// graphrs failed (its error type implements no `std::error::Error`).
     #[error("community detection failed: {0}")]
     Louvain(String),
+    /// The gate found no metric row for the scope it checks.
+    #[error("no metrics for scope `{0}`")]
+    NoScope(String),
 }
 
-/// What goes into the graph and how it is measured.
-#[derive(Debug, Clone, PartialEq)]
+/// What goes into the graph and how it is measured (the audit hashes it, serialized, into
+/// measure's key; `skg measure` writes it into its manifest).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Options {
     /// Edges below this confidence are left out (0.3 keeps EXTRACTED and INFERRED edges and
     /// drops AMBIGUOUS mentions, whose precision was 5 % on a hand-checked sample).
@@ -324,13 +339,13 @@ pub fn metrics(
     let rscore = 1.0
         - (tlis + (gnci / options.gnci_scale).min(1.0) + (cfi / options.cfi_scale).min(1.0)) / 3.0;
     let mut modes = Vec::new();
-    if tlis >= 0.5 {
+    if tlis >= limits::TLIS {
         modes.push("isolation".to_owned());
     }
-    if gnci >= 20.0 {
+    if gnci >= limits::GNCI {
         modes.push("god-node".to_owned());
     }
-    if cfi >= 10.0 {
+    if cfi >= limits::CFI {
         modes.push("fragmentation".to_owned());
     }
     if modes.len() == 3 {
@@ -367,7 +382,7 @@ pub fn metrics(
             named_communities: u(named),
             cfi: Some(round(cfi)),
             rscore: Some(round(rscore)),
-            risk: if rscore < 0.4 {
+            risk: if rscore < limits::RSCORE {
                 "high".into()
             } else {
                 "ok".into()
@@ -393,7 +408,7 @@ pub fn measure(input: &Input<'_>, options: &Options) -> Result<(Skg, Measurement
     let skg = build(input, options);
     let all: Vec<NodeIndex> = skg.graph.node_indices().collect();
     let mut out = Measurement::default();
-    let (m, c) = metrics(&skg, "(all)", &all, options)?;
+    let (m, c) = metrics(&skg, ALL_SCOPE, &all, options)?;
     out.metrics.push(m);
     out.communities.extend(c);
     let mut by: BTreeMap<&str, Vec<NodeIndex>> = BTreeMap::new();
@@ -474,7 +489,7 @@ pub fn measure_code(
 ) -> Result<(Skg, Measurement), Error> {
     let skg = build_code(modules);
     let all: Vec<NodeIndex> = skg.graph.node_indices().collect();
-    let (m, c) = metrics(&skg, "(all)", &all, options)?;
+    let (m, c) = metrics(&skg, ALL_SCOPE, &all, options)?;
     Ok((
         skg,
         Measurement {

@@ -12,10 +12,12 @@ mod diagnostic;
 mod document;
 mod edge;
 mod ids;
+mod keys;
 mod measure;
 mod registry;
 mod score;
 mod skill;
+mod stage;
 
 pub use crate::{
     canon::{Cluster, Member, Role},
@@ -23,13 +25,15 @@ pub use crate::{
     document::{Document, Level},
     edge::{Edge, EdgeKind, EdgeSource, Evidence},
     ids::{DocId, RegistryName, SkillId},
-    measure::{CodeModule, CodeTool, CommunityRow, MetricRow},
+    keys::SkillKeys,
+    measure::{ALL_SCOPE, CodeModule, CodeTool, CommunityRow, MetricRow, limits},
     registry::{RegistryInput, RegistryKind},
     score::Score,
     skill::{
         Frontmatter, FrontmatterStatus, Platform, Requires, RiskTier, ScriptStructure, Skill,
         SkillKind,
     },
+    stage::Stage,
 };
 
 /// Progress reporting, implemented by the binary (a progress bar) or ignored. Stages call it;

@@ -2,6 +2,24 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The scope of the metric rows (and communities) of the whole graph; every other scope is a
+/// registry's name.
+pub const ALL_SCOPE: &str = "(all)";
+
+/// The limits of the seed's failure modes and risk tier (METRICS.md), defined once: `skg
+/// measure` derives `failure_modes` and `risk` from them, the report and `skg gate` check
+/// against them.
+pub mod limits {
+    /// `isolation` when TLIS is at least this.
+    pub const TLIS: f64 = 0.5;
+    /// `god-node` when GNCI is at least this.
+    pub const GNCI: f64 = 20.0;
+    /// `fragmentation` when CFI is at least this.
+    pub const CFI: f64 = 10.0;
+    /// Risk `high` when RScore is below this (the gate's default minimum).
+    pub const RSCORE: f64 = 0.4;
+}
+
 /// The routability metrics of one scope (a registry, or all of them). One row of the `metrics`
 /// table. Definitions: `METRICS.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@
 
 pub mod features;
 pub mod model;
+mod stage;
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,10 @@ use skg_model::Score;
 pub use crate::{
     features::{Context, FEATURES},
     model::{Model, auc},
+    stage::{
+        EvalReport, LabelRow, Options, RegistryEvaluation, RegistryScores, Summary, TrainReport,
+        examples,
+    },
 };
 
 /// Errors of this crate.
@@ -26,6 +31,9 @@ pub enum Error {
     /// A model artifact is unusable.
     #[error("unusable model: {0}")]
     Model(String),
+    /// A labels file row is unusable (the message names the row).
+    #[error("{0}")]
+    Labels(String),
 }
 
 /// A label of the rubric.

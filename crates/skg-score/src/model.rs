@@ -10,6 +10,10 @@ use crate::{Error, features::FEATURES};
 
 /// Format version of the JSON artifact.
 pub const FORMAT: u32 = 1;
+/// L2 penalty of the logistic regression unless one is given (`skg score train --alpha`).
+pub const DEFAULT_ALPHA: f64 = 1.0;
+/// Where the bundled model lives in the repository (what `skg score train` rewrites by default).
+pub const BUNDLED_PATH: &str = "crates/skg-score/models/slop-v1.json";
 
 /// How the model was trained.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -146,6 +150,14 @@ impl Model {
     /// The model committed with skg (`crates/skg-score/models/slop-v1.json`).
     pub fn bundled() -> Result<Model, Error> {
         Model::from_json(include_str!("../models/slop-v1.json"))
+    }
+
+    /// A content id of the model: blake3 of its canonical JSON (every coefficient, mean and
+    /// scale; not the file's formatting). Two models score alike exactly when their ids agree,
+    /// so the audit keys the score stage with it.
+    pub fn content_id(&self) -> String {
+        let bytes = serde_json::to_vec(self).unwrap_or_default();
+        blake3::hash(&bytes).to_hex().to_string()
     }
 
     /// Standardized features.

@@ -10,8 +10,7 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{get, post},
 };
-use serde::{Deserialize, de::DeserializeOwned};
-use skg_index::{Mode, adapt::Format};
+use serde::de::DeserializeOwned;
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::{
     catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, timeout::TimeoutLayer,
@@ -19,9 +18,14 @@ use tower_http::{
 };
 
 use crate::{
-    error::ApiError,
-    gateway::{Ask, Gateway},
-    mcp, openapi,
+    error::{ApiError, ErrorCode},
+    gateway::Gateway,
+    mcp,
+    openapi::{self, ErrorResponses},
+    wire::{
+        FindRequest, FindResponse, HealthResponse, RouteRequest, RouteResponse, SearchResponse,
+        SkillResponse,
+    },
 };
 
 /// A JSON body whose rejections are [`ApiError`]s.
@@ -34,59 +38,6 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         match Json::<T>::from_request(req, state).await {
             Ok(Json(v)) => Ok(ApiJson(v)),
             Err(r) => Err(ApiError::from(r)),
-        }
-    }
-}
-
-fn default_k() -> usize {
-    5
-}
-
-/// `POST /v1/route`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RouteRequest {
-    pub task: String,
-    #[serde(default = "default_k")]
-    pub k: usize,
-    #[serde(default)]
-    pub token_budget: Option<u64>,
-    #[serde(default)]
-    pub format: Format,
-    #[serde(default)]
-    pub mode: Option<Mode>,
-    #[serde(default)]
-    pub include_quarantined: bool,
-    #[serde(default)]
-    pub min_score: Option<f32>,
-    /// Include each skill's `SKILL.md` in the plan.
-    #[serde(default)]
-    pub include_content: bool,
-}
-
-/// `POST /v1/skills/find` and `POST /v1/search`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct FindRequest {
-    pub query: String,
-    #[serde(default = "default_k")]
-    pub k: usize,
-    #[serde(default)]
-    pub mode: Option<Mode>,
-    #[serde(default)]
-    pub include_quarantined: bool,
-    #[serde(default)]
-    pub min_score: Option<f32>,
-}
-
-impl FindRequest {
-    fn ask(self) -> Ask {
-        Ask {
-            text: self.query,
-            k: self.k,
-            mode: self.mode,
-            include_quarantined: self.include_quarantined,
-            min_score: self.min_score,
         }
     }
 }
@@ -110,7 +61,7 @@ pub fn router(gw: Arc<Gateway>) -> Router {
         .fallback(not_found)
         .layer(CatchPanicLayer::custom(
             |_: Box<dyn std::any::Any + Send>| {
-                ApiError::internal("the request's handler panicked").into_response()
+                ApiError::internal("the request's handler failed", "panicked").into_response()
             },
         ))
         .layer(axum::extract::DefaultBodyLimit::max(cfg.max_body_bytes))
@@ -169,76 +120,57 @@ async fn not_found() -> ApiError {
     ApiError::not_found("no such route (see /openapi.json)")
 }
 
-async fn route(
+/// Route a task to a small, ordered, dependency-complete skill bundle.
+#[utoipa::path(post, path = "/v1/route", request_body = RouteRequest,
+    responses((status = 200, description = "the bundle: plan (dependencies first), cycles, type errors, token accounting, rejected; `tools` in the asked format", body = RouteResponse), ErrorResponses))]
+pub(crate) async fn route(
     State(gw): State<Arc<Gateway>>,
     ApiJson(r): ApiJson<RouteRequest>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let ask = Ask {
-        text: r.task,
-        k: r.k,
-        mode: r.mode,
-        include_quarantined: r.include_quarantined,
-        min_score: r.min_score,
-    };
-    let (budget, format, content) = (r.token_budget, r.format, r.include_content);
-    gw.compute(move |g| g.route(&ask, budget, format, content))
-        .await
-        .map(Json)
+) -> Result<Json<RouteResponse>, ApiError> {
+    gw.compute(move |g| g.route(&r)).await.map(Json)
 }
 
-async fn find(
+/// Find skills: one result per skill, best first.
+#[utoipa::path(post, path = "/v1/skills/find", request_body = FindRequest,
+    responses((status = 200, description = "results with name, description, root_uri, uri, level, score, abstract; rejected", body = FindResponse), ErrorResponses))]
+pub(crate) async fn find(
     State(gw): State<Arc<Gateway>>,
     ApiJson(r): ApiJson<FindRequest>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let ask = r.ask();
-    gw.compute(move |g| g.find(&ask)).await.map(Json)
+) -> Result<Json<FindResponse>, ApiError> {
+    gw.compute(move |g| g.find(&r)).await.map(Json)
 }
 
-async fn search(
+/// Search sections: several hits per skill.
+#[utoipa::path(post, path = "/v1/search", request_body = FindRequest,
+    responses((status = 200, description = "section hits", body = SearchResponse), ErrorResponses))]
+pub(crate) async fn search(
     State(gw): State<Arc<Gateway>>,
     ApiJson(r): ApiJson<FindRequest>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    let ask = r.ask();
-    gw.compute(move |g| g.search(&ask)).await.map(Json)
+) -> Result<Json<SearchResponse>, ApiError> {
+    gw.compute(move |g| g.search(&r)).await.map(Json)
 }
 
-async fn skill(
+/// One skill by id (routable or not), with its SKILL.md.
+#[utoipa::path(get, path = "/v1/skills/{id}",
+    params(("id" = String, Path, description = "`registry:path` (may contain slashes)")),
+    responses((status = 200, description = "the skill", body = SkillResponse),
+        (status = 404, description = "no such skill", body = ApiError)))]
+pub(crate) async fn skill(
     State(gw): State<Arc<Gateway>>,
     Path(id): Path<String>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<SkillResponse>, ApiError> {
     gw.compute(move |g| g.skill(&id)).await.map(Json)
 }
 
-async fn health(State(gw): State<Arc<Gateway>>) -> Json<serde_json::Value> {
-    Json(health_json(&gw))
+/// Index loaded, revision, counts, model, degraded reasons.
+#[utoipa::path(get, path = "/health", responses((status = 200, description = "health", body = HealthResponse)))]
+pub(crate) async fn health(State(gw): State<Arc<Gateway>>) -> Json<HealthResponse> {
+    Json(gw.health())
 }
 
-pub(crate) fn health_json(gw: &Gateway) -> serde_json::Value {
-    let loaded = gw.current();
-    let m = &loaded.index.manifest;
-    let degraded = gw.degraded(&loaded);
-    serde_json::json!({
-        "status": if degraded.is_empty() { "ok" } else { "degraded" },
-        "degraded": degraded,
-        "index": {
-            "loaded": true,
-            "dir": gw.config().index_dir.display().to_string(),
-            "revision": m.content_hash,
-            "format": m.format,
-            "tool": m.tool,
-            "counts": m.counts,
-            "model": m.model,
-            "dim": m.dim,
-            "loaded_at": loaded.loaded_at,
-            "sources": m.sources.iter().map(|s| serde_json::json!({
-                "name": s.name, "rev": s.rev, "content_hash": s.content_hash, "skills": s.skills})).collect::<Vec<_>>(),
-        },
-        "uptime_seconds": gw.started.elapsed().as_secs(),
-        "version": env!("CARGO_PKG_VERSION"),
-    })
-}
-
-async fn metrics(State(gw): State<Arc<Gateway>>) -> Response {
+/// Prometheus metrics (OpenMetrics text).
+#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "metrics", content_type = "application/openmetrics-text")))]
+pub(crate) async fn metrics(State(gw): State<Arc<Gateway>>) -> Response {
     (
         [(
             header::CONTENT_TYPE,
@@ -249,7 +181,9 @@ async fn metrics(State(gw): State<Arc<Gateway>>) -> Response {
         .into_response()
 }
 
-async fn openapi_doc() -> Json<serde_json::Value> {
+/// This document (OpenAPI 3.1).
+#[utoipa::path(get, path = "/openapi.json", responses((status = 200, description = "OpenAPI 3.1")))]
+pub(crate) async fn openapi_doc() -> Json<utoipa::openapi::OpenApi> {
     Json(openapi::document())
 }
 
@@ -262,14 +196,20 @@ fn same_secret(a: &str, b: &str) -> bool {
             == 0
 }
 
-async fn admin_reload(
+/// Reload the index folder if its manifest changed (atomic swap; in-flight requests finish on
+/// the old index).
+#[utoipa::path(post, path = "/admin/reload", security(("bearer" = [])),
+    responses((status = 200, description = "reloaded or fresh", body = crate::ReloadOutcome),
+        (status = 401, description = "missing or wrong token", body = ApiError),
+        (status = 403, description = "reload disabled (no SKG_ADMIN_TOKEN)", body = ApiError),
+        (status = 503, description = "the folder could not be loaded; the previous index keeps serving", body = ApiError)))]
+pub(crate) async fn admin_reload(
     State(gw): State<Arc<Gateway>>,
     headers: HeaderMap,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<crate::ReloadOutcome>, ApiError> {
     let Some(token) = gw.config().admin_token.as_deref() else {
         return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "reload_disabled",
+            ErrorCode::ReloadDisabled,
             "reloading over HTTP is disabled: start the gateway with SKG_ADMIN_TOKEN set",
         ));
     };
@@ -280,15 +220,13 @@ async fn admin_reload(
     match given {
         None => {
             return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
+                ErrorCode::Unauthorized,
                 "send Authorization: Bearer <SKG_ADMIN_TOKEN>",
             ));
         }
         Some(g) if !same_secret(g.trim(), token) => {
             return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
+                ErrorCode::Unauthorized,
                 "the bearer token is not the admin token",
             ));
         }
@@ -296,10 +234,9 @@ async fn admin_reload(
     }
     match gw.reload().await {
         crate::ReloadOutcome::Failed { error, serving } => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "reload_failed",
+            ErrorCode::ReloadFailed,
             format!("{error}; still serving revision {serving}"),
         )),
-        outcome => Ok(Json(serde_json::to_value(outcome).unwrap_or_default())),
+        outcome => Ok(Json(outcome)),
     }
 }

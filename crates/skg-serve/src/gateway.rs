@@ -9,9 +9,16 @@ use std::{
 
 use arc_swap::ArcSwap;
 use serde::Serialize;
-use skg_index::{Index, Mode, Query, adapt::Format};
+use skg_index::Index;
 
-use crate::{error::ApiError, metrics::Metrics};
+use crate::{
+    error::{ApiError, public},
+    metrics::Metrics,
+    wire::{
+        self, Ask, FindRequest, FindResponse, HealthIndex, HealthResponse, HealthSource, Mode,
+        RouteRequest, RouteResponse, SearchResponse, Served, SkillResponse,
+    },
+};
 
 /// Query embedding (the binary plugs skg-embed in).
 pub trait Embed: Send + Sync + std::fmt::Debug + 'static {
@@ -52,22 +59,45 @@ pub struct Config {
     pub query_cache: usize,
 }
 
+/// The settings' defaults, defined once (the command line shows them from here).
+pub mod defaults {
+    /// Largest request body, in bytes.
+    pub const MAX_BODY_BYTES: usize = 64 * 1024;
+    /// Whole-request timeout, in milliseconds.
+    pub const TIMEOUT_MS: u64 = 10_000;
+    /// Time a client has to send a request's headers, in milliseconds.
+    pub const HEADER_TIMEOUT_MS: u64 = 5_000;
+    /// Requests handled at once.
+    pub const CONCURRENCY: usize = 256;
+    /// Largest `k`.
+    pub const MAX_K: usize = 50;
+    /// Longest task or query, in characters.
+    pub const MAX_QUERY_CHARS: usize = 4000;
+    /// Query vectors kept for repeated tasks.
+    pub const QUERY_CACHE: usize = 4096;
+
+    /// Retrieval computations at once: the core count.
+    pub fn compute_slots() -> usize {
+        std::thread::available_parallelism().map_or(2, usize::from)
+    }
+}
+
 impl Config {
     /// Defaults for `index_dir`.
     pub fn new(index_dir: PathBuf) -> Config {
         Config {
             index_dir,
             admin_token: None,
-            max_body_bytes: 64 * 1024,
-            timeout: Duration::from_secs(10),
-            header_read_timeout: Duration::from_secs(5),
-            concurrency: 256,
-            compute_slots: std::thread::available_parallelism().map_or(2, usize::from),
-            max_k: 50,
-            max_query_chars: 4000,
+            max_body_bytes: defaults::MAX_BODY_BYTES,
+            timeout: Duration::from_millis(defaults::TIMEOUT_MS),
+            header_read_timeout: Duration::from_millis(defaults::HEADER_TIMEOUT_MS),
+            concurrency: defaults::CONCURRENCY,
+            compute_slots: defaults::compute_slots(),
+            max_k: defaults::MAX_K,
+            max_query_chars: defaults::MAX_QUERY_CHARS,
             allowed_origins: Vec::new(),
             degraded: Vec::new(),
-            query_cache: 4096,
+            query_cache: defaults::QUERY_CACHE,
         }
     }
 }
@@ -82,7 +112,7 @@ pub struct Loaded {
 }
 
 /// What a reload did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case", tag = "outcome")]
 pub enum ReloadOutcome {
     /// A new revision is served.
@@ -126,14 +156,22 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Common retrieval parameters of find / search / route.
-#[derive(Debug, Clone)]
-pub(crate) struct Ask {
-    pub text: String,
-    pub k: usize,
-    pub mode: Option<Mode>,
-    pub include_quarantined: bool,
-    pub min_score: Option<f32>,
+/// The prelude every retrieval operation shares: the request checked, the index it will finish
+/// on, its query vector, the clock.
+struct Prepared {
+    loaded: Arc<Loaded>,
+    vector: Option<Arc<Vec<f32>>>,
+    started: Instant,
+}
+
+impl Prepared {
+    fn vector(&self) -> Option<&[f32]> {
+        self.vector.as_deref().map(Vec::as_slice)
+    }
+
+    fn took_ms(&self) -> f64 {
+        self.started.elapsed().as_secs_f64() * 1000.0
+    }
 }
 
 impl Gateway {
@@ -186,15 +224,9 @@ impl Gateway {
                     }));
                     ReloadOutcome::Reloaded { from: serving, to }
                 }
-                Err(e) => ReloadOutcome::Failed {
-                    error: e.to_string(),
-                    serving,
-                },
+                Err(e) => failed(&e, serving),
             },
-            Err(e) => ReloadOutcome::Failed {
-                error: e.to_string(),
-                serving,
-            },
+            Err(e) => failed(&e, serving),
         };
         let mut last = self
             .last_reload_error
@@ -294,7 +326,7 @@ impl Gateway {
 
     /// Refuses empty or too long texts, `k` out of range and a non-finite floor (422); every
     /// retrieval operation starts with it, whoever calls.
-    fn check(&self, ask: &Ask) -> Result<(), ApiError> {
+    fn check(&self, ask: &Ask<'_>) -> Result<(), ApiError> {
         if ask.text.trim().is_empty() {
             return Err(ApiError::invalid("the task/query is empty"));
         }
@@ -317,16 +349,25 @@ impl Gateway {
         Ok(())
     }
 
-    fn query<'a>(ask: &'a Ask, vector: Option<&'a [f32]>) -> Query<'a> {
-        let mut q = Query::new(&ask.text, vector, ask.k);
-        if let Some(m) = ask.mode {
-            q.mode = m;
+    /// Checks the request, takes the current index and the query vector.
+    fn prepare(&self, ask: &Ask<'_>) -> Result<Prepared, ApiError> {
+        self.check(ask)?;
+        let started = Instant::now();
+        let loaded = self.current();
+        let vector = self.query_vector(&loaded, ask.text, ask.mode);
+        Ok(Prepared {
+            loaded,
+            vector,
+            started,
+        })
+    }
+
+    fn served(&self, loaded: &Loaded, mode: skg_index::Mode) -> Served {
+        Served {
+            mode: mode.into(),
+            index_revision: loaded.index.manifest.content_hash.clone(),
+            degraded: self.degraded(loaded),
         }
-        q.include_quarantined = ask.include_quarantined;
-        if let Some(s) = ask.min_score {
-            q.min_score = s;
-        }
-        q
     }
 
     /// Runs `f` on a blocking thread under a compute slot (retrieval is CPU-bound).
@@ -338,182 +379,110 @@ impl Gateway {
             .compute
             .acquire()
             .await
-            .map_err(|_| ApiError::internal("the gateway is shutting down"))?;
+            .map_err(|e| ApiError::internal("the gateway is shutting down", e))?;
         let me = Arc::clone(self);
         tokio::task::spawn_blocking(move || f(&me))
             .await
-            .map_err(|e| ApiError::internal(format!("the request's task failed: {e}")))?
+            .map_err(|e| ApiError::internal("the request's task failed", e))?
     }
 
     /// `find`: one result per skill.
-    pub(crate) fn find(&self, ask: &Ask) -> Result<serde_json::Value, ApiError> {
-        self.check(ask)?;
-        let started = Instant::now();
-        let loaded = self.current();
-        let ix = &loaded.index;
-        let vector = self.query_vector(&loaded, &ask.text, ask.mode);
-        let answer = ix.search(&Self::query(ask, vector.as_deref().map(Vec::as_slice)))?;
-        let results: Vec<serde_json::Value> = answer
-            .hits
-            .iter()
-            .map(|h| {
-                let s = &ix.skills[h.skill as usize];
-                let d = &ix.docs[h.doc as usize];
-                serde_json::json!({
-                    "id": s.id, "name": s.name, "description": s.description,
-                    "registry": s.registry, "path": s.path,
-                    "root_uri": root_uri(s.id.as_str()), "uri": doc_uri(s.id.as_str(), d),
-                    "level": u8::from(d.level), "score": h.score, "bm25": h.bm25, "dense": h.dense,
-                    "abstract": d.snippet, "quarantined": s.quarantined, "alias_of": s.alias_of,
-                })
-            })
-            .collect();
-        Ok(serde_json::json!({
-            "query": ask.text,
-            "mode": answer.mode,
-            "index_revision": ix.manifest.content_hash,
-            "degraded": self.degraded(&loaded),
-            "results": results,
-            "rejected": rejected(ix, &answer),
-            "nothing_cleared_the_floor": answer.hits.is_empty(),
-            "took_ms": started.elapsed().as_secs_f64() * 1000.0,
-        }))
+    pub(crate) fn find(&self, req: &FindRequest) -> Result<FindResponse, ApiError> {
+        let ask = req.ask();
+        let p = self.prepare(&ask)?;
+        let ix = &p.loaded.index;
+        let answer = ix.search(&ask.query(p.vector()))?;
+        let mut out = wire::find(ix, ask.text, &answer, self.served(&p.loaded, answer.mode));
+        out.took_ms = p.took_ms();
+        Ok(out)
     }
 
     /// `search`: section hits, several per skill.
-    pub(crate) fn search(&self, ask: &Ask) -> Result<serde_json::Value, ApiError> {
-        self.check(ask)?;
-        let started = Instant::now();
-        let loaded = self.current();
-        let ix = &loaded.index;
-        let vector = self.query_vector(&loaded, &ask.text, ask.mode);
-        let (hits, mode) =
-            ix.search_sections(&Self::query(ask, vector.as_deref().map(Vec::as_slice)))?;
-        let results: Vec<serde_json::Value> = hits
-            .iter()
-            .map(|h| {
-                let s = &ix.skills[h.skill as usize];
-                let d = &ix.docs[h.doc as usize];
-                serde_json::json!({
-                    "id": s.id, "name": s.name, "doc_id": d.id, "level": u8::from(d.level),
-                    "file": d.file, "title": d.title, "heading_path": d.heading_path,
-                    "lines": [d.line_start, d.line_end],
-                    "root_uri": root_uri(s.id.as_str()), "uri": doc_uri(s.id.as_str(), d),
-                    "score": h.score, "bm25": h.bm25, "dense": h.dense, "snippet": d.snippet,
-                })
-            })
-            .collect();
-        Ok(serde_json::json!({
-            "query": ask.text,
-            "mode": mode,
-            "index_revision": ix.manifest.content_hash,
-            "degraded": self.degraded(&loaded),
-            "results": results,
-            "nothing_cleared_the_floor": results.is_empty(),
-            "took_ms": started.elapsed().as_secs_f64() * 1000.0,
-        }))
+    pub(crate) fn search(&self, req: &FindRequest) -> Result<SearchResponse, ApiError> {
+        let ask = req.ask();
+        let p = self.prepare(&ask)?;
+        let ix = &p.loaded.index;
+        let (hits, mode) = ix.search_sections(&ask.query(p.vector()))?;
+        let mut out = wire::search(ix, ask.text, &hits, self.served(&p.loaded, mode));
+        out.took_ms = p.took_ms();
+        Ok(out)
     }
 
-    /// `route`: the bundle, in `format`, optionally with each skill's `SKILL.md`.
-    pub(crate) fn route(
-        &self,
-        ask: &Ask,
-        token_budget: Option<u64>,
-        format: Format,
-        with_content: bool,
-    ) -> Result<serde_json::Value, ApiError> {
-        self.check(ask)?;
-        let started = Instant::now();
-        let loaded = self.current();
-        let ix = &loaded.index;
-        let vector = self.query_vector(&loaded, &ask.text, ask.mode);
-        let answer = ix.search(&Self::query(ask, vector.as_deref().map(Vec::as_slice)))?;
-        let bundle = skg_index::route(ix, &answer, token_budget);
-        let plan: Vec<serde_json::Value> = bundle
-            .plan
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let s = &ix.skills[b.skill as usize];
-                let mut v = serde_json::json!({
-                    "step": i + 1, "id": s.id, "name": s.name, "description": s.description,
-                    "root_uri": root_uri(s.id.as_str()), "reason": b.reason, "tokens": b.tokens,
-                    "depends_on": s.depends_on,
-                });
-                if with_content {
-                    v["markdown"] = ix.markdown(b.skill).map_or_else(
-                        |e| serde_json::Value::String(format!("(unreadable: {e})")),
-                        serde_json::Value::String,
-                    );
-                }
-                v
-            })
-            .collect();
-        let mut out = serde_json::json!({
-            "task": ask.text,
-            "mode": answer.mode,
-            "index_revision": ix.manifest.content_hash,
-            "degraded": self.degraded(&loaded),
-            "format": format.as_str(),
-            "plan": plan,
-            "cycles": bundle.cycles,
-            "type_errors": bundle.type_errors,
-            "missing": bundle.missing,
-            "tokens": {
-                "bundle": bundle.tokens,
-                "budget": bundle.token_budget,
-                "overrun": bundle.overrun,
-                "catalog": bundle.catalog_tokens,
-                "reduction": 1.0 - bundle.tokens as f64 / bundle.catalog_tokens.max(1) as f64,
-            },
-            "rejected": rejected(ix, &answer),
-            "nothing_cleared_the_floor": answer.hits.is_empty(),
-        });
-        if format != Format::Bundle {
-            out["tools"] = skg_index::adapt::tools(ix, &bundle, format);
-        }
+    /// `route`: the bundle, with tools in the asked format and, with `include_content`, each
+    /// skill's `SKILL.md`.
+    pub(crate) fn route(&self, req: &RouteRequest) -> Result<RouteResponse, ApiError> {
+        let ask = req.ask();
+        let p = self.prepare(&ask)?;
+        let ix = &p.loaded.index;
+        let answer = ix.search(&ask.query(p.vector()))?;
+        let bundle = skg_index::route(ix, &answer, req.token_budget);
+        let mut out = wire::route(
+            ix,
+            req,
+            &answer,
+            &bundle,
+            self.served(&p.loaded, answer.mode),
+        )?;
         self.metrics.bundle(bundle.plan.len(), bundle.tokens);
-        out["took_ms"] = serde_json::json!(started.elapsed().as_secs_f64() * 1000.0);
+        out.took_ms = p.took_ms();
         Ok(out)
     }
 
     /// One skill by id (routable or not), with its `SKILL.md`.
-    pub(crate) fn skill(&self, id: &str) -> Result<serde_json::Value, ApiError> {
+    pub(crate) fn skill(&self, id: &str) -> Result<SkillResponse, ApiError> {
         let loaded = self.current();
         let ix = &loaded.index;
-        let (pos, s) = ix
+        let (pos, _) = ix
             .skill(id)
             .ok_or_else(|| ApiError::not_found(format!("no skill with id {id:?} in this index")))?;
-        let mut v = serde_json::to_value(s).map_err(|e| ApiError::internal(e.to_string()))?;
-        v["routable"] = s.routable().into();
-        v["root_uri"] = root_uri(s.id.as_str()).into();
-        v["index_revision"] = ix.manifest.content_hash.clone().into();
-        v["markdown"] = ix.markdown(pos)?.into();
-        Ok(v)
+        Ok(wire::skill(ix, pos)?)
+    }
+
+    /// `/health`: the served index and why answers are degraded.
+    pub fn health(&self) -> HealthResponse {
+        let loaded = self.current();
+        let m = &loaded.index.manifest;
+        let degraded = self.degraded(&loaded);
+        HealthResponse {
+            status: if degraded.is_empty() {
+                "ok"
+            } else {
+                "degraded"
+            }
+            .to_owned(),
+            degraded,
+            index: HealthIndex {
+                loaded: true,
+                dir: self.cfg.index_dir.display().to_string(),
+                revision: m.content_hash.clone(),
+                format: m.format,
+                tool: m.tool.clone(),
+                counts: m.counts.clone(),
+                model: m.model.clone(),
+                dim: m.dim,
+                loaded_at: loaded.loaded_at,
+                sources: m
+                    .sources
+                    .iter()
+                    .map(|s| HealthSource {
+                        name: s.name.to_string(),
+                        rev: s.rev.clone(),
+                        content_hash: s.content_hash.clone(),
+                        skills: s.skills,
+                    })
+                    .collect(),
+            },
+            uptime_seconds: self.started.elapsed().as_secs(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
     }
 }
 
-fn rejected(ix: &Index, answer: &skg_index::Answer) -> Vec<serde_json::Value> {
-    answer
-        .rejected
-        .iter()
-        .map(|h| serde_json::json!({"id": ix.skills[h.skill as usize].id, "score": h.score}))
-        .collect()
-}
-
-/// `skg://skills/<id>`: the skill.
-pub(crate) fn root_uri(id: &str) -> String {
-    format!("skg://skills/{id}")
-}
-
-/// The hit's uri: the abstract, the overview, or a file's line range.
-fn doc_uri(id: &str, d: &skg_index::DocEntry) -> String {
-    match d.level {
-        skg_model::Level::L0 => format!("skg://skills/{id}/.abstract"),
-        skg_model::Level::L1 => format!("skg://skills/{id}/.overview"),
-        skg_model::Level::L2 => format!(
-            "skg://skills/{id}/{}#L{}-L{}",
-            d.file, d.line_start, d.line_end
-        ),
+/// A failed reload: what failed in words without paths (the full error is logged).
+fn failed(e: &skg_index::Error, serving: String) -> ReloadOutcome {
+    tracing::warn!("reload failed: {e}");
+    ReloadOutcome::Failed {
+        error: public(e),
+        serving,
     }
 }

@@ -19,13 +19,14 @@ mod gateway;
 pub mod mcp;
 mod metrics;
 mod openapi;
+pub mod wire;
 
 use std::sync::Arc;
 
 pub use crate::{
     api::router,
-    error::ApiError,
-    gateway::{Config, Embed, Gateway, Loaded, ReloadOutcome},
+    error::{ApiError, ErrorCode},
+    gateway::{Config, Embed, Gateway, Loaded, ReloadOutcome, defaults},
 };
 
 /// Serves `gateway` on `listener` until `shutdown` resolves, then lets in-flight requests finish.

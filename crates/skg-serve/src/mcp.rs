@@ -16,13 +16,14 @@ use axum::{
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
 };
+use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
-use skg_index::adapt::Format;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 use crate::{
-    error::ApiError,
-    gateway::{Ask, Gateway},
+    error::{ApiError, ErrorCode},
+    gateway::{Gateway, defaults},
+    wire::{FindRequest, RouteRequest, SkillRequest, defaults as wire_defaults},
 };
 
 /// Protocol revisions this server speaks, newest first.
@@ -42,9 +43,9 @@ fn rpc_result(id: &Value, result: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-/// The tools, as `tools/list` gives them.
+/// The tools, as `tools/list` gives them (the limits are the gateway's defaults).
 pub fn tool_list() -> Value {
-    let k = json!({"type": "integer", "minimum": 1, "maximum": 50, "default": 5,
+    let k = json!({"type": "integer", "minimum": 1, "maximum": defaults::MAX_K, "default": wire_defaults::K,
         "description": "How many distinct skills to return."});
     json!({"tools": [
         {
@@ -85,62 +86,71 @@ fn tool_text(v: &Value, is_error: bool) -> Value {
     json!({"content": [{"type": "text", "text": text}], "structuredContent": v, "isError": is_error})
 }
 
-fn str_arg(args: &Value, name: &str) -> Result<String, String> {
-    args.get(name)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| format!("argument `{name}` (a string) is required"))
+/// A tool's arguments as its request type (the same type, defaults and checks as the HTTP API).
+fn args<T: DeserializeOwned>(args: &Value) -> Result<T, (i64, String)> {
+    T::deserialize(args).map_err(|e| (INVALID_PARAMS, format!("invalid arguments: {e}")))
 }
 
-fn k_arg(args: &Value) -> Result<usize, String> {
-    match args.get("k") {
-        None | Some(Value::Null) => Ok(5),
-        Some(v) => v
-            .as_u64()
-            .and_then(|k| usize::try_from(k).ok())
-            .ok_or_else(|| "argument `k` must be a positive integer".to_owned()),
+/// The MCP tools take a subset of the HTTP request's fields.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FindArgs {
+    query: String,
+    #[serde(default)]
+    k: Option<usize>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RouteArgs {
+    task: String,
+    #[serde(default)]
+    k: Option<usize>,
+    #[serde(default)]
+    token_budget: Option<u64>,
+}
+
+fn answer<T: Serialize>(r: Result<T, ApiError>) -> Value {
+    // Tool failures are results with isError (the model can read and correct them).
+    match r.and_then(|v| {
+        serde_json::to_value(v)
+            .map_err(|e| ApiError::internal("the answer could not be encoded", e))
+    }) {
+        Ok(v) => tool_text(&v, false),
+        Err(e) => tool_text(&json!({"code": e.code, "message": e.message}), true),
     }
 }
 
-/// The retrieval request of a tool call: the text in `field`, `k`, the gateway's defaults.
-fn ask(args: &Value, field: &str) -> Result<Ask, String> {
-    Ok(Ask {
-        text: str_arg(args, field)?,
-        k: k_arg(args)?,
-        mode: None,
-        include_quarantined: false,
-        min_score: None,
-    })
-}
-
-async fn call_tool(gw: &Arc<Gateway>, name: &str, args: &Value) -> Result<Value, (i64, String)> {
-    let bad = |m: String| (INVALID_PARAMS, m);
-    let answer: Result<Value, ApiError> = match name {
+async fn call_tool(
+    gw: &Arc<Gateway>,
+    name: &str,
+    arguments: &Value,
+) -> Result<Value, (i64, String)> {
+    Ok(match name {
         "find_skills" => {
-            let ask = ask(args, "query").map_err(bad)?;
-            gw.compute(move |g| g.find(&ask)).await
+            let a: FindArgs = args(arguments)?;
+            let req = FindRequest {
+                query: a.query,
+                k: a.k.unwrap_or(wire_defaults::K),
+                mode: None,
+                include_quarantined: false,
+                min_score: None,
+            };
+            answer(gw.compute(move |g| g.find(&req)).await)
         }
         "get_skill" => {
-            let id = str_arg(args, "id").map_err(bad)?;
-            gw.compute(move |g| g.skill(&id)).await
+            let a: SkillRequest = args(arguments)?;
+            answer(gw.compute(move |g| g.skill(&a.id)).await)
         }
         "route_task" => {
-            let ask = ask(args, "task").map_err(bad)?;
-            let budget = match args.get("token_budget") {
-                None | Some(Value::Null) => None,
-                Some(v) => Some(v.as_u64().ok_or_else(|| {
-                    bad("argument `token_budget` must be a non-negative integer".into())
-                })?),
-            };
-            gw.compute(move |g| g.route(&ask, budget, Format::Bundle, true))
-                .await
+            let a: RouteArgs = args(arguments)?;
+            let mut req = RouteRequest::new(a.task);
+            req.k = a.k.unwrap_or(wire_defaults::K);
+            req.token_budget = a.token_budget;
+            req.include_content = true;
+            answer(gw.compute(move |g| g.route(&req)).await)
         }
         other => return Err((INVALID_PARAMS, format!("unknown tool `{other}`"))),
-    };
-    // Tool failures are results with isError (the model can read and correct them).
-    Ok(match answer {
-        Ok(v) => tool_text(&v, false),
-        Err(e) => tool_text(&json!({"code": e.code, "message": e.message}), true),
     })
 }
 
@@ -241,7 +251,14 @@ fn origin_allowed(gw: &Gateway, headers: &HeaderMap) -> bool {
         || gw.config().allowed_origins.iter().any(|o| o == origin)
 }
 
-/// `POST /mcp`: one JSON-RPC message in, its response out (202 for notifications).
+/// MCP streamable HTTP endpoint (JSON-RPC 2.0; tools find_skills, get_skill, route_task): one
+/// message in, its response out (202 for notifications).
+#[utoipa::path(post, path = "/mcp",
+    request_body(content = Object, description = "one JSON-RPC 2.0 message", content_type = "application/json"),
+    responses((status = 200, description = "JSON-RPC response"),
+        (status = 202, description = "notification accepted"),
+        (status = 400, description = "not JSON, or an unsupported MCP-Protocol-Version", body = ApiError),
+        (status = 403, description = "Origin not allowed", body = ApiError)))]
 pub(crate) async fn http(
     State(gw): State<Arc<Gateway>>,
     headers: HeaderMap,
@@ -249,8 +266,7 @@ pub(crate) async fn http(
 ) -> Response {
     if !origin_allowed(&gw, &headers) {
         return ApiError::new(
-            StatusCode::FORBIDDEN,
-            "origin_not_allowed",
+            ErrorCode::OriginNotAllowed,
             "this Origin may not call the MCP endpoint",
         )
         .into_response();
@@ -261,8 +277,7 @@ pub(crate) async fn http(
         && !PROTOCOL_VERSIONS.contains(&v)
     {
         return ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "unsupported_protocol_version",
+            ErrorCode::UnsupportedProtocolVersion,
             format!(
                 "MCP-Protocol-Version {v} is not supported; this server speaks {}",
                 PROTOCOL_VERSIONS.join(", ")
@@ -293,8 +308,7 @@ pub(crate) async fn http(
 /// `GET` / `DELETE /mcp`: no server-initiated stream and no sessions.
 pub(crate) async fn http_get() -> ApiError {
     ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        ErrorCode::MethodNotAllowed,
         "this MCP server answers POST only (no SSE stream, no sessions)",
     )
 }

@@ -42,6 +42,26 @@ pub enum Error {
         /// Ours.
         expected: u32,
     },
+    /// The folder holds another stage's output.
+    #[error("{path} holds `{found}` output, not `{expected}` output")]
+    WrongStage {
+        /// The folder.
+        path: PathBuf,
+        /// The stage that wrote it.
+        found: skg_model::Stage,
+        /// The stage asked for.
+        expected: skg_model::Stage,
+    },
+}
+
+impl From<skg_artifact::Error> for Error {
+    fn from(e: skg_artifact::Error) -> Self {
+        match e {
+            skg_artifact::Error::Io { path, source } => Error::Io { path, source },
+            skg_artifact::Error::Json { path, message } => Error::Json { path, message },
+            skg_artifact::Error::Unfinished(path) => Error::Unfinished(path),
+        }
+    }
 }
 
 impl Error {

@@ -21,15 +21,12 @@ pub mod tables;
 
 pub use crate::{
     error::{Error, Result},
-    manifest::{Manifest, TableInfo, Tool, read_manifest},
-    staging::{Staging, read_ndjson},
+    manifest::{Manifest, TableInfo, Tool, read_manifest, read_stage_manifest},
+    staging::{Staging, read_ndjson, read_rows},
     tables::{ColumnSpec, ColumnType, Table, TableSpec},
 };
 
-/// File written last into a finished output folder; readers refuse folders without it.
-pub const SUCCESS_FILE: &str = "_SUCCESS";
-/// The manifest's file name.
-pub const MANIFEST_FILE: &str = "manifest.json";
+pub use skg_artifact::{MANIFEST_FILE, SUCCESS_FILE};
 
 #[cfg(test)]
 mod tests;

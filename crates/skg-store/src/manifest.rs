@@ -3,9 +3,9 @@
 use std::{collections::BTreeMap, path::Path};
 
 use serde::{Deserialize, Serialize};
-use skg_model::RegistryInput;
+use skg_model::{RegistryInput, Stage};
 
-use crate::{Error, MANIFEST_FILE, Result, SUCCESS_FILE};
+use crate::{Error, MANIFEST_FILE, Result};
 
 /// The tool that wrote a folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,8 +34,8 @@ pub struct TableInfo {
 pub struct Manifest {
     /// Table schema version ([`skg_model::SCHEMA_VERSION`]).
     pub schema_version: u32,
-    /// The stage that wrote it (`extract`, …).
-    pub stage: String,
+    /// The stage that wrote it.
+    pub stage: Stage,
     /// The tool that wrote it.
     pub tool: Tool,
     /// The registries read, with their revisions and content hashes.
@@ -53,14 +53,14 @@ impl Manifest {
     /// The manifest of a `stage` output written by this skg (`tables` is filled in by
     /// [`crate::Staging::commit`]).
     pub fn new(
-        stage: &str,
+        stage: Stage,
         inputs: Vec<RegistryInput>,
         counts: BTreeMap<String, u64>,
         options: serde_json::Value,
     ) -> Manifest {
         Manifest {
             schema_version: skg_model::SCHEMA_VERSION,
-            stage: stage.to_owned(),
+            stage,
             tool: Tool {
                 name: "skg".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -75,20 +75,26 @@ impl Manifest {
 
 /// Reads the manifest of a finished folder (refusing unfinished ones and other schema versions).
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
-    if !dir.join(SUCCESS_FILE).is_file() {
-        return Err(Error::Unfinished(dir.to_path_buf()));
-    }
-    let path = dir.join(MANIFEST_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-    let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Json {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    skg_artifact::require_finished(dir)?;
+    let m: Manifest = skg_artifact::read_json(&dir.join(MANIFEST_FILE))?;
     if m.schema_version != skg_model::SCHEMA_VERSION {
         return Err(Error::SchemaVersion {
             path: dir.to_path_buf(),
             found: m.schema_version,
             expected: skg_model::SCHEMA_VERSION,
+        });
+    }
+    Ok(m)
+}
+
+/// [`read_manifest`] of a folder that `stage` wrote (another stage's folder is refused).
+pub fn read_stage_manifest(dir: &Path, stage: Stage) -> Result<Manifest> {
+    let m = read_manifest(dir)?;
+    if m.stage != stage {
+        return Err(Error::WrongStage {
+            path: dir.to_path_buf(),
+            found: m.stage,
+            expected: stage,
         });
     }
     Ok(m)

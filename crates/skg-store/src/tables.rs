@@ -4,7 +4,7 @@
 //! code and cannot drift from the row type. Bump [`skg_model::SCHEMA_VERSION`] on any change here.
 
 use skg_model::{
-    Cluster, CommunityRow, Diagnostic, Document, Edge, Member, MetricRow, Role, Score, Skill,
+    Cluster, CommunityRow, Diagnostic, Document, Edge, Member, MetricRow, Role, Score, Skill, Stage,
 };
 
 /// Column types as written to Parquet.
@@ -805,16 +805,16 @@ pub static CANON_TABLES: &[&dyn TableSpec] =
 /// All tables `skg extract` writes, in order.
 pub static EXTRACT_TABLES: &[&dyn TableSpec] = &[&SKILLS, &DOCUMENTS, &EDGES, &DIAGNOSTICS];
 
-/// Every stage's tables, in pipeline order: `(stage, output folder, tables)`.
-pub static STAGES: &[(&str, &[&dyn TableSpec])] = &[
-    ("extract", EXTRACT_TABLES),
-    ("canonicalize", CANON_TABLES),
-    ("score", SCORE_TABLES),
-    ("measure", MEASURE_TABLES),
+/// Every stage's tables, in pipeline order.
+pub static STAGES: &[(Stage, &[&dyn TableSpec])] = &[
+    (Stage::Extract, EXTRACT_TABLES),
+    (Stage::Canonicalize, CANON_TABLES),
+    (Stage::Score, SCORE_TABLES),
+    (Stage::Measure, MEASURE_TABLES),
 ];
 
 /// The schema as markdown (for `skg schema`), one section per stage.
-pub fn markdown(stages: &[(&str, &[&dyn TableSpec])]) -> String {
+pub fn markdown(stages: &[(Stage, &[&dyn TableSpec])]) -> String {
     use std::fmt::Write as _;
     let mut s = format!(
         "# skg table schema (version {})\n\n",

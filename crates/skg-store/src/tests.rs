@@ -13,7 +13,7 @@ use crate::{Manifest, Staging, Tool, read_manifest, read_ndjson, tables};
 fn manifest() -> Manifest {
     Manifest {
         schema_version: skg_model::SCHEMA_VERSION,
-        stage: "test".into(),
+        stage: skg_model::Stage::Extract,
         tool: Tool {
             name: "skg".into(),
             version: "0".into(),

@@ -3,6 +3,17 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use skg_model::{Stage, limits};
+
+/// The index folder `skg index build` writes for the demo and the commands that read an index
+/// default to.
+const DEFAULT_INDEX: &str = "reports/index-registries";
+/// The registries read when none are given.
+const DEFAULT_INPUT: &str = "registries";
+
+fn extract_limits() -> skg_extract::Limits {
+    skg_extract::Limits::default()
+}
 
 /// skg — audit AI-agent skill registries and route agents to the right skills.
 #[derive(Debug, Parser)]
@@ -70,26 +81,50 @@ pub enum Format {
     Json,
 }
 
+/// The extraction limits (`skg extract`, `skg audit`); defaults from [`skg_extract::Limits`].
+#[derive(Debug, Clone, Args)]
+#[expect(
+    clippy::struct_field_names,
+    reason = "the fields are the flags `--max-…`"
+)]
+pub struct LimitsArgs {
+    /// Bytes read from one file; longer files are cut with a diagnostic.
+    #[arg(long, default_value_t = extract_limits().max_file_bytes)]
+    pub max_file_bytes: u64,
+    /// Files walked per registry; more are skipped with a diagnostic.
+    #[arg(long, default_value_t = extract_limits().max_files)]
+    pub max_files: usize,
+    /// Milliseconds one script's parse may take; slower scripts get a `script-timeout` diagnostic.
+    #[arg(long, default_value_t = extract_limits().max_parse_ms())]
+    pub max_parse_ms: u64,
+}
+
+impl LimitsArgs {
+    /// The extraction options these flags ask for.
+    pub fn options(&self) -> skg_extract::Options {
+        skg_extract::Options {
+            limits: skg_extract::Limits {
+                max_file_bytes: self.max_file_bytes,
+                max_files: self.max_files,
+                parse_budget: std::time::Duration::from_millis(self.max_parse_ms),
+            },
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ExtractArgs {
     /// Registries: registries.toml files, folders holding one, skill folders, or JSON/JSONL tool catalogs.
-    #[arg(default_value = "registries")]
+    #[arg(default_value = DEFAULT_INPUT)]
     pub inputs: Vec<PathBuf>,
     /// Output folder (replaced atomically when the run succeeds).
-    #[arg(short, long, default_value = "reports/extract")]
+    #[arg(short, long, default_value_os_t = Stage::Extract.default_dir())]
     pub out: PathBuf,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// Bytes read from one file; longer files are cut with a diagnostic.
-    #[arg(long, default_value_t = 4 * 1024 * 1024)]
-    pub max_file_bytes: u64,
-    /// Files walked per registry; more are skipped with a diagnostic.
-    #[arg(long, default_value_t = 500_000)]
-    pub max_files: usize,
-    /// Milliseconds one script's parse may take; slower scripts get a `script-timeout` diagnostic.
-    #[arg(long, default_value_t = 2000)]
-    pub max_parse_ms: u64,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
     /// Print every diagnostic (path:line: severity[code]: message) on stderr.
     #[arg(long)]
     pub show_diagnostics: bool,
@@ -101,7 +136,7 @@ pub struct SchemaArgs {}
 #[derive(Debug, Args)]
 pub struct AuditArgs {
     /// Registries: registries.toml files, folders holding one, skill folders, or tool catalogs.
-    #[arg(default_value = "registries")]
+    #[arg(default_value = DEFAULT_INPUT)]
     pub inputs: Vec<PathBuf>,
     /// Output folder (default `reports/<name>`).
     #[arg(short, long)]
@@ -113,29 +148,22 @@ pub struct AuditArgs {
     #[arg(long)]
     pub no_embeddings: bool,
     /// Quarantine below this slop_score.
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = skg_score::Options::DEFAULT_THRESHOLD)]
     pub threshold: f64,
     /// Leave relation edges below this confidence out of the SKG (0.3 drops AMBIGUOUS mentions).
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = skg_measure::Options::default().min_confidence)]
     pub min_confidence: f64,
     /// The RScore the report checks against (as `skg gate --min-rscore`).
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = limits::RSCORE)]
     pub min_rscore: f64,
     /// Recompute every stage, fresh or not.
     #[arg(long)]
     pub force: bool,
     /// Threads for embedding inference.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,
-    /// Bytes read from one file; longer files are cut with a diagnostic.
-    #[arg(long, default_value_t = 4 * 1024 * 1024)]
-    pub max_file_bytes: u64,
-    /// Files walked per registry; more are skipped with a diagnostic.
-    #[arg(long, default_value_t = 500_000)]
-    pub max_files: usize,
-    /// Milliseconds one script's parse may take; slower scripts get a `script-timeout` diagnostic.
-    #[arg(long, default_value_t = 2000)]
-    pub max_parse_ms: u64,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -147,7 +175,7 @@ pub struct CanonArgs {
     /// extract first (as `skg extract` takes them; default `registries`).
     pub inputs: Vec<PathBuf>,
     /// Output folder (replaced atomically when the run succeeds; the embedding cache lives in it).
-    #[arg(short, long, default_value = "reports/canonicalize")]
+    #[arg(short, long, default_value_os_t = Stage::Canonicalize.default_dir())]
     pub out: PathBuf,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -169,10 +197,10 @@ pub struct CanonArgs {
     #[arg(long, value_name = "N")]
     pub synthetic: Option<usize>,
     /// Seed of the synthetic generator.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = skg_canon::synth::DEFAULT_SEED)]
     pub seed: u64,
     /// Threads for embedding inference.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,
 }
 
@@ -184,10 +212,10 @@ pub struct ScoreArgs {
     #[command(flatten)]
     pub data: ScoreData,
     /// Output folder (replaced atomically).
-    #[arg(short, long, default_value = "reports/score")]
+    #[arg(short, long, default_value_os_t = Stage::Score.default_dir())]
     pub out: PathBuf,
     /// Quarantine below this slop_score.
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = skg_score::Options::DEFAULT_THRESHOLD)]
     pub threshold: f64,
     /// A model artifact (default: the one committed with skg).
     #[arg(long)]
@@ -201,7 +229,7 @@ pub struct ScoreArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ScoreData {
     /// An extract output folder.
-    #[arg(default_value = "reports/extract")]
+    #[arg(default_value_os_t = Stage::Extract.default_dir())]
     pub extract: PathBuf,
     /// A canonicalize output folder (default `reports/canonicalize` when it exists): clusters make
     /// copies count once in the learned templates and give the alias / collision features.
@@ -225,13 +253,13 @@ pub struct ScoreTrainArgs {
     #[command(flatten)]
     pub data: ScoreData,
     /// L2 penalty of the logistic regression.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = skg_score::model::DEFAULT_ALPHA)]
     pub alpha: f64,
     /// Where to write the model.
-    #[arg(long, default_value = "crates/skg-score/models/slop-v1.json")]
+    #[arg(long, default_value = skg_score::model::BUNDLED_PATH)]
     pub out: PathBuf,
     /// Threshold used in the printed evaluation.
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = skg_score::Options::DEFAULT_THRESHOLD)]
     pub threshold: f64,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -249,7 +277,7 @@ pub struct ScoreEvalArgs {
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// Quarantine threshold for the confusion counts.
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = skg_score::Options::DEFAULT_THRESHOLD)]
     pub threshold: f64,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -268,7 +296,7 @@ pub struct MeasureArgs {
     #[arg(long)]
     pub scores: Option<PathBuf>,
     /// Leave out relation edges below this confidence (0.3 drops AMBIGUOUS mentions).
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = skg_measure::Options::default().min_confidence)]
     pub min_confidence: f64,
     /// Keep quarantined skills as nodes.
     #[arg(long)]
@@ -277,14 +305,14 @@ pub struct MeasureArgs {
     #[arg(long)]
     pub include_aliases: bool,
     /// Louvain seed.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = skg_measure::Options::default().seed)]
     pub seed: u64,
     /// Measure a JavaScript/TypeScript codebase instead: nodes are tool definitions and the
     /// modules that define or import them (METRICS.md).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["inputs", "canon", "scores"])]
     pub codebase: Option<PathBuf>,
     /// Output folder (replaced atomically).
-    #[arg(short, long, default_value = "reports/measure")]
+    #[arg(short, long, default_value_os_t = Stage::Measure.default_dir())]
     pub out: PathBuf,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -294,7 +322,7 @@ pub struct MeasureArgs {
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// A measure output folder (default `reports/measure`) or the JSON `skg measure --format json` printed.
-    #[arg(default_value = "reports/measure")]
+    #[arg(default_value_os_t = Stage::Measure.default_dir())]
     pub measure: PathBuf,
     /// Thresholds from a TOML file (`min_rscore`, `max_tlis`, `max_gnci`, `max_cfi`, `tolerance`, `scope`); flags override it.
     #[arg(long)]
@@ -317,7 +345,8 @@ pub struct GateArgs {
     /// Allowed RScore drop against the baseline (default 0.02).
     #[arg(long)]
     pub tolerance: Option<f64>,
-    /// Which scopes are gated: `(all)` (default) or `each` (the union and every registry).
+    /// Which scopes are gated: `(all)` (default), a registry's name, or `each` (the union and
+    /// every registry).
     #[arg(long)]
     pub scope: Option<String>,
     /// Summary format on stdout.
@@ -353,10 +382,10 @@ pub struct IndexBuildArgs {
     #[arg(long, value_name = "FILE.jsonl")]
     pub examples: Option<PathBuf>,
     /// Relations below this confidence are not used for routing.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = skg_index::DEFAULT_MIN_CONFIDENCE)]
     pub min_confidence: f64,
     /// Threads for embedding inference.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -393,7 +422,7 @@ pub struct EvalArgs {
     /// `<registry folder>/<path>` or tool names.
     pub queries: PathBuf,
     /// The index folder.
-    #[arg(long, default_value = "reports/index-registries")]
+    #[arg(long, default_value = DEFAULT_INDEX)]
     pub index: PathBuf,
     /// Modes to measure.
     #[arg(long, value_enum, default_value_t = EvalMode::All)]
@@ -408,22 +437,22 @@ pub struct EvalArgs {
     #[arg(long)]
     pub saturation: Option<f32>,
     /// Weight of `when_not_to_use` matches subtracted from BM25.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = skg_index::EvalOptions::default().negative_weight)]
     pub negative_weight: f32,
     /// Candidates each ranking contributes to the fusion.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = skg_index::EvalOptions::default().pool)]
     pub pool: usize,
     /// Count quarantined skills as routable (gold skills the quarantine removes are reported).
     #[arg(long)]
     pub include_quarantined: bool,
     /// Skills in the bundle whose tokens are counted.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = skg_index::EvalOptions::default().bundle_k)]
     pub bundle_k: usize,
     /// Print every query's rank of its first gold skill.
     #[arg(long)]
     pub per_query: bool,
     /// Threads for query embedding.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -435,10 +464,10 @@ pub struct RouteArgs {
     /// The task, in words.
     pub task: String,
     /// The index folder.
-    #[arg(long, default_value = "reports/index-registries")]
+    #[arg(long, default_value = DEFAULT_INDEX)]
     pub index: PathBuf,
     /// Skills retrieved before the dependency closure.
-    #[arg(short, default_value_t = 5)]
+    #[arg(short, default_value_t = skg_serve::wire::defaults::K)]
     pub k: usize,
     /// Token budget for complements (dependencies are always kept; the overrun is reported).
     #[arg(long)]
@@ -476,7 +505,7 @@ pub enum ToolFormat {
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// The index folder (`skg index build` output).
-    #[arg(long, default_value = "reports/index-registries")]
+    #[arg(long, default_value = DEFAULT_INDEX)]
     pub index: PathBuf,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8787")]
@@ -488,22 +517,22 @@ pub struct ServeArgs {
     #[arg(long)]
     pub compute_slots: Option<usize>,
     /// Requests handled at once; more wait (within the timeout).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = skg_serve::defaults::CONCURRENCY)]
     pub concurrency: usize,
     /// Whole-request timeout, in milliseconds (503 after it).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = skg_serve::defaults::TIMEOUT_MS)]
     pub timeout_ms: u64,
     /// Milliseconds a client has to send a request's headers before it is disconnected.
-    #[arg(long, default_value_t = 5_000)]
+    #[arg(long, default_value_t = skg_serve::defaults::HEADER_TIMEOUT_MS)]
     pub header_timeout_ms: u64,
     /// Largest request body, in bytes (413 above it).
-    #[arg(long, default_value_t = 64 * 1024)]
+    #[arg(long, default_value_t = skg_serve::defaults::MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
     /// Largest `k` a request may ask for.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = skg_serve::defaults::MAX_K)]
     pub max_k: usize,
     /// Query vectors kept for repeated tasks (entries; 0 turns the cache off).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = skg_serve::defaults::QUERY_CACHE)]
     pub query_cache: usize,
     /// Browser origins allowed to call /mcp besides localhost (repeatable).
     #[arg(long)]
@@ -519,14 +548,14 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 2.0)]
     pub poll_seconds: f64,
     /// Quarantine threshold `--watch` audits with.
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = skg_score::Options::DEFAULT_THRESHOLD)]
     pub threshold: f64,
 }
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
     /// The index folder (`skg index build` output).
-    #[arg(long, default_value = "reports/index-registries")]
+    #[arg(long, default_value = DEFAULT_INDEX)]
     pub index: PathBuf,
     /// BM25 only (do not load the embedding model).
     #[arg(long)]

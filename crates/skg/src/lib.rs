@@ -43,7 +43,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Index(args::IndexCommand::Build(args)) => {
             commands::index::build(&args, &cli.global)
         }
-        Command::Eval(args) => commands::index::eval(&args, &cli.global),
+        Command::Eval(args) => commands::index::eval(&args),
         Command::Route(args) => commands::index::route(&args),
         Command::Serve(args) => commands::serve::serve(&args, &cli.global),
         Command::Mcp(args) => commands::serve::mcp(&args),

@@ -1,12 +1,13 @@
 //! `skg audit`: extract → canonicalize → score → measure into one folder with an HTML report.
 //!
 //! Each stage's output lives in `<out>/stages/<stage>/` with a key file beside it
-//! (`<stage>.key`: the key it was computed for and the hash of what it wrote). A stage's key
-//! hashes its options and the *content* of what it reads: the registries' files for extract, the
-//! upstream stages' output hashes for the others. An unchanged key reuses the output; a changed
-//! one recomputes it — and when a recomputed stage writes the same bytes as before, the stages
-//! after it stay fresh. The embedding cache keeps per-description work across runs of
-//! canonicalize. The audit folder itself (report, tables, manifest) is published atomically.
+//! (`<stage>.key`, [`skg_artifact::key`]). A stage's key hashes its options as serialized (the
+//! values actually passed, defaults included), the content ids of the model artifacts it loads,
+//! and the content of what it reads: the registries' files for extract, the upstream stages'
+//! output hashes for the others. An unchanged key reuses the output; a changed one recomputes it
+//! — and when a recomputed stage writes the same bytes as before, the stages after it stay
+//! fresh. The embedding cache keeps per-description work across runs of canonicalize. The
+//! audit folder itself (report, tables, manifest) is published atomically.
 
 use std::{
     collections::BTreeMap,
@@ -16,39 +17,90 @@ use std::{
 };
 
 use anyhow::{Context as _, bail};
-use serde::{Deserialize, Serialize};
-use skg_model::{Edge, MetricRow, RegistryInput};
+use serde::Serialize;
+use skg_artifact::key::{self, KeyBuilder, KeyFile};
+use skg_model::{ALL_SCOPE, Edge, MetricRow, Progress as _, RegistryInput, Role, Stage};
 use skg_store::{Manifest, Staging, tables};
 
-use crate::{
-    ExitStatus, GlobalArgs,
-    args::{AuditArgs, CanonArgs, ExtractArgs, Format, MeasureArgs, ScoreArgs, ScoreData},
-    progress::Bar,
-};
+use super::{canonicalize, extract, measure, read_table, score};
+use crate::{ExitStatus, GlobalArgs, args::AuditArgs, progress::Bar};
 
-const STAGES: [&str; 4] = ["extract", "canonicalize", "score", "measure"];
-/// Bumped when a stage's output for the same key would change in a way the version does not
-/// capture (kept with the crate version in every key).
-const KEY_FORMAT: &str = "skg-audit-key-1";
+/// Bumped when a stage's output for the same key would change in a way the key does not capture
+/// (kept with the tool's version in every key).
+const KEY_FORMAT: &str = "skg-audit-key-2";
 
-/// A stage's key file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct KeyFile {
-    key: String,
-    output: String,
+/// Everything an audit runs with, stage by stage: the command line converted once.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) inputs: Vec<PathBuf>,
+    pub(crate) out: PathBuf,
+    /// Recompute every stage, fresh or not.
+    pub(crate) force: bool,
+    /// Threads for embedding inference.
+    pub(crate) threads: usize,
+    pub(crate) extract: skg_extract::Options,
+    pub(crate) canon: skg_canon::Options,
+    /// Compare descriptions with the embedding model (when it is installed).
+    pub(crate) embeddings: bool,
+    pub(crate) score: skg_score::Options,
+    pub(crate) measure: skg_measure::Options,
+    /// The RScore the report checks against.
+    pub(crate) min_rscore: f64,
+}
+
+impl Plan {
+    /// Every stage with its default options.
+    pub(crate) fn new(inputs: Vec<PathBuf>, out: PathBuf) -> Plan {
+        Plan {
+            inputs,
+            out,
+            force: false,
+            threads: skg_embed::DEFAULT_THREADS,
+            extract: skg_extract::Options::default(),
+            canon: skg_canon::Options::default(),
+            embeddings: true,
+            score: skg_score::Options::default(),
+            measure: skg_measure::Options::default(),
+            min_rscore: skg_model::limits::RSCORE,
+        }
+    }
+
+    /// The plan `skg audit` runs.
+    pub(crate) fn from_args(args: &AuditArgs) -> anyhow::Result<Plan> {
+        let mut plan = Plan::new(args.inputs.clone(), out_dir(args)?);
+        plan.force = args.force;
+        plan.threads = args.threads;
+        plan.extract = args.limits.options();
+        plan.embeddings = !args.no_embeddings;
+        plan.score.threshold = args.threshold;
+        plan.measure.min_confidence = args.min_confidence;
+        plan.min_rscore = args.min_rscore;
+        Ok(plan)
+    }
+}
+
+/// What one stage printed, when it ran.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum StageSummary {
+    Extract(extract::Report),
+    Canonicalize(Box<canonicalize::Summary>),
+    Score(score::Report),
+    Measure(Box<measure::Report>),
 }
 
 #[derive(Debug, Serialize)]
 struct StageRun {
-    stage: &'static str,
+    stage: Stage,
     status: &'static str,
     seconds: f64,
     key: String,
     /// What the stage printed on its own (`skg <stage> --format json`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
-    summary: Option<serde_json::Value>,
+    summary: Option<StageSummary>,
 }
 
+/// What `skg audit` prints.
 #[derive(Debug, Serialize)]
 pub(crate) struct Summary {
     out: String,
@@ -67,147 +119,230 @@ pub(crate) struct Summary {
 
 pub(crate) fn run(args: &AuditArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     let bar = Bar::new(global.quiet > 0);
-    let summary = execute(args, &bar)?;
+    let summary = execute(&Plan::from_args(args)?, &bar)?;
     super::emit(args.format, &summary, |o| print_human(o, &summary))?;
     Ok(ExitStatus::Success)
 }
 
-/// Runs (or reuses) every stage and publishes the audit folder; returns its summary.
-pub(crate) fn execute(args: &AuditArgs, bar: &Bar) -> anyhow::Result<Summary> {
-    let started = Instant::now();
-    let out = out_dir(args)?;
-    let stages_dir = out.join("stages");
-    let sources = skg_extract::resolve_inputs(&args.inputs)
-        .context("cannot resolve the registries to read")?;
+/// The embedding model, when the plan wants one and it is installed.
+struct Embedding {
+    /// How descriptions are compared, as the report and the summary say it.
+    label: String,
+    /// The model's content id (`None`: lexical).
+    model: Option<String>,
+}
 
-    let embeddings = if args.no_embeddings {
-        "none (--no-embeddings): descriptions compared lexically".to_owned()
-    } else {
-        match skg_embed::locate() {
-            Ok(_) => skg_embed::MODEL_ID.to_owned(),
-            Err(e) => {
-                tracing::warn!(
-                    "{e}; descriptions are compared lexically (run scripts/fetch-model.sh for embeddings)"
-                );
-                "none (model not found): descriptions compared lexically".to_owned()
-            }
+fn embedding(plan: &Plan) -> anyhow::Result<Embedding> {
+    if !plan.embeddings {
+        return Ok(Embedding {
+            label: "none (--no-embeddings): descriptions compared lexically".into(),
+            model: None,
+        });
+    }
+    match skg_embed::locate() {
+        Ok(dir) => Ok(Embedding {
+            label: skg_embed::MODEL_ID.into(),
+            model: Some(dir.content_id()?),
+        }),
+        Err(e) => {
+            tracing::warn!(
+                "{e}; descriptions are compared lexically (run scripts/fetch-model.sh for embeddings)"
+            );
+            Ok(Embedding {
+                label: "none (model not found): descriptions compared lexically".into(),
+                model: None,
+            })
         }
-    };
-    let lexical = embeddings.starts_with("none");
+    }
+}
+
+/// The key of `stage` under `plan`, given the upstream stages' output hashes.
+fn stage_key(
+    stage: Stage,
+    plan: &Plan,
+    sources: &[skg_extract::RegistrySource],
+    embedding: &Embedding,
+    slop_model: &skg_score::Model,
+    upstream: &BTreeMap<Stage, String>,
+) -> anyhow::Result<String> {
+    let mut k = KeyBuilder::new(
+        KEY_FORMAT,
+        concat!("skg ", env!("CARGO_PKG_VERSION")),
+        stage.as_str(),
+    );
+    match stage {
+        Stage::Extract => {
+            k.options(&plan.extract)?;
+            k.part(
+                "registries",
+                skg_extract::content_fingerprint(sources)?.as_bytes(),
+            );
+        }
+        Stage::Canonicalize => {
+            k.options(&plan.canon)?;
+            k.part(
+                "embedding model",
+                embedding.model.as_deref().unwrap_or("lexical").as_bytes(),
+            );
+        }
+        Stage::Score => {
+            k.options(&plan.score)?;
+            k.part("slop model", slop_model.content_id().as_bytes());
+        }
+        Stage::Measure => {
+            k.options(&plan.measure)?;
+        }
+        Stage::Audit => bail!("the audit is not one of its own stages"),
+    }
+    for (up, hash) in upstream {
+        k.part(up.as_str(), hash.as_bytes());
+    }
+    Ok(k.finish())
+}
+
+/// Runs (or reuses) every stage and publishes the audit folder; returns its summary.
+pub(crate) fn execute(plan: &Plan, bar: &Bar) -> anyhow::Result<Summary> {
+    let started = Instant::now();
+    let stages_dir = plan.out.join("stages");
+    let sources = skg_extract::resolve_inputs(&plan.inputs)
+        .context("cannot resolve the registries to read")?;
+    let embedding = embedding(plan)?;
+    let slop_model = skg_score::Model::bundled()?;
 
     let mut runs = Vec::new();
-    let mut outputs: BTreeMap<&str, String> = BTreeMap::new();
-    for (i, stage) in STAGES.iter().enumerate() {
+    let mut outputs: BTreeMap<Stage, String> = BTreeMap::new();
+    for (i, stage) in Stage::PIPELINE.into_iter().enumerate() {
         let t = Instant::now();
-        bar.stage(&format!("{}/{} {stage}", i + 1, STAGES.len()));
-        let dir = stages_dir.join(stage);
-        let key = {
-            let mut h = blake3::Hasher::new();
-            h.update(KEY_FORMAT.as_bytes());
-            h.update(env!("CARGO_PKG_VERSION").as_bytes());
-            h.update(stage.as_bytes());
-            let opts = match *stage {
-                "extract" => {
-                    h.update(inputs_fingerprint(&sources)?.as_bytes());
-                    serde_json::json!({"max_file_bytes": args.max_file_bytes, "max_files": args.max_files, "max_parse_ms": args.max_parse_ms})
-                }
-                "canonicalize" => {
-                    serde_json::json!({"lexical": lexical, "model": skg_embed::MODEL_ID})
-                }
-                "score" => {
-                    serde_json::json!({"threshold": args.threshold, "model": "bundled slop-v1"})
-                }
-                _ => serde_json::json!({"min_confidence": args.min_confidence, "seed": 42}),
-            };
-            h.update(opts.to_string().as_bytes());
-            for (up, hash) in &outputs {
-                h.update(up.as_bytes());
-                h.update(hash.as_bytes());
-            }
-            h.finalize().to_hex().to_string()
-        };
+        bar.stage(&format!("{}/{} {stage}", i + 1, Stage::PIPELINE.len()));
+        let dir = stages_dir.join(stage.as_str());
+        let key = stage_key(stage, plan, &sources, &embedding, &slop_model, &outputs)?;
         let key_path = stages_dir.join(format!("{stage}.key"));
-        let fresh = (!args.force)
-            .then(|| read_key(&key_path))
+        let fresh = (!plan.force)
+            .then(|| key::read(&key_path))
             .flatten()
-            .filter(|k| k.key == key && dir.join(skg_store::SUCCESS_FILE).is_file());
-        let mut summary = None;
-        let (status, output) = if let Some(k) = fresh {
-            ("reused", k.output)
+            .filter(|k| k.key == key && skg_artifact::require_finished(&dir).is_ok());
+        let (status, output, summary) = if let Some(k) = fresh {
+            ("reused", k.output, None)
         } else {
             // The old key must not outlive the output it described.
-            let _ = std::fs::remove_file(&key_path);
-            summary = Some(run_stage(stage, &dir, &stages_dir, args, lexical, bar)?);
-            let output = output_hash(&dir)?;
-            write_key(
+            key::remove(&key_path)?;
+            let summary = run_stage(stage, plan, &stages_dir, &embedding, &slop_model, bar)?;
+            let output = skg_artifact::hash_files(&dir, &[skg_embed::CACHE_FILE])?;
+            key::write(
                 &key_path,
                 &KeyFile {
                     key: key.clone(),
                     output: output.clone(),
                 },
             )?;
-            ("computed", output)
+            ("computed", output, Some(summary))
         };
-        tracing::info!(
-            stage,
-            status,
-            seconds = t.elapsed().as_secs_f64(),
-            "audit stage"
-        );
+        let seconds = t.elapsed().as_secs_f64();
+        tracing::info!(stage = %stage, status, seconds, "audit stage");
         outputs.insert(stage, output);
         runs.push(StageRun {
             stage,
             status,
-            seconds: t.elapsed().as_secs_f64(),
+            seconds,
             key,
             summary,
         });
     }
+    report(plan, &stages_dir, runs, embedding.label, started, bar)
+}
 
+fn run_stage(
+    stage: Stage,
+    plan: &Plan,
+    stages_dir: &Path,
+    embedding: &Embedding,
+    slop_model: &skg_score::Model,
+    bar: &Bar,
+) -> anyhow::Result<StageSummary> {
+    let dir = stages_dir.join(stage.as_str());
+    let extract_dir = stages_dir.join(Stage::Extract.as_str());
+    let canon_dir = stages_dir.join(Stage::Canonicalize.as_str());
+    Ok(match stage {
+        Stage::Extract => {
+            StageSummary::Extract(extract::execute(&plan.inputs, &dir, &plan.extract, bar)?.0)
+        }
+        Stage::Canonicalize => {
+            let x = super::read_extract(&extract_dir)?;
+            let job = canonicalize::Job {
+                out: dir,
+                options: plan.canon,
+                embeddings: embedding.model.is_some(),
+                threads: plan.threads,
+                scores: None,
+                pairs: None,
+                synthetic: None,
+            };
+            StageSummary::Canonicalize(Box::new(canonicalize::execute(
+                &job,
+                &x.skills,
+                &x.registries,
+                &x.edges,
+                bar,
+            )?))
+        }
+        Stage::Score => {
+            let data = score::Data::load(&extract_dir, Some(&canon_dir))?;
+            StageSummary::Score(score::execute(
+                &data, slop_model, None, plan.score, &dir, bar,
+            )?)
+        }
+        Stage::Measure => {
+            let x = super::read_extract(&extract_dir)?;
+            let score_dir = stages_dir.join(Stage::Score.as_str());
+            StageSummary::Measure(Box::new(measure::execute(
+                &x,
+                Some(&canon_dir),
+                Some(&score_dir),
+                &plan.measure,
+                &dir,
+                bar,
+            )?))
+        }
+        Stage::Audit => bail!("the audit is not one of its own stages"),
+    })
+}
+
+/// Renders the report from the stages' tables and publishes the audit folder.
+fn report(
+    plan: &Plan,
+    stages_dir: &Path,
+    runs: Vec<StageRun>,
+    embeddings: String,
+    started: Instant,
+    bar: &Bar,
+) -> anyhow::Result<Summary> {
     bar.stage("report");
-    skg_extract::Progress::phase(bar, "read tables", 1);
-    let ex = super::read_extract(&stages_dir.join("extract"))?;
-    let canon_dir = stages_dir.join("canonicalize");
-    let members: Vec<skg_model::Member> = super::read_stage(&canon_dir, "canonicalize", "members")?;
-    let clusters: Vec<skg_model::Cluster> =
-        super::read_stage(&canon_dir, "canonicalize", "clusters")?;
-    let canon_edges: Vec<Edge> = super::read_stage(&canon_dir, "canonicalize", "edges")?;
-    let scores: Vec<skg_model::Score> =
-        super::read_stage(&stages_dir.join("score"), "score", "scores")?;
-    let measure_dir = stages_dir.join("measure");
-    let metrics: Vec<MetricRow> = super::read_stage(&measure_dir, "measure", "metrics")?;
-    let communities: Vec<skg_model::CommunityRow> =
-        super::read_stage(&measure_dir, "measure", "communities")?;
+    bar.phase("read tables", 1);
+    let ex = super::read_extract(&stages_dir.join(Stage::Extract.as_str()))?;
+    let canon_dir = stages_dir.join(Stage::Canonicalize.as_str());
+    let members = read_table(&canon_dir, Stage::Canonicalize, &tables::MEMBERS)?;
+    let clusters = read_table(&canon_dir, Stage::Canonicalize, &tables::CLUSTERS)?;
+    let canon_edges = read_table(&canon_dir, Stage::Canonicalize, &tables::EDGES)?;
+    let score_dir = stages_dir.join(Stage::Score.as_str());
+    let scores = read_table(&score_dir, Stage::Score, &tables::SCORES)?;
+    let measure_dir = stages_dir.join(Stage::Measure.as_str());
+    let metrics = read_table(&measure_dir, Stage::Measure, &tables::METRICS)?;
+    let communities = read_table(&measure_dir, Stage::Measure, &tables::COMMUNITIES)?;
 
-    skg_extract::Progress::phase(bar, "render the report", 1);
-    let name = out
+    bar.phase("render the report", 1);
+    let name = plan
+        .out
         .file_name()
         .map_or_else(|| "audit".to_owned(), |n| n.to_string_lossy().into_owned());
     let options = skg_report::Options {
-        min_rscore: args.min_rscore,
-        min_confidence: args.min_confidence,
+        min_rscore: plan.min_rscore,
+        min_confidence: plan.measure.min_confidence,
         provenance: vec![
-            format!(
-                "registries: {}",
-                ex.registries
-                    .iter()
-                    .map(|r| format!(
-                        "{}@{}",
-                        r.name,
-                        r.rev
-                            .as_deref()
-                            .unwrap_or(&r.content_hash)
-                            .chars()
-                            .take(12)
-                            .collect::<String>()
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            format!("registries: {}", revisions(&ex.registries)),
             format!("embeddings: {embeddings}"),
             format!(
                 "relations ≥ confidence {}; quarantine below {}",
-                args.min_confidence, args.threshold
+                plan.measure.min_confidence, plan.score.threshold
             ),
         ],
         ..skg_report::Options::default()
@@ -226,43 +361,56 @@ pub(crate) fn execute(args: &AuditArgs, bar: &Bar) -> anyhow::Result<Summary> {
     };
     let html = skg_report::render(&input, &options)?;
 
-    skg_extract::Progress::phase(bar, "publish", 1);
+    bar.phase("publish", 1);
     let all_edges: Vec<Edge> = ex.edges.iter().chain(&canon_edges).cloned().collect();
     publish(
-        &out,
-        &stages_dir,
+        plan,
+        stages_dir,
         &html,
         &all_edges,
         &ex.registries,
         &runs,
-        args,
         &embeddings,
     )
-    .with_context(|| format!("cannot write {}", out.display()))?;
+    .with_context(|| format!("cannot write {}", plan.out.display()))?;
     bar.finish();
 
-    let all = metrics.iter().find(|m| m.scope == "(all)").cloned();
-    let summary = Summary {
-        report: out.join("index.html").display().to_string(),
-        out: out.display().to_string(),
+    let all = metrics.iter().find(|m| m.scope == ALL_SCOPE).cloned();
+    Ok(Summary {
+        report: plan.out.join("index.html").display().to_string(),
+        out: plan.out.display().to_string(),
         seconds: started.elapsed().as_secs_f64(),
         stages: runs,
         embeddings,
         skills: ex.skills.len(),
-        aliases: members
-            .iter()
-            .filter(|m| m.role == skg_model::Role::Duplicate)
-            .count(),
+        aliases: members.iter().filter(|m| m.role == Role::Duplicate).count(),
         quarantined: scores.iter().filter(|s| s.quarantined).count(),
         diagnostics: ex.diagnostics.len(),
         gate_passed: all
             .as_ref()
             .and_then(|m| m.rscore)
-            .is_some_and(|r| r >= args.min_rscore),
+            .is_some_and(|r| r >= plan.min_rscore),
         metrics: all,
         report_bytes: html.len() as u64,
-    };
-    Ok(summary)
+    })
+}
+
+/// `name@rev` (or its content hash), 12 characters of it, for every registry.
+fn revisions(registries: &[RegistryInput]) -> String {
+    registries
+        .iter()
+        .map(|r| {
+            let rev: String = r
+                .rev
+                .as_deref()
+                .unwrap_or(&r.content_hash)
+                .chars()
+                .take(12)
+                .collect();
+            format!("{}@{rev}", r.name)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `--out`, else `reports/<name>` with `<name>` from `--name` or the first input's folder name.
@@ -292,182 +440,26 @@ fn out_dir(args: &AuditArgs) -> anyhow::Result<PathBuf> {
     Ok(PathBuf::from("reports").join(name))
 }
 
-fn run_stage(
-    stage: &str,
-    dir: &Path,
-    stages_dir: &Path,
-    args: &AuditArgs,
-    lexical: bool,
-    bar: &Bar,
-) -> anyhow::Result<serde_json::Value> {
-    let extract = stages_dir.join("extract");
-    let canon = stages_dir.join("canonicalize");
-    match stage {
-        "extract" => Ok(serde_json::to_value(super::extract::execute(
-            &ExtractArgs {
-                inputs: args.inputs.clone(),
-                out: dir.to_path_buf(),
-                format: Format::Human,
-                max_file_bytes: args.max_file_bytes,
-                max_files: args.max_files,
-                max_parse_ms: args.max_parse_ms,
-                show_diagnostics: false,
-            },
-            bar,
-        )?)?),
-        "canonicalize" => Ok(serde_json::to_value(super::canonicalize::execute(
-            &CanonArgs {
-                inputs: vec![extract],
-                out: dir.to_path_buf(),
-                format: Format::Human,
-                no_embeddings: lexical,
-                pairs: None,
-                scores: None,
-                synthetic: None,
-                seed: 42,
-                threads: args.threads,
-            },
-            bar,
-        )?)?),
-        "score" => Ok(serde_json::to_value(super::score::execute(
-            &ScoreArgs {
-                action: None,
-                data: ScoreData {
-                    extract,
-                    canon: Some(canon),
-                },
-                out: dir.to_path_buf(),
-                threshold: args.threshold,
-                model: None,
-                format: Format::Human,
-            },
-            bar,
-        )?)?),
-        _ => Ok(serde_json::to_value(super::measure::execute(
-            &MeasureArgs {
-                inputs: vec![extract],
-                canon: Some(canon),
-                scores: Some(stages_dir.join("score")),
-                min_confidence: args.min_confidence,
-                include_quarantined: false,
-                include_aliases: false,
-                seed: 42,
-                codebase: None,
-                out: dir.to_path_buf(),
-                format: Format::Human,
-            },
-            bar,
-        )?)?),
-    }
-}
-
-/// Hash of what the registries hold: every file under each local source (relative path and
-/// bytes, in sorted order), and the git URL and revision of git sources. A git source whose
-/// revision is not a full commit id can move without its spec changing, so it is never fresh.
-fn inputs_fingerprint(sources: &[skg_extract::RegistrySource]) -> anyhow::Result<String> {
-    let mut h = blake3::Hasher::new();
-    for s in sources {
-        h.update(s.name.as_str().as_bytes());
-        h.update(format!("{:?}", s.kind).as_bytes());
-        if let Some(git) = &s.git {
-            h.update(git.as_bytes());
-            let rev = s.rev.clone().unwrap_or_default();
-            h.update(rev.as_bytes());
-            if !(rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())) {
-                h.update(format!("{:?}", std::time::SystemTime::now()).as_bytes());
-            }
-            continue;
-        }
-        hash_tree(&s.local_path, &s.local_path, &mut h)?;
-    }
-    Ok(h.finalize().to_hex().to_string())
-}
-
-fn hash_tree(root: &Path, path: &Path, h: &mut blake3::Hasher) -> anyhow::Result<()> {
-    let meta = std::fs::symlink_metadata(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    if meta.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.file_name().is_none_or(|n| n != ".git"))
-            .collect();
-        entries.sort();
-        for e in entries {
-            hash_tree(root, &e, h)?;
-        }
-    } else if meta.is_symlink() {
-        h.update(rel.to_string_lossy().as_bytes());
-        if let Ok(t) = std::fs::read_link(path) {
-            h.update(b"->");
-            h.update(t.to_string_lossy().as_bytes());
-        }
-    } else if meta.is_file() {
-        h.update(rel.to_string_lossy().as_bytes());
-        h.update(&meta.len().to_le_bytes());
-        // An unreadable file is a diagnostic for extract, not an error here.
-        if let Ok(mut f) = std::fs::File::open(path) {
-            let _ = h.update_reader(&mut f);
-        }
-    }
-    Ok(())
-}
-
-/// Hash of a stage folder's files (the embedding cache aside: it is a cache, not an output).
-fn output_hash(dir: &Path) -> anyhow::Result<String> {
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.file_name().is_none_or(|n| n != "embeddings.cache"))
-        .collect();
-    names.sort();
-    let mut h = blake3::Hasher::new();
-    for p in names {
-        h.update(p.file_name().unwrap_or_default().as_encoded_bytes());
-        let mut f =
-            std::fs::File::open(&p).with_context(|| format!("cannot read {}", p.display()))?;
-        h.update_reader(&mut f)
-            .with_context(|| format!("cannot read {}", p.display()))?;
-    }
-    Ok(h.finalize().to_hex().to_string())
-}
-
-fn read_key(path: &Path) -> Option<KeyFile> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
-fn write_key(path: &Path, k: &KeyFile) -> anyhow::Result<()> {
-    let tmp = path.with_extension("key.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(k)?)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
 /// The audit folder: the report, every table at the top (hard links into `stages/`), the
 /// stages with their keys, a manifest; published with one rename.
-#[allow(clippy::too_many_arguments)]
 fn publish(
-    out: &Path,
+    plan: &Plan,
     stages_dir: &Path,
     html: &str,
     all_edges: &[Edge],
     registries: &[RegistryInput],
     runs: &[StageRun],
-    args: &AuditArgs,
     embeddings: &str,
 ) -> anyhow::Result<()> {
-    let mut staging = Staging::begin(out)?;
+    let mut staging = Staging::begin(&plan.out)?;
     staging.write_file("index.html", html.as_bytes())?;
     let mut counts = BTreeMap::new();
-    for (stage, tables) in tables::STAGES {
-        let dir = stages_dir.join(stage);
+    for (stage, stage_tables) in tables::STAGES {
+        let dir = stages_dir.join(stage.as_str());
         let m = skg_store::read_manifest(&dir)?;
-        for t in *tables {
+        for t in *stage_tables {
             // Canonicalize's `edges` (duplicate_of / variant_of) join extract's below.
-            if t.name() == "edges" {
+            if t.name() == tables::EDGES.name {
                 continue;
             }
             let rows = m
@@ -480,18 +472,18 @@ fn publish(
         }
     }
     staging.write_table(&tables::EDGES, all_edges)?;
-    counts.insert("edges".to_owned(), all_edges.len() as u64);
+    counts.insert(tables::EDGES.name.to_owned(), all_edges.len() as u64);
     staging.link_dir("stages", stages_dir)?;
     let manifest = Manifest::new(
-        "audit",
+        Stage::Audit,
         registries.to_vec(),
         counts,
         serde_json::json!({
             "stages": runs.iter().map(|r| (r.stage, r.key.clone())).collect::<BTreeMap<_, _>>(),
             "embeddings": embeddings,
-            "threshold": args.threshold,
-            "min_confidence": args.min_confidence,
-            "min_rscore": args.min_rscore,
+            "threshold": plan.score.threshold,
+            "min_confidence": plan.measure.min_confidence,
+            "min_rscore": plan.min_rscore,
         }),
     );
     staging.commit(manifest)?;
@@ -500,7 +492,13 @@ fn publish(
 
 fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
     for r in &s.stages {
-        writeln!(out, "{:<13} {:<9} {:>7.2}s", r.stage, r.status, r.seconds)?;
+        writeln!(
+            out,
+            "{:<13} {:<9} {:>7.2}s",
+            r.stage.as_str(),
+            r.status,
+            r.seconds
+        )?;
     }
     writeln!(
         out,
@@ -522,11 +520,7 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
             f(m.gnci),
             f(m.cfi),
             m.risk,
-            if m.failure_modes.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", m.failure_modes.join(", "))
-            }
+            measure::modes(&m.failure_modes)
         )?;
     }
     writeln!(

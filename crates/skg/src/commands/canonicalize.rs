@@ -1,189 +1,64 @@
 //! `skg canonicalize`: skills → duplicate clusters, aliases, variants, canonical skills.
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap},
+    collections::BTreeMap,
     io::Write,
-    path::Path,
+    path::{Path, PathBuf},
     time::Instant,
 };
 
 use anyhow::{Context, bail};
 use serde::Serialize;
-use skg_canon::{Canonicalization, EmbeddingCache, Index, Input, Options, Verdict, synth};
-use skg_model::{EdgeKind, EdgeSource, Progress, RegistryInput, Role, Skill, SkillId};
+use skg_canon::{
+    Canonicalization, Index, Input, Options, RegistryCounts,
+    eval::{LabelledPair, PairReport, SyntheticTruth},
+    synth,
+};
+use skg_model::{Progress as _, RegistryInput, Skill, SkillId, SkillKeys, Stage};
 use skg_store::{Manifest, Staging, tables};
 
 use crate::{ExitStatus, GlobalArgs, args::CanonArgs, progress::Bar};
 
-/// The embedding cache file inside the output folder.
-const CACHE_FILE: &str = "embeddings.cache";
-
 pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     let bar = Bar::new(global.quiet > 0);
-    let summary = execute(args, &bar)?;
+    let job = Job {
+        out: args.out.clone(),
+        options: Options::default(),
+        embeddings: !args.no_embeddings,
+        threads: args.threads,
+        scores: args.scores.clone(),
+        pairs: args.pairs.clone(),
+        synthetic: args.synthetic.map(|n| (n, args.seed)),
+    };
+    let summary = if let Some(n) = args.synthetic {
+        let (skills, origins) = synth::generate(n, 8, args.seed);
+        let mut s = execute(&job, &skills, &[], &[], &bar)?;
+        s.synthetic = Some(skg_canon::eval::synthetic_truth(
+            &skills, &s.canon, &origins,
+        ));
+        s
+    } else {
+        let x = super::load_extract(&args.inputs, &bar)?;
+        execute(&job, &x.skills, &x.registries, &x.edges, &bar)?
+    };
     bar.finish();
     super::emit(args.format, &summary, |out| print_human(out, &summary))?;
     Ok(ExitStatus::Success)
 }
 
-/// Canonicalizes and writes the output folder; the summary is not printed.
-pub(crate) fn execute(args: &CanonArgs, bar: &Bar) -> anyhow::Result<Summary> {
-    let started = Instant::now();
-    let (skills, registries, edges, origins) = if let Some(n) = args.synthetic {
-        let (s, o) = synth::generate(n, 8, args.seed);
-        (s, Vec::new(), Vec::new(), Some(o))
-    } else {
-        let x = super::load_extract(&args.inputs, bar)?;
-        (x.skills, x.registries, x.edges, None)
-    };
-    let mut in_degree: BTreeMap<SkillId, u32> = BTreeMap::new();
-    for e in edges.iter().filter(|e| e.source != EdgeSource::Ambiguous) {
-        *in_degree.entry(e.dst.clone()).or_default() += 1;
-    }
-    let read_seconds = started.elapsed().as_secs_f64();
-
-    let embed_started = Instant::now();
-    let (vectors, cache, embedding) = if args.no_embeddings {
-        tracing::warn!(
-            "--no-embeddings: descriptions are compared lexically (content-word Jaccard)"
-        );
-        (None, None, None)
-    } else {
-        let texts: Vec<String> = skills.iter().map(skg_canon::description_text).collect();
-        let (v, c, e) = super::embed_texts(&texts, &args.out.join(CACHE_FILE), args.threads, bar)?;
-        (Some(v), Some(c), Some(e))
-    };
-    let embed_seconds = embed_started.elapsed().as_secs_f64();
-
-    let scores = match &args.scores {
-        Some(p) => Some(read_scores(p)?),
-        None => None,
-    };
-    let dedup_started = Instant::now();
-    let input = Input {
-        skills: &skills,
-        vectors: vectors.as_deref(),
-        scores: scores.as_ref(),
-        in_degree: Some(&in_degree),
-    };
-    let options = Options::default();
-    bar.phase("fingerprint", skills.len() as u64);
-    let index = Index::build(&input, &options);
-    bar.advance(skills.len() as u64);
-    let candidates = index.candidates();
-    let c = index.canonicalize_candidates(&candidates, bar);
-    let dedup_seconds = dedup_started.elapsed().as_secs_f64();
-
-    let write_started = Instant::now();
-    bar.phase("write tables", tables::CANON_TABLES.len() as u64);
-    write(&c, &skills, &registries, cache.as_ref(), args)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
-    let write_seconds = write_started.elapsed().as_secs_f64();
-
-    let pairs = match &args.pairs {
-        Some(p) => Some(score_pairs(p, &index, &candidates, &c, &registries)?),
-        None => None,
-    };
-    let synthetic = origins.map(|o| synthetic_truth(&skills, &c, &o));
-    let summary = Summary {
-        out: args.out.display().to_string(),
-        similarity: c.stats.similarity,
-        seconds: Seconds {
-            read: read_seconds,
-            embed: embed_seconds,
-            dedup: dedup_seconds,
-            write: write_seconds,
-            total: started.elapsed().as_secs_f64(),
-        },
-        embedding,
-        stats: c.stats.clone(),
-        registries: per_registry(&c),
-        pairs,
-        synthetic,
-    };
-    Ok(summary)
-}
-
-/// Slop scores by skill id from NDJSON rows with `id` and `slop_score`.
-fn read_scores(path: &Path) -> anyhow::Result<BTreeMap<SkillId, f64>> {
-    let file = if path.is_dir() {
-        path.join("scores.ndjson")
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file)
-        .with_context(|| format!("cannot read {}", file.display()))?;
-    let mut out = BTreeMap::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not JSON", file.display(), n + 1))?;
-        let (Some(id), Some(score)) = (
-            v.get("id").and_then(|x| x.as_str()),
-            v.get("slop_score").and_then(serde_json::Value::as_f64),
-        ) else {
-            bail!(
-                "{}:{}: a row needs `id` and `slop_score`",
-                file.display(),
-                n + 1
-            );
-        };
-        out.insert(SkillId::from(id), score);
-    }
-    Ok(out)
-}
-
-fn write(
-    c: &Canonicalization,
-    skills: &[Skill],
-    registries: &[RegistryInput],
-    cache: Option<&EmbeddingCache>,
-    args: &CanonArgs,
-) -> anyhow::Result<()> {
-    let mut staging = Staging::begin(&args.out)?;
-    let routable: BTreeSet<&SkillId> = c
-        .members
-        .iter()
-        .filter(|m| m.role != Role::Duplicate)
-        .map(|m| &m.id)
-        .collect();
-    let mut canonical: Vec<Skill> = skills
-        .iter()
-        .filter(|s| routable.contains(&s.id))
-        .cloned()
-        .collect();
-    canonical.sort_by(|a, b| a.id.cmp(&b.id));
-    let aliases = tables::alias_rows(&c.members);
-    staging.write_table(&tables::MEMBERS, &c.members)?;
-    staging.write_table(&tables::CLUSTERS, &c.clusters)?;
-    staging.write_table(&tables::ALIASES, &aliases)?;
-    staging.write_table(&tables::CANONICAL_SKILLS, &canonical)?;
-    staging.write_table(&tables::EDGES, &c.edges)?;
-    if let Some(cache) = cache {
-        staging.write_file(CACHE_FILE, &cache.to_bytes())?;
-    }
-    let counts = BTreeMap::from([
-        ("members".to_owned(), c.members.len() as u64),
-        ("clusters".to_owned(), c.clusters.len() as u64),
-        ("aliases".to_owned(), aliases.len() as u64),
-        ("canonical_skills".to_owned(), canonical.len() as u64),
-        ("edges".to_owned(), c.edges.len() as u64),
-    ]);
-    let manifest = Manifest::new(
-        "canonicalize",
-        registries.to_vec(),
-        counts,
-        serde_json::json!({
-            "similarity": c.stats.similarity,
-            "model": if args.no_embeddings { None } else { Some(skg_embed::MODEL_ID) },
-            "scores": args.scores.as_ref().map(|p| p.display().to_string()),
-            "synthetic": args.synthetic.map(|n| serde_json::json!({"skills": n, "seed": args.seed})),
-        }),
-    );
-    staging.commit(manifest)?;
-    Ok(())
+/// One canonicalization to run.
+pub(crate) struct Job {
+    pub(crate) out: PathBuf,
+    pub(crate) options: Options,
+    /// Compare descriptions with the embedding model (else lexically).
+    pub(crate) embeddings: bool,
+    pub(crate) threads: usize,
+    /// Slop scores to pick canonicals by.
+    pub(crate) scores: Option<PathBuf>,
+    /// Labelled pairs to score.
+    pub(crate) pairs: Option<PathBuf>,
+    /// Generated skills instead of registries: (count, seed).
+    pub(crate) synthetic: Option<(usize, u64)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -195,134 +70,132 @@ struct Seconds {
     total: f64,
 }
 
-#[derive(Debug, Serialize)]
-struct RegistryCounts {
-    name: String,
-    /// Skills read.
-    raw: u64,
-    /// Routable after deduplication (canonical + variant).
-    canonical: u64,
-    /// Aliases (duplicates) in this registry.
-    duplicates: u64,
-    /// Aliases whose canonical lives in another registry.
-    copies_of_other_registries: u64,
-    /// Variants in this registry.
-    variants: u64,
-}
-
+/// What `skg canonicalize` prints.
 #[derive(Debug, Serialize)]
 pub(crate) struct Summary {
     out: String,
     similarity: &'static str,
     seconds: Seconds,
-    embedding: Option<super::EmbeddingStats>,
+    embedding: Option<skg_embed::EmbeddingStats>,
     stats: skg_canon::Stats,
     registries: Vec<RegistryCounts>,
     pairs: Option<PairReport>,
     synthetic: Option<SyntheticTruth>,
+    #[serde(skip)]
+    canon: Canonicalization,
 }
 
-fn per_registry(c: &Canonicalization) -> Vec<RegistryCounts> {
-    let registry_of: HashMap<&SkillId, &str> = c
-        .members
-        .iter()
-        .map(|m| (&m.id, m.registry.as_str()))
-        .collect();
-    let mut by: BTreeMap<&str, RegistryCounts> = BTreeMap::new();
-    for m in &c.members {
-        let r = by
-            .entry(m.registry.as_str())
-            .or_insert_with(|| RegistryCounts {
-                name: m.registry.to_string(),
-                raw: 0,
-                canonical: 0,
-                duplicates: 0,
-                copies_of_other_registries: 0,
-                variants: 0,
-            });
-        r.raw += 1;
-        match m.role {
-            Role::Canonical => r.canonical += 1,
-            Role::Variant => {
-                r.canonical += 1;
-                r.variants += 1;
-            }
-            Role::Duplicate => {
-                r.duplicates += 1;
-                if registry_of
-                    .get(&m.cluster_id)
-                    .is_some_and(|&x| x != m.registry.as_str())
-                {
-                    r.copies_of_other_registries += 1;
-                }
-            }
-        }
-    }
-    by.into_values().collect()
-}
-
-#[derive(Debug, Serialize)]
-struct PairRow {
-    a: String,
-    b: String,
-    label: Option<String>,
-    /// The outcome of the whole run: same cluster → duplicate, clusters linked → variant.
-    decision: &'static str,
-    /// The decision on this pair alone.
-    pair_decision: &'static str,
-    rule: &'static str,
-    /// Blocking made the pair a candidate (else it was never compared in the run).
-    candidate: bool,
-    signals: skg_canon::Signals,
-}
-
-#[derive(Debug, Serialize)]
-struct ClassMetrics {
-    precision: f64,
-    recall: f64,
-    f1: f64,
-    true_positives: u64,
-    predicted: u64,
-    actual: u64,
-}
-
-#[derive(Debug, Serialize)]
-struct PairReport {
-    file: String,
-    pairs: usize,
-    unresolved: Vec<String>,
-    rows: Vec<PairRow>,
-    /// Metrics of `decision` for the `duplicate` label.
-    duplicate: Option<ClassMetrics>,
-    /// Metrics of `pair_decision` for the `duplicate` label.
-    duplicate_pairwise: Option<ClassMetrics>,
-    /// `confusion[label][decision]` over duplicate / variant / distinct.
-    confusion: BTreeMap<String, BTreeMap<String, u64>>,
-    /// Fraction of labels equal to the decision.
-    accuracy: Option<f64>,
-}
-
-/// Scores a CSV of labelled pairs against the run.
-fn score_pairs(
-    path: &Path,
-    index: &Index<'_>,
-    candidates: &[(u32, u32)],
-    canon: &Canonicalization,
+/// Canonicalizes `skills` (with the relation `edges` extract found) and writes the output folder.
+pub(crate) fn execute(
+    job: &Job,
+    skills: &[Skill],
     registries: &[RegistryInput],
-) -> anyhow::Result<PairReport> {
-    let by_key = super::skill_keys(index.skills().iter().copied(), registries);
-    let cluster: HashMap<&SkillId, &SkillId> = canon
-        .members
-        .iter()
-        .map(|m| (&m.id, &m.cluster_id))
-        .collect();
-    let variant_links: BTreeSet<(&SkillId, &SkillId)> = canon
-        .edges
-        .iter()
-        .filter(|e| e.kind == EdgeKind::VariantOf)
-        .flat_map(|e| [(&e.src, &e.dst), (&e.dst, &e.src)])
-        .collect();
+    edges: &[skg_model::Edge],
+    bar: &Bar,
+) -> anyhow::Result<Summary> {
+    let started = Instant::now();
+    let in_degree = skg_canon::in_degree(edges);
+    let read_seconds = started.elapsed().as_secs_f64();
 
+    let embed_started = Instant::now();
+    let embedded = if job.embeddings {
+        let texts: Vec<String> = skills.iter().map(skg_canon::description_text).collect();
+        Some(super::embed_texts(
+            &texts,
+            &job.out.join(skg_embed::CACHE_FILE),
+            job.threads,
+            bar,
+        )?)
+    } else {
+        tracing::warn!(
+            "--no-embeddings: descriptions are compared lexically (content-word Jaccard)"
+        );
+        None
+    };
+    let embed_seconds = embed_started.elapsed().as_secs_f64();
+
+    let scores = job.scores.as_deref().map(read_scores).transpose()?;
+    let dedup_started = Instant::now();
+    let input = Input {
+        skills,
+        vectors: embedded.as_ref().map(|e| e.vectors.as_slice()),
+        scores: scores.as_ref(),
+        in_degree: Some(&in_degree),
+    };
+    bar.phase("fingerprint", skills.len() as u64);
+    let index = Index::build(&input, &job.options);
+    bar.advance(skills.len() as u64);
+    let candidates = index.candidates();
+    let c = index.canonicalize_candidates(&candidates, bar);
+    let dedup_seconds = dedup_started.elapsed().as_secs_f64();
+
+    let write_started = Instant::now();
+    bar.phase("write tables", tables::CANON_TABLES.len() as u64);
+    write(&c, skills, registries, embedded.as_ref(), job)
+        .with_context(|| format!("cannot write {}", job.out.display()))?;
+    let write_seconds = write_started.elapsed().as_secs_f64();
+
+    let pairs = match &job.pairs {
+        Some(p) => {
+            let keys = SkillKeys::new(
+                index
+                    .skills()
+                    .iter()
+                    .map(|s| (s.registry.as_str(), s.path.as_str(), s.name.as_str())),
+                registries,
+            );
+            let rows = read_pairs(p)?;
+            let file = p.display().to_string();
+            Some(skg_canon::eval::score_pairs(
+                &file,
+                &rows,
+                &index,
+                &candidates,
+                &c,
+                &keys,
+            ))
+        }
+        None => None,
+    };
+    Ok(Summary {
+        out: job.out.display().to_string(),
+        similarity: c.stats.similarity,
+        seconds: Seconds {
+            read: read_seconds,
+            embed: embed_seconds,
+            dedup: dedup_seconds,
+            write: write_seconds,
+            total: started.elapsed().as_secs_f64(),
+        },
+        embedding: embedded.map(|e| e.stats),
+        stats: c.stats.clone(),
+        registries: c.per_registry(),
+        pairs,
+        synthetic: None,
+        canon: c,
+    })
+}
+
+/// Slop scores by skill id from NDJSON rows with `id` and `slop_score` (a `skg score` folder
+/// or such a file).
+fn read_scores(path: &Path) -> anyhow::Result<BTreeMap<SkillId, f64>> {
+    #[derive(serde::Deserialize)]
+    struct Row {
+        id: SkillId,
+        slop_score: f64,
+    }
+    let file = if path.is_dir() {
+        path.join(format!("{}.ndjson", tables::SCORES.name))
+    } else {
+        path.to_path_buf()
+    };
+    let rows: Vec<Row> = skg_artifact::read_ndjson(&file)
+        .with_context(|| format!("{}: rows need `id` and `slop_score`", file.display()))?;
+    Ok(rows.into_iter().map(|r| (r.id, r.slop_score)).collect())
+}
+
+/// Labelled pairs: a CSV with columns `a`, `b` and optionally `label`.
+fn read_pairs(path: &Path) -> anyhow::Result<Vec<LabelledPair>> {
     let mut reader =
         csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
     let headers = reader.headers()?.clone();
@@ -331,169 +204,59 @@ fn score_pairs(
         bail!("{}: needs columns `a` and `b`", path.display());
     };
     let cl = col("label");
-    let mut rows = Vec::new();
-    let mut unresolved = Vec::new();
+    let mut out = Vec::new();
     for (n, rec) in reader.records().enumerate() {
-        let rec = rec.with_context(|| format!("{}:{}", path.display(), n + 2))?;
-        let a = rec.get(ca).unwrap_or("").trim().to_owned();
-        let b = rec.get(cb).unwrap_or("").trim().to_owned();
-        let (Some(&i), Some(&j)) = (by_key.get(&a), by_key.get(&b)) else {
-            for x in [&a, &b] {
-                if !by_key.contains_key(x) {
-                    unresolved.push(format!("{}:{}: {x}", path.display(), n + 2));
-                }
-            }
-            continue;
-        };
-        let (si, sj) = (&index.skills()[i].id, &index.skills()[j].id);
-        let (ki, kj) = (cluster[si], cluster[sj]);
-        let decision = if ki == kj {
-            Verdict::Duplicate
-        } else if variant_links.contains(&(ki, kj)) {
-            Verdict::Variant
-        } else {
-            Verdict::Distinct
-        };
-        let (signals, pair, rule) = index.judge(i.min(j), i.max(j));
-        rows.push(PairRow {
-            a,
-            b,
-            label: cl.and_then(|k| rec.get(k)).map(|l| l.trim().to_owned()),
-            decision: decision.as_str(),
-            pair_decision: pair.as_str(),
-            rule,
-            candidate: candidates
-                .binary_search(&(u32::try_from(i.min(j))?, u32::try_from(i.max(j))?))
-                .is_ok(),
-            signals,
+        let at = format!("{}:{}", path.display(), n + 2);
+        let rec = rec.with_context(|| at.clone())?;
+        let field = |i: usize| rec.get(i).unwrap_or("").trim().to_owned();
+        out.push(LabelledPair {
+            a: field(ca),
+            b: field(cb),
+            label: cl.map(field),
+            at,
         });
     }
-    let labelled: Vec<&PairRow> = rows.iter().filter(|r| r.label.is_some()).collect();
-    let metrics = |pick: fn(&PairRow) -> &'static str| -> Option<ClassMetrics> {
-        if labelled.is_empty() {
-            return None;
-        }
-        let tp = labelled
-            .iter()
-            .filter(|r| r.label.as_deref() == Some("duplicate") && pick(r) == "duplicate")
-            .count() as u64;
-        let predicted = labelled.iter().filter(|r| pick(r) == "duplicate").count() as u64;
-        let actual = labelled
-            .iter()
-            .filter(|r| r.label.as_deref() == Some("duplicate"))
-            .count() as u64;
-        let p = if predicted == 0 {
-            0.0
-        } else {
-            tp as f64 / predicted as f64
-        };
-        let r = if actual == 0 {
-            0.0
-        } else {
-            tp as f64 / actual as f64
-        };
-        let f1 = if p + r == 0.0 {
-            0.0
-        } else {
-            2.0 * p * r / (p + r)
-        };
-        Some(ClassMetrics {
-            precision: p,
-            recall: r,
-            f1,
-            true_positives: tp,
-            predicted,
-            actual,
-        })
-    };
-    let mut confusion: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for r in &labelled {
-        let label = r.label.clone().unwrap_or_default();
-        *confusion
-            .entry(label)
-            .or_default()
-            .entry(r.decision.to_owned())
-            .or_default() += 1;
-    }
-    let accuracy = (!labelled.is_empty()).then(|| {
-        labelled
-            .iter()
-            .filter(|r| r.label.as_deref() == Some(r.decision))
-            .count() as f64
-            / labelled.len() as f64
-    });
-    Ok(PairReport {
-        file: path.display().to_string(),
-        pairs: rows.len(),
-        unresolved,
-        duplicate: metrics(|r| r.decision),
-        duplicate_pairwise: metrics(|r| r.pair_decision),
-        rows,
-        confusion,
-        accuracy,
-    })
+    Ok(out)
 }
 
-/// Pairwise agreement of the clusters with the generator's ground truth (copies of one original
-/// belong together; variants and other originals don't).
-#[derive(Debug, Serialize)]
-struct SyntheticTruth {
-    /// Pairs in one predicted cluster that the generator made as copies of one original.
-    precision: f64,
-    /// Generator copy pairs that ended in one cluster.
-    recall: f64,
-    true_pairs: u64,
-    predicted_pairs: u64,
-}
-
-fn synthetic_truth(
-    skills: &[Skill],
+fn write(
     c: &Canonicalization,
-    origins: &[synth::Origin],
-) -> SyntheticTruth {
-    // origin family by skill id; variants form their own singleton family.
-    let mut fam: HashMap<&SkillId, Option<usize>> = HashMap::new();
-    for (s, &o) in skills.iter().zip(origins) {
-        fam.insert(
-            &s.id,
-            match o {
-                synth::Origin::Original(k) | synth::Origin::Copy(k) => Some(k),
-                synth::Origin::Variant(_) => None,
-            },
-        );
+    skills: &[Skill],
+    registries: &[RegistryInput],
+    embedded: Option<&skg_embed::Embedded>,
+    job: &Job,
+) -> anyhow::Result<()> {
+    let mut staging = Staging::begin(&job.out)?;
+    let canonical = c.canonical_skills(skills);
+    let aliases = tables::alias_rows(&c.members);
+    staging.write_table(&tables::MEMBERS, &c.members)?;
+    staging.write_table(&tables::CLUSTERS, &c.clusters)?;
+    staging.write_table(&tables::ALIASES, &aliases)?;
+    staging.write_table(&tables::CANONICAL_SKILLS, &canonical)?;
+    staging.write_table(&tables::EDGES, &c.edges)?;
+    if let Some(e) = embedded {
+        staging.write_file(skg_embed::CACHE_FILE, &e.cache.to_bytes())?;
     }
-    let mut true_groups: HashMap<usize, u64> = HashMap::new();
-    for f in fam.values().flatten() {
-        *true_groups.entry(*f).or_default() += 1;
-    }
-    let true_pairs: u64 = true_groups.values().map(|n| n * (n - 1) / 2).sum();
-    let mut predicted_pairs = 0u64;
-    let mut correct = 0u64;
-    for cl in &c.clusters {
-        let n = u64::from(cl.size);
-        predicted_pairs += n * (n - 1) / 2;
-        let mut counts: HashMap<usize, u64> = HashMap::new();
-        for m in &cl.members {
-            if let Some(Some(f)) = fam.get(m) {
-                *counts.entry(*f).or_default() += 1;
-            }
-        }
-        correct += counts.values().map(|k| k * (k - 1) / 2).sum::<u64>();
-    }
-    SyntheticTruth {
-        precision: if predicted_pairs == 0 {
-            1.0
-        } else {
-            correct as f64 / predicted_pairs as f64
-        },
-        recall: if true_pairs == 0 {
-            1.0
-        } else {
-            correct as f64 / true_pairs as f64
-        },
-        true_pairs,
-        predicted_pairs,
-    }
+    let counts = BTreeMap::from([
+        ("members".to_owned(), c.members.len() as u64),
+        ("clusters".to_owned(), c.clusters.len() as u64),
+        ("aliases".to_owned(), aliases.len() as u64),
+        ("canonical_skills".to_owned(), canonical.len() as u64),
+        ("edges".to_owned(), c.edges.len() as u64),
+    ]);
+    let manifest = Manifest::new(
+        Stage::Canonicalize,
+        registries.to_vec(),
+        counts,
+        serde_json::json!({
+            "similarity": c.stats.similarity,
+            "model": embedded.map(|_| skg_embed::MODEL_ID),
+            "scores": job.scores.as_ref().map(|p| p.display().to_string()),
+            "synthetic": job.synthetic.map(|(n, seed)| serde_json::json!({"skills": n, "seed": seed})),
+        }),
+    );
+    staging.commit(manifest)?;
+    Ok(())
 }
 
 fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
@@ -544,64 +307,7 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
         }
     }
     if let Some(p) = &s.pairs {
-        writeln!(out, "\npairs from {}: {} scored", p.file, p.pairs)?;
-        for r in &p.rows {
-            let mark = match r.label.as_deref() {
-                Some(l) if l == r.decision => "  ",
-                Some(_) => "✗ ",
-                None => "",
-            };
-            writeln!(
-                out,
-                "{mark}{} | {} | label={} decision={} pair={} ({}) {}",
-                r.a,
-                r.b,
-                r.label.as_deref().unwrap_or("-"),
-                r.decision,
-                r.pair_decision,
-                r.rule,
-                skg_canon::describe(&r.signals)
-            )?;
-        }
-        for u in &p.unresolved {
-            writeln!(out, "unresolved: {u}")?;
-        }
-        if let Some(m) = &p.duplicate {
-            writeln!(
-                out,
-                "duplicate: precision {:.3} recall {:.3} F1 {:.3} ({} of {} predicted, {} labelled)",
-                m.precision, m.recall, m.f1, m.true_positives, m.predicted, m.actual
-            )?;
-        }
-        if let Some(m) = &p.duplicate_pairwise {
-            writeln!(
-                out,
-                "duplicate (pair decision alone): precision {:.3} recall {:.3} F1 {:.3}",
-                m.precision, m.recall, m.f1
-            )?;
-        }
-        if !p.confusion.is_empty() {
-            writeln!(out, "confusion (rows label, columns decision):")?;
-            writeln!(
-                out,
-                "{:>12} {:>10} {:>10} {:>10}",
-                "", "duplicate", "variant", "distinct"
-            )?;
-            for l in ["duplicate", "variant", "distinct"] {
-                let row = p.confusion.get(l);
-                let get = |d: &str| row.and_then(|r| r.get(d)).copied().unwrap_or(0);
-                writeln!(
-                    out,
-                    "{l:>12} {:>10} {:>10} {:>10}",
-                    get("duplicate"),
-                    get("variant"),
-                    get("distinct")
-                )?;
-            }
-        }
-        if let Some(a) = p.accuracy {
-            writeln!(out, "accuracy over three labels: {a:.3}")?;
-        }
+        print_pairs(out, p)?;
     }
     if let Some(t) = &s.synthetic {
         writeln!(
@@ -609,6 +315,68 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
             "synthetic ground truth: pair precision {:.3}, recall {:.3} ({} true copy pairs, {} predicted)",
             t.precision, t.recall, t.true_pairs, t.predicted_pairs
         )?;
+    }
+    Ok(())
+}
+
+fn print_pairs(out: &mut impl Write, p: &PairReport) -> std::io::Result<()> {
+    writeln!(out, "\npairs from {}: {} scored", p.file, p.pairs)?;
+    for r in &p.rows {
+        let mark = match r.label.as_deref() {
+            Some(l) if l == r.decision => "  ",
+            Some(_) => "✗ ",
+            None => "",
+        };
+        writeln!(
+            out,
+            "{mark}{} | {} | label={} decision={} pair={} ({}) {}",
+            r.a,
+            r.b,
+            r.label.as_deref().unwrap_or("-"),
+            r.decision,
+            r.pair_decision,
+            r.rule,
+            skg_canon::describe(&r.signals)
+        )?;
+    }
+    for u in &p.unresolved {
+        writeln!(out, "unresolved: {u}")?;
+    }
+    if let Some(m) = &p.duplicate {
+        writeln!(
+            out,
+            "duplicate: precision {:.3} recall {:.3} F1 {:.3} ({} of {} predicted, {} labelled)",
+            m.precision, m.recall, m.f1, m.true_positives, m.predicted, m.actual
+        )?;
+    }
+    if let Some(m) = &p.duplicate_pairwise {
+        writeln!(
+            out,
+            "duplicate (pair decision alone): precision {:.3} recall {:.3} F1 {:.3}",
+            m.precision, m.recall, m.f1
+        )?;
+    }
+    if !p.confusion.is_empty() {
+        writeln!(out, "confusion (rows label, columns decision):")?;
+        writeln!(
+            out,
+            "{:>12} {:>10} {:>10} {:>10}",
+            "", "duplicate", "variant", "distinct"
+        )?;
+        for l in ["duplicate", "variant", "distinct"] {
+            let row = p.confusion.get(l);
+            let get = |d: &str| row.and_then(|r| r.get(d)).copied().unwrap_or(0);
+            writeln!(
+                out,
+                "{l:>12} {:>10} {:>10} {:>10}",
+                get("duplicate"),
+                get("variant"),
+                get("distinct")
+            )?;
+        }
+    }
+    if let Some(a) = p.accuracy {
+        writeln!(out, "accuracy over three labels: {a:.3}")?;
     }
     Ok(())
 }

@@ -1,16 +1,17 @@
-//! `skg index build` and `skg eval`.
+//! `skg index build`, `skg eval` and `skg route`.
 
 use std::{
-    collections::{BTreeSet, HashMap},
     io::Write,
     path::{Path, PathBuf},
     time::Instant,
 };
 
 use anyhow::{Context as _, bail};
-use serde::{Deserialize, Serialize};
-use skg_index::{Fusion, Index, Judged, Metrics, Mode, Query};
-use skg_model::{Document, Edge, Member, Score, Skill};
+use serde::Serialize;
+use skg_index::{EvalOptions, EvalReport, Fusion, Index, JudgedQuery, Mode};
+use skg_model::{Progress as _, Stage};
+use skg_serve::wire::{self, RouteRequest};
+use skg_store::tables;
 
 use crate::{
     ExitStatus, GlobalArgs,
@@ -18,8 +19,68 @@ use crate::{
     progress::Bar,
 };
 
-const CACHE_FILE: &str = "embeddings.cache";
+/// What one build changed against the previous index (`--incremental`).
+#[derive(Debug, Serialize)]
+pub(crate) struct Incremental {
+    packages: std::collections::BTreeMap<&'static str, usize>,
+    #[serde(flatten)]
+    diff: skg_index::PackageDiff,
+    vectors_reused: usize,
+    texts_embedded: usize,
+}
 
+impl Incremental {
+    /// Packages by what happened to them.
+    pub(crate) fn packages(&self) -> &std::collections::BTreeMap<&'static str, usize> {
+        &self.packages
+    }
+}
+
+/// What `skg index build` prints.
+#[derive(Debug, Serialize)]
+pub(crate) struct BuildReport {
+    out: String,
+    seconds: f64,
+    #[serde(flatten)]
+    manifest: BuildManifest,
+    embedding: Option<skg_embed::EmbeddingStats>,
+    pub(crate) incremental: Option<Incremental>,
+}
+
+#[derive(Debug, Serialize)]
+struct BuildManifest {
+    counts: std::collections::BTreeMap<String, u64>,
+    model: Option<String>,
+    content_hash: String,
+}
+
+/// One index build: the audit read, where the index goes, how.
+pub(crate) struct BuildJob {
+    pub(crate) audit: PathBuf,
+    pub(crate) out: PathBuf,
+    pub(crate) embeddings: bool,
+    pub(crate) incremental: bool,
+    pub(crate) examples: Option<PathBuf>,
+    pub(crate) min_confidence: f64,
+    pub(crate) threads: usize,
+}
+
+impl BuildJob {
+    /// An index of `audit` at `out`, with the defaults.
+    pub(crate) fn new(audit: PathBuf, out: PathBuf) -> BuildJob {
+        BuildJob {
+            audit,
+            out,
+            embeddings: true,
+            incremental: false,
+            examples: None,
+            min_confidence: skg_index::DEFAULT_MIN_CONFIDENCE,
+            threads: skg_embed::DEFAULT_THREADS,
+        }
+    }
+}
+
+/// `reports/index-<audit folder name>`.
 fn default_out(audit: &Path) -> PathBuf {
     let name = audit
         .canonicalize()
@@ -31,93 +92,104 @@ fn default_out(audit: &Path) -> PathBuf {
 
 pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     let bar = Bar::new(global.quiet > 0);
-    let (summary, manifest, out) = execute_build(args, &bar)?;
-    super::emit(args.format, &summary, |o| {
-        if let Some(inc) = summary.get("incremental").filter(|v| !v.is_null()) {
+    let job = BuildJob {
+        embeddings: !args.no_embeddings,
+        incremental: args.incremental,
+        examples: args.examples.clone(),
+        min_confidence: args.min_confidence,
+        threads: args.threads,
+        ..BuildJob::new(
+            args.audit.clone(),
+            args.out.clone().unwrap_or_else(|| default_out(&args.audit)),
+        )
+    };
+    let r = execute_build(&job, &bar)?;
+    super::emit(args.format, &r, |o| {
+        if let Some(inc) = &r.incremental {
+            let n = |k: &str| inc.packages.get(k).copied().unwrap_or(0);
             writeln!(
                 o,
                 "incremental: {} packages kept, {} changed, {} added, {} deleted; {} vectors reused, {} texts embedded",
-                inc["packages"]["kept"],
-                inc["packages"]["changed"],
-                inc["packages"]["added"],
-                inc["packages"]["deleted"],
-                inc["vectors_reused"],
-                inc["texts_embedded"],
+                n("kept"),
+                n("changed"),
+                n("added"),
+                n("deleted"),
+                inc.vectors_reused,
+                inc.texts_embedded,
             )?;
         }
+        let count = |k: &str| r.manifest.counts.get(k).copied().unwrap_or(0);
         writeln!(
             o,
             "index {} in {:.1}s: {} skills ({} routable), {} documents, {} vectors ({})",
-            out.display(),
-            summary["seconds"].as_f64().unwrap_or(0.0),
-            manifest.counts.get("skills").unwrap_or(&0),
-            manifest.counts.get("routable").unwrap_or(&0),
-            manifest.counts.get("documents").unwrap_or(&0),
-            manifest.counts.get("vectors").unwrap_or(&0),
-            manifest.model.as_deref().unwrap_or("no model: BM25 only"),
+            r.out,
+            r.seconds,
+            count("skills"),
+            count("routable"),
+            count("documents"),
+            count("vectors"),
+            r.manifest.model.as_deref().unwrap_or("no model: BM25 only"),
         )
     })?;
     Ok(ExitStatus::Success)
 }
 
-/// Builds (or, with `--incremental`, updates) the index folder; returns the summary, the
-/// manifest written and the folder.
-pub(crate) fn execute_build(
-    args: &IndexBuildArgs,
-    bar: &Bar,
-) -> anyhow::Result<(serde_json::Value, skg_index::IndexManifest, PathBuf)> {
+/// Builds (or, incrementally, updates) the index folder.
+pub(crate) fn execute_build(job: &BuildJob, bar: &Bar) -> anyhow::Result<BuildReport> {
     let started = Instant::now();
-    let audit = &args.audit;
-    let m = skg_store::read_manifest(audit).with_context(|| {
+    let audit = &job.audit;
+    let m = skg_store::read_stage_manifest(audit, Stage::Audit).with_context(|| {
         format!(
             "{}: not a finished audit folder (run `skg audit` first)",
             audit.display()
         )
     })?;
-    if m.stage != "audit" {
-        bail!(
-            "{} holds `{}` output, not an audit",
-            audit.display(),
-            m.stage
-        );
-    }
-    skg_extract::Progress::phase(bar, "read the audit", 5);
-    let skills: Vec<Skill> = skg_store::read_ndjson(audit, "skills")?;
-    let documents: Vec<Document> = skg_store::read_ndjson(audit, "documents")?;
-    let edges: Vec<Edge> = skg_store::read_ndjson(audit, "edges")?;
-    let members: Vec<Member> = skg_store::read_ndjson(audit, "members")?;
-    let scores: Vec<Score> = skg_store::read_ndjson(audit, "scores")?;
-    let out = args.out.clone().unwrap_or_else(|| default_out(audit));
+    bar.phase("read the audit", 5);
+    let read = |t: &str| format!("cannot read {t} from {}", audit.display());
+    let skills =
+        skg_store::read_ndjson(audit, tables::SKILLS.name).with_context(|| read("skills"))?;
+    let documents: Vec<skg_model::Document> =
+        skg_store::read_ndjson(audit, tables::DOCUMENTS.name).with_context(|| read("documents"))?;
+    let edges = skg_store::read_ndjson(audit, tables::EDGES.name).with_context(|| read("edges"))?;
+    let members =
+        skg_store::read_ndjson(audit, tables::MEMBERS.name).with_context(|| read("members"))?;
+    let scores =
+        skg_store::read_ndjson(audit, tables::SCORES.name).with_context(|| read("scores"))?;
 
     // The previous index, for a whole-package incremental update.
-    let previous = if args.incremental {
-        match Index::open(&out) {
-            Ok(ix) => Some(ix),
-            Err(e) => {
+    let previous = if job.incremental {
+        Index::open(&job.out)
+            .inspect_err(|e| {
                 tracing::warn!("no usable previous index ({e}): building the whole index");
-                None
-            }
-        }
+            })
+            .ok()
     } else {
         None
     };
     let diff = previous
         .as_ref()
         .map(|old| skg_index::diff_packages(old, &skills));
-
-    let mut embedding = None;
-    let mut cache_bytes = None;
-    let mut reused_count = 0usize;
-    let examples = match &args.examples {
-        Some(path) => read_examples(path, &skills, &documents, &m.inputs)?,
+    let examples = match &job.examples {
+        Some(path) => {
+            let queries = read_jsonl::<JudgedQuery>(path)?;
+            let (found, unresolved) =
+                skg_index::resolve_examples(&queries, &skills, &documents, &m.inputs);
+            if unresolved > 0 {
+                tracing::warn!(
+                    "{}: {unresolved} example gold ids name no skill of this audit",
+                    path.display()
+                );
+            }
+            found
+        }
         None => Vec::new(),
     };
-    if !examples.is_empty() && args.no_embeddings {
+    if !examples.is_empty() && !job.embeddings {
         bail!("--examples are embedded: they need the model (drop --no-embeddings)");
     }
-    let vectors = if args.no_embeddings {
-        None
-    } else {
+
+    let (mut embedding, mut cache_bytes, mut reused_count) = (None, None, 0usize);
+    let vectors = if job.embeddings {
         let all_targets = skg_index::dense_targets(&documents);
         let (reused, mut targets) = match (&previous, &diff) {
             (Some(old), Some(d)) => {
@@ -131,24 +203,30 @@ pub(crate) fn execute_build(
             targets.push(*doc);
             texts.push(text.clone());
         }
-        let (vs, mut cache, stats) =
-            super::embed_texts(&texts, &out.join(CACHE_FILE), args.threads, bar)?;
+        let mut e = super::embed_texts(
+            &texts,
+            &job.out.join(skg_embed::CACHE_FILE),
+            job.threads,
+            bar,
+        )?;
         // Reused vectors stay in the cache, so a later whole build finds them too.
         for (i, v) in &reused {
-            cache.insert(&documents[*i].text, v.clone());
+            e.cache.insert(&documents[*i].text, v.clone());
         }
-        cache_bytes = Some(cache.to_bytes());
-        embedding = Some(stats);
+        cache_bytes = Some(e.cache.to_bytes());
+        embedding = Some(e.stats);
         let mut rows: Vec<(usize, Vec<f32>)> = reused;
-        rows.extend(targets.into_iter().zip(vs));
+        rows.extend(targets.into_iter().zip(e.vectors));
         Some(skg_index::Vectors {
             model: skg_embed::MODEL_ID.to_owned(),
             dim: skg_embed::DIM,
             rows,
         })
+    } else {
+        None
     };
     drop(previous);
-    skg_extract::Progress::phase(bar, "write the index", 1);
+    bar.phase("write the index", 1);
     let input = skg_index::BuildInput {
         skills: &skills,
         documents: &documents,
@@ -157,239 +235,53 @@ pub(crate) fn execute_build(
         scores: Some(&scores),
         registries: &m.inputs,
         vectors: vectors.as_ref(),
-        min_confidence: args.min_confidence,
+        min_confidence: job.min_confidence,
     };
     let extra: Vec<(&str, &[u8])> = cache_bytes
         .as_deref()
-        .map(|b| vec![(CACHE_FILE, b)])
+        .map(|b| vec![(skg_embed::CACHE_FILE, b)])
         .unwrap_or_default();
-    let manifest = skg_index::build(
-        &input,
-        &out,
-        serde_json::json!({"min_confidence": args.min_confidence, "audit": audit.display().to_string(),
-            "examples": args.examples.as_ref().map(|p| serde_json::json!({"file": p.display().to_string(), "vectors": examples.len()}))}),
-        &extra,
-    )
-    .with_context(|| format!("cannot write {}", out.display()))?;
+    let options = serde_json::json!({"min_confidence": job.min_confidence, "audit": audit.display().to_string(),
+        "examples": job.examples.as_ref().map(|p| serde_json::json!({"file": p.display().to_string(), "vectors": examples.len()}))});
+    let manifest = skg_index::build(&input, &job.out, options, &extra)
+        .with_context(|| format!("cannot write {}", job.out.display()))?;
     bar.finish();
-    let summary = serde_json::json!({
-        "out": out.display().to_string(),
-        "seconds": started.elapsed().as_secs_f64(),
-        "counts": manifest.counts,
-        "model": manifest.model,
-        "content_hash": manifest.content_hash,
-        "embedding": embedding,
-        "incremental": diff.as_ref().map(|d| serde_json::json!({
-            "packages": d.counts(),
-            "changed": d.changed, "added": d.added, "deleted": d.deleted,
-            "vectors_reused": reused_count,
-            "texts_embedded": embedding.as_ref().map_or(0, |e| e.embedded),
-        })),
-    });
-    Ok((summary, manifest, out))
+    let texts_embedded = embedding.as_ref().map_or(0, |e| e.embedded);
+    Ok(BuildReport {
+        out: job.out.display().to_string(),
+        seconds: started.elapsed().as_secs_f64(),
+        manifest: BuildManifest {
+            counts: manifest.counts,
+            model: manifest.model,
+            content_hash: manifest.content_hash,
+        },
+        embedding,
+        incremental: diff.map(|d| Incremental {
+            packages: d.counts(),
+            diff: d,
+            vectors_reused: reused_count,
+            texts_embedded,
+        }),
+    })
 }
 
-/// Gold ids → skill positions: `<registry folder>/<SKILL.md path>`, `<registry>/<path>`, or a
-/// name that only one skill has (tool catalogs).
-struct Resolver {
-    by_key: HashMap<String, usize>,
-    by_name: HashMap<String, Vec<usize>>,
+/// The rows of a JSONL file (blank lines skipped); a bad line is an error naming it.
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
+    skg_artifact::read_ndjson(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-impl Resolver {
-    fn new<'a>(
-        skills: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
-        registries: &[skg_model::RegistryInput],
-    ) -> Resolver {
-        let folder: HashMap<String, String> = registries
-            .iter()
-            .map(|r| (r.name.to_string(), r.folder()))
-            .collect();
-        let mut by_key = HashMap::new();
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, (registry, path, name)) in skills.enumerate() {
-            if let Some(f) = folder.get(registry) {
-                by_key.insert(format!("{f}/{path}"), i);
-            }
-            by_key.insert(format!("{registry}/{path}"), i);
-            by_name.entry(name.to_owned()).or_default().push(i);
-        }
-        Resolver { by_key, by_name }
-    }
-
-    fn get(&self, id: &str) -> Option<usize> {
-        self.by_key
-            .get(id)
-            .copied()
-            .or_else(|| self.by_name.get(id).filter(|v| v.len() == 1).map(|v| v[0]))
-    }
-}
-
-/// Example requests as (the L0 document of a gold skill, request text).
-fn read_examples(
-    path: &Path,
-    skills: &[Skill],
-    documents: &[Document],
-    registries: &[skg_model::RegistryInput],
-) -> anyhow::Result<Vec<(usize, String)>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let resolver = Resolver::new(
-        skills
-            .iter()
-            .map(|s| (s.registry.as_str(), s.path.as_str(), s.name.as_str())),
-        registries,
-    );
-    let l0: HashMap<&str, usize> = documents
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.level == skg_model::Level::L0)
-        .map(|(i, d)| (d.skill.as_str(), i))
-        .collect();
-    let mut out = Vec::new();
-    let mut unresolved = 0usize;
-    for (n, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let q: QueryLine = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not an example line", path.display(), n + 1))?;
-        for g in &q.gold {
-            match resolver.get(g).and_then(|i| l0.get(skills[i].id.as_str())) {
-                Some(&doc) => out.push((doc, q.query.clone())),
-                None => unresolved += 1,
-            }
-        }
-    }
-    if unresolved > 0 {
-        tracing::warn!(
-            "{}: {unresolved} example gold ids name no skill of this audit",
-            path.display()
-        );
-    }
-    Ok(out)
-}
-
-/// One judged query as read.
-#[derive(Debug, Deserialize)]
-struct QueryLine {
-    #[serde(default)]
-    id: Option<String>,
-    query: String,
-    #[serde(default)]
-    gold: Vec<String>,
-    #[serde(default)]
-    acceptable: Vec<String>,
-}
-
+/// What `skg eval` prints.
 #[derive(Debug, Serialize)]
-struct ModeReport {
-    mode: Mode,
-    fusion: Option<Fusion>,
-    metrics: Metrics,
-    latency_ms: Latency,
-    mean_bundle_tokens: f64,
-    catalog_tokens: u64,
-    listing_tokens: u64,
-    token_reduction: f64,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    per_query: Vec<(String, Option<usize>)>,
+struct EvalPrinted<'a> {
+    index: String,
+    #[serde(flatten)]
+    report: &'a EvalReport,
 }
 
-#[derive(Debug, Serialize)]
-struct Latency {
-    p50: f64,
-    p95: f64,
-    p99: f64,
-    mean: f64,
-}
-
-fn latency(mut ms: Vec<f64>) -> Latency {
-    ms.sort_by(f64::total_cmp);
-    // Nearest rank: the ⌈p·n⌉-th smallest.
-    let at = |percent: usize| -> f64 {
-        if ms.is_empty() {
-            return 0.0;
-        }
-        ms[(percent * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1]
-    };
-    Latency {
-        p50: at(50),
-        p95: at(95),
-        p99: at(99),
-        mean: ms.iter().sum::<f64>() / ms.len().max(1) as f64,
-    }
-}
-
-pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
+pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     let index = Index::open(&args.index)
         .with_context(|| format!("cannot open the index {}", args.index.display()))?;
-    let text = std::fs::read_to_string(&args.queries)
-        .with_context(|| format!("cannot read {}", args.queries.display()))?;
-    let mut queries = Vec::new();
-    for (n, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let q: QueryLine = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not a query line", args.queries.display(), n + 1))?;
-        queries.push(q);
-    }
-
-    // Gold ids → skill positions, copies folded onto their canonical.
-    let resolver = Resolver::new(
-        index
-            .skills
-            .iter()
-            .map(|s| (s.registry.as_str(), s.path.as_str(), s.name.as_str())),
-        &index.manifest.sources,
-    );
-    let canonical = |i: u32| -> u32 {
-        index.skills[i as usize]
-            .alias_of
-            .as_ref()
-            .and_then(|c| index.skill(c.as_str()))
-            .map_or(i, |(c, _)| c)
-    };
-    let resolve = |id: &str| -> Option<u32> {
-        resolver
-            .get(id)
-            .and_then(|i| u32::try_from(i).ok())
-            .map(canonical)
-    };
-    let mut unresolved = BTreeSet::new();
-    let mut quarantined_gold = BTreeSet::new();
-    let judged: Vec<Judged> = queries
-        .iter()
-        .map(|q| {
-            let mut j = Judged::default();
-            for g in &q.gold {
-                match resolve(g) {
-                    Some(i) => {
-                        if index.skills[i as usize].quarantined {
-                            quarantined_gold.insert(i);
-                        }
-                        j.gold.insert(i);
-                    }
-                    None => {
-                        unresolved.insert(g.clone());
-                    }
-                }
-            }
-            j.acceptable = q.acceptable.iter().filter_map(|a| resolve(a)).collect();
-            j
-        })
-        .collect();
-    let queries_without_gold = judged.iter().filter(|j| j.gold.is_empty()).count();
-    let gold_all_quarantined = judged
-        .iter()
-        .filter(|j| {
-            !j.gold.is_empty() && j.gold.iter().all(|g| index.skills[*g as usize].quarantined)
-        })
-        .count();
-
+    let queries = read_jsonl::<JudgedQuery>(&args.queries)?;
     let modes: Vec<Mode> = match args.mode {
         EvalMode::All => vec![Mode::Bm25, Mode::Dense, Mode::Hybrid],
         EvalMode::Bm25 => vec![Mode::Bm25],
@@ -397,148 +289,78 @@ pub(crate) fn eval(args: &EvalArgs, _global: &GlobalArgs) -> anyhow::Result<Exit
         EvalMode::Hybrid => vec![Mode::Hybrid],
     };
     let needs_vectors = modes.iter().any(|m| *m != Mode::Bm25);
-    let mut embedder = if needs_vectors && index.dim() > 0 {
+    if needs_vectors && index.dim() == 0 {
+        bail!(
+            "{}: the index has no vectors: run `--mode bm25` or rebuild it with the model",
+            args.index.display()
+        );
+    }
+    let mut embedder = if needs_vectors {
         let dir =
             skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n(or run `--mode bm25`)"))?;
         Some(skg_embed::Embedder::load(&dir, args.threads)?)
     } else {
         None
     };
-    if needs_vectors && embedder.is_none() {
-        bail!(
-            "{}: the index has no vectors: run `--mode bm25` or rebuild it with the model",
-            args.index.display()
-        );
-    }
-    let fusion = match args.fusion {
-        FusionArg::Rrf => Fusion::Rrf { k: 60.0 },
-        FusionArg::Linear => Fusion::Linear {
-            bm25: args.bm25_weight.unwrap_or(0.5),
-        },
-        FusionArg::Adaptive => {
-            let Fusion::Adaptive {
-                max_bm25,
-                saturation,
-            } = Fusion::default()
-            else {
-                unreachable!("the default fusion is adaptive")
-            };
-            Fusion::Adaptive {
-                max_bm25: args.bm25_weight.unwrap_or(max_bm25),
-                saturation: args.saturation.unwrap_or(saturation),
-            }
-        }
+    let options = EvalOptions {
+        modes,
+        fusion: fusion(args),
+        negative_weight: args.negative_weight,
+        pool: args.pool,
+        include_quarantined: args.include_quarantined,
+        bundle_k: args.bundle_k,
+        per_query: args.per_query,
     };
-    // The whole catalog: every routable skill's SKILL.md (what the bundle is a part of); the
-    // listing: every routable skill's name and description (what agents are handed each turn).
-    let routable = || {
-        index
-            .skills
-            .iter()
-            .filter(|s| s.routable() || (args.include_quarantined && s.alias_of.is_none()))
+    let mut embed = |text: &str| -> Result<Vec<f32>, String> {
+        let e = embedder.as_mut().ok_or("no embedding model loaded")?;
+        e.embed(&[text], 1)
+            .map_err(|e| e.to_string())?
+            .pop()
+            .ok_or_else(|| "the model returned no vector".to_owned())
     };
-    let catalog_tokens: u64 = routable().map(|s| u64::from(s.tokens)).sum();
-    let listing_tokens: u64 = routable()
-        .map(|s| ((s.name.len() + s.description.len() + 4) as u64).div_ceil(4))
-        .sum();
-
-    let mut reports = Vec::new();
-    for mode in modes {
-        let mut outcomes = Vec::new();
-        let mut ms = Vec::new();
-        let mut bundle_tokens = 0u64;
-        let mut per_query = Vec::new();
-        for (q, j) in queries.iter().zip(&judged) {
-            let t = Instant::now();
-            let vector = match (&mut embedder, mode) {
-                (Some(e), Mode::Dense | Mode::Hybrid) => e.embed(&[q.query.as_str()], 1)?.pop(),
-                _ => None,
-            };
-            let mut query = Query::new(&q.query, vector.as_deref(), 10);
-            query.mode = mode;
-            query.fusion = fusion;
-            query.include_quarantined = args.include_quarantined;
-            query.negative_weight = args.negative_weight;
-            query.pool = args.pool;
-            query.min_score = f32::NEG_INFINITY;
-            let answer = index.search(&query)?;
-            ms.push(t.elapsed().as_secs_f64() * 1000.0);
-            let ranking: Vec<u32> = answer.hits.iter().map(|h| h.skill).collect();
-            bundle_tokens += ranking
-                .iter()
-                .take(args.bundle_k)
-                .map(|&s| u64::from(index.skills[s as usize].tokens))
-                .sum::<u64>();
-            let o = skg_index::judge(&ranking, j);
-            if args.per_query {
-                per_query.push((
-                    q.id.clone().unwrap_or_else(|| q.query.clone()),
-                    o.first_gold,
-                ));
-            }
-            outcomes.push(o);
-        }
-        let mean_bundle = bundle_tokens as f64 / queries.len().max(1) as f64;
-        reports.push(ModeReport {
-            mode,
-            fusion: (mode == Mode::Hybrid).then_some(fusion),
-            metrics: skg_index::summarize(&outcomes),
-            latency_ms: latency(ms),
-            mean_bundle_tokens: mean_bundle,
-            catalog_tokens,
-            listing_tokens,
-            token_reduction: if catalog_tokens > 0 {
-                1.0 - mean_bundle / catalog_tokens as f64
-            } else {
-                0.0
-            },
-            per_query,
-        });
-    }
-    let summary = serde_json::json!({
-        "queries": queries.len(),
-        "index": args.index.display().to_string(),
-        "index_revision": index.manifest.content_hash,
-        "include_quarantined": args.include_quarantined,
-        "bundle_k": args.bundle_k,
-        "catalog_tokens": catalog_tokens,
-        "listing_tokens": listing_tokens,
-        "gold_unresolved": unresolved.len(),
-        "queries_without_gold": queries_without_gold,
-        "gold_skills_quarantined": quarantined_gold.len(),
-        "queries_whose_gold_is_all_quarantined": gold_all_quarantined,
-        "modes": reports,
-    });
-    super::emit(args.format, &summary, |o| {
-        print_eval(o, &summary, &reports, &unresolved)
-    })?;
+    let report = skg_index::evaluate(&index, &queries, &options, &mut embed)?;
+    let printed = EvalPrinted {
+        index: args.index.display().to_string(),
+        report: &report,
+    };
+    super::emit(args.format, &printed, |o| print_eval(o, &printed))?;
     Ok(ExitStatus::Success)
 }
 
-fn print_eval(
-    o: &mut impl Write,
-    s: &serde_json::Value,
-    reports: &[ModeReport],
-    unresolved: &BTreeSet<String>,
-) -> std::io::Result<()> {
+/// The fusion `--fusion` and its parameters ask for (defaults from [`Fusion`]).
+fn fusion(args: &EvalArgs) -> Fusion {
+    match args.fusion {
+        FusionArg::Rrf => Fusion::Rrf { k: Fusion::RRF_K },
+        FusionArg::Linear => Fusion::Linear {
+            bm25: args.bm25_weight.unwrap_or(Fusion::LINEAR_BM25),
+        },
+        FusionArg::Adaptive => Fusion::Adaptive {
+            max_bm25: args.bm25_weight.unwrap_or(Fusion::MAX_BM25),
+            saturation: args.saturation.unwrap_or(Fusion::SATURATION),
+        },
+    }
+}
+
+fn print_eval(o: &mut impl Write, p: &EvalPrinted<'_>) -> std::io::Result<()> {
+    let s = p.report;
     writeln!(
         o,
         "{} queries · index {} · quarantine {} · bundle = the first {} skills' SKILL.md, catalog = every routable SKILL.md ({} tokens; names + descriptions alone: {}) · gold skills quarantined: {} (queries whose gold is all quarantined: {}) · unresolved gold ids: {}",
-        s["queries"],
-        s["index"],
-        if s["include_quarantined"].as_bool().unwrap_or(false) {
+        s.queries,
+        p.index,
+        if s.include_quarantined {
             "off (quarantined skills routed)"
         } else {
             "on"
         },
-        s["bundle_k"],
-        s["catalog_tokens"],
-        s["listing_tokens"],
-        s["gold_skills_quarantined"],
-        s["queries_whose_gold_is_all_quarantined"],
-        s["gold_unresolved"],
+        s.bundle_k,
+        s.catalog_tokens,
+        s.listing_tokens,
+        s.gold_skills_quarantined,
+        s.queries_whose_gold_is_all_quarantined,
+        s.gold_unresolved,
     )?;
-    for g in unresolved.iter().take(5) {
+    for g in s.unresolved.iter().take(5) {
         writeln!(o, "  unresolved: {g}")?;
     }
     writeln!(
@@ -561,7 +383,7 @@ fn print_eval(
         "tokens",
         "reduct."
     )?;
-    for r in reports {
+    for r in &s.modes {
         let m = &r.metrics;
         writeln!(
             o,
@@ -587,7 +409,7 @@ fn print_eval(
             writeln!(o, "         {} queries got an empty answer", m.empty)?;
         }
     }
-    for r in reports.iter().filter(|r| !r.per_query.is_empty()) {
+    for r in s.modes.iter().filter(|r| !r.per_query.is_empty()) {
         writeln!(o, "\n{:?}: rank of the first gold skill per query", r.mode)?;
         for (q, rank) in &r.per_query {
             writeln!(
@@ -604,22 +426,26 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
     let index = Index::open(&args.index)
         .with_context(|| format!("cannot open the index {}", args.index.display()))?;
-    let mut degraded = None;
+    let mut degraded = Vec::new();
     let vector = if args.bm25 || index.dim() == 0 {
         None
     } else {
-        match skg_embed::locate().and_then(|dir| skg_embed::Embedder::load(&dir, 2)) {
+        match skg_embed::locate()
+            .and_then(|dir| skg_embed::Embedder::load(&dir, skg_embed::DEFAULT_THREADS))
+        {
             Ok(mut e) => e.embed(&[args.task.as_str()], 1)?.pop(),
             Err(e) => {
-                degraded = Some(format!("BM25 only: {e}"));
+                degraded.push(format!("BM25 only: {e}"));
                 None
             }
         }
     };
-    let mut q = Query::new(&args.task, vector.as_deref(), args.k);
-    q.include_quarantined = args.include_quarantined;
-    let answer = index.search(&q)?;
-    let bundle = skg_index::route(&index, &answer, args.token_budget);
+    let mut req = RouteRequest::new(&args.task);
+    req.k = args.k;
+    req.token_budget = args.token_budget;
+    req.include_quarantined = args.include_quarantined;
+    let answer = index.search(&req.query(vector.as_deref()))?;
+    let bundle = skg_index::route(&index, &answer, req.token_budget);
     if let Some(dir) = &args.export {
         let written = skg_index::adapt::export(&index, &bundle, dir)
             .with_context(|| format!("cannot export the bundle to {}", dir.display()))?;
@@ -638,62 +464,59 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
         writeln!(out)?;
         return Ok(ExitStatus::Success);
     }
-    let summary = serde_json::json!({
-        "task": args.task,
-        "index_revision": index.manifest.content_hash,
-        "mode": answer.mode,
-        "degraded": degraded,
-        "bundle": bundle,
-        "rejected": answer.rejected.iter().map(|h| serde_json::json!({
-            "id": index.skills[h.skill as usize].id, "score": h.score})).collect::<Vec<_>>(),
-        "nothing_cleared_the_floor": answer.hits.is_empty(),
-        "milliseconds": started.elapsed().as_secs_f64() * 1000.0,
-    });
-    super::emit(args.format, &summary, |o| {
-        if let Some(d) = &degraded {
-            writeln!(o, "({d})")?;
-        }
-        if answer.hits.is_empty() {
-            writeln!(o, "no skill cleared the score floor for this task")?;
-        }
-        for (n, s) in bundle.plan.iter().enumerate() {
-            let why = match &s.reason {
-                skg_index::Reason::Retrieved { rank } => format!("retrieved #{rank}"),
-                skg_index::Reason::Dependency { of } => format!("dependency of {of}"),
-                skg_index::Reason::Complement { of } => format!("complements {of}"),
-            };
-            writeln!(
-                o,
-                "{:>2}. {:<60} {:>6} tokens  {why}",
-                n + 1,
-                s.id,
-                s.tokens
-            )?;
-        }
-        for c in &bundle.cycles {
-            writeln!(o, "dependency cycle: {}", c.join(" → "))?;
-        }
-        for e in &bundle.type_errors {
-            writeln!(o, "type error: {e}")?;
-        }
-        for m in &bundle.missing {
-            writeln!(o, "missing dependency: {m}")?;
-        }
+    let served = wire::Served {
+        mode: answer.mode.into(),
+        index_revision: index.manifest.content_hash.clone(),
+        degraded,
+    };
+    let mut r = wire::route(&index, &req, &answer, &bundle, served)?;
+    r.took_ms = started.elapsed().as_secs_f64() * 1000.0;
+    super::emit(args.format, &r, |o| print_route(o, &r))?;
+    Ok(ExitStatus::Success)
+}
+
+fn print_route(o: &mut impl Write, r: &wire::RouteResponse) -> std::io::Result<()> {
+    for d in &r.served.degraded {
+        writeln!(o, "({d})")?;
+    }
+    if r.nothing_cleared_the_floor {
+        writeln!(o, "no skill cleared the score floor for this task")?;
+    }
+    for s in &r.plan {
+        let why = match &s.reason {
+            wire::Reason::Retrieved { rank } => format!("retrieved #{rank}"),
+            wire::Reason::Dependency { of } => format!("dependency of {of}"),
+            wire::Reason::Complement { of } => format!("complements {of}"),
+        };
         writeln!(
             o,
-            "bundle {} tokens of a {}-token catalog ({:.1}% of it){}",
-            bundle.tokens,
-            bundle.catalog_tokens,
-            100.0 * bundle.tokens as f64 / bundle.catalog_tokens.max(1) as f64,
-            if bundle.overrun > 0 {
-                format!(
-                    "; {} tokens over the budget (dependencies are kept)",
-                    bundle.overrun
-                )
-            } else {
-                String::new()
-            }
-        )
-    })?;
-    Ok(ExitStatus::Success)
+            "{:>2}. {:<60} {:>6} tokens  {why}",
+            s.step, s.id, s.tokens
+        )?;
+    }
+    for c in &r.cycles {
+        writeln!(o, "dependency cycle: {}", c.join(" → "))?;
+    }
+    for e in &r.type_errors {
+        writeln!(o, "type error: {e}")?;
+    }
+    for m in &r.missing {
+        writeln!(o, "missing dependency: {m}")?;
+    }
+    let t = &r.tokens;
+    writeln!(
+        o,
+        "bundle {} tokens of a {}-token catalog ({:.1}% of it){}",
+        t.bundle,
+        t.catalog,
+        100.0 * t.bundle as f64 / t.catalog.max(1) as f64,
+        if t.overrun > 0 {
+            format!(
+                "; {} tokens over the budget (dependencies are kept)",
+                t.overrun
+            )
+        } else {
+            String::new()
+        }
+    )
 }

@@ -1,33 +1,37 @@
 //! `skg score`, `skg score train`, `skg score eval`.
 
-use std::{collections::BTreeMap, io::Write, path::Path};
+use std::{
+    collections::BTreeMap,
+    io::Write,
+    path::{Path, PathBuf},
+};
 
 use anyhow::{Context as _, bail};
 use serde::Serialize;
-use skg_model::Member;
-use skg_score::{Context, Example, FEATURES, Label, Model};
+use skg_model::{Member, Progress as _, SkillKeys, Stage};
+use skg_score::{Context, EvalReport, Evaluation, FEATURES, LabelRow, Model, Options, TrainReport};
 use skg_store::{Manifest, Staging, tables};
 
 use crate::{
     ExitStatus, GlobalArgs,
-    args::{Format, ScoreAction, ScoreArgs, ScoreData, ScoreEvalArgs, ScoreTrainArgs},
+    args::{ScoreAction, ScoreArgs, ScoreEvalArgs, ScoreTrainArgs},
     progress::Bar,
 };
 
 /// Pipeline data the features are computed from: extract's tables and, when present,
 /// canonicalize's clusters.
-struct Data {
+pub(crate) struct Data {
     x: super::ExtractData,
     members: Option<Vec<Member>>,
 }
 
 impl Data {
-    fn load(d: &ScoreData) -> anyhow::Result<Data> {
-        let x = super::read_extract(&d.extract)?;
-        let members = match super::stage_dir(d.canon.as_ref(), "reports/canonicalize") {
-            Some(c) => Some(super::read_stage(&c, "canonicalize", "members")?),
-            None => None,
-        };
+    /// Extract's folder and, when there is one, canonicalize's.
+    pub(crate) fn load(extract: &Path, canon: Option<&PathBuf>) -> anyhow::Result<Data> {
+        let x = super::read_extract(extract)?;
+        let members = super::stage_dir(canon, Stage::Canonicalize)
+            .map(|c| super::read_table(&c, Stage::Canonicalize, &tables::MEMBERS))
+            .transpose()?;
         Ok(Data { x, members })
     }
 
@@ -41,7 +45,8 @@ impl Data {
     }
 }
 
-fn load_model(path: Option<&Path>) -> anyhow::Result<Model> {
+/// The model at `path`, or the one committed with skg.
+pub(crate) fn load_model(path: Option<&Path>) -> anyhow::Result<Model> {
     match path {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -52,13 +57,6 @@ fn load_model(path: Option<&Path>) -> anyhow::Result<Model> {
     }
 }
 
-#[derive(Debug, Serialize, Default)]
-struct Reg {
-    skills: usize,
-    quarantined: usize,
-    mean_score: f64,
-}
-
 pub(crate) fn run(args: &ScoreArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     match &args.action {
         Some(ScoreAction::Train(t)) => return train(t),
@@ -66,7 +64,19 @@ pub(crate) fn run(args: &ScoreArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
         None => {}
     }
     let bar = Bar::new(global.quiet > 0);
-    let summary = execute(args, &bar)?;
+    let data = Data::load(&args.data.extract, args.data.canon.as_ref())?;
+    let model = load_model(args.model.as_deref())?;
+    let options = Options {
+        threshold: args.threshold,
+    };
+    let summary = execute(
+        &data,
+        &model,
+        args.model.as_deref(),
+        options,
+        &args.out,
+        &bar,
+    )?;
     bar.finish();
     super::emit(args.format, &summary, |out| print_human(out, &summary))?;
     Ok(ExitStatus::Success)
@@ -74,65 +84,58 @@ pub(crate) fn run(args: &ScoreArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
 
 /// What `skg score` prints.
 #[derive(Debug, Serialize)]
-pub(crate) struct Summary {
+pub(crate) struct Report {
     out: String,
-    skills: usize,
-    quarantined: usize,
-    threshold: f64,
-    registries: BTreeMap<String, Reg>,
+    #[serde(flatten)]
+    summary: skg_score::Summary,
 }
 
-/// Scores every skill and writes the output folder; the summary is not printed.
-pub(crate) fn execute(args: &ScoreArgs, bar: &Bar) -> anyhow::Result<Summary> {
-    let data = Data::load(&args.data)?;
-    let model = load_model(args.model.as_deref())?;
-    skg_extract::Progress::phase(bar, "score skills", data.x.skills.len() as u64);
-    let rows = skg_score::score(&model, &data.context(), args.threshold);
-    skg_extract::Progress::advance(bar, data.x.skills.len() as u64);
-    let mut staging = Staging::begin(&args.out)?;
+/// Scores every skill and writes the output folder (`model_path`: where the model came from,
+/// `None` for the bundled one).
+pub(crate) fn execute(
+    data: &Data,
+    model: &Model,
+    model_path: Option<&Path>,
+    options: Options,
+    out: &Path,
+    bar: &Bar,
+) -> anyhow::Result<Report> {
+    bar.phase("score skills", data.x.skills.len() as u64);
+    let rows = skg_score::score(model, &data.context(), options.threshold);
+    bar.advance(data.x.skills.len() as u64);
+    let summary = skg_score::Summary::of(&rows, options.threshold);
+    let mut staging = Staging::begin(out)?;
     staging.write_table(&tables::SCORES, &rows)?;
-    let quarantined = rows.iter().filter(|r| r.quarantined).count();
     let manifest = Manifest::new(
-        "score",
+        Stage::Score,
         data.x.registries.clone(),
         BTreeMap::from([
             ("scores".to_owned(), rows.len() as u64),
-            ("quarantined".to_owned(), quarantined as u64),
+            ("quarantined".to_owned(), summary.quarantined as u64),
         ]),
-        serde_json::json!({
-            "threshold": args.threshold,
-            "model": args.model.as_ref().map_or_else(|| "bundled slop-v1".to_owned(), |p| p.display().to_string()),
-            "model_data_hash": model.training.data_hash,
-        }),
+        super::manifest_options(
+            &options,
+            serde_json::json!({
+                "model": model_path.map_or_else(|| "bundled slop-v1".to_owned(), |p| p.display().to_string()),
+                "model_data_hash": model.training.data_hash,
+            }),
+        )?,
     );
     staging
         .commit(manifest)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
-
-    let mut by: BTreeMap<String, Reg> = BTreeMap::new();
-    for r in &rows {
-        let e = by.entry(r.registry.to_string()).or_default();
-        e.skills += 1;
-        e.quarantined += usize::from(r.quarantined);
-        e.mean_score += r.slop_score;
-    }
-    for e in by.values_mut() {
-        e.mean_score /= e.skills.max(1) as f64;
-    }
-    Ok(Summary {
-        out: args.out.display().to_string(),
-        skills: rows.len(),
-        quarantined,
-        threshold: args.threshold,
-        registries: by,
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(Report {
+        out: out.display().to_string(),
+        summary,
     })
 }
 
-fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
+fn print_human(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
+    let s = &r.summary;
     writeln!(
         out,
         "{} skills scored → {}: {} quarantined (slop_score < {})",
-        s.skills, s.out, s.quarantined, s.threshold
+        s.skills, r.out, s.quarantined, s.threshold
     )?;
     writeln!(
         out,
@@ -149,10 +152,9 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Labelled examples: the labels file's rows matched to skills (bad rows are errors naming the row).
-fn examples(labels: &Path, data: &Data) -> anyhow::Result<Vec<Example>> {
-    let by_key = super::skill_keys(&data.x.skills, &data.x.registries);
-    let xs = skg_score::features::compute(&data.context());
+/// Labelled examples: the labels CSV's rows matched to skills (bad rows are errors naming the
+/// row).
+fn examples(labels: &Path, data: &Data) -> anyhow::Result<Vec<skg_score::Example>> {
     let mut reader = csv::Reader::from_path(labels)
         .with_context(|| format!("cannot read {}", labels.display()))?;
     let headers = reader.headers()?.clone();
@@ -160,48 +162,25 @@ fn examples(labels: &Path, data: &Data) -> anyhow::Result<Vec<Example>> {
     let (Some(cp), Some(cl)) = (col("path"), col("label")) else {
         bail!("{}: needs columns `path` and `label`", labels.display());
     };
-    let mut out = Vec::new();
+    let mut rows = Vec::new();
     for (n, rec) in reader.records().enumerate() {
-        let line = n + 2;
-        let rec = rec.with_context(|| format!("{}:{line}: not a CSV row", labels.display()))?;
-        let path = rec.get(cp).unwrap_or("").trim();
-        let raw = rec.get(cl).unwrap_or("").trim();
-        let Some(label) = Label::parse(raw) else {
-            bail!(
-                "{}:{line}: unknown label `{raw}` (expected good, mediocre or slop)",
-                labels.display()
-            );
-        };
-        let Some(&i) = by_key.get(path) else {
-            bail!(
-                "{}:{line}: `{path}` is not a skill of the extract output",
-                labels.display()
-            );
-        };
-        out.push(Example {
-            key: path.to_owned(),
-            registry: data.x.skills[i].registry.to_string(),
-            label,
-            x: xs[i].clone(),
+        let at = format!("{}:{}", labels.display(), n + 2);
+        let rec = rec.with_context(|| format!("{at}: not a CSV row"))?;
+        rows.push(LabelRow {
+            path: rec.get(cp).unwrap_or("").trim().to_owned(),
+            label: rec.get(cl).unwrap_or("").trim().to_owned(),
+            at,
         });
     }
-    if out.is_empty() {
+    if rows.is_empty() {
         bail!("{}: no labelled rows", labels.display());
     }
-    Ok(out)
-}
-
-#[derive(Serialize)]
-struct TrainReport {
-    model: String,
-    rows: usize,
-    cross_validated: skg_score::Evaluation,
-    leave_one_registry_out: Vec<skg_score::LeftOut>,
-    coefficients: Vec<(String, f64)>,
+    let keys = SkillKeys::of_skills(&data.x.skills, &data.x.registries);
+    Ok(skg_score::examples(&rows, &data.context(), &keys)?)
 }
 
 fn train(args: &ScoreTrainArgs) -> anyhow::Result<ExitStatus> {
-    let data = Data::load(&args.data)?;
+    let data = Data::load(&args.data.extract, args.data.canon.as_ref())?;
     let ex = examples(&args.labels, &data)?;
     let cv = skg_score::cross_validate(&ex, args.alpha, 5, args.threshold)?;
     let loro = skg_score::leave_one_registry_out(&ex, args.alpha, args.threshold)?;
@@ -210,7 +189,7 @@ fn train(args: &ScoreTrainArgs) -> anyhow::Result<ExitStatus> {
     model.metrics = serde_json::json!({ "cross_validated": cv, "leave_one_registry_out": loro });
     let text = serde_json::to_string_pretty(&model)? + "\n";
     let tmp = args.out.with_extension("json.tmp");
-    std::fs::write(&tmp, &text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    skg_artifact::write_synced(&tmp, text.as_bytes())?;
     std::fs::rename(&tmp, &args.out)
         .with_context(|| format!("cannot write {}", args.out.display()))?;
     let report = TrainReport {
@@ -225,7 +204,9 @@ fn train(args: &ScoreTrainArgs) -> anyhow::Result<ExitStatus> {
             .zip(model.coefficients.iter().copied())
             .collect(),
     };
-    print_train(&report, args.format, model.intercept)?;
+    super::emit(args.format, &report, |o| {
+        print_train(o, &report, model.intercept)
+    })?;
     Ok(ExitStatus::Success)
 }
 
@@ -233,7 +214,7 @@ fn fmt_auc(a: Option<f64>) -> String {
     a.map_or_else(|| "   -".to_owned(), |x| format!("{x:.3}"))
 }
 
-fn print_eval(out: &mut impl Write, name: &str, e: &skg_score::Evaluation) -> std::io::Result<()> {
+fn print_eval(out: &mut impl Write, name: &str, e: &Evaluation) -> std::io::Result<()> {
     let q = |l: &str| e.at_threshold.get(l).copied().unwrap_or((0, 0));
     let (gq, gk) = q("good");
     let (mq, mk) = q("mediocre");
@@ -250,27 +231,17 @@ fn print_eval(out: &mut impl Write, name: &str, e: &skg_score::Evaluation) -> st
     )
 }
 
-fn print_train(r: &TrainReport, format: Format, intercept: f64) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    if format == Format::Json {
-        serde_json::to_writer_pretty(&mut out, r)?;
-        writeln!(out)?;
-        return Ok(());
-    }
+fn print_train(out: &mut impl Write, r: &TrainReport, intercept: f64) -> std::io::Result<()> {
     writeln!(out, "trained on {} labelled skills → {}", r.rows, r.model)?;
     writeln!(
         out,
         "\n{:<40} {:>4} {:>8} {:>10}",
         "evaluation", "n", "AUC g/s", "AUC g/m+s"
     )?;
-    print_eval(
-        &mut out,
-        "5-fold cross-validated (pooled)",
-        &r.cross_validated,
-    )?;
+    print_eval(out, "5-fold cross-validated (pooled)", &r.cross_validated)?;
     for l in &r.leave_one_registry_out {
         match &l.eval {
-            Some(e) => print_eval(&mut out, &format!("left out: {}", l.registry), e)?,
+            Some(e) => print_eval(out, &format!("left out: {}", l.registry), e)?,
             None => writeln!(
                 out,
                 "left out: {:<30} not evaluable: the other registries hold one class only",
@@ -295,11 +266,7 @@ fn print_train(r: &TrainReport, format: Format, intercept: f64) -> anyhow::Resul
         "\ncoefficients (log-odds of clean per standard deviation; intercept {intercept:+.3}):"
     )?;
     let mut c = r.coefficients.clone();
-    c.sort_by(|a, b| {
-        b.1.abs()
-            .partial_cmp(&a.1.abs())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    c.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
     for (name, v) in c {
         let doc = FEATURES.iter().find(|f| f.0 == name).map_or("", |f| f.1);
         writeln!(out, "  {v:+.3}  {name:<22} {doc}")?;
@@ -308,47 +275,22 @@ fn print_train(r: &TrainReport, format: Format, intercept: f64) -> anyhow::Resul
 }
 
 fn eval(args: &ScoreEvalArgs) -> anyhow::Result<ExitStatus> {
-    let data = Data::load(&args.data)?;
+    let data = Data::load(&args.data.extract, args.data.canon.as_ref())?;
     let ex = examples(&args.labels, &data)?;
     let model = load_model(args.model.as_deref())?;
     let scores: Vec<f64> = ex.iter().map(|e| model.slop_score(&e.x)).collect();
-    let all: Vec<&Example> = ex.iter().collect();
-    let pooled = skg_score::evaluate(&all, &scores, args.threshold);
-    let mut regs: Vec<&str> = ex.iter().map(|e| e.registry.as_str()).collect();
-    regs.sort_unstable();
-    regs.dedup();
-    let per: Vec<(String, skg_score::Evaluation)> = regs
-        .iter()
-        .map(|r| {
-            let (ee, ss): (Vec<&Example>, Vec<f64>) = ex
-                .iter()
-                .zip(&scores)
-                .filter(|(e, _)| e.registry == *r)
-                .map(|(e, s)| (e, *s))
-                .unzip();
-            (
-                (*r).to_owned(),
-                skg_score::evaluate(&ee, &ss, args.threshold),
-            )
-        })
-        .collect();
-    let mut out = std::io::stdout().lock();
-    if args.format == Format::Json {
-        serde_json::to_writer_pretty(
-            &mut out,
-            &serde_json::json!({"pooled": pooled, "registries": per.iter().map(|(r, e)| serde_json::json!({"registry": r, "eval": e})).collect::<Vec<_>>()}),
+    let report = EvalReport::new(&ex, &scores, args.threshold);
+    super::emit(args.format, &report, |out| {
+        writeln!(
+            out,
+            "{:<40} {:>4} {:>8} {:>10}",
+            "labels (model as given; not held out)", "n", "AUC g/s", "AUC g/m+s"
         )?;
-        writeln!(out)?;
-        return Ok(ExitStatus::Success);
-    }
-    writeln!(
-        out,
-        "{:<40} {:>4} {:>8} {:>10}",
-        "labels (model as given; not held out)", "n", "AUC g/s", "AUC g/m+s"
-    )?;
-    print_eval(&mut out, "all", &pooled)?;
-    for (r, e) in &per {
-        print_eval(&mut out, r, e)?;
-    }
+        print_eval(out, "all", &report.pooled)?;
+        for r in &report.registries {
+            print_eval(out, &r.registry, &r.eval)?;
+        }
+        Ok(())
+    })?;
     Ok(ExitStatus::Success)
 }

@@ -4,59 +4,33 @@ use std::{
     io::Write as _,
     path::PathBuf,
     sync::{
-        Arc, Mutex,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        Arc,
+        atomic::{AtomicBool, Ordering},
     },
-    time::{Duration, SystemTime},
+    time::Duration,
 };
 
 use anyhow::Context as _;
 use skg_serve::{Config, Embed, Gateway};
 
+use super::{audit::Plan, index::BuildJob};
 use crate::{
     ExitStatus, GlobalArgs,
-    args::{AuditArgs, Format, IndexBuildArgs, McpArgs, ServeArgs},
+    args::{McpArgs, ServeArgs},
     progress::Bar,
 };
 
-/// Query embedding for the gateway: a few single-threaded sessions, used by whichever request
-/// finds one free (retrieval runs on a bounded number of blocking threads anyway).
-struct EmbedPool {
-    slots: Vec<Mutex<skg_embed::Embedder>>,
-    next: AtomicUsize,
-}
+/// Query embedding for the gateway, over a pool of model sessions.
+#[derive(Debug)]
+struct Pool(skg_embed::Pool);
 
-impl std::fmt::Debug for EmbedPool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmbedPool")
-            .field("slots", &self.slots.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Embed for EmbedPool {
+impl Embed for Pool {
     fn model(&self) -> &str {
         skg_embed::MODEL_ID
     }
 
     fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
-        let n = self.slots.len();
-        let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
-        let run = |e: &mut skg_embed::Embedder| {
-            e.embed(&[text], 1)
-                .map_err(|e| e.to_string())?
-                .pop()
-                .ok_or_else(|| "the model returned no vector".to_owned())
-        };
-        for i in 0..n {
-            if let Ok(mut e) = self.slots[(start + i) % n].try_lock() {
-                return run(&mut e);
-            }
-        }
-        let mut e = self.slots[start]
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        run(&mut e)
+        self.0.embed(text).map_err(|e| e.to_string())
     }
 }
 
@@ -65,19 +39,8 @@ fn embedder(bm25: bool, sessions: usize) -> (Option<Arc<dyn Embed>>, Vec<String>
     if bm25 {
         return (None, vec!["started with --bm25: BM25 only".to_owned()]);
     }
-    let loaded = skg_embed::locate().and_then(|dir| {
-        (0..sessions.max(1))
-            .map(|_| skg_embed::Embedder::load(&dir, 1).map(Mutex::new))
-            .collect::<Result<Vec<_>, _>>()
-    });
-    match loaded {
-        Ok(slots) => (
-            Some(Arc::new(EmbedPool {
-                slots,
-                next: AtomicUsize::new(0),
-            })),
-            Vec::new(),
-        ),
+    match skg_embed::locate().and_then(|dir| skg_embed::Pool::load(&dir, sessions)) {
+        Ok(pool) => (Some(Arc::new(Pool(pool))), Vec::new()),
         Err(e) => {
             let why = format!("no embedding model ({e}): BM25 only");
             tracing::warn!("{why}");
@@ -112,7 +75,7 @@ fn stderr_line(line: &str) {
 pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
     let slots = args
         .compute_slots
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
+        .unwrap_or_else(skg_serve::defaults::compute_slots);
     let (embed, degraded) = embedder(args.bm25, slots);
     let gw = Arc::new(
         Gateway::open(config(args, degraded), embed)
@@ -127,31 +90,29 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         let addr = listener.local_addr()?;
-        let loaded = gw.current();
+        let health = gw.health();
         stderr_line(&format!(
             "skg serve: http://{addr} — index {} ({} routable skills, revision {}){}; MCP at /mcp; admin reload {}",
             args.index.display(),
-            loaded.index.manifest.counts.get("routable").unwrap_or(&0),
-            &loaded.index.manifest.content_hash[..12.min(loaded.index.manifest.content_hash.len())],
-            {
-                let d = gw.degraded(&loaded);
-                if d.is_empty() { String::new() } else { format!(" — degraded: {}", d.join("; ")) }
+            health.index.counts.get("routable").unwrap_or(&0),
+            &health.index.revision[..12.min(health.index.revision.len())],
+            if health.degraded.is_empty() {
+                String::new()
+            } else {
+                format!(" — degraded: {}", health.degraded.join("; "))
             },
             if gw.config().admin_token.is_some() { "on" } else { "off (set SKG_ADMIN_TOKEN)" },
         ));
-        drop(loaded);
         let stop = Arc::new(AtomicBool::new(false));
-        let watcher = if args.watch.is_empty() {
-            None
-        } else {
+        let watcher = (!args.watch.is_empty()).then(|| {
             let (gw, stop, args, quiet) = (
                 Arc::clone(&gw),
                 Arc::clone(&stop),
                 args.clone(),
                 global.quiet,
             );
-            Some(std::thread::spawn(move || watch(&gw, &args, &stop, quiet)))
-        };
+            std::thread::spawn(move || watch(&gw, &args, &stop, quiet))
+        });
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
             stderr_line("skg serve: shutting down (finishing in-flight requests)");
@@ -166,32 +127,6 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
     Ok(ExitStatus::Success)
 }
 
-/// A cheap fingerprint of the registries: every file's path, size and modification time.
-fn fingerprint(paths: &[PathBuf]) -> u64 {
-    use std::hash::{Hash as _, Hasher as _};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for p in paths {
-        for e in walkdir::WalkDir::new(p)
-            .sort_by_file_name()
-            .into_iter()
-            .flatten()
-        {
-            let Ok(meta) = e.metadata() else { continue };
-            if !meta.is_file() {
-                continue;
-            }
-            e.path().hash(&mut h);
-            meta.len().hash(&mut h);
-            meta.modified()
-                .ok()
-                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos())
-                .hash(&mut h);
-        }
-    }
-    h.finish()
-}
-
 /// `--watch`: when the registries change, re-run the audit (stages reused where their inputs
 /// did not change), update the index package by package and reload it. A failed rebuild keeps
 /// the served index and is logged.
@@ -202,55 +137,41 @@ fn watch(gw: &Arc<Gateway>, args: &ServeArgs, stop: &AtomicBool, quiet: u8) {
         p.push(".audit");
         PathBuf::from(p)
     });
-    let mut seen = fingerprint(&args.watch);
-    let mut first = !audit_out.join("_SUCCESS").is_file();
+    // The audit and the index with their defaults, but for what `serve` says.
+    let mut plan = Plan::new(args.watch.clone(), audit_out.clone());
+    plan.embeddings = !args.bm25;
+    plan.score.threshold = args.threshold;
+    let job = BuildJob {
+        embeddings: !args.bm25,
+        incremental: true,
+        ..BuildJob::new(audit_out.clone(), args.index.clone())
+    };
+    let mut seen = skg_extract::change_stamp(&args.watch);
+    let mut first = skg_artifact::require_finished(&audit_out).is_err();
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(poll);
-        let now = fingerprint(&args.watch);
-        if now == seen && !first {
+        if skg_extract::change_stamp(&args.watch) == seen && !first {
             continue;
         }
         // Let a burst of writes settle before reading.
         std::thread::sleep(poll);
-        seen = fingerprint(&args.watch);
+        seen = skg_extract::change_stamp(&args.watch);
         first = false;
         let bar = Bar::new(quiet > 0);
-        let audit = AuditArgs {
-            inputs: args.watch.clone(),
-            out: Some(audit_out.clone()),
-            name: None,
-            no_embeddings: args.bm25,
-            threshold: args.threshold,
-            min_confidence: 0.3,
-            min_rscore: 0.4,
-            force: false,
-            threads: 2,
-            max_file_bytes: 4 * 1024 * 1024,
-            max_files: 500_000,
-            max_parse_ms: 2000,
-            format: Format::Json,
-        };
-        let result = super::audit::execute(&audit, &bar).and_then(|_| {
-            super::index::execute_build(
-                &IndexBuildArgs {
-                    audit: audit_out.clone(),
-                    out: Some(args.index.clone()),
-                    no_embeddings: args.bm25,
-                    incremental: true,
-                    examples: None,
-                    min_confidence: 0.5,
-                    threads: 2,
-                    format: Format::Json,
-                },
-                &bar,
-            )
-        });
+        let result = super::audit::execute(&plan, &bar)
+            .and_then(|_| super::index::execute_build(&job, &bar));
         match result {
-            Ok((summary, _, _)) => {
+            Ok(report) => {
                 let outcome = gw.reload_blocking();
                 stderr_line(&format!(
                     "skg serve --watch: rebuilt ({}) → {}",
-                    summary["incremental"]["packages"],
+                    serde_json::to_string(
+                        &report
+                            .incremental
+                            .as_ref()
+                            .map(super::index::Incremental::packages)
+                    )
+                    .unwrap_or_default(),
                     serde_json::to_string(&outcome).unwrap_or_default()
                 ));
             }

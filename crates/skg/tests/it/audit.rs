@@ -309,7 +309,7 @@ fn routing_the_cli_tasks() {
             "--include-quarantined",
             "--bm25",
         ]);
-        let plan: Vec<String> = r["bundle"]["plan"]
+        let plan: Vec<String> = r["plan"]
             .as_array()
             .map(|a| {
                 a.iter()
@@ -319,7 +319,7 @@ fn routing_the_cli_tasks() {
             .unwrap_or_default();
         assert_eq!(&plan, order, "{task}: {r}");
         assert_eq!(
-            r["bundle"]["plan"][0]["reason"]["kind"],
+            r["plan"][0]["reason"]["kind"],
             if order.len() > 1 {
                 "dependency"
             } else {
@@ -338,11 +338,11 @@ fn routing_the_cli_tasks() {
         "--bm25",
     ]);
     assert_eq!(
-        r["bundle"]["cycles"],
+        r["cycles"],
         serde_json::json!([["cli-tasks:cycle-a", "cli-tasks:cycle-b"]]),
         "{r}"
     );
-    assert_eq!(r["bundle"]["plan"].as_array().map(Vec::len), Some(2));
+    assert_eq!(r["plan"].as_array().map(Vec::len), Some(2));
 }
 
 /// `skg index build --incremental` after editing one skill, deleting one and adding one: the

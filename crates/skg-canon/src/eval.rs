@@ -1,0 +1,348 @@
+//! Measuring canonicalization: labelled pairs (precision / recall / F1 of `duplicate`, the
+//! confusion over duplicate / variant / distinct) and the synthetic generator's ground truth.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::Serialize;
+use skg_model::{EdgeKind, SkillId, SkillKeys};
+
+use crate::{Canonicalization, Index, Signals, Verdict, synth};
+
+/// One labelled pair as read from a file (`a,b[,label]`; skills as `<registry folder>/<SKILL.md
+/// path>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelledPair {
+    /// Where it was read (`file:line`), for unresolved keys.
+    pub at: String,
+    /// One skill.
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// `duplicate`, `variant` or `distinct`, when labelled.
+    pub label: Option<String>,
+}
+
+/// One scored pair.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairRow {
+    /// One skill, as given.
+    pub a: String,
+    /// The other, as given.
+    pub b: String,
+    /// The label, when given.
+    pub label: Option<String>,
+    /// The outcome of the whole run: same cluster → duplicate, clusters linked → variant.
+    pub decision: &'static str,
+    /// The decision on this pair alone.
+    pub pair_decision: &'static str,
+    /// The rule that decided the pair.
+    pub rule: &'static str,
+    /// Blocking made the pair a candidate (else it was never compared in the run).
+    pub candidate: bool,
+    /// The pair's signals.
+    pub signals: Signals,
+}
+
+/// Precision, recall and F1 of one class.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassMetrics {
+    /// True positives / predicted.
+    pub precision: f64,
+    /// True positives / actual.
+    pub recall: f64,
+    /// Their harmonic mean.
+    pub f1: f64,
+    /// Predicted and labelled.
+    pub true_positives: u64,
+    /// Predicted.
+    pub predicted: u64,
+    /// Labelled.
+    pub actual: u64,
+}
+
+/// Labelled pairs scored against a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairReport {
+    /// The file, as given.
+    pub file: String,
+    /// Pairs scored (both skills found).
+    pub pairs: usize,
+    /// Keys that name no skill, as `file:line: key`.
+    pub unresolved: Vec<String>,
+    /// Every scored pair.
+    pub rows: Vec<PairRow>,
+    /// Metrics of `decision` for the `duplicate` label.
+    pub duplicate: Option<ClassMetrics>,
+    /// Metrics of `pair_decision` for the `duplicate` label.
+    pub duplicate_pairwise: Option<ClassMetrics>,
+    /// `confusion[label][decision]` over duplicate / variant / distinct.
+    pub confusion: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Fraction of labels equal to the decision.
+    pub accuracy: Option<f64>,
+}
+
+/// Scores `pairs` against the run `canon` of `index` (whose blocking gave `candidates`);
+/// `keys` resolves the pairs' skill keys to positions in `index.skills()`.
+pub fn score_pairs(
+    file: &str,
+    pairs: &[LabelledPair],
+    index: &Index<'_>,
+    candidates: &[(u32, u32)],
+    canon: &Canonicalization,
+    keys: &SkillKeys,
+) -> PairReport {
+    let cluster: HashMap<&SkillId, &SkillId> = canon
+        .members
+        .iter()
+        .map(|m| (&m.id, &m.cluster_id))
+        .collect();
+    let variant_links: BTreeSet<(&SkillId, &SkillId)> = canon
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::VariantOf)
+        .flat_map(|e| [(&e.src, &e.dst), (&e.dst, &e.src)])
+        .collect();
+    let mut rows = Vec::new();
+    let mut unresolved = Vec::new();
+    for p in pairs {
+        let (Some(i), Some(j)) = (keys.by_path(&p.a), keys.by_path(&p.b)) else {
+            for x in [&p.a, &p.b] {
+                if keys.by_path(x).is_none() {
+                    unresolved.push(format!("{}: {x}", p.at));
+                }
+            }
+            continue;
+        };
+        let (si, sj) = (&index.skills()[i].id, &index.skills()[j].id);
+        let (ki, kj) = (cluster[si], cluster[sj]);
+        let decision = if ki == kj {
+            Verdict::Duplicate
+        } else if variant_links.contains(&(ki, kj)) {
+            Verdict::Variant
+        } else {
+            Verdict::Distinct
+        };
+        let (lo, hi) = (i.min(j), i.max(j));
+        let (signals, pair, rule) = index.judge(lo, hi);
+        let key = (
+            u32::try_from(lo).unwrap_or(u32::MAX),
+            u32::try_from(hi).unwrap_or(u32::MAX),
+        );
+        rows.push(PairRow {
+            a: p.a.clone(),
+            b: p.b.clone(),
+            label: p.label.clone(),
+            decision: decision.as_str(),
+            pair_decision: pair.as_str(),
+            rule,
+            candidate: candidates.binary_search(&key).is_ok(),
+            signals,
+        });
+    }
+    let labelled: Vec<&PairRow> = rows.iter().filter(|r| r.label.is_some()).collect();
+    let mut confusion: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for r in &labelled {
+        let label = r.label.clone().unwrap_or_default();
+        *confusion
+            .entry(label)
+            .or_default()
+            .entry(r.decision.to_owned())
+            .or_default() += 1;
+    }
+    let accuracy = (!labelled.is_empty()).then(|| {
+        labelled
+            .iter()
+            .filter(|r| r.label.as_deref() == Some(r.decision))
+            .count() as f64
+            / labelled.len() as f64
+    });
+    PairReport {
+        file: file.to_owned(),
+        pairs: rows.len(),
+        unresolved,
+        duplicate: class_metrics(&labelled, |r| r.decision),
+        duplicate_pairwise: class_metrics(&labelled, |r| r.pair_decision),
+        rows,
+        confusion,
+        accuracy,
+    }
+}
+
+/// Precision / recall / F1 of `pick` for the `duplicate` label (`None` without labels).
+fn class_metrics(
+    labelled: &[&PairRow],
+    pick: fn(&PairRow) -> &'static str,
+) -> Option<ClassMetrics> {
+    if labelled.is_empty() {
+        return None;
+    }
+    let is_dup = |r: &&&PairRow| r.label.as_deref() == Some("duplicate");
+    let tp = labelled
+        .iter()
+        .filter(|r| is_dup(r) && pick(r) == "duplicate")
+        .count() as u64;
+    let predicted = labelled.iter().filter(|r| pick(r) == "duplicate").count() as u64;
+    let actual = labelled.iter().filter(is_dup).count() as u64;
+    let div = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let (p, r) = (div(tp, predicted), div(tp, actual));
+    let f1 = if p + r == 0.0 {
+        0.0
+    } else {
+        2.0 * p * r / (p + r)
+    };
+    Some(ClassMetrics {
+        precision: p,
+        recall: r,
+        f1,
+        true_positives: tp,
+        predicted,
+        actual,
+    })
+}
+
+/// Pairwise agreement of the clusters with the generator's ground truth (copies of one original
+/// belong together; variants and other originals don't).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyntheticTruth {
+    /// Pairs in one predicted cluster that the generator made as copies of one original.
+    pub precision: f64,
+    /// Generator copy pairs that ended in one cluster.
+    pub recall: f64,
+    /// Copy pairs the generator made.
+    pub true_pairs: u64,
+    /// Pairs in predicted clusters.
+    pub predicted_pairs: u64,
+}
+
+/// Compares the clusters of `canon` over `skills` with the origins [`synth::generate`] gave.
+pub fn synthetic_truth(
+    skills: &[skg_model::Skill],
+    canon: &Canonicalization,
+    origins: &[synth::Origin],
+) -> SyntheticTruth {
+    // Origin family by skill id; variants form their own singleton family.
+    let mut fam: HashMap<&SkillId, Option<usize>> = HashMap::new();
+    for (s, &o) in skills.iter().zip(origins) {
+        fam.insert(
+            &s.id,
+            match o {
+                synth::Origin::Original(k) | synth::Origin::Copy(k) => Some(k),
+                synth::Origin::Variant(_) => None,
+            },
+        );
+    }
+    let mut true_groups: HashMap<usize, u64> = HashMap::new();
+    for f in fam.values().flatten() {
+        *true_groups.entry(*f).or_default() += 1;
+    }
+    let pairs = |n: u64| n * n.saturating_sub(1) / 2;
+    let true_pairs: u64 = true_groups.values().map(|&n| pairs(n)).sum();
+    let mut predicted_pairs = 0u64;
+    let mut correct = 0u64;
+    for cl in &canon.clusters {
+        predicted_pairs += pairs(u64::from(cl.size));
+        let mut counts: HashMap<usize, u64> = HashMap::new();
+        for m in &cl.members {
+            if let Some(Some(f)) = fam.get(m) {
+                *counts.entry(*f).or_default() += 1;
+            }
+        }
+        correct += counts.values().map(|&k| pairs(k)).sum::<u64>();
+    }
+    let div = |a: u64, b: u64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    SyntheticTruth {
+        precision: div(correct, predicted_pairs),
+        recall: div(correct, true_pairs),
+        true_pairs,
+        predicted_pairs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Input, Options};
+    use skg_model::{NoProgress, RegistryInput};
+
+    fn body(words: &str) -> String {
+        (0..40).map(|_| words).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Two registries: `a/x` and its verbatim copy `b/x`, and an unrelated `a/y`.
+    fn run() -> (Vec<skg_model::Skill>, Vec<RegistryInput>) {
+        let x = body("run the linter on changed files then fix what it reports");
+        let y = body("draw a bar chart of quarterly sales with labelled axes");
+        let skills = vec![
+            synth::skill("a", "skills/x", "x", "Lint changed files.", &x),
+            synth::skill("b", "skills/x", "x", "Lint changed files.", &x),
+            synth::skill("a", "skills/y", "y", "Chart sales.", &y),
+        ];
+        (skills, Vec::new())
+    }
+
+    #[test]
+    fn labelled_pairs_give_precision_recall_and_confusion_by_hand() {
+        let (skills, regs) = run();
+        let input = Input {
+            skills: &skills,
+            vectors: None,
+            scores: None,
+            in_degree: None,
+        };
+        let index = Index::build(&input, &Options::default());
+        let candidates = index.candidates();
+        let canon = index.canonicalize_candidates(&candidates, &NoProgress);
+        let keys = SkillKeys::new(
+            index
+                .skills()
+                .iter()
+                .map(|s| (s.registry.as_str(), s.path.as_str(), s.name.as_str())),
+            &regs,
+        );
+        let pair = |a: &str, b: &str, label: &str| LabelledPair {
+            at: "pairs.csv:2".into(),
+            a: a.into(),
+            b: b.into(),
+            label: Some(label.into()),
+        };
+        let pairs = [
+            pair("a/skills/x/SKILL.md", "b/skills/x/SKILL.md", "duplicate"),
+            pair("a/skills/x/SKILL.md", "a/skills/y/SKILL.md", "duplicate"),
+            pair("b/skills/x/SKILL.md", "a/skills/y/SKILL.md", "distinct"),
+            pair("a/skills/x/SKILL.md", "nowhere/SKILL.md", "distinct"),
+        ];
+        let r = score_pairs("pairs.csv", &pairs, &index, &candidates, &canon, &keys);
+        assert_eq!(r.pairs, 3);
+        assert_eq!(r.unresolved, ["pairs.csv:2: nowhere/SKILL.md"]);
+        assert_eq!(r.rows[0].decision, "duplicate");
+        assert!(r.rows[0].candidate, "verbatim copies share a blocking key");
+        // One true duplicate found, one labelled duplicate missed, nothing wrongly merged:
+        // precision 1/1, recall 1/2, F1 2·1·0.5/1.5.
+        let m = r.duplicate.unwrap_or_else(|| panic!("labelled"));
+        assert_eq!((m.true_positives, m.predicted, m.actual), (1, 1, 2));
+        assert!((m.f1 - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(r.confusion["duplicate"]["distinct"], 1);
+        assert_eq!(r.accuracy, Some(2.0 / 3.0));
+    }
+
+    #[test]
+    fn synthetic_truth_counts_pairs_within_families() {
+        let (skills, _) = run();
+        let canon = crate::canonicalize(
+            &Input {
+                skills: &skills,
+                vectors: None,
+                scores: None,
+                in_degree: None,
+            },
+            &Options::default(),
+            &NoProgress,
+        );
+        // Say all three were copies of original 0: 3 true pairs, the run predicted 1 (x, x).
+        let origins = [synth::Origin::Copy(0); 3];
+        let t = synthetic_truth(&skills, &canon, &origins);
+        assert_eq!((t.true_pairs, t.predicted_pairs), (3, 1));
+        assert!((t.precision - 1.0).abs() < 1e-12);
+        assert!((t.recall - 1.0 / 3.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,169 @@
+//! Embedding many texts through a persistent cache, and a pool of sessions for one text at a
+//! time (a gateway's queries).
+
+use std::{
+    collections::BTreeSet,
+    path::Path,
+    sync::{
+        Mutex, PoisonError,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Instant,
+};
+
+use serde::Serialize;
+use skg_model::Progress;
+
+use crate::{DIM, Embedder, EmbeddingCache, Error, MODEL_ID, ModelDir, Result, locate};
+
+/// Texts per progress step (and per call into the model, in batches of [`BATCH`]).
+const CHUNK: usize = 256;
+/// Texts per inference call: a batch is padded to its longest text.
+pub const BATCH: usize = 32;
+
+/// What an embedding run did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EmbeddingStats {
+    /// The model.
+    pub model: &'static str,
+    /// Texts asked for.
+    pub texts: usize,
+    /// Distinct texts among them.
+    pub unique_texts: usize,
+    /// Embedded now.
+    pub embedded: usize,
+    /// Found in the cache.
+    pub from_cache: usize,
+    /// Time spent embedding.
+    pub embed_seconds: f64,
+    /// Embedded texts per second.
+    pub texts_per_second: f64,
+}
+
+/// Vectors for texts, with the cache that holds exactly them (for the caller to publish with
+/// its output) and what it took.
+#[derive(Debug)]
+pub struct Embedded {
+    /// One vector per text, in order.
+    pub vectors: Vec<Vec<f32>>,
+    /// The cache, reduced to these texts.
+    pub cache: EmbeddingCache,
+    /// Counts and timing.
+    pub stats: EmbeddingStats,
+}
+
+/// The cache file at `path` for this model, or an empty one (an unreadable or foreign file is
+/// logged and ignored: it is a cache).
+pub fn read_cache(path: &Path) -> EmbeddingCache {
+    match std::fs::read(path) {
+        Ok(bytes) => EmbeddingCache::from_bytes(&bytes, MODEL_ID).unwrap_or_else(|e| {
+            tracing::warn!(path = %path.display(), "embedding cache not used: {e}");
+            EmbeddingCache::new(MODEL_ID, DIM)
+        }),
+        Err(_) => EmbeddingCache::new(MODEL_ID, DIM),
+    }
+}
+
+/// A vector for every text: from `cache` where it has one, else from the model (loaded only when
+/// something is missing, with `threads` inference threads), shortest texts batched together.
+pub fn embed_with_cache(
+    texts: &[String],
+    mut cache: EmbeddingCache,
+    threads: usize,
+    progress: &dyn Progress,
+) -> Result<Embedded> {
+    let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
+    // Batches of similar length: a batch is padded to its longest text and attention cost grows
+    // with the square of the length.
+    let mut misses: Vec<&str> = unique
+        .iter()
+        .copied()
+        .filter(|t| cache.get(t).is_none())
+        .collect();
+    misses.sort_by_key(|t| (t.len(), *t));
+    let started = Instant::now();
+    if !misses.is_empty() {
+        let mut model = Embedder::load(&locate()?, threads)?;
+        progress.phase("embed texts", misses.len() as u64);
+        for chunk in misses.chunks(CHUNK) {
+            let vs = model.embed(chunk, BATCH)?;
+            for (t, v) in chunk.iter().zip(vs) {
+                cache.insert(t, v);
+            }
+            progress.advance(chunk.len() as u64);
+        }
+    }
+    let embed_seconds = started.elapsed().as_secs_f64();
+    let vectors = texts
+        .iter()
+        .map(|t| cache.get(t).map(<[f32]>::to_vec))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| Error::Model("the model returned no vector for some texts".into()))?;
+    cache.retain_texts(texts.iter().map(String::as_str));
+    let stats = EmbeddingStats {
+        model: MODEL_ID,
+        texts: texts.len(),
+        unique_texts: unique.len(),
+        embedded: misses.len(),
+        from_cache: unique.len() - misses.len(),
+        embed_seconds,
+        texts_per_second: if embed_seconds > 0.0 {
+            misses.len() as f64 / embed_seconds
+        } else {
+            0.0
+        },
+    };
+    Ok(Embedded {
+        vectors,
+        cache,
+        stats,
+    })
+}
+
+/// A few single-threaded sessions for one text at a time, used by whichever caller finds one
+/// free (a gateway runs retrieval on a bounded number of threads anyway).
+pub struct Pool {
+    slots: Vec<Mutex<Embedder>>,
+    next: AtomicUsize,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("slots", &self.slots.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pool {
+    /// `sessions` sessions (at least one) of the model in `dir`.
+    pub fn load(dir: &ModelDir, sessions: usize) -> Result<Pool> {
+        let slots = (0..sessions.max(1))
+            .map(|_| Embedder::load(dir, 1).map(Mutex::new))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Pool {
+            slots,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// The vector of one text: on a free session, else waiting for the next in turn.
+    pub fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        let n = self.slots.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
+        let run = |e: &mut Embedder| {
+            e.embed(&[text], 1)?
+                .pop()
+                .ok_or_else(|| Error::Model("the model returned no vector".into()))
+        };
+        for i in 0..n {
+            if let Ok(mut e) = self.slots[(start + i) % n].try_lock() {
+                return run(&mut e);
+            }
+        }
+        let mut e = self.slots[start]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        run(&mut e)
+    }
+}

@@ -1,0 +1,358 @@
+//! Retrieval evaluation end to end: judged queries resolved against an index (gold ids by path
+//! or by a name only one skill has, copies folded onto their canonical), each query run in each
+//! mode, ranked skills judged, the metrics averaged, latency and bundle tokens measured.
+
+use std::{collections::BTreeSet, time::Instant};
+
+use serde::{Deserialize, Serialize};
+use skg_model::{Document, Level, RegistryInput, Skill, SkillKeys};
+
+use crate::{Fusion, Index, Judged, Metrics, Mode, Query, Result, judge, summarize};
+
+/// One judged query as read (JSONL `{id?, query, gold[], acceptable[]}`; other fields ignored).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct JudgedQuery {
+    /// Its id, when it has one.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The task, in words.
+    pub query: String,
+    /// Gold skills: `<registry folder>/<SKILL.md path>`, `<registry>/<path>` or a tool name.
+    #[serde(default)]
+    pub gold: Vec<String>,
+    /// Acceptable (weaker) answers, written the same way.
+    #[serde(default)]
+    pub acceptable: Vec<String>,
+}
+
+/// How `skg eval` runs the queries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalOptions {
+    /// Modes measured, in order.
+    pub modes: Vec<Mode>,
+    /// Fusion of the hybrid mode.
+    pub fusion: Fusion,
+    /// Weight of `when_not_to_use` matches subtracted from BM25.
+    pub negative_weight: f32,
+    /// Candidates each ranking contributes to the fusion.
+    pub pool: usize,
+    /// Count quarantined skills as routable.
+    pub include_quarantined: bool,
+    /// Skills of the answer whose `SKILL.md` tokens count as the bundle.
+    pub bundle_k: usize,
+    /// Keep each query's rank of its first gold skill.
+    pub per_query: bool,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        let q = Query::new("", None, 10);
+        EvalOptions {
+            modes: vec![Mode::Bm25, Mode::Dense, Mode::Hybrid],
+            fusion: q.fusion,
+            negative_weight: q.negative_weight,
+            pool: q.pool,
+            include_quarantined: false,
+            bundle_k: 5,
+            per_query: false,
+        }
+    }
+}
+
+/// Latency percentiles in milliseconds (nearest rank).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Latency {
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl Latency {
+    /// The percentiles of `ms`: the ⌈p·n⌉-th smallest (all 0 without samples).
+    pub fn of(mut ms: Vec<f64>) -> Latency {
+        ms.sort_by(f64::total_cmp);
+        let at = |percent: usize| -> f64 {
+            if ms.is_empty() {
+                return 0.0;
+            }
+            ms[(percent * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1]
+        };
+        Latency {
+            p50: at(50),
+            p95: at(95),
+            p99: at(99),
+            mean: ms.iter().sum::<f64>() / ms.len().max(1) as f64,
+        }
+    }
+}
+
+/// One mode's results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModeReport {
+    /// The mode.
+    pub mode: Mode,
+    /// Its fusion (hybrid only).
+    pub fusion: Option<Fusion>,
+    /// Mean metrics.
+    pub metrics: Metrics,
+    /// Query embedding + retrieval, per query.
+    pub latency_ms: Latency,
+    /// Mean tokens of the first `bundle_k` skills' `SKILL.md`.
+    pub mean_bundle_tokens: f64,
+    /// Every routable skill's `SKILL.md`.
+    pub catalog_tokens: u64,
+    /// Every routable skill's name and description.
+    pub listing_tokens: u64,
+    /// 1 − mean bundle / catalog.
+    pub token_reduction: f64,
+    /// (query id or text, rank of its first gold skill), with `per_query`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_query: Vec<(String, Option<usize>)>,
+}
+
+/// What `skg eval` reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalReport {
+    /// Queries read.
+    pub queries: usize,
+    /// The index revision measured.
+    pub index_revision: String,
+    /// Quarantined skills counted as routable.
+    pub include_quarantined: bool,
+    /// Skills counted as the bundle.
+    pub bundle_k: usize,
+    /// Every routable skill's `SKILL.md` tokens.
+    pub catalog_tokens: u64,
+    /// Every routable skill's name and description tokens.
+    pub listing_tokens: u64,
+    /// Gold ids that name no skill of the index.
+    pub gold_unresolved: usize,
+    /// Queries none of whose gold ids resolved.
+    pub queries_without_gold: usize,
+    /// Distinct gold skills the quarantine removes.
+    pub gold_skills_quarantined: usize,
+    /// Queries whose every gold skill is quarantined.
+    pub queries_whose_gold_is_all_quarantined: usize,
+    /// Per mode.
+    pub modes: Vec<ModeReport>,
+    /// The unresolved gold ids, sorted.
+    #[serde(skip)]
+    pub unresolved: BTreeSet<String>,
+}
+
+/// Query embedding for the dense and hybrid modes (the binary plugs the model in).
+pub type EmbedFn<'a> = dyn FnMut(&str) -> std::result::Result<Vec<f32>, String> + 'a;
+
+/// The keys of the index's skills (by path, and by a name only one skill has).
+pub fn skill_keys(index: &Index) -> SkillKeys {
+    SkillKeys::new(
+        index
+            .skills
+            .iter()
+            .map(|s| (s.registry.as_str(), s.path.as_str(), s.name.as_str())),
+        &index.manifest.sources,
+    )
+}
+
+/// Resolves the queries' gold and acceptable ids (copies folded onto their canonical).
+fn judged(index: &Index, queries: &[JudgedQuery]) -> (Vec<Judged>, BTreeSet<String>) {
+    let keys = skill_keys(index);
+    let resolve = |id: &str| -> Option<u32> {
+        let i = u32::try_from(keys.resolve(id)?).ok()?;
+        Some(
+            index.skills[i as usize]
+                .alias_of
+                .as_ref()
+                .and_then(|c| index.skill(c.as_str()))
+                .map_or(i, |(c, _)| c),
+        )
+    };
+    let mut unresolved = BTreeSet::new();
+    let judged = queries
+        .iter()
+        .map(|q| {
+            let mut j = Judged::default();
+            for g in &q.gold {
+                match resolve(g) {
+                    Some(i) => {
+                        j.gold.insert(i);
+                    }
+                    None => {
+                        unresolved.insert(g.clone());
+                    }
+                }
+            }
+            j.acceptable = q.acceptable.iter().filter_map(|a| resolve(a)).collect();
+            j
+        })
+        .collect();
+    (judged, unresolved)
+}
+
+/// Runs every query in every mode of `options` and measures it. `embed` is called once per
+/// query in the dense and hybrid modes (its time counts in the latency).
+pub fn evaluate(
+    index: &Index,
+    queries: &[JudgedQuery],
+    options: &EvalOptions,
+    embed: &mut EmbedFn<'_>,
+) -> Result<EvalReport> {
+    let (judged, unresolved) = judged(index, queries);
+    let quarantined = |i: &u32| index.skills[*i as usize].quarantined;
+    let gold_skills_quarantined = judged
+        .iter()
+        .flat_map(|j| j.gold.iter().copied())
+        .filter(quarantined)
+        .collect::<BTreeSet<u32>>()
+        .len();
+    // The whole catalog: every routable skill's SKILL.md (what the bundle is a part of); the
+    // listing: every routable skill's name and description (what agents are handed each turn).
+    let routable = || {
+        index
+            .skills
+            .iter()
+            .filter(|s| s.routable() || (options.include_quarantined && s.alias_of.is_none()))
+    };
+    let catalog_tokens: u64 = routable().map(|s| u64::from(s.tokens)).sum();
+    let listing_tokens: u64 = routable()
+        .map(|s| ((s.name.len() + s.description.len() + 4) as u64).div_ceil(4))
+        .sum();
+    let mut modes = Vec::new();
+    for &mode in &options.modes {
+        let mut report = run_mode(index, queries, &judged, mode, options, embed)?;
+        report.catalog_tokens = catalog_tokens;
+        report.listing_tokens = listing_tokens;
+        report.token_reduction = if catalog_tokens > 0 {
+            1.0 - report.mean_bundle_tokens / catalog_tokens as f64
+        } else {
+            0.0
+        };
+        modes.push(report);
+    }
+    Ok(EvalReport {
+        queries: queries.len(),
+        index_revision: index.manifest.content_hash.clone(),
+        include_quarantined: options.include_quarantined,
+        bundle_k: options.bundle_k,
+        catalog_tokens,
+        listing_tokens,
+        gold_unresolved: unresolved.len(),
+        queries_without_gold: judged.iter().filter(|j| j.gold.is_empty()).count(),
+        gold_skills_quarantined,
+        queries_whose_gold_is_all_quarantined: judged
+            .iter()
+            .filter(|j| !j.gold.is_empty() && j.gold.iter().all(quarantined))
+            .count(),
+        modes,
+        unresolved,
+    })
+}
+
+/// One mode over every query (token totals filled in by the caller).
+fn run_mode(
+    index: &Index,
+    queries: &[JudgedQuery],
+    judged: &[Judged],
+    mode: Mode,
+    options: &EvalOptions,
+    embed: &mut EmbedFn<'_>,
+) -> Result<ModeReport> {
+    let mut outcomes = Vec::with_capacity(queries.len());
+    let mut ms = Vec::with_capacity(queries.len());
+    let mut bundle_tokens = 0u64;
+    let mut per_query = Vec::new();
+    for (q, j) in queries.iter().zip(judged) {
+        let t = Instant::now();
+        let vector = match mode {
+            Mode::Dense | Mode::Hybrid if index.dim() > 0 => {
+                Some(embed(&q.query).map_err(crate::Error::Embed)?)
+            }
+            _ => None,
+        };
+        let mut query = Query::new(&q.query, vector.as_deref(), 10);
+        query.mode = mode;
+        query.fusion = options.fusion;
+        query.include_quarantined = options.include_quarantined;
+        query.negative_weight = options.negative_weight;
+        query.pool = options.pool;
+        query.min_score = f32::NEG_INFINITY;
+        let answer = index.search(&query)?;
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        let ranking: Vec<u32> = answer.hits.iter().map(|h| h.skill).collect();
+        bundle_tokens += ranking
+            .iter()
+            .take(options.bundle_k)
+            .map(|&s| u64::from(index.skills[s as usize].tokens))
+            .sum::<u64>();
+        let o = judge(&ranking, j);
+        if options.per_query {
+            per_query.push((
+                q.id.clone().unwrap_or_else(|| q.query.clone()),
+                o.first_gold,
+            ));
+        }
+        outcomes.push(o);
+    }
+    Ok(ModeReport {
+        mode,
+        fusion: (mode == Mode::Hybrid).then_some(options.fusion),
+        metrics: summarize(&outcomes),
+        latency_ms: Latency::of(ms),
+        mean_bundle_tokens: bundle_tokens as f64 / queries.len().max(1) as f64,
+        catalog_tokens: 0,
+        listing_tokens: 0,
+        token_reduction: 0.0,
+        per_query,
+    })
+}
+
+/// Example requests (judged queries whose gold skills served them) as `(position of the gold
+/// skill's L0 document in documents, request text)`, and how many gold ids named no skill.
+pub fn resolve_examples(
+    examples: &[JudgedQuery],
+    skills: &[Skill],
+    documents: &[Document],
+    registries: &[RegistryInput],
+) -> (Vec<(usize, String)>, usize) {
+    let keys = SkillKeys::of_skills(skills, registries);
+    let l0: std::collections::HashMap<&str, usize> = documents
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.level == Level::L0)
+        .map(|(i, d)| (d.skill.as_str(), i))
+        .collect();
+    let mut out = Vec::new();
+    let mut unresolved = 0usize;
+    for q in examples {
+        for g in &q.gold {
+            match keys.resolve(g).and_then(|i| l0.get(skills[i].id.as_str())) {
+                Some(&doc) => out.push((doc, q.query.clone())),
+                None => unresolved += 1,
+            }
+        }
+    }
+    (out, unresolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[expect(clippy::float_cmp, reason = "percentiles are samples, not computed values")]
+    fn latency_is_the_nearest_rank() {
+        // 1..=100 ms: p50 is the 50th smallest, p95 the 95th, p99 the 99th.
+        let l = Latency::of((1..=100).rev().map(f64::from).collect());
+        assert_eq!((l.p50, l.p95, l.p99), (50.0, 95.0, 99.0));
+        assert!((l.mean - 50.5).abs() < 1e-12);
+        // Three samples: ⌈0.5·3⌉ = 2nd, ⌈0.95·3⌉ = 3rd.
+        let l = Latency::of(vec![3.0, 1.0, 2.0]);
+        assert_eq!((l.p50, l.p95), (2.0, 3.0));
+        assert_eq!(Latency::of(Vec::new()).p99, 0.0);
+    }
+}

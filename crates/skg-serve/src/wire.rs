@@ -1,0 +1,725 @@
+//! The gateway's wire format: every request and answer as a type, shared by the HTTP API, the
+//! MCP tools and `skg route --format json`, and described in `/openapi.json` from these types.
+//!
+//! Answers are built from an index and a search [`Answer`](skg_index::Answer) by pure functions
+//! here ([`find`], [`search`], [`route`], [`skill`]), so the same task gives the same JSON
+//! whoever asks.
+
+use serde::{Deserialize, Serialize};
+use skg_index::{Index, adapt::Format as IndexFormat};
+use skg_model::Level;
+use utoipa::ToSchema;
+
+/// Defaults of the request fields, defined once (the command line shows them from here).
+pub mod defaults {
+    /// Distinct skills retrieved before the dependency closure.
+    pub const K: usize = 5;
+}
+
+fn default_k() -> usize {
+    defaults::K
+}
+
+/// Which evidence ranks the skills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 over the documents only.
+    Bm25,
+    /// Dense cosine over the skills' abstracts and overviews only.
+    Dense,
+    /// Both, fused adaptively (the default when the gateway has the index's model).
+    Hybrid,
+}
+
+impl From<Mode> for skg_index::Mode {
+    fn from(m: Mode) -> Self {
+        match m {
+            Mode::Bm25 => skg_index::Mode::Bm25,
+            Mode::Dense => skg_index::Mode::Dense,
+            Mode::Hybrid => skg_index::Mode::Hybrid,
+        }
+    }
+}
+
+impl From<skg_index::Mode> for Mode {
+    fn from(m: skg_index::Mode) -> Self {
+        match m {
+            skg_index::Mode::Bm25 => Mode::Bm25,
+            skg_index::Mode::Dense => Mode::Dense,
+            skg_index::Mode::Hybrid => Mode::Hybrid,
+        }
+    }
+}
+
+/// The shape of a route answer's `tools`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// skg's own bundle only (plan, reasons, tokens).
+    #[default]
+    Bundle,
+    /// Also Anthropic Messages API `tools`.
+    Anthropic,
+    /// Also OpenAI chat-completions `tools`.
+    Openai,
+    /// Also Gemini `functionDeclarations`.
+    Gemini,
+    /// Also an MCP `tools/list` result.
+    Mcp,
+}
+
+impl From<Format> for IndexFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Bundle => IndexFormat::Bundle,
+            Format::Anthropic => IndexFormat::Anthropic,
+            Format::Openai => IndexFormat::Openai,
+            Format::Gemini => IndexFormat::Gemini,
+            Format::Mcp => IndexFormat::Mcp,
+        }
+    }
+}
+
+/// `POST /v1/route` (and the MCP tool `route_task`, which takes `task`, `k`, `token_budget`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RouteRequest {
+    /// The task, in words.
+    pub task: String,
+    /// Distinct skills retrieved before the dependency closure (at most the gateway's max_k).
+    #[serde(default = "default_k")]
+    #[schema(minimum = 1, default = 5)]
+    pub k: usize,
+    /// Tokens the bundle may use: dependencies are kept past it (the overrun is reported),
+    /// complements are added within it.
+    #[serde(default)]
+    pub token_budget: Option<u64>,
+    /// `tools` in this host's shape besides the bundle.
+    #[serde(default)]
+    pub format: Format,
+    /// Evidence used (default: hybrid when the gateway has the model, else BM25).
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// Route quarantined skills too.
+    #[serde(default)]
+    pub include_quarantined: bool,
+    /// Hits must score above this (default: the calibrated floor).
+    #[serde(default)]
+    pub min_score: Option<f32>,
+    /// Include each skill's `SKILL.md` in the plan.
+    #[serde(default)]
+    pub include_content: bool,
+}
+
+impl RouteRequest {
+    /// A request for `task` with every default.
+    pub fn new(task: impl Into<String>) -> RouteRequest {
+        RouteRequest {
+            task: task.into(),
+            k: defaults::K,
+            token_budget: None,
+            format: Format::Bundle,
+            mode: None,
+            include_quarantined: false,
+            min_score: None,
+            include_content: false,
+        }
+    }
+
+    /// The index query this request asks for (`vector`: the task's embedding, when the
+    /// index's model is at hand).
+    pub fn query<'q>(&'q self, vector: Option<&'q [f32]>) -> skg_index::Query<'q> {
+        self.ask().query(vector)
+    }
+
+    pub(crate) fn ask(&self) -> Ask<'_> {
+        Ask {
+            text: &self.task,
+            k: self.k,
+            mode: self.mode,
+            include_quarantined: self.include_quarantined,
+            min_score: self.min_score,
+        }
+    }
+}
+
+/// `POST /v1/skills/find` and `POST /v1/search` (and the MCP tool `find_skills`, which takes
+/// `query` and `k`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindRequest {
+    /// What the agent needs to do, in words.
+    pub query: String,
+    /// Distinct skills wanted (at most the gateway's max_k).
+    #[serde(default = "default_k")]
+    #[schema(minimum = 1, default = 5)]
+    pub k: usize,
+    /// Evidence used (default: hybrid when the gateway has the model, else BM25).
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// Return quarantined skills too.
+    #[serde(default)]
+    pub include_quarantined: bool,
+    /// Hits must score above this (default: the calibrated floor).
+    #[serde(default)]
+    pub min_score: Option<f32>,
+}
+
+impl FindRequest {
+    pub(crate) fn ask(&self) -> Ask<'_> {
+        Ask {
+            text: &self.query,
+            k: self.k,
+            mode: self.mode,
+            include_quarantined: self.include_quarantined,
+            min_score: self.min_score,
+        }
+    }
+}
+
+/// The MCP tool `get_skill`'s arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkillRequest {
+    /// The skill id, e.g. `registry:path/to/skill`.
+    pub id: String,
+}
+
+/// The retrieval part of a request, checked the same way whoever sends it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ask<'a> {
+    pub text: &'a str,
+    pub k: usize,
+    pub mode: Option<Mode>,
+    pub include_quarantined: bool,
+    pub min_score: Option<f32>,
+}
+
+impl<'a> Ask<'a> {
+    /// The index query for this ask.
+    pub(crate) fn query<'q>(self, vector: Option<&'q [f32]>) -> skg_index::Query<'q>
+    where
+        'a: 'q,
+    {
+        let mut q = skg_index::Query::new(self.text, vector, self.k);
+        if let Some(m) = self.mode {
+            q.mode = m.into();
+        }
+        q.include_quarantined = self.include_quarantined;
+        if let Some(s) = self.min_score {
+            q.min_score = s;
+        }
+        q
+    }
+}
+
+/// A skill that scored below the floor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Rejected {
+    /// Skill id.
+    pub id: String,
+    /// Its score.
+    pub score: f32,
+}
+
+/// What every retrieval answer carries about how it was answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Served {
+    /// The evidence used.
+    pub mode: Mode,
+    /// The index revision that answered.
+    pub index_revision: String,
+    /// Why answers are degraded (empty when hybrid retrieval is available).
+    pub degraded: Vec<String>,
+}
+
+/// One skill of a find answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct FindResult {
+    /// Skill id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Registry.
+    pub registry: String,
+    /// `SKILL.md` path in the registry.
+    pub path: String,
+    /// `skg://skills/<id>`.
+    pub root_uri: String,
+    /// The part that matched: `…/.abstract`, `…/.overview` or `…/<file>#L<a>-L<b>`.
+    pub uri: String,
+    /// 0 abstract, 1 overview, 2 section.
+    pub level: u8,
+    /// The ranking score.
+    pub score: f32,
+    /// Its BM25 score.
+    pub bm25: f32,
+    /// Its best cosine.
+    pub dense: f32,
+    /// The matching part's first 240 characters.
+    #[serde(rename = "abstract")]
+    pub abstract_: String,
+    /// Quarantined by the slop score.
+    pub quarantined: bool,
+    /// The canonical it is a copy of.
+    pub alias_of: Option<String>,
+}
+
+/// `POST /v1/skills/find`: one result per skill, best first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct FindResponse {
+    /// The query.
+    pub query: String,
+    /// How it was answered.
+    #[serde(flatten)]
+    pub served: Served,
+    /// The skills above the floor.
+    pub results: Vec<FindResult>,
+    /// The best skills below it.
+    pub rejected: Vec<Rejected>,
+    /// No skill cleared the floor.
+    pub nothing_cleared_the_floor: bool,
+    /// Time taken, in milliseconds.
+    pub took_ms: f64,
+}
+
+/// One section of a search answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SectionResult {
+    /// Skill id.
+    pub id: String,
+    /// Skill name.
+    pub name: String,
+    /// Document id.
+    pub doc_id: String,
+    /// 0 abstract, 1 overview, 2 section.
+    pub level: u8,
+    /// The markdown file.
+    pub file: String,
+    /// Section title.
+    pub title: String,
+    /// Its heading path.
+    pub heading_path: Vec<String>,
+    /// First and last line.
+    pub lines: [u32; 2],
+    /// `skg://skills/<id>`.
+    pub root_uri: String,
+    /// The section's uri.
+    pub uri: String,
+    /// The ranking score.
+    pub score: f32,
+    /// Its BM25 score.
+    pub bm25: f32,
+    /// Its cosine.
+    pub dense: f32,
+    /// The section's first 240 characters.
+    pub snippet: String,
+}
+
+/// `POST /v1/search`: section hits, several per skill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SearchResponse {
+    /// The query.
+    pub query: String,
+    /// How it was answered.
+    #[serde(flatten)]
+    pub served: Served,
+    /// The sections.
+    pub results: Vec<SectionResult>,
+    /// No section cleared the floor.
+    pub nothing_cleared_the_floor: bool,
+    /// Time taken, in milliseconds.
+    pub took_ms: f64,
+}
+
+/// Why a skill is in the bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Reason {
+    /// Retrieved for the task.
+    Retrieved {
+        /// Rank in the answer, from 1.
+        rank: usize,
+    },
+    /// A `depends_on` target of a bundle skill.
+    Dependency {
+        /// The skill that needs it.
+        of: String,
+    },
+    /// A `complements` / `co_used_with` target of a retrieved skill, within the budget.
+    Complement {
+        /// The retrieved skill it complements.
+        of: String,
+    },
+}
+
+impl From<&skg_index::Reason> for Reason {
+    fn from(r: &skg_index::Reason) -> Self {
+        match r {
+            skg_index::Reason::Retrieved { rank } => Reason::Retrieved { rank: *rank },
+            skg_index::Reason::Dependency { of } => Reason::Dependency { of: of.clone() },
+            skg_index::Reason::Complement { of } => Reason::Complement { of: of.clone() },
+        }
+    }
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PlanStep {
+    /// Position in the plan, from 1.
+    pub step: usize,
+    /// Skill id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// `skg://skills/<id>`.
+    pub root_uri: String,
+    /// Why it is here.
+    pub reason: Reason,
+    /// Its `SKILL.md` tokens.
+    pub tokens: u32,
+    /// Its `depends_on` targets.
+    pub depends_on: Vec<String>,
+    /// Its `SKILL.md`, with `include_content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub markdown: Option<String>,
+}
+
+/// Token accounting of a bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Tokens {
+    /// The bundle's `SKILL.md` tokens.
+    pub bundle: u64,
+    /// The budget asked for.
+    pub budget: Option<u64>,
+    /// Tokens over the budget (dependencies are kept past it).
+    pub overrun: u64,
+    /// Every routable skill's tokens: what injecting the whole catalog would cost.
+    pub catalog: u64,
+    /// 1 − bundle / catalog.
+    pub reduction: f64,
+}
+
+/// `POST /v1/route`: the bundle, dependencies first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RouteResponse {
+    /// The task.
+    pub task: String,
+    /// How it was answered.
+    #[serde(flatten)]
+    pub served: Served,
+    /// The `tools` shape asked for.
+    pub format: Format,
+    /// The skills, dependencies first.
+    pub plan: Vec<PlanStep>,
+    /// Dependency cycles among the bundle's skills (ids).
+    pub cycles: Vec<Vec<String>>,
+    /// Broken capability chains, as sentences.
+    pub type_errors: Vec<String>,
+    /// Dependencies the index does not hold.
+    pub missing: Vec<String>,
+    /// Token accounting.
+    pub tokens: Tokens,
+    /// The best skills below the floor.
+    pub rejected: Vec<Rejected>,
+    /// No skill cleared the floor.
+    pub nothing_cleared_the_floor: bool,
+    /// The bundle as tool definitions in `format` (absent for `bundle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub tools: Option<serde_json::Value>,
+    /// Time taken, in milliseconds.
+    pub took_ms: f64,
+}
+
+/// `GET /v1/skills/{id}`: one skill (routable or not) with its `SKILL.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SkillResponse {
+    /// Skill id.
+    pub id: String,
+    /// Registry.
+    pub registry: String,
+    /// `SKILL.md` path in the registry.
+    pub path: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// When not to use it.
+    pub when_not_to_use: Option<String>,
+    /// The canonical it is a copy of.
+    pub alias_of: Option<String>,
+    /// Quarantined by the slop score.
+    pub quarantined: bool,
+    /// Its slop score.
+    pub slop_score: Option<f64>,
+    /// Its `SKILL.md` tokens.
+    pub tokens: u32,
+    /// `depends_on` targets.
+    pub depends_on: Vec<String>,
+    /// `complements` targets.
+    pub complements: Vec<String>,
+    /// `co_used_with` targets.
+    pub co_used_with: Vec<String>,
+    /// Declared input types.
+    pub inputs: Vec<String>,
+    /// Declared output types.
+    pub outputs: Vec<String>,
+    /// Its package's content hash.
+    pub content_hash: String,
+    /// Routed by default (not an alias, not quarantined).
+    pub routable: bool,
+    /// `skg://skills/<id>`.
+    pub root_uri: String,
+    /// The index revision that answered.
+    pub index_revision: String,
+    /// Its `SKILL.md` as served.
+    pub markdown: String,
+}
+
+/// One registry of the served index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct HealthSource {
+    /// Registry name.
+    pub name: String,
+    /// Revision read.
+    pub rev: Option<String>,
+    /// Its content hash.
+    pub content_hash: String,
+    /// Skills read.
+    pub skills: u64,
+}
+
+/// The served index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct HealthIndex {
+    /// Always true once the gateway answers.
+    pub loaded: bool,
+    /// The folder served.
+    pub dir: String,
+    /// Its revision (content hash).
+    pub revision: String,
+    /// Its format version.
+    pub format: u32,
+    /// The skg that built it.
+    pub tool: String,
+    /// Row counts.
+    pub counts: std::collections::BTreeMap<String, u64>,
+    /// Embedding model of its vectors.
+    pub model: Option<String>,
+    /// Vector dimension.
+    pub dim: Option<u32>,
+    /// When it was loaded (Unix seconds).
+    pub loaded_at: u64,
+    /// Its registries.
+    pub sources: Vec<HealthSource>,
+}
+
+/// `GET /health`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct HealthResponse {
+    /// `ok`, or `degraded` when `degraded` is not empty.
+    pub status: String,
+    /// Why answers are degraded.
+    pub degraded: Vec<String>,
+    /// The served index.
+    pub index: HealthIndex,
+    /// Seconds since start.
+    pub uptime_seconds: u64,
+    /// skg's version.
+    pub version: String,
+}
+
+/// `skg://skills/<id>`: the skill.
+pub(crate) fn root_uri(id: &str) -> String {
+    format!("skg://skills/{id}")
+}
+
+/// The hit's uri: the abstract, the overview, or a file's line range.
+fn doc_uri(id: &str, d: &skg_index::DocEntry) -> String {
+    match d.level {
+        Level::L0 => format!("skg://skills/{id}/.abstract"),
+        Level::L1 => format!("skg://skills/{id}/.overview"),
+        Level::L2 => format!(
+            "skg://skills/{id}/{}#L{}-L{}",
+            d.file, d.line_start, d.line_end
+        ),
+    }
+}
+
+fn rejected(ix: &Index, answer: &skg_index::Answer) -> Vec<Rejected> {
+    answer
+        .rejected
+        .iter()
+        .map(|h| Rejected {
+            id: ix.skills[h.skill as usize].id.to_string(),
+            score: h.score,
+        })
+        .collect()
+}
+
+fn ids(v: &[skg_model::SkillId]) -> Vec<String> {
+    v.iter().map(ToString::to_string).collect()
+}
+
+/// The find answer of `answer` (took_ms filled in by the caller).
+pub fn find(ix: &Index, query: &str, answer: &skg_index::Answer, served: Served) -> FindResponse {
+    let results = answer
+        .hits
+        .iter()
+        .map(|h| {
+            let s = &ix.skills[h.skill as usize];
+            let d = &ix.docs[h.doc as usize];
+            FindResult {
+                id: s.id.to_string(),
+                name: s.name.clone(),
+                description: s.description.clone(),
+                registry: s.registry.to_string(),
+                path: s.path.clone(),
+                root_uri: root_uri(s.id.as_str()),
+                uri: doc_uri(s.id.as_str(), d),
+                level: u8::from(d.level),
+                score: h.score,
+                bm25: h.bm25,
+                dense: h.dense,
+                abstract_: d.snippet.clone(),
+                quarantined: s.quarantined,
+                alias_of: s.alias_of.as_ref().map(ToString::to_string),
+            }
+        })
+        .collect();
+    FindResponse {
+        query: query.to_owned(),
+        served,
+        results,
+        rejected: rejected(ix, answer),
+        nothing_cleared_the_floor: answer.hits.is_empty(),
+        took_ms: 0.0,
+    }
+}
+
+/// The search answer of section `hits` (took_ms filled in by the caller).
+pub fn search(
+    ix: &Index,
+    query: &str,
+    hits: &[skg_index::SectionHit],
+    served: Served,
+) -> SearchResponse {
+    let results: Vec<SectionResult> = hits
+        .iter()
+        .map(|h| {
+            let s = &ix.skills[h.skill as usize];
+            let d = &ix.docs[h.doc as usize];
+            SectionResult {
+                id: s.id.to_string(),
+                name: s.name.clone(),
+                doc_id: d.id.to_string(),
+                level: u8::from(d.level),
+                file: d.file.clone(),
+                title: d.title.clone(),
+                heading_path: d.heading_path.clone(),
+                lines: [d.line_start, d.line_end],
+                root_uri: root_uri(s.id.as_str()),
+                uri: doc_uri(s.id.as_str(), d),
+                score: h.score,
+                bm25: h.bm25,
+                dense: h.dense,
+                snippet: d.snippet.clone(),
+            }
+        })
+        .collect();
+    SearchResponse {
+        query: query.to_owned(),
+        served,
+        nothing_cleared_the_floor: results.is_empty(),
+        results,
+        took_ms: 0.0,
+    }
+}
+
+/// The route answer: `bundle` routed from `answer`, each skill's `SKILL.md` with
+/// `include_content`, tools in the asked format (took_ms filled in by the caller).
+pub fn route(
+    ix: &Index,
+    req: &RouteRequest,
+    answer: &skg_index::Answer,
+    bundle: &skg_index::Bundle,
+    served: Served,
+) -> skg_index::Result<RouteResponse> {
+    let plan = bundle
+        .plan
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let s = &ix.skills[b.skill as usize];
+            Ok(PlanStep {
+                step: i + 1,
+                id: s.id.to_string(),
+                name: s.name.clone(),
+                description: s.description.clone(),
+                root_uri: root_uri(s.id.as_str()),
+                reason: (&b.reason).into(),
+                tokens: b.tokens,
+                depends_on: ids(&s.depends_on),
+                markdown: if req.include_content {
+                    Some(ix.markdown(b.skill)?)
+                } else {
+                    None
+                },
+            })
+        })
+        .collect::<skg_index::Result<Vec<_>>>()?;
+    Ok(RouteResponse {
+        task: req.task.clone(),
+        served,
+        format: req.format,
+        plan,
+        cycles: bundle.cycles.clone(),
+        type_errors: bundle.type_errors.clone(),
+        missing: bundle.missing.clone(),
+        tokens: Tokens {
+            bundle: bundle.tokens,
+            budget: bundle.token_budget,
+            overrun: bundle.overrun,
+            catalog: bundle.catalog_tokens,
+            reduction: 1.0 - bundle.tokens as f64 / bundle.catalog_tokens.max(1) as f64,
+        },
+        rejected: rejected(ix, answer),
+        nothing_cleared_the_floor: answer.hits.is_empty(),
+        tools: (req.format != Format::Bundle)
+            .then(|| skg_index::adapt::tools(ix, bundle, req.format.into())),
+        took_ms: 0.0,
+    })
+}
+
+/// The skill at `pos` with its `SKILL.md`.
+pub fn skill(ix: &Index, pos: u32) -> skg_index::Result<SkillResponse> {
+    let s = &ix.skills[pos as usize];
+    Ok(SkillResponse {
+        id: s.id.to_string(),
+        registry: s.registry.to_string(),
+        path: s.path.clone(),
+        name: s.name.clone(),
+        description: s.description.clone(),
+        when_not_to_use: s.when_not_to_use.clone(),
+        alias_of: s.alias_of.as_ref().map(ToString::to_string),
+        quarantined: s.quarantined,
+        slop_score: s.slop_score,
+        tokens: s.tokens,
+        depends_on: ids(&s.depends_on),
+        complements: ids(&s.complements),
+        co_used_with: ids(&s.co_used_with),
+        inputs: s.inputs.clone(),
+        outputs: s.outputs.clone(),
+        content_hash: s.content_hash.clone(),
+        routable: s.routable(),
+        root_uri: root_uri(s.id.as_str()),
+        index_revision: ix.manifest.content_hash.clone(),
+        markdown: ix.markdown(pos)?,
+    })
+}
