@@ -22,6 +22,36 @@ pub struct LabelledPair {
     pub label: Option<String>,
 }
 
+impl LabelledPair {
+    /// The pairs of a CSV text with columns `a`, `b` and optionally `label` (`file` names the
+    /// source in `at` and in errors).
+    pub fn parse_csv(text: &str, file: &str) -> Result<Vec<LabelledPair>, String> {
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let headers = reader
+            .headers()
+            .map_err(|e| format!("{file}: {e}"))?
+            .clone();
+        let col = |name: &str| headers.iter().position(|h| h.trim() == name);
+        let (Some(ca), Some(cb)) = (col("a"), col("b")) else {
+            return Err(format!("{file}: needs columns `a` and `b`"));
+        };
+        let cl = col("label");
+        let mut out = Vec::new();
+        for (n, rec) in reader.records().enumerate() {
+            let at = format!("{file}:{}", n + 2);
+            let rec = rec.map_err(|e| format!("{at}: {e}"))?;
+            let field = |i: usize| rec.get(i).unwrap_or("").trim().to_owned();
+            out.push(LabelledPair {
+                a: field(ca),
+                b: field(cb),
+                label: cl.map(field),
+                at,
+            });
+        }
+        Ok(out)
+    }
+}
+
 /// One scored pair.
 #[derive(Debug, Clone, Serialize)]
 pub struct PairRow {
@@ -200,6 +230,72 @@ fn class_metrics(
     })
 }
 
+/// Every pair with its decision and signals, the unresolved keys, the duplicate metrics and the
+/// confusion, as `skg canonicalize --pairs` prints them.
+impl std::fmt::Display for PairReport {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(out, "\npairs from {}: {} scored", self.file, self.pairs)?;
+        for r in &self.rows {
+            let mark = match r.label.as_deref() {
+                Some(l) if l == r.decision => "  ",
+                Some(_) => "✗ ",
+                None => "",
+            };
+            writeln!(
+                out,
+                "{mark}{} | {} | label={} decision={} pair={} ({}) {}",
+                r.a,
+                r.b,
+                r.label.as_deref().unwrap_or("-"),
+                r.decision,
+                r.pair_decision,
+                r.rule,
+                crate::describe(&r.signals)
+            )?;
+        }
+        for u in &self.unresolved {
+            writeln!(out, "unresolved: {u}")?;
+        }
+        if let Some(m) = &self.duplicate {
+            writeln!(
+                out,
+                "duplicate: precision {:.3} recall {:.3} F1 {:.3} ({} of {} predicted, {} labelled)",
+                m.precision, m.recall, m.f1, m.true_positives, m.predicted, m.actual
+            )?;
+        }
+        if let Some(m) = &self.duplicate_pairwise {
+            writeln!(
+                out,
+                "duplicate (pair decision alone): precision {:.3} recall {:.3} F1 {:.3}",
+                m.precision, m.recall, m.f1
+            )?;
+        }
+        if !self.confusion.is_empty() {
+            writeln!(out, "confusion (rows label, columns decision):")?;
+            writeln!(
+                out,
+                "{:>12} {:>10} {:>10} {:>10}",
+                "", "duplicate", "variant", "distinct"
+            )?;
+            for l in ["duplicate", "variant", "distinct"] {
+                let row = self.confusion.get(l);
+                let get = |d: &str| row.and_then(|r| r.get(d)).copied().unwrap_or(0);
+                writeln!(
+                    out,
+                    "{l:>12} {:>10} {:>10} {:>10}",
+                    get("duplicate"),
+                    get("variant"),
+                    get("distinct")
+                )?;
+            }
+        }
+        if let Some(a) = self.accuracy {
+            writeln!(out, "accuracy over three labels: {a:.3}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Pairwise agreement of the clusters with the generator's ground truth (copies of one original
 /// belong together; variants and other originals don't).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -212,6 +308,16 @@ pub struct SyntheticTruth {
     pub true_pairs: u64,
     /// Pairs in predicted clusters.
     pub predicted_pairs: u64,
+}
+
+impl std::fmt::Display for SyntheticTruth {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            out,
+            "synthetic ground truth: pair precision {:.3}, recall {:.3} ({} true copy pairs, {} predicted)",
+            self.precision, self.recall, self.true_pairs, self.predicted_pairs
+        )
+    }
 }
 
 /// Compares the clusters of `canon` over `skills` with the origins [`synth::generate`] gave.
@@ -323,6 +429,19 @@ mod tests {
         assert!((m.f1 - 2.0 / 3.0).abs() < 1e-12);
         assert_eq!(r.confusion["duplicate"]["distinct"], 1);
         assert_eq!(r.accuracy, Some(2.0 / 3.0));
+    }
+
+    #[test]
+    fn pairs_csv_is_read_by_column_name_and_bad_files_name_the_file() {
+        let text = "b,label,a,reason\nr/y,duplicate,r/x,copied\nr/z,,r/x,\n";
+        let pairs = LabelledPair::parse_csv(text, "p.csv").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(pairs.len(), 2);
+        assert_eq!((pairs[0].a.as_str(), pairs[0].b.as_str()), ("r/x", "r/y"));
+        assert_eq!(pairs[0].label.as_deref(), Some("duplicate"));
+        assert_eq!(pairs[1].at, "p.csv:3");
+        assert_eq!(pairs[1].label.as_deref(), Some(""));
+        let err = LabelledPair::parse_csv("x,y\n1,2\n", "q.csv").err();
+        assert_eq!(err.as_deref(), Some("q.csv: needs columns `a` and `b`"));
     }
 
     #[test]

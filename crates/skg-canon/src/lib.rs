@@ -33,7 +33,7 @@ pub use crate::{
     judge::{Signals, Thresholds, Verdict, decide},
     lsh::Blocking,
     prep::completeness,
-    summary::{RegistryCounts, in_degree},
+    summary::{RegistryCounts, RegistryTable, in_degree},
 };
 use crate::{lsh::Key, prep::Prep};
 

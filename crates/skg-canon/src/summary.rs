@@ -25,6 +25,31 @@ pub struct RegistryCounts {
     pub variants: u64,
 }
 
+/// The per-registry table `skg canonicalize` prints (nothing without registries).
+#[derive(Debug, Clone, Copy)]
+pub struct RegistryTable<'a>(pub &'a [RegistryCounts]);
+
+impl std::fmt::Display for RegistryTable<'_> {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        writeln!(
+            out,
+            "\n{:<40} {:>7} {:>9} {:>10} {:>12} {:>8}",
+            "registry", "raw", "canonical", "duplicates", "cross-copies", "variants"
+        )?;
+        for r in self.0 {
+            writeln!(
+                out,
+                "{:<40} {:>7} {:>9} {:>10} {:>12} {:>8}",
+                r.name, r.raw, r.canonical, r.duplicates, r.copies_of_other_registries, r.variants
+            )?;
+        }
+        Ok(())
+    }
+}
+
 impl Canonicalization {
     /// Per registry (by name): skills read, routable, aliases, cross-registry copies, variants.
     pub fn per_registry(&self) -> Vec<RegistryCounts> {

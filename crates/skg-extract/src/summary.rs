@@ -153,6 +153,70 @@ impl Extraction {
     }
 }
 
+/// The registry table and the edge and diagnostic counts, as `skg extract` prints them.
+impl std::fmt::Display for Summary {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let width = self
+            .registries
+            .iter()
+            .map(|r| r.name.len())
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        writeln!(
+            out,
+            "{:<width$}  {:>7} {:>8} {:>7} {:>9} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6}",
+            "registry",
+            "skills",
+            "docs",
+            "edges",
+            "isolated",
+            "isolated*",
+            "yaml-fail",
+            "salvaged",
+            "no-fm",
+            "errors",
+            "warns"
+        )?;
+        for r in &self.registries {
+            writeln!(
+                out,
+                "{:<width$}  {:>7} {:>8} {:>7} {:>8.1}% {:>9.1}% {:>9} {:>8} {:>7} {:>6} {:>6}",
+                r.name,
+                r.skills,
+                r.documents,
+                r.edges,
+                r.isolated_fraction * 100.0,
+                r.isolated_unambiguous_fraction * 100.0,
+                r.yaml_failures,
+                r.yaml_salvaged,
+                r.frontmatter_missing,
+                r.errors,
+                r.warnings
+            )?;
+        }
+        let line = |m: &BTreeMap<String, u64>| {
+            m.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        };
+        writeln!(out, "(isolated*: no edge other than AMBIGUOUS mentions)")?;
+        writeln!(out, "\nedges by kind:      {}", line(&self.edges_by_kind))?;
+        writeln!(out, "edges by source:    {}", line(&self.edges_by_source))?;
+        writeln!(
+            out,
+            "edges by extractor: {}",
+            line(&self.edges_by_extractor)
+        )?;
+        writeln!(
+            out,
+            "diagnostics:        {}",
+            line(&self.diagnostics_by_code)
+        )
+    }
+}
+
 /// `a / b` to 3 decimals (0 when `b` is 0).
 fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {

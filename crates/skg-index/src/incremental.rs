@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 use skg_model::{Document, Skill};
 
-use crate::Index;
+use crate::{Index, Vectors, dense_targets};
 
 /// Packages by what happened to them since the previous index.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -105,4 +105,55 @@ pub fn reuse_vectors(
         }
     }
     (reused, todo)
+}
+
+/// The dense vectors an index build needs: those carried over from the previous index (kept
+/// packages embedded by the same model) and the texts still to embed — documents' texts, then
+/// example requests as extra vectors of their skills' L0 documents.
+#[derive(Debug, Clone, Default)]
+pub struct VectorPlan {
+    /// (document position, vector) carried over.
+    pub reused: Vec<(usize, Vec<f32>)>,
+    /// Document positions the texts below are embedded for, in order.
+    pub targets: Vec<usize>,
+    /// The texts to embed, one per target.
+    pub texts: Vec<String>,
+}
+
+impl VectorPlan {
+    /// What a build of `documents` embeds with `model`, given the previous index and what changed
+    /// since (`None`: a whole build), and example requests as `(document, text)`.
+    pub fn new(
+        documents: &[Document],
+        previous: Option<(&Index, &PackageDiff)>,
+        examples: &[(usize, String)],
+        model: &str,
+    ) -> VectorPlan {
+        let all = dense_targets(documents);
+        let (reused, mut targets) = match previous {
+            Some((old, diff)) => reuse_vectors(old, diff, documents, &all, model),
+            None => (Vec::new(), all),
+        };
+        let mut texts: Vec<String> = targets.iter().map(|&i| documents[i].text.clone()).collect();
+        for (doc, text) in examples {
+            targets.push(*doc);
+            texts.push(text.clone());
+        }
+        VectorPlan {
+            reused,
+            targets,
+            texts,
+        }
+    }
+
+    /// The index's vectors: the carried-over ones and `embedded` (one per text, in order).
+    pub fn into_vectors(self, embedded: Vec<Vec<f32>>, model: &str, dim: usize) -> Vectors {
+        let mut rows = self.reused;
+        rows.extend(self.targets.into_iter().zip(embedded));
+        Vectors {
+            model: model.to_owned(),
+            dim,
+            rows,
+        }
+    }
 }

@@ -145,6 +145,70 @@ pub struct EvalReport {
     pub unresolved: BTreeSet<String>,
 }
 
+/// The metrics table of every mode (and, with `per_query`, each query's rank of its first gold
+/// skill), as `skg eval` prints them.
+impl std::fmt::Display for EvalReport {
+    fn fmt(&self, o: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for g in self.unresolved.iter().take(5) {
+            writeln!(o, "  unresolved: {g}")?;
+        }
+        writeln!(
+            o,
+            "\n{:<8} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>9} {:>8}",
+            "mode",
+            "hit@1",
+            "hit@3",
+            "hit@5",
+            "hit@10",
+            "MRR@10",
+            "nDCG10",
+            "R@1",
+            "R@3",
+            "R@5",
+            "R@10",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "tokens",
+            "reduct."
+        )?;
+        for r in &self.modes {
+            let m = &r.metrics;
+            writeln!(
+                o,
+                "{:<8} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.2} {:>8.2} {:>8.2} {:>9.0} {:>7.1}%",
+                format!("{:?}", r.mode).to_lowercase(),
+                m.hit[0],
+                m.hit[1],
+                m.hit[2],
+                m.hit[3],
+                m.mrr10,
+                m.ndcg10,
+                m.recall[0],
+                m.recall[1],
+                m.recall[2],
+                m.recall[3],
+                r.latency_ms.p50,
+                r.latency_ms.p95,
+                r.latency_ms.p99,
+                r.mean_bundle_tokens,
+                100.0 * r.token_reduction,
+            )?;
+            if m.empty > 0 {
+                writeln!(o, "         {} queries got an empty answer", m.empty)?;
+            }
+        }
+        for r in self.modes.iter().filter(|r| !r.per_query.is_empty()) {
+            writeln!(o, "\n{:?}: rank of the first gold skill per query", r.mode)?;
+            for (q, rank) in &r.per_query {
+                let rank = rank.map_or_else(|| "-".to_owned(), |r| r.to_string());
+                writeln!(o, "  {rank:>4}  {q}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Query embedding for the dense and hybrid modes (the binary plugs the model in).
 pub type EmbedFn<'a> = dyn FnMut(&str) -> std::result::Result<Vec<f32>, String> + 'a;
 
@@ -344,7 +408,10 @@ mod tests {
     use super::*;
 
     #[test]
-    #[expect(clippy::float_cmp, reason = "percentiles are samples, not computed values")]
+    #[expect(
+        clippy::float_cmp,
+        reason = "percentiles are samples, not computed values"
+    )]
     fn latency_is_the_nearest_rank() {
         // 1..=100 ms: p50 is the 50th smallest, p95 the 95th, p99 the 99th.
         let l = Latency::of((1..=100).rev().map(f64::from).collect());

@@ -35,7 +35,7 @@ pub use crate::{
     },
     bm25::{FIELDS, FieldWeights},
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},
-    incremental::{PackageDiff, diff_packages, reuse_vectors},
+    incremental::{PackageDiff, VectorPlan, diff_packages, reuse_vectors},
     judged::{
         EmbedFn, EvalOptions, EvalReport, JudgedQuery, Latency, ModeReport, evaluate,
         resolve_examples, skill_keys,

@@ -123,6 +123,48 @@ impl GateReport {
     }
 }
 
+/// A check's value as printed.
+fn value(v: Option<f64>) -> String {
+    v.map_or_else(|| "none".to_owned(), |v| format!("{v:.3}"))
+}
+
+impl Check {
+    /// The GitHub Actions annotation of a failed check.
+    pub fn annotation(&self) -> String {
+        format!(
+            "::error title=skg gate::{} {} = {} (limit {:.3})",
+            self.scope,
+            self.name,
+            value(self.value),
+            self.limit
+        )
+    }
+}
+
+/// Every check, then the verdict, as `skg gate` prints them.
+impl std::fmt::Display for GateReport {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for c in &self.checks {
+            writeln!(
+                out,
+                "{} {:<38} {:<14} {:>8} (limit {:.3})",
+                if c.passed { "pass" } else { "FAIL" },
+                c.scope,
+                c.name,
+                value(c.value),
+                c.limit
+            )?;
+        }
+        writeln!(
+            out,
+            "gate {}: {} of {} checks failed",
+            if self.passed { "passed" } else { "FAILED" },
+            self.failed().count(),
+            self.checks.len()
+        )
+    }
+}
+
 /// Checks `metrics` against `options` and, when given, the `baseline`'s RScore per scope (a
 /// drop by more than the tolerance fails). A scope with no row is an error, not a pass.
 pub fn gate(

@@ -18,7 +18,7 @@ use skg_model::{
 
 pub use crate::{
     gate::{Check, GateConfig, GateOptions, GateReport, gate},
-    summary::{GraphSize, Summary},
+    summary::{GraphSize, Summary, failure_modes},
 };
 
 /// Errors of this crate.

@@ -65,3 +65,109 @@ impl Summary {
         }
     }
 }
+
+fn f(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
+}
+
+/// ` (isolation, …)`, or nothing.
+pub fn failure_modes(modes: &[String]) -> String {
+    if modes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", modes.join(", "))
+    }
+}
+
+/// The metrics of every scope, the union's isolated skills, god nodes and largest communities,
+/// as `skg measure` prints them.
+impl std::fmt::Display for Summary {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            out,
+            "\n{:<38} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>6} {:>7} {:>7}  risk / failure modes",
+            "scope", "nodes", "edges", "isol.", "TLIS", "GNCI", "comm.", "named", "CFI", "RScore"
+        )?;
+        for m in &self.metrics {
+            writeln!(
+                out,
+                "{:<38} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>6} {:>7} {:>7}  {}{}",
+                m.scope,
+                m.nodes,
+                m.edges,
+                m.isolated,
+                f(m.tlis, 3),
+                f(m.gnci, 2),
+                m.communities,
+                m.named_communities,
+                f(m.cfi, 2),
+                f(m.rscore, 3),
+                m.risk,
+                failure_modes(&m.failure_modes)
+            )?;
+        }
+        let Some(all) = self.metrics.first() else {
+            return Ok(());
+        };
+        if !all.isolated_nodes.is_empty() {
+            let shown: Vec<&str> = all
+                .isolated_nodes
+                .iter()
+                .take(8)
+                .map(String::as_str)
+                .collect();
+            let more = if all.isolated_nodes.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "\nisolated ({}): {}{more}",
+                all.isolated_nodes.len(),
+                shown.join(", ")
+            )?;
+        }
+        if !all.god_nodes.is_empty() {
+            let gods: Vec<&str> = all.god_nodes.iter().take(10).map(String::as_str).collect();
+            writeln!(out, "\ngod nodes (degree > 3 × mean): {}", gods.join(", "))?;
+        }
+        if !self.top_communities.is_empty() {
+            writeln!(out, "\nlargest communities of the union:")?;
+            for c in &self.top_communities {
+                writeln!(
+                    out,
+                    "  #{:<3} {:>4} skills  {}",
+                    c.community,
+                    c.size,
+                    c.label.as_deref().unwrap_or("(unnamed)")
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for GraphSize {
+    /// `N nodes, E edges (of R relation edges read; confidence ≥ c; …)`.
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            out,
+            "{} nodes, {} edges (of {} relation edges read; confidence ≥ {}{}{})",
+            self.nodes,
+            self.edges,
+            self.relation_edges_read,
+            self.min_confidence,
+            if self.aliases_folded {
+                "; aliases folded into canonicals"
+            } else {
+                ""
+            },
+            if self.quarantined_left_out {
+                "; quarantined left out"
+            } else {
+                ""
+            },
+        )
+    }
+}

@@ -76,6 +76,55 @@ impl Summary {
     }
 }
 
+/// The per-registry table `skg score` prints.
+impl std::fmt::Display for Summary {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            out,
+            "\n{:<40} {:>7} {:>12} {:>11}",
+            "registry", "skills", "quarantined", "mean score"
+        )?;
+        for (name, r) in &self.registries {
+            writeln!(
+                out,
+                "{name:<40} {:>7} {:>12} {:>11.3}",
+                r.skills, r.quarantined, r.mean_score
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The header of an evaluation table (`name`: the first column's title).
+fn evaluation_header(out: &mut std::fmt::Formatter<'_>, name: &str) -> std::fmt::Result {
+    writeln!(
+        out,
+        "{name:<40} {:>4} {:>8} {:>10}",
+        "n", "AUC g/s", "AUC g/m+s"
+    )
+}
+
+/// One row of an evaluation table.
+fn evaluation_row(
+    out: &mut std::fmt::Formatter<'_>,
+    name: &str,
+    e: &Evaluation,
+) -> std::fmt::Result {
+    let auc = |a: Option<f64>| a.map_or_else(|| "   -".to_owned(), |x| format!("{x:.3}"));
+    let q = |l: &str| e.at_threshold.get(l).copied().unwrap_or((0, 0));
+    let ((gq, gk), (mq, mk), (sq, sk)) = (q("good"), q("mediocre"), q("slop"));
+    writeln!(
+        out,
+        "{name:<40} {:>4} {:>8} {:>10}   good {gq}/{} mediocre {mq}/{} slop {sq}/{} quarantined",
+        e.n,
+        auc(e.auc_good_vs_slop),
+        auc(e.auc_mediocre_as_slop),
+        gq + gk,
+        mq + mk,
+        sq + sk
+    )
+}
+
 /// One row of a labels file: where it was read (`file:line`), the skill key
 /// (`<registry folder>/<SKILL.md path>`) and the label as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +135,37 @@ pub struct LabelRow {
     pub path: String,
     /// `good`, `mediocre` or `slop`.
     pub label: String,
+}
+
+impl LabelRow {
+    /// The rows of a labels CSV text with columns `path` and `label` (`file` names the source in
+    /// `at` and in errors); a file without rows is an error.
+    pub fn parse_csv(text: &str, file: &str) -> Result<Vec<LabelRow>, Error> {
+        let bad = |m: String| Error::Labels(m);
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let headers = reader
+            .headers()
+            .map_err(|e| bad(format!("{file}: {e}")))?
+            .clone();
+        let col = |n: &str| headers.iter().position(|h| h.trim() == n);
+        let (Some(cp), Some(cl)) = (col("path"), col("label")) else {
+            return Err(bad(format!("{file}: needs columns `path` and `label`")));
+        };
+        let mut rows = Vec::new();
+        for (n, rec) in reader.records().enumerate() {
+            let at = format!("{file}:{}", n + 2);
+            let rec = rec.map_err(|e| bad(format!("{at}: not a CSV row: {e}")))?;
+            rows.push(LabelRow {
+                path: rec.get(cp).unwrap_or("").trim().to_owned(),
+                label: rec.get(cl).unwrap_or("").trim().to_owned(),
+                at,
+            });
+        }
+        if rows.is_empty() {
+            return Err(bad(format!("{file}: no labelled rows")));
+        }
+        Ok(rows)
+    }
 }
 
 /// The labelled skills of `ctx` with their features. A row with an unknown label or a key that
@@ -168,6 +248,17 @@ impl EvalReport {
     }
 }
 
+impl std::fmt::Display for EvalReport {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        evaluation_header(out, "labels (model as given; not held out)")?;
+        evaluation_row(out, "all", &self.pooled)?;
+        for r in &self.registries {
+            evaluation_row(out, &r.registry, &r.eval)?;
+        }
+        Ok(())
+    }
+}
+
 /// What `skg score train` prints.
 #[derive(Debug, Clone, Serialize)]
 pub struct TrainReport {
@@ -181,4 +272,60 @@ pub struct TrainReport {
     pub leave_one_registry_out: Vec<LeftOut>,
     /// (feature, coefficient), in feature order.
     pub coefficients: Vec<(String, f64)>,
+    /// The intercept of the log-odds of clean.
+    pub intercept: f64,
+}
+
+impl std::fmt::Display for TrainReport {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            out,
+            "trained on {} labelled skills → {}",
+            self.rows, self.model
+        )?;
+        writeln!(out)?;
+        evaluation_header(out, "evaluation")?;
+        evaluation_row(
+            out,
+            "5-fold cross-validated (pooled)",
+            &self.cross_validated,
+        )?;
+        for l in &self.leave_one_registry_out {
+            match &l.eval {
+                Some(e) => evaluation_row(out, &format!("left out: {}", l.registry), e)?,
+                None => writeln!(
+                    out,
+                    "left out: {:<30} not evaluable: the other registries hold one class only",
+                    l.registry
+                )?,
+            }
+        }
+        let cv = &self.cross_validated;
+        writeln!(
+            out,
+            "\ncalibration of the cross-validated P(clean), good vs slop (Brier {:.3}):",
+            cv.brier.unwrap_or(f64::NAN)
+        )?;
+        for (bin, n, pred, obs) in &cv.calibration {
+            writeln!(
+                out,
+                "  predicted {bin}: {n:>4} skills, mean predicted {pred:.3}, observed good {obs:.3}"
+            )?;
+        }
+        writeln!(
+            out,
+            "\ncoefficients (log-odds of clean per standard deviation; intercept {:+.3}):",
+            self.intercept
+        )?;
+        let mut c = self.coefficients.clone();
+        c.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+        for (name, v) in c {
+            let doc = crate::FEATURES
+                .iter()
+                .find(|f| f.0 == name)
+                .map_or("", |f| f.1);
+            writeln!(out, "  {v:+.3}  {name:<22} {doc}")?;
+        }
+        Ok(())
+    }
 }

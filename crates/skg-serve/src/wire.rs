@@ -437,6 +437,56 @@ pub struct RouteResponse {
     pub took_ms: f64,
 }
 
+/// The plan, one line a skill, with cycles, type errors, missing dependencies and the token
+/// accounting, as `skg route` prints it.
+impl std::fmt::Display for RouteResponse {
+    fn fmt(&self, o: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for d in &self.served.degraded {
+            writeln!(o, "({d})")?;
+        }
+        if self.nothing_cleared_the_floor {
+            writeln!(o, "no skill cleared the score floor for this task")?;
+        }
+        for s in &self.plan {
+            let why = match &s.reason {
+                Reason::Retrieved { rank } => format!("retrieved #{rank}"),
+                Reason::Dependency { of } => format!("dependency of {of}"),
+                Reason::Complement { of } => format!("complements {of}"),
+            };
+            writeln!(
+                o,
+                "{:>2}. {:<60} {:>6} tokens  {why}",
+                s.step, s.id, s.tokens
+            )?;
+        }
+        for c in &self.cycles {
+            writeln!(o, "dependency cycle: {}", c.join(" → "))?;
+        }
+        for e in &self.type_errors {
+            writeln!(o, "type error: {e}")?;
+        }
+        for m in &self.missing {
+            writeln!(o, "missing dependency: {m}")?;
+        }
+        let t = &self.tokens;
+        let over = if t.overrun > 0 {
+            format!(
+                "; {} tokens over the budget (dependencies are kept)",
+                t.overrun
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            o,
+            "bundle {} tokens of a {}-token catalog ({:.1}% of it){over}",
+            t.bundle,
+            t.catalog,
+            100.0 * t.bundle as f64 / t.catalog.max(1) as f64,
+        )
+    }
+}
+
 /// `GET /v1/skills/{id}`: one skill (routable or not) with its `SKILL.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SkillResponse {

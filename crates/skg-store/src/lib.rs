@@ -13,6 +13,7 @@
 //! (name, type, where the value comes from in the row, what it means); Parquet, NDJSON and
 //! `skg schema` all follow that declaration, so they can't drift apart.
 
+mod audit;
 mod error;
 mod frame;
 mod manifest;
@@ -20,6 +21,7 @@ mod staging;
 pub mod tables;
 
 pub use crate::{
+    audit::publish_audit,
     error::{Error, Result},
     manifest::{Manifest, TableInfo, Tool, read_manifest, read_stage_manifest},
     staging::{Staging, read_ndjson, read_rows},

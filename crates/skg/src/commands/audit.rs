@@ -20,7 +20,7 @@ use anyhow::{Context as _, bail};
 use serde::Serialize;
 use skg_artifact::key::{self, KeyBuilder, KeyFile};
 use skg_model::{ALL_SCOPE, Edge, MetricRow, Progress as _, RegistryInput, Role, Stage};
-use skg_store::{Manifest, Staging, tables};
+use skg_store::tables;
 
 use super::{canonicalize, extract, measure, read_table, score};
 use crate::{ExitStatus, GlobalArgs, args::AuditArgs, progress::Bar};
@@ -363,14 +363,20 @@ fn report(
 
     bar.phase("publish", 1);
     let all_edges: Vec<Edge> = ex.edges.iter().chain(&canon_edges).cloned().collect();
-    publish(
-        plan,
+    let options = serde_json::json!({
+        "stages": runs.iter().map(|r| (r.stage, r.key.clone())).collect::<BTreeMap<_, _>>(),
+        "embeddings": embeddings,
+        "threshold": plan.score.threshold,
+        "min_confidence": plan.measure.min_confidence,
+        "min_rscore": plan.min_rscore,
+    });
+    skg_store::publish_audit(
+        &plan.out,
         stages_dir,
         &html,
         &all_edges,
-        &ex.registries,
-        &runs,
-        &embeddings,
+        ex.registries.clone(),
+        options,
     )
     .with_context(|| format!("cannot write {}", plan.out.display()))?;
     bar.finish();
@@ -440,56 +446,6 @@ fn out_dir(args: &AuditArgs) -> anyhow::Result<PathBuf> {
     Ok(PathBuf::from("reports").join(name))
 }
 
-/// The audit folder: the report, every table at the top (hard links into `stages/`), the
-/// stages with their keys, a manifest; published with one rename.
-fn publish(
-    plan: &Plan,
-    stages_dir: &Path,
-    html: &str,
-    all_edges: &[Edge],
-    registries: &[RegistryInput],
-    runs: &[StageRun],
-    embeddings: &str,
-) -> anyhow::Result<()> {
-    let mut staging = Staging::begin(&plan.out)?;
-    staging.write_file("index.html", html.as_bytes())?;
-    let mut counts = BTreeMap::new();
-    for (stage, stage_tables) in tables::STAGES {
-        let dir = stages_dir.join(stage.as_str());
-        let m = skg_store::read_manifest(&dir)?;
-        for t in *stage_tables {
-            // Canonicalize's `edges` (duplicate_of / variant_of) join extract's below.
-            if t.name() == tables::EDGES.name {
-                continue;
-            }
-            let rows = m
-                .tables
-                .iter()
-                .find(|x| x.name == t.name())
-                .map_or(0, |x| x.rows);
-            staging.link_table(t.name(), &dir, rows)?;
-            counts.insert(t.name().to_owned(), rows);
-        }
-    }
-    staging.write_table(&tables::EDGES, all_edges)?;
-    counts.insert(tables::EDGES.name.to_owned(), all_edges.len() as u64);
-    staging.link_dir("stages", stages_dir)?;
-    let manifest = Manifest::new(
-        Stage::Audit,
-        registries.to_vec(),
-        counts,
-        serde_json::json!({
-            "stages": runs.iter().map(|r| (r.stage, r.key.clone())).collect::<BTreeMap<_, _>>(),
-            "embeddings": embeddings,
-            "threshold": plan.score.threshold,
-            "min_confidence": plan.measure.min_confidence,
-            "min_rscore": plan.min_rscore,
-        }),
-    );
-    staging.commit(manifest)?;
-    Ok(())
-}
-
 fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
     for r in &s.stages {
         writeln!(
@@ -520,7 +476,7 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
             f(m.gnci),
             f(m.cfi),
             m.risk,
-            measure::modes(&m.failure_modes)
+            skg_measure::failure_modes(&m.failure_modes)
         )?;
     }
     writeln!(

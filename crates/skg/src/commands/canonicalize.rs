@@ -7,7 +7,7 @@ use std::{
     time::Instant,
 };
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use serde::Serialize;
 use skg_canon::{
     Canonicalization, Index, Input, Options, RegistryCounts,
@@ -196,27 +196,9 @@ fn read_scores(path: &Path) -> anyhow::Result<BTreeMap<SkillId, f64>> {
 
 /// Labelled pairs: a CSV with columns `a`, `b` and optionally `label`.
 fn read_pairs(path: &Path) -> anyhow::Result<Vec<LabelledPair>> {
-    let mut reader =
-        csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let headers = reader.headers()?.clone();
-    let col = |name: &str| headers.iter().position(|h| h.trim() == name);
-    let (Some(ca), Some(cb)) = (col("a"), col("b")) else {
-        bail!("{}: needs columns `a` and `b`", path.display());
-    };
-    let cl = col("label");
-    let mut out = Vec::new();
-    for (n, rec) in reader.records().enumerate() {
-        let at = format!("{}:{}", path.display(), n + 2);
-        let rec = rec.with_context(|| at.clone())?;
-        let field = |i: usize| rec.get(i).unwrap_or("").trim().to_owned();
-        out.push(LabelledPair {
-            a: field(ca),
-            b: field(cb),
-            label: cl.map(field),
-            at,
-        });
-    }
-    Ok(out)
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    LabelledPair::parse_csv(&text, &path.display().to_string()).map_err(anyhow::Error::msg)
 }
 
 fn write(
@@ -292,91 +274,12 @@ fn print_human(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
             "embeddings: off (--no-embeddings): descriptions compared lexically"
         )?;
     }
-    if !s.registries.is_empty() {
-        writeln!(
-            out,
-            "\n{:<40} {:>7} {:>9} {:>10} {:>12} {:>8}",
-            "registry", "raw", "canonical", "duplicates", "cross-copies", "variants"
-        )?;
-        for r in &s.registries {
-            writeln!(
-                out,
-                "{:<40} {:>7} {:>9} {:>10} {:>12} {:>8}",
-                r.name, r.raw, r.canonical, r.duplicates, r.copies_of_other_registries, r.variants
-            )?;
-        }
-    }
+    write!(out, "{}", skg_canon::RegistryTable(&s.registries))?;
     if let Some(p) = &s.pairs {
-        print_pairs(out, p)?;
+        write!(out, "{p}")?;
     }
     if let Some(t) = &s.synthetic {
-        writeln!(
-            out,
-            "synthetic ground truth: pair precision {:.3}, recall {:.3} ({} true copy pairs, {} predicted)",
-            t.precision, t.recall, t.true_pairs, t.predicted_pairs
-        )?;
-    }
-    Ok(())
-}
-
-fn print_pairs(out: &mut impl Write, p: &PairReport) -> std::io::Result<()> {
-    writeln!(out, "\npairs from {}: {} scored", p.file, p.pairs)?;
-    for r in &p.rows {
-        let mark = match r.label.as_deref() {
-            Some(l) if l == r.decision => "  ",
-            Some(_) => "✗ ",
-            None => "",
-        };
-        writeln!(
-            out,
-            "{mark}{} | {} | label={} decision={} pair={} ({}) {}",
-            r.a,
-            r.b,
-            r.label.as_deref().unwrap_or("-"),
-            r.decision,
-            r.pair_decision,
-            r.rule,
-            skg_canon::describe(&r.signals)
-        )?;
-    }
-    for u in &p.unresolved {
-        writeln!(out, "unresolved: {u}")?;
-    }
-    if let Some(m) = &p.duplicate {
-        writeln!(
-            out,
-            "duplicate: precision {:.3} recall {:.3} F1 {:.3} ({} of {} predicted, {} labelled)",
-            m.precision, m.recall, m.f1, m.true_positives, m.predicted, m.actual
-        )?;
-    }
-    if let Some(m) = &p.duplicate_pairwise {
-        writeln!(
-            out,
-            "duplicate (pair decision alone): precision {:.3} recall {:.3} F1 {:.3}",
-            m.precision, m.recall, m.f1
-        )?;
-    }
-    if !p.confusion.is_empty() {
-        writeln!(out, "confusion (rows label, columns decision):")?;
-        writeln!(
-            out,
-            "{:>12} {:>10} {:>10} {:>10}",
-            "", "duplicate", "variant", "distinct"
-        )?;
-        for l in ["duplicate", "variant", "distinct"] {
-            let row = p.confusion.get(l);
-            let get = |d: &str| row.and_then(|r| r.get(d)).copied().unwrap_or(0);
-            writeln!(
-                out,
-                "{l:>12} {:>10} {:>10} {:>10}",
-                get("duplicate"),
-                get("variant"),
-                get("distinct")
-            )?;
-        }
-    }
-    if let Some(a) = p.accuracy {
-        writeln!(out, "accuracy over three labels: {a:.3}")?;
+        write!(out, "{t}")?;
     }
     Ok(())
 }

@@ -94,55 +94,6 @@ fn print_human(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         r.elapsed_seconds,
         r.skills_per_second
     )?;
-    let width = s
-        .registries
-        .iter()
-        .map(|r| r.name.len())
-        .max()
-        .unwrap_or(8)
-        .max(8);
-    writeln!(
-        out,
-        "{:<width$}  {:>7} {:>8} {:>7} {:>9} {:>10} {:>9} {:>8} {:>7} {:>6} {:>6}",
-        "registry",
-        "skills",
-        "docs",
-        "edges",
-        "isolated",
-        "isolated*",
-        "yaml-fail",
-        "salvaged",
-        "no-fm",
-        "errors",
-        "warns"
-    )?;
-    for r in &s.registries {
-        writeln!(
-            out,
-            "{:<width$}  {:>7} {:>8} {:>7} {:>8.1}% {:>9.1}% {:>9} {:>8} {:>7} {:>6} {:>6}",
-            r.name,
-            r.skills,
-            r.documents,
-            r.edges,
-            r.isolated_fraction * 100.0,
-            r.isolated_unambiguous_fraction * 100.0,
-            r.yaml_failures,
-            r.yaml_salvaged,
-            r.frontmatter_missing,
-            r.errors,
-            r.warnings
-        )?;
-    }
-    let line = |m: &std::collections::BTreeMap<String, u64>| {
-        m.iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect::<Vec<_>>()
-            .join(" · ")
-    };
-    writeln!(out, "(isolated*: no edge other than AMBIGUOUS mentions)")?;
-    writeln!(out, "\nedges by kind:      {}", line(&s.edges_by_kind))?;
-    writeln!(out, "edges by source:    {}", line(&s.edges_by_source))?;
-    writeln!(out, "edges by extractor: {}", line(&s.edges_by_extractor))?;
-    writeln!(out, "diagnostics:        {}", line(&s.diagnostics_by_code))?;
+    write!(out, "{s}")?;
     Ok(())
 }

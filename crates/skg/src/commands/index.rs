@@ -190,38 +190,22 @@ pub(crate) fn execute_build(job: &BuildJob, bar: &Bar) -> anyhow::Result<BuildRe
 
     let (mut embedding, mut cache_bytes, mut reused_count) = (None, None, 0usize);
     let vectors = if job.embeddings {
-        let all_targets = skg_index::dense_targets(&documents);
-        let (reused, mut targets) = match (&previous, &diff) {
-            (Some(old), Some(d)) => {
-                skg_index::reuse_vectors(old, d, &documents, &all_targets, skg_embed::MODEL_ID)
-            }
-            _ => (Vec::new(), all_targets),
-        };
-        reused_count = reused.len();
-        let mut texts: Vec<String> = targets.iter().map(|&i| documents[i].text.clone()).collect();
-        for (doc, text) in &examples {
-            targets.push(*doc);
-            texts.push(text.clone());
-        }
-        let mut e = super::embed_texts(
-            &texts,
-            &job.out.join(skg_embed::CACHE_FILE),
-            job.threads,
-            bar,
-        )?;
+        let plan = skg_index::VectorPlan::new(
+            &documents,
+            previous.as_ref().zip(diff.as_ref()),
+            &examples,
+            skg_embed::MODEL_ID,
+        );
+        reused_count = plan.reused.len();
+        let cache = job.out.join(skg_embed::CACHE_FILE);
+        let mut e = super::embed_texts(&plan.texts, &cache, job.threads, bar)?;
         // Reused vectors stay in the cache, so a later whole build finds them too.
-        for (i, v) in &reused {
+        for (i, v) in &plan.reused {
             e.cache.insert(&documents[*i].text, v.clone());
         }
         cache_bytes = Some(e.cache.to_bytes());
         embedding = Some(e.stats);
-        let mut rows: Vec<(usize, Vec<f32>)> = reused;
-        rows.extend(targets.into_iter().zip(e.vectors));
-        Some(skg_index::Vectors {
-            model: skg_embed::MODEL_ID.to_owned(),
-            dim: skg_embed::DIM,
-            rows,
-        })
+        Some(plan.into_vectors(e.vectors, skg_embed::MODEL_ID, skg_embed::DIM))
     } else {
         None
     };
@@ -360,66 +344,7 @@ fn print_eval(o: &mut impl Write, p: &EvalPrinted<'_>) -> std::io::Result<()> {
         s.queries_whose_gold_is_all_quarantined,
         s.gold_unresolved,
     )?;
-    for g in s.unresolved.iter().take(5) {
-        writeln!(o, "  unresolved: {g}")?;
-    }
-    writeln!(
-        o,
-        "\n{:<8} {:>6} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>9} {:>8}",
-        "mode",
-        "hit@1",
-        "hit@3",
-        "hit@5",
-        "hit@10",
-        "MRR@10",
-        "nDCG10",
-        "R@1",
-        "R@3",
-        "R@5",
-        "R@10",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "tokens",
-        "reduct."
-    )?;
-    for r in &s.modes {
-        let m = &r.metrics;
-        writeln!(
-            o,
-            "{:<8} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.2} {:>8.2} {:>8.2} {:>9.0} {:>7.1}%",
-            format!("{:?}", r.mode).to_lowercase(),
-            m.hit[0],
-            m.hit[1],
-            m.hit[2],
-            m.hit[3],
-            m.mrr10,
-            m.ndcg10,
-            m.recall[0],
-            m.recall[1],
-            m.recall[2],
-            m.recall[3],
-            r.latency_ms.p50,
-            r.latency_ms.p95,
-            r.latency_ms.p99,
-            r.mean_bundle_tokens,
-            100.0 * r.token_reduction,
-        )?;
-        if m.empty > 0 {
-            writeln!(o, "         {} queries got an empty answer", m.empty)?;
-        }
-    }
-    for r in s.modes.iter().filter(|r| !r.per_query.is_empty()) {
-        writeln!(o, "\n{:?}: rank of the first gold skill per query", r.mode)?;
-        for (q, rank) in &r.per_query {
-            writeln!(
-                o,
-                "  {:>4}  {q}",
-                rank.map_or_else(|| "-".to_owned(), |r| r.to_string())
-            )?;
-        }
-    }
-    Ok(())
+    write!(o, "{s}")
 }
 
 pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
@@ -471,52 +396,6 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     };
     let mut r = wire::route(&index, &req, &answer, &bundle, served)?;
     r.took_ms = started.elapsed().as_secs_f64() * 1000.0;
-    super::emit(args.format, &r, |o| print_route(o, &r))?;
+    super::emit(args.format, &r, |o| write!(o, "{r}"))?;
     Ok(ExitStatus::Success)
-}
-
-fn print_route(o: &mut impl Write, r: &wire::RouteResponse) -> std::io::Result<()> {
-    for d in &r.served.degraded {
-        writeln!(o, "({d})")?;
-    }
-    if r.nothing_cleared_the_floor {
-        writeln!(o, "no skill cleared the score floor for this task")?;
-    }
-    for s in &r.plan {
-        let why = match &s.reason {
-            wire::Reason::Retrieved { rank } => format!("retrieved #{rank}"),
-            wire::Reason::Dependency { of } => format!("dependency of {of}"),
-            wire::Reason::Complement { of } => format!("complements {of}"),
-        };
-        writeln!(
-            o,
-            "{:>2}. {:<60} {:>6} tokens  {why}",
-            s.step, s.id, s.tokens
-        )?;
-    }
-    for c in &r.cycles {
-        writeln!(o, "dependency cycle: {}", c.join(" → "))?;
-    }
-    for e in &r.type_errors {
-        writeln!(o, "type error: {e}")?;
-    }
-    for m in &r.missing {
-        writeln!(o, "missing dependency: {m}")?;
-    }
-    let t = &r.tokens;
-    writeln!(
-        o,
-        "bundle {} tokens of a {}-token catalog ({:.1}% of it){}",
-        t.bundle,
-        t.catalog,
-        100.0 * t.bundle as f64 / t.catalog.max(1) as f64,
-        if t.overrun > 0 {
-            format!(
-                "; {} tokens over the budget (dependencies are kept)",
-                t.overrun
-            )
-        } else {
-            String::new()
-        }
-    )
 }

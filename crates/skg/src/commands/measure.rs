@@ -4,7 +4,7 @@ use std::{io::Write, path::Path, time::Instant};
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
-use skg_measure::{GateConfig, GateOptions, GateReport, Input, Options};
+use skg_measure::{GateConfig, GateOptions, Input, Options};
 use skg_model::{MetricRow, Progress as _, Stage};
 use skg_store::{Manifest, Staging, tables};
 
@@ -170,104 +170,13 @@ fn run_codebase(args: &MeasureArgs, root: &Path, options: &Options) -> anyhow::R
     Ok(ExitStatus::Success)
 }
 
-fn f(x: Option<f64>, digits: usize) -> String {
-    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
-}
-
 fn print_human(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
-    let s = &r.summary;
-    let g = &s.graph;
     writeln!(
         out,
-        "SKG: {} nodes, {} edges (of {} relation edges read; confidence ≥ {}{}{}) in {:.2}s → {}",
-        g.nodes,
-        g.edges,
-        g.relation_edges_read,
-        g.min_confidence,
-        if g.aliases_folded {
-            "; aliases folded into canonicals"
-        } else {
-            ""
-        },
-        if g.quarantined_left_out {
-            "; quarantined left out"
-        } else {
-            ""
-        },
-        r.seconds,
-        r.out
+        "SKG: {} in {:.2}s → {}",
+        r.summary.graph, r.seconds, r.out
     )?;
-    writeln!(
-        out,
-        "\n{:<38} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>6} {:>7} {:>7}  risk / failure modes",
-        "scope", "nodes", "edges", "isol.", "TLIS", "GNCI", "comm.", "named", "CFI", "RScore"
-    )?;
-    for m in &s.metrics {
-        writeln!(
-            out,
-            "{:<38} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>6} {:>7} {:>7}  {}{}",
-            m.scope,
-            m.nodes,
-            m.edges,
-            m.isolated,
-            f(m.tlis, 3),
-            f(m.gnci, 2),
-            m.communities,
-            m.named_communities,
-            f(m.cfi, 2),
-            f(m.rscore, 3),
-            m.risk,
-            modes(&m.failure_modes)
-        )?;
-    }
-    let Some(all) = s.metrics.first() else {
-        return Ok(());
-    };
-    if !all.isolated_nodes.is_empty() {
-        let shown: Vec<&str> = all
-            .isolated_nodes
-            .iter()
-            .take(8)
-            .map(String::as_str)
-            .collect();
-        writeln!(
-            out,
-            "\nisolated ({}): {}{}",
-            all.isolated_nodes.len(),
-            shown.join(", "),
-            if all.isolated_nodes.len() > shown.len() {
-                ", …"
-            } else {
-                ""
-            }
-        )?;
-    }
-    if !all.god_nodes.is_empty() {
-        let gods: Vec<&str> = all.god_nodes.iter().take(10).map(String::as_str).collect();
-        writeln!(out, "\ngod nodes (degree > 3 × mean): {}", gods.join(", "))?;
-    }
-    if !s.top_communities.is_empty() {
-        writeln!(out, "\nlargest communities of the union:")?;
-        for c in &s.top_communities {
-            writeln!(
-                out,
-                "  #{:<3} {:>4} skills  {}",
-                c.community,
-                c.size,
-                c.label.as_deref().unwrap_or("(unnamed)")
-            )?;
-        }
-    }
-    Ok(())
-}
-
-/// ` (isolation, …)`, or nothing.
-pub(crate) fn modes(failure_modes: &[String]) -> String {
-    if failure_modes.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", failure_modes.join(", "))
-    }
+    write!(out, "{}", r.summary)
 }
 
 /// The part of `skg measure --format json` output the gate reads.
@@ -312,18 +221,11 @@ pub(crate) fn gate(args: &GateArgs) -> anyhow::Result<ExitStatus> {
     let baseline = args.baseline.as_deref().map(read_metrics).transpose()?;
     let report = skg_measure::gate(&metrics, baseline.as_deref(), &options)
         .with_context(|| args.measure.display().to_string())?;
-    super::emit(args.format, &report, |out| print_gate(out, &report))?;
+    super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         let mut out = std::io::stdout().lock();
         for c in report.failed() {
-            writeln!(
-                out,
-                "::error title=skg gate::{} {} = {} (limit {:.3})",
-                c.scope,
-                c.name,
-                value(c.value),
-                c.limit
-            )?;
+            writeln!(out, "{}", c.annotation())?;
         }
     }
     Ok(if report.passed {
@@ -331,30 +233,4 @@ pub(crate) fn gate(args: &GateArgs) -> anyhow::Result<ExitStatus> {
     } else {
         ExitStatus::Failure
     })
-}
-
-/// A check's value as printed.
-fn value(v: Option<f64>) -> String {
-    v.map_or_else(|| "none".to_owned(), |v| format!("{v:.3}"))
-}
-
-fn print_gate(out: &mut impl Write, r: &GateReport) -> std::io::Result<()> {
-    for c in &r.checks {
-        writeln!(
-            out,
-            "{} {:<38} {:<14} {:>8} (limit {:.3})",
-            if c.passed { "pass" } else { "FAIL" },
-            c.scope,
-            c.name,
-            value(c.value),
-            c.limit
-        )?;
-    }
-    writeln!(
-        out,
-        "gate {}: {} of {} checks failed",
-        if r.passed { "passed" } else { "FAILED" },
-        r.failed().count(),
-        r.checks.len()
-    )
 }

@@ -6,10 +6,10 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use serde::Serialize;
 use skg_model::{Member, Progress as _, SkillKeys, Stage};
-use skg_score::{Context, EvalReport, Evaluation, FEATURES, LabelRow, Model, Options, TrainReport};
+use skg_score::{Context, EvalReport, LabelRow, Model, Options, TrainReport};
 use skg_store::{Manifest, Staging, tables};
 
 use crate::{
@@ -137,44 +137,15 @@ fn print_human(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         "{} skills scored → {}: {} quarantined (slop_score < {})",
         s.skills, r.out, s.quarantined, s.threshold
     )?;
-    writeln!(
-        out,
-        "\n{:<40} {:>7} {:>12} {:>11}",
-        "registry", "skills", "quarantined", "mean score"
-    )?;
-    for (name, r) in &s.registries {
-        writeln!(
-            out,
-            "{name:<40} {:>7} {:>12} {:>11.3}",
-            r.skills, r.quarantined, r.mean_score
-        )?;
-    }
-    Ok(())
+    write!(out, "{s}")
 }
 
 /// Labelled examples: the labels CSV's rows matched to skills (bad rows are errors naming the
 /// row).
 fn examples(labels: &Path, data: &Data) -> anyhow::Result<Vec<skg_score::Example>> {
-    let mut reader = csv::Reader::from_path(labels)
+    let text = std::fs::read_to_string(labels)
         .with_context(|| format!("cannot read {}", labels.display()))?;
-    let headers = reader.headers()?.clone();
-    let col = |n: &str| headers.iter().position(|h| h.trim() == n);
-    let (Some(cp), Some(cl)) = (col("path"), col("label")) else {
-        bail!("{}: needs columns `path` and `label`", labels.display());
-    };
-    let mut rows = Vec::new();
-    for (n, rec) in reader.records().enumerate() {
-        let at = format!("{}:{}", labels.display(), n + 2);
-        let rec = rec.with_context(|| format!("{at}: not a CSV row"))?;
-        rows.push(LabelRow {
-            path: rec.get(cp).unwrap_or("").trim().to_owned(),
-            label: rec.get(cl).unwrap_or("").trim().to_owned(),
-            at,
-        });
-    }
-    if rows.is_empty() {
-        bail!("{}: no labelled rows", labels.display());
-    }
+    let rows = LabelRow::parse_csv(&text, &labels.display().to_string())?;
     let keys = SkillKeys::of_skills(&data.x.skills, &data.x.registries);
     Ok(skg_score::examples(&rows, &data.context(), &keys)?)
 }
@@ -203,75 +174,10 @@ fn train(args: &ScoreTrainArgs) -> anyhow::Result<ExitStatus> {
             .cloned()
             .zip(model.coefficients.iter().copied())
             .collect(),
+        intercept: model.intercept,
     };
-    super::emit(args.format, &report, |o| {
-        print_train(o, &report, model.intercept)
-    })?;
+    super::emit(args.format, &report, |o| write!(o, "{report}"))?;
     Ok(ExitStatus::Success)
-}
-
-fn fmt_auc(a: Option<f64>) -> String {
-    a.map_or_else(|| "   -".to_owned(), |x| format!("{x:.3}"))
-}
-
-fn print_eval(out: &mut impl Write, name: &str, e: &Evaluation) -> std::io::Result<()> {
-    let q = |l: &str| e.at_threshold.get(l).copied().unwrap_or((0, 0));
-    let (gq, gk) = q("good");
-    let (mq, mk) = q("mediocre");
-    let (sq, sk) = q("slop");
-    writeln!(
-        out,
-        "{name:<40} {:>4} {:>8} {:>10}   good {gq}/{} mediocre {mq}/{} slop {sq}/{} quarantined",
-        e.n,
-        fmt_auc(e.auc_good_vs_slop),
-        fmt_auc(e.auc_mediocre_as_slop),
-        gq + gk,
-        mq + mk,
-        sq + sk
-    )
-}
-
-fn print_train(out: &mut impl Write, r: &TrainReport, intercept: f64) -> std::io::Result<()> {
-    writeln!(out, "trained on {} labelled skills → {}", r.rows, r.model)?;
-    writeln!(
-        out,
-        "\n{:<40} {:>4} {:>8} {:>10}",
-        "evaluation", "n", "AUC g/s", "AUC g/m+s"
-    )?;
-    print_eval(out, "5-fold cross-validated (pooled)", &r.cross_validated)?;
-    for l in &r.leave_one_registry_out {
-        match &l.eval {
-            Some(e) => print_eval(out, &format!("left out: {}", l.registry), e)?,
-            None => writeln!(
-                out,
-                "left out: {:<30} not evaluable: the other registries hold one class only",
-                l.registry
-            )?,
-        }
-    }
-    let cv = &r.cross_validated;
-    writeln!(
-        out,
-        "\ncalibration of the cross-validated P(clean), good vs slop (Brier {:.3}):",
-        cv.brier.unwrap_or(f64::NAN)
-    )?;
-    for (bin, n, pred, obs) in &cv.calibration {
-        writeln!(
-            out,
-            "  predicted {bin}: {n:>4} skills, mean predicted {pred:.3}, observed good {obs:.3}"
-        )?;
-    }
-    writeln!(
-        out,
-        "\ncoefficients (log-odds of clean per standard deviation; intercept {intercept:+.3}):"
-    )?;
-    let mut c = r.coefficients.clone();
-    c.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
-    for (name, v) in c {
-        let doc = FEATURES.iter().find(|f| f.0 == name).map_or("", |f| f.1);
-        writeln!(out, "  {v:+.3}  {name:<22} {doc}")?;
-    }
-    Ok(())
 }
 
 fn eval(args: &ScoreEvalArgs) -> anyhow::Result<ExitStatus> {
@@ -280,17 +186,6 @@ fn eval(args: &ScoreEvalArgs) -> anyhow::Result<ExitStatus> {
     let model = load_model(args.model.as_deref())?;
     let scores: Vec<f64> = ex.iter().map(|e| model.slop_score(&e.x)).collect();
     let report = EvalReport::new(&ex, &scores, args.threshold);
-    super::emit(args.format, &report, |out| {
-        writeln!(
-            out,
-            "{:<40} {:>4} {:>8} {:>10}",
-            "labels (model as given; not held out)", "n", "AUC g/s", "AUC g/m+s"
-        )?;
-        print_eval(out, "all", &report.pooled)?;
-        for r in &report.registries {
-            print_eval(out, &r.registry, &r.eval)?;
-        }
-        Ok(())
-    })?;
+    super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     Ok(ExitStatus::Success)
 }
