@@ -44,7 +44,14 @@ pub fn extract_files(files: &[(String, Vec<u8>)], limits: &Limits) -> Extraction
         diagnostics.extend(d);
     }
     let n = loaded.len();
-    crate::finish(&[src], loaded, &[(0, n)], diagnostics, &NoProgress)
+    crate::finish(
+        &[src],
+        loaded,
+        &[(0, n)],
+        diagnostics,
+        &[&memory],
+        &NoProgress,
+    )
 }
 
 /// Parses a tool catalog (JSON / JSONL / MCP `tools/list`) from bytes; returns (tools, diagnostics).

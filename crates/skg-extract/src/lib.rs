@@ -172,7 +172,25 @@ pub fn extract(
         skills = loaded.len(),
         "extract::read"
     );
-    finish(sources, loaded, &per_registry, diagnostics, progress)
+    // Links are checked against the registries as they are on disk (a link into a folder the
+    // walk does not enter is not broken).
+    let no_renames = std::collections::HashMap::new();
+    let disks: Vec<read::Disk<'_>> = sources
+        .iter()
+        .map(|s| read::Disk {
+            root: &s.local_path,
+            real_paths: &no_renames,
+        })
+        .collect();
+    let files: Vec<&dyn read::Files> = disks.iter().map(|d| d as &dyn read::Files).collect();
+    finish(
+        sources,
+        loaded,
+        &per_registry,
+        diagnostics,
+        &files,
+        progress,
+    )
 }
 
 /// Relations, documents and registry rows of the loaded skills; everything sorted.
@@ -181,11 +199,12 @@ fn finish(
     loaded: Vec<load::Loaded>,
     per_registry: &[(usize, usize)],
     mut diagnostics: Vec<Diagnostic>,
+    files: &[&dyn read::Files],
     progress: &dyn Progress,
 ) -> Extraction {
     let t1 = std::time::Instant::now();
     progress.phase("relations", loaded.len() as u64);
-    let (edges, rel_diags) = relations::extract(&loaded, sources, progress);
+    let (edges, rel_diags) = relations::extract(&loaded, sources, files, progress);
     diagnostics.extend(rel_diags);
 
     tracing::info!(

@@ -61,6 +61,9 @@ pub(crate) trait Files: Sync {
     /// At most `max_bytes` of the registry-relative file `rel`, and its full size.
     fn bytes(&self, rel: &str, max_bytes: u64) -> std::io::Result<(Vec<u8>, u64)>;
 
+    /// Whether a file or folder exists at the registry-relative path `rel` (walked or not).
+    fn exists(&self, rel: &str) -> bool;
+
     /// The file as text (see [`read_text`]).
     fn text(&self, rel: &str, max_bytes: u64) -> TextFile {
         match self.bytes(rel, max_bytes) {
@@ -84,6 +87,10 @@ impl Files for Disk<'_> {
             None => read_bytes(&crate::walk::abs(self.root, rel), max_bytes),
         }
     }
+
+    fn exists(&self, rel: &str) -> bool {
+        self.real_paths.contains_key(rel) || crate::walk::abs(self.root, rel).exists()
+    }
 }
 
 /// A registry held in memory: registry-relative path → bytes.
@@ -91,6 +98,16 @@ impl Files for Disk<'_> {
 pub(crate) struct Memory(pub(crate) std::collections::BTreeMap<String, Vec<u8>>);
 
 impl Files for Memory {
+    fn exists(&self, rel: &str) -> bool {
+        let dir = format!("{}/", rel.trim_end_matches('/'));
+        self.0.contains_key(rel)
+            || self
+                .0
+                .range(dir.clone()..)
+                .next()
+                .is_some_and(|(k, _)| k.starts_with(&dir))
+    }
+
     fn bytes(&self, rel: &str, max_bytes: u64) -> std::io::Result<(Vec<u8>, u64)> {
         let b = self
             .0

@@ -73,17 +73,58 @@ pub struct Bundle {
     pub catalog_tokens: u64,
 }
 
+/// The skills chosen so far, each with why, in the order they were chosen.
+type Chosen = Vec<(u32, Reason)>;
+
 /// Builds the bundle for an answer.
 pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundle {
-    let mut chosen: Vec<(u32, Reason)> = Vec::new();
     let mut seen: BTreeSet<u32> = BTreeSet::new();
-    let mut missing = BTreeSet::new();
+    let mut chosen: Chosen = Vec::new();
     for (r, h) in answer.hits.iter().enumerate() {
         if seen.insert(h.skill) {
             chosen.push((h.skill, Reason::Retrieved { rank: r + 1 }));
         }
     }
-    // The depends_on closure, breadth first from the seeds in rank order.
+    let missing = dependency_closure(index, &mut chosen, &mut seen);
+    let tokens_of = |s: u32| u64::from(index.skills[s as usize].tokens);
+    let mut tokens: u64 = chosen.iter().map(|c| tokens_of(c.0)).sum();
+    if let Some(budget) = token_budget {
+        tokens = add_complements(index, answer, budget, tokens, &mut chosen, &mut seen);
+    }
+    let (order, cycles) = plan_order(index, &chosen);
+    let plan: Vec<BundleSkill> = order
+        .into_iter()
+        .map(|i| {
+            let (s, reason) = &chosen[i];
+            let e = &index.skills[*s as usize];
+            BundleSkill {
+                skill: *s,
+                id: e.id.to_string(),
+                reason: reason.clone(),
+                tokens: e.tokens,
+            }
+        })
+        .collect();
+    Bundle {
+        tokens,
+        overrun: token_budget.map_or(0, |b| tokens.saturating_sub(b)),
+        token_budget,
+        type_errors: type_errors(index, &plan),
+        plan,
+        cycles,
+        missing: missing.into_iter().collect(),
+        catalog_tokens: index.catalog_tokens(),
+    }
+}
+
+/// Adds the `depends_on` closure of the chosen skills, breadth first from the seeds in rank
+/// order; returns the dependencies the index does not hold.
+fn dependency_closure(
+    index: &Index,
+    chosen: &mut Chosen,
+    seen: &mut BTreeSet<u32>,
+) -> BTreeSet<String> {
+    let mut missing = BTreeSet::new();
     let mut queue: VecDeque<u32> = chosen.iter().map(|c| c.0).collect();
     while let Some(s) = queue.pop_front() {
         let entry = &index.skills[s as usize];
@@ -106,16 +147,22 @@ pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundl
             }
         }
     }
+    missing
+}
+
+/// Adds the retrieved skills' routable complements (`complements`, then `co_used_with`), best
+/// seed first, each with its own dependencies, while they fit the budget; returns the tokens.
+fn add_complements(
+    index: &Index,
+    answer: &Answer,
+    budget: u64,
+    mut tokens: u64,
+    chosen: &mut Chosen,
+    seen: &mut BTreeSet<u32>,
+) -> u64 {
     let tokens_of = |s: u32| u64::from(index.skills[s as usize].tokens);
-    let mut tokens: u64 = chosen.iter().map(|c| tokens_of(c.0)).sum();
-    // Complements within the budget (with their own dependencies, which must fit too).
-    let seeds: Vec<u32> = if token_budget.is_some() {
-        answer.hits.iter().map(|h| h.skill).collect()
-    } else {
-        Vec::new()
-    };
-    for s in seeds {
-        let entry = &index.skills[s as usize];
+    for h in &answer.hits {
+        let entry = &index.skills[h.skill as usize];
         for c in entry.complements.iter().chain(&entry.co_used_with) {
             let Some((ci, ce)) = index.skill(c.as_str()) else {
                 continue;
@@ -138,7 +185,7 @@ pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundl
                 }
             }
             let cost: u64 = add.iter().map(|&x| tokens_of(x)).sum();
-            if token_budget.is_some_and(|b| tokens + cost > b) {
+            if tokens + cost > budget {
                 continue;
             }
             tokens += cost;
@@ -157,8 +204,13 @@ pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundl
             }
         }
     }
+    tokens
+}
 
-    // The plan: condense dependency cycles, then order dependencies first.
+/// The plan: positions in `chosen`, dependencies first (a topological order of `depends_on`
+/// over the strongly connected components; ties by the order chosen), and the dependency cycles
+/// found (ids, sorted), each reported once.
+fn plan_order(index: &Index, chosen: &Chosen) -> (Vec<usize>, Vec<Vec<String>>) {
     let pos: HashMap<u32, usize> = chosen.iter().enumerate().map(|(i, c)| (c.0, i)).collect();
     let mut g: DiGraph<usize, ()> = DiGraph::new();
     let nodes: Vec<_> = (0..chosen.len()).map(|i| g.add_node(i)).collect();
@@ -222,29 +274,20 @@ pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundl
             }
         }
     }
-    let plan: Vec<BundleSkill> = order
-        .into_iter()
-        .map(|i| {
-            let (s, reason) = &chosen[i];
-            let e = &index.skills[*s as usize];
-            BundleSkill {
-                skill: *s,
-                id: e.id.to_string(),
-                reason: reason.clone(),
-                tokens: e.tokens,
-            }
-        })
-        .collect();
+    (order, cycles)
+}
 
-    // Capability types along the plan.
-    let mut type_errors = Vec::new();
+/// Declared capability types along the plan: every `inputs` type of a step must be an
+/// `outputs` type of an earlier step, once any earlier step declares outputs.
+fn type_errors(index: &Index, plan: &[BundleSkill]) -> Vec<String> {
+    let mut errors = Vec::new();
     let mut produced: BTreeSet<&str> = BTreeSet::new();
-    for step in &plan {
+    for step in plan {
         let e = &index.skills[step.skill as usize];
         if !produced.is_empty() {
             for input in &e.inputs {
                 if !produced.contains(input.as_str()) {
-                    type_errors.push(format!(
+                    errors.push(format!(
                         "{} needs `{input}`, which no earlier step of the plan outputs (earlier outputs: {})",
                         e.id,
                         produced.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
@@ -254,16 +297,5 @@ pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundl
         }
         produced.extend(e.outputs.iter().map(String::as_str));
     }
-
-    let catalog_tokens = index.catalog_tokens();
-    Bundle {
-        tokens,
-        overrun: token_budget.map_or(0, |b| tokens.saturating_sub(b)),
-        token_budget,
-        plan,
-        cycles,
-        type_errors,
-        missing: missing.into_iter().collect(),
-        catalog_tokens,
-    }
+    errors
 }

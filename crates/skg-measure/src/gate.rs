@@ -269,7 +269,7 @@ mod tests {
     #[test]
     fn checks_limits_scopes_and_the_baseline() {
         let now = [
-            row("(all)", Some(0.45), Some(12.0)),
+            row(ALL_SCOPE, Some(0.45), Some(12.0)),
             row("r", None, Some(3.0)),
         ];
         let options = GateOptions {
@@ -296,7 +296,7 @@ mod tests {
             ["r"]
         );
         // Baseline 0.48, tolerance 0.02: 0.45 < 0.46 is a regression.
-        let before = [row("(all)", Some(0.48), None)];
+        let before = [row(ALL_SCOPE, Some(0.48), None)];
         let r =
             gate(&now, Some(&before), &GateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
         let reg = r.checks.iter().find(|c| c.name == "no_regression");

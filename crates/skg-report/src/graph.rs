@@ -27,7 +27,11 @@ impl Graph {
     pub(crate) fn build(input: &Input<'_>, options: &Options) -> Graph {
         let mut g = Graph::default();
         let mut index: HashMap<&str, usize> = HashMap::new();
-        for c in input.communities.iter().filter(|c| c.scope == "(all)") {
+        for c in input
+            .communities
+            .iter()
+            .filter(|c| c.scope == skg_model::ALL_SCOPE)
+        {
             for m in &c.members {
                 index.entry(m.as_str()).or_insert_with(|| {
                     g.nodes.push(m.clone());

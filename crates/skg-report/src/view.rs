@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
-use skg_model::{Role, Severity, Skill};
+use skg_model::{ALL_SCOPE, MetricRow, Role, Severity, Skill, limits};
 
 use crate::{Error, Input, Options, charts, diff, graph};
 
@@ -187,51 +187,124 @@ fn loc(s: Option<&Skill>, id: &str) -> Loc {
     }
 }
 
-pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error> {
-    let skill: HashMap<&str, &Skill> = input.skills.iter().map(|s| (s.id.as_str(), s)).collect();
-    let all = input.metrics.iter().find(|m| m.scope == "(all)");
+/// What every section reads: the input, the options, skills by id, the union's metrics.
+struct Ctx<'a> {
+    input: &'a Input<'a>,
+    options: &'a Options,
+    skill: HashMap<&'a str, &'a Skill>,
+    all: Option<&'a MetricRow>,
+}
 
-    // Headline against the METRICS.md limits.
+impl Ctx<'_> {
+    fn loc(&self, id: &str) -> Loc {
+        loc(self.skill.get(id).copied(), id)
+    }
+}
+
+pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error> {
+    let cx = Ctx {
+        input,
+        options,
+        skill: input.skills.iter().map(|s| (s.id.as_str(), s)).collect(),
+        all: input.metrics.iter().find(|m| m.scope == ALL_SCOPE),
+    };
+    let (verdict, headline) = headline(&cx);
+    let (regs, counts, slop) = registries(&cx);
+    let flows = flows(input, &regs);
+    let (clusters, diffs_shown) = clusters(&cx);
+    let threshold = input.scores.first().map(|s| s.threshold);
+    let (graph, degrees, sizes) = graph_view(&cx);
+    let charts = Charts {
+        slop: match threshold {
+            Some(t) if !slop.is_empty() => charts::slop_by_registry(&slop, t)?,
+            _ => String::new(),
+        },
+        degrees: charts::degree_distribution(&degrees)?,
+        communities: charts::community_sizes(&sizes)?,
+    };
+    let (diagnostics, diagnostic_codes) = diagnostics(input);
+    Ok(View {
+        title: input.title.to_owned(),
+        version: env!("CARGO_PKG_VERSION"),
+        schema_version: skg_model::SCHEMA_VERSION,
+        provenance: options.provenance.clone(),
+        headline,
+        verdict,
+        counts,
+        registries: regs.into_values().collect(),
+        flows,
+        clusters,
+        diffs_shown,
+        quarantined: quarantined(&cx),
+        threshold,
+        charts,
+        graph,
+        diagnostics,
+        diagnostic_codes,
+    })
+}
+
+/// The verdict and the headline metrics against the METRICS.md limits.
+fn headline(cx: &Ctx<'_>) -> (Verdict, Vec<Metric>) {
+    let (all, min_rscore) = (cx.all, cx.options.min_rscore);
     let rscore = all.and_then(|m| m.rscore);
     let verdict = Verdict {
         rscore: f(rscore, 3),
-        min_rscore: options.min_rscore,
-        passed: rscore.is_some_and(|r| r >= options.min_rscore),
+        min_rscore,
+        passed: rscore.is_some_and(|r| r >= min_rscore),
         risk: all.map_or_else(|| "empty".to_owned(), |m| m.risk.clone()),
         failure_modes: all.map(|m| m.failure_modes.clone()).unwrap_or_default(),
+    };
+    let below = |value: Option<f64>, digits, limit: f64, name, meaning| Metric {
+        name,
+        value: f(value, digits),
+        limit: format!("< {limit}"),
+        ok: value.is_some_and(|v| v < limit),
+        meaning,
     };
     let headline = vec![
         Metric {
             name: "RScore",
             value: f(rscore, 3),
-            limit: format!("≥ {}", options.min_rscore),
+            limit: format!("≥ {min_rscore}"),
             ok: verdict.passed,
             meaning: "routability: 1 − mean of the three normalized risks",
         },
-        Metric {
-            name: "TLIS",
-            value: f(all.and_then(|m| m.tlis), 3),
-            limit: "< 0.5".into(),
-            ok: all.and_then(|m| m.tlis).is_some_and(|v| v < 0.5),
-            meaning: "isolated skills / skills: nothing leads to them",
-        },
-        Metric {
-            name: "GNCI",
-            value: f(all.and_then(|m| m.gnci), 2),
-            limit: "< 20".into(),
-            ok: all.and_then(|m| m.gnci).is_some_and(|v| v < 20.0),
-            meaning: "max degree / mean degree: one node couples everything",
-        },
-        Metric {
-            name: "CFI",
-            value: f(all.and_then(|m| m.cfi), 2),
-            limit: "< 10".into(),
-            ok: all.and_then(|m| m.cfi).is_some_and(|v| v < 10.0),
-            meaning: "communities / named communities: the catalog falls apart",
-        },
+        below(
+            all.and_then(|m| m.tlis),
+            3,
+            limits::TLIS,
+            "TLIS",
+            "isolated skills / skills: nothing leads to them",
+        ),
+        below(
+            all.and_then(|m| m.gnci),
+            2,
+            limits::GNCI,
+            "GNCI",
+            "max degree / mean degree: one node couples everything",
+        ),
+        below(
+            all.and_then(|m| m.cfi),
+            2,
+            limits::CFI,
+            "CFI",
+            "communities / named communities: the catalog falls apart",
+        ),
     ];
+    (verdict, headline)
+}
 
-    // Per registry.
+/// One row per registry (skills, roles, quarantine, relations, diagnostics, metrics), the
+/// totals, and each registry's slop scores (for the chart).
+fn registries(
+    cx: &Ctx<'_>,
+) -> (
+    BTreeMap<String, RegistryRow>,
+    Counts,
+    BTreeMap<String, Vec<f64>>,
+) {
+    let input = cx.input;
     let mut regs: BTreeMap<String, RegistryRow> = BTreeMap::new();
     for r in input.registries {
         regs.insert(
@@ -253,8 +326,8 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
         registries: input.registries.len(),
         skills: input.skills.len(),
         relations: input.relations.len(),
-        nodes: all.map_or(0, |m| m.nodes),
-        edges: all.map_or(0, |m| m.edges),
+        nodes: cx.all.map_or(0, |m| m.nodes),
+        edges: cx.all.map_or(0, |m| m.edges),
         ..Counts::default()
     };
     for s in input.skills {
@@ -285,7 +358,7 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
         }
     }
     for e in input.relations {
-        if let Some(s) = skill.get(e.src.as_str()) {
+        if let Some(s) = cx.skill.get(e.src.as_str()) {
             reg(&mut regs, s.registry.as_str()).relations += 1;
         }
     }
@@ -303,7 +376,7 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
             Severity::Info => counts.infos += 1,
         }
     }
-    for m in input.metrics.iter().filter(|m| m.scope != "(all)") {
+    for m in input.metrics.iter().filter(|m| m.scope != ALL_SCOPE) {
         let r = reg(&mut regs, &m.scope);
         r.nodes = m.nodes;
         r.isolated = m.isolated;
@@ -328,8 +401,11 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
         counts.variants += r.variants;
         counts.quarantined += r.quarantined;
     }
+    (regs, counts, slop)
+}
 
-    // Duplicate flows: copies in row registry whose canonical lives in column registry.
+/// Duplicate flows: copies in the row registry whose canonical lives in the column registry.
+fn flows(input: &Input<'_>, regs: &BTreeMap<String, RegistryRow>) -> Flows {
     let member_of: HashMap<&str, &skg_model::Member> =
         input.members.iter().map(|m| (m.id.as_str(), m)).collect();
     let names: Vec<String> = regs.keys().cloned().collect();
@@ -351,7 +427,7 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
         }
     }
     let peak = matrix.iter().flatten().copied().max().unwrap_or(0).max(1);
-    let flows = Flows {
+    Flows {
         columns: names.clone(),
         rows: names
             .iter()
@@ -366,28 +442,36 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
                 total: cells.iter().sum(),
             })
             .collect(),
-    };
+    }
+}
 
-    // Duplicate clusters, largest first; the first `diff_clusters` get diffs.
+/// Duplicate clusters, largest first; the first `diff_clusters` get diffs of each copy against
+/// the canonical. Also how many clusters show a diff.
+fn clusters(cx: &Ctx<'_>) -> (Vec<ClusterView>, usize) {
+    let member_of: HashMap<&str, &skg_model::Member> = cx
+        .input
+        .members
+        .iter()
+        .map(|m| (m.id.as_str(), m))
+        .collect();
     let mut clusters: Vec<&skg_model::Cluster> =
-        input.clusters.iter().filter(|c| c.size > 1).collect();
+        cx.input.clusters.iter().filter(|c| c.size > 1).collect();
     clusters.sort_by(|a, b| b.size.cmp(&a.size).then(a.cluster_id.cmp(&b.cluster_id)));
-    let mut diffs_shown = 0;
-    let clusters: Vec<ClusterView> = clusters
+    let views: Vec<ClusterView> = clusters
         .iter()
         .enumerate()
         .map(|(k, c)| {
-            let canon = skill.get(c.cluster_id.as_str()).copied();
-            let with_diff = k < options.diff_clusters;
+            let canon = cx.skill.get(c.cluster_id.as_str()).copied();
+            let with_diff = k < cx.options.diff_clusters;
             let copies: Vec<CopyView> = c
                 .members
                 .iter()
                 .filter(|id| **id != c.cluster_id)
                 .map(|id| {
-                    let s = skill.get(id.as_str()).copied();
+                    let s = cx.skill.get(id.as_str()).copied();
                     let m = member_of.get(id.as_str());
                     let d = match (with_diff, canon, s) {
-                        (true, Some(a), Some(b)) => diff::lines(a, b, options.diff_lines),
+                        (true, Some(a), Some(b)) => diff::lines(a, b, cx.options.diff_lines),
                         _ => None,
                     };
                     let identical = with_diff && canon.is_some() && s.is_some() && d.is_none();
@@ -403,7 +487,6 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
                 })
                 .collect();
             let has_diff = copies.iter().any(|c| !c.diff.is_empty());
-            diffs_shown += usize::from(has_diff);
             ClusterView {
                 canonical: loc(canon, c.cluster_id.as_str()),
                 size: c.size,
@@ -414,26 +497,32 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
             }
         })
         .collect();
+    let shown = views.iter().filter(|c| c.has_diff).count();
+    (views, shown)
+}
 
-    // Quarantined, lowest score first.
-    let mut q: Vec<&skg_model::Score> = input.scores.iter().filter(|s| s.quarantined).collect();
+/// Quarantined skills, lowest score first.
+fn quarantined(cx: &Ctx<'_>) -> Vec<Quarantined> {
+    let mut q: Vec<&skg_model::Score> = cx.input.scores.iter().filter(|s| s.quarantined).collect();
     q.sort_by(|a, b| a.slop_score.total_cmp(&b.slop_score).then(a.id.cmp(&b.id)));
-    let quarantined = q
-        .iter()
+    q.iter()
         .map(|s| Quarantined {
-            at: loc(skill.get(s.id.as_str()).copied(), s.id.as_str()),
+            at: cx.loc(s.id.as_str()),
             score: format!("{:.3}", s.slop_score),
             reasons: s.reasons.clone(),
         })
-        .collect();
-    let threshold = input.scores.first().map(|s| s.threshold);
+        .collect()
+}
 
-    // The graph.
-    let g = graph::Graph::build(input, options);
+/// The graph picture, isolated skills, god nodes and the union's communities; with the degree
+/// of every node and the community sizes (for the charts).
+fn graph_view(cx: &Ctx<'_>) -> (GraphView, Vec<usize>, Vec<u32>) {
+    let input = cx.input;
+    let g = graph::Graph::build(input, cx.options);
     let labels: BTreeMap<u32, String> = input
         .communities
         .iter()
-        .filter(|c| c.scope == "(all)")
+        .filter(|c| c.scope == ALL_SCOPE)
         .filter_map(|c| c.label.clone().map(|l| (c.community, l)))
         .collect();
     let node_names: HashMap<&str, (&str, &str)> = input
@@ -441,76 +530,69 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
         .iter()
         .map(|s| (s.id.as_str(), (s.name.as_str(), s.registry.as_str())))
         .collect();
-    let (svg, drawn, left_out) = graph::picture(&g, &node_names, &labels, options);
+    let (svg, drawn, left_out) = graph::picture(&g, &node_names, &labels, cx.options);
     let degrees: Vec<usize> = (0..g.nodes.len()).map(|i| g.degree(i)).collect();
     let mut communities: Vec<&skg_model::CommunityRow> = input
         .communities
         .iter()
-        .filter(|c| c.scope == "(all)")
+        .filter(|c| c.scope == ALL_SCOPE)
         .collect();
     communities.sort_by(|a, b| b.size.cmp(&a.size).then(a.community.cmp(&b.community)));
     let sizes: Vec<u32> = communities.iter().map(|c| c.size).collect();
     let community_views = communities
         .iter()
         .filter(|c| c.size > 1)
-        .map(|c| {
-            let mut by_reg: BTreeMap<&str, usize> = BTreeMap::new();
-            for m in &c.members {
-                if let Some(s) = skill.get(m.as_str()) {
-                    *by_reg.entry(s.registry.as_str()).or_default() += 1;
-                }
-            }
-            let mut regs: Vec<(&str, usize)> = by_reg.into_iter().collect();
-            regs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-            CommunityView {
-                id: c.community,
-                size: c.size,
-                label: c.label.clone().unwrap_or_default(),
-                registries: regs
-                    .iter()
-                    .map(|(r, n)| format!("{r} {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                sample: c
-                    .members
-                    .iter()
-                    .take(8)
-                    .map(|m| {
-                        skill
-                            .get(m.as_str())
-                            .map_or_else(|| m.clone(), |s| s.name.clone())
-                    })
-                    .collect(),
-            }
-        })
+        .map(|c| community_view(cx, c))
         .collect();
-    let isolated = all
-        .map(|m| {
-            m.isolated_nodes
-                .iter()
-                .map(|id| loc(skill.get(id.as_str()).copied(), id))
-                .collect()
-        })
-        .unwrap_or_default();
-    let graph = GraphView {
+    let all = cx.all;
+    let view = GraphView {
         svg,
         drawn,
         left_out,
-        isolated,
+        isolated: all
+            .map(|m| m.isolated_nodes.iter().map(|id| cx.loc(id)).collect())
+            .unwrap_or_default(),
         god_nodes: all.map(|m| m.god_nodes.clone()).unwrap_or_default(),
         communities: community_views,
     };
-    let charts = Charts {
-        slop: if slop.is_empty() {
-            String::new()
-        } else {
-            charts::slop_by_registry(&slop, threshold.unwrap_or(0.4))?
-        },
-        degrees: charts::degree_distribution(&degrees)?,
-        communities: charts::community_sizes(&sizes)?,
-    };
+    (view, degrees, sizes)
+}
 
-    // Diagnostics, worst first, then by place.
+/// A community with its registries (most members first) and a sample of member names.
+fn community_view(cx: &Ctx<'_>, c: &skg_model::CommunityRow) -> CommunityView {
+    let mut by_reg: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in &c.members {
+        if let Some(s) = cx.skill.get(m.as_str()) {
+            *by_reg.entry(s.registry.as_str()).or_default() += 1;
+        }
+    }
+    let mut regs: Vec<(&str, usize)> = by_reg.into_iter().collect();
+    regs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    CommunityView {
+        id: c.community,
+        size: c.size,
+        label: c.label.clone().unwrap_or_default(),
+        registries: regs
+            .iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        sample: c
+            .members
+            .iter()
+            .take(8)
+            .map(|m| {
+                cx.skill
+                    .get(m.as_str())
+                    .map_or_else(|| m.clone(), |s| s.name.clone())
+            })
+            .collect(),
+    }
+}
+
+/// Diagnostics, worst first, then by place; and the count of each (code, severity), most
+/// frequent first.
+fn diagnostics(input: &Input<'_>) -> (Vec<DiagRow>, Vec<(String, String, usize)>) {
     let mut diags: Vec<&skg_model::Diagnostic> = input.diagnostics.iter().collect();
     diags.sort_by(|a, b| {
         b.severity
@@ -526,10 +608,10 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
             .entry((d.code.to_string(), d.severity.as_str().to_owned()))
             .or_default() += 1;
     }
-    let mut diagnostic_codes: Vec<(String, String, usize)> =
+    let mut codes: Vec<(String, String, usize)> =
         by_code.into_iter().map(|((c, s), n)| (c, s, n)).collect();
-    diagnostic_codes.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
-    let diagnostics = diags
+    codes.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    let rows = diags
         .iter()
         .map(|d| DiagRow {
             location: match d.line {
@@ -541,26 +623,7 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
             message: d.message.clone(),
         })
         .collect();
-
-    Ok(View {
-        title: input.title.to_owned(),
-        version: env!("CARGO_PKG_VERSION"),
-        schema_version: skg_model::SCHEMA_VERSION,
-        provenance: options.provenance.clone(),
-        headline,
-        verdict,
-        counts,
-        registries: regs.into_values().collect(),
-        flows,
-        clusters,
-        diffs_shown,
-        quarantined,
-        threshold,
-        charts,
-        graph,
-        diagnostics,
-        diagnostic_codes,
-    })
+    (rows, codes)
 }
 
 fn reg<'m>(regs: &'m mut BTreeMap<String, RegistryRow>, name: &str) -> &'m mut RegistryRow {

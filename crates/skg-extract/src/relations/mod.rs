@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use rayon::prelude::*;
 use skg_model::{Diagnostic, Edge, EdgeKind, EdgeSource, Evidence};
 
-use crate::{Progress, RegistrySource, load::Loaded};
+use crate::{Progress, RegistrySource, load::Loaded, read::Files};
 
 pub(crate) use names::NameIndex;
 
@@ -62,6 +62,7 @@ pub(crate) fn snippet(line: &str) -> String {
 pub(crate) fn extract(
     loaded: &[Loaded],
     sources: &[RegistrySource],
+    files: &[&dyn Files],
     progress: &dyn Progress,
 ) -> (Vec<Edge>, Vec<Diagnostic>) {
     let t = std::time::Instant::now();
@@ -77,7 +78,7 @@ pub(crate) fn extract(
             let mut cands = Vec::new();
             let mut diags = Vec::new();
             prose::frontmatter_fields(&index, loaded, i, &mut cands);
-            let seen = prose::markdown(&index, loaded, sources, i, &mut cands, &mut diags);
+            let seen = prose::markdown(&index, loaded, files, i, &mut cands, &mut diags);
             scripts::extract(&index, loaded, i, &mut cands);
             progress.advance(1);
             (cands, diags, seen)

@@ -10,9 +10,9 @@ use super::{
     names::{NameIndex, join_rel, parent},
 };
 use crate::{
-    RegistrySource,
-    load::Loaded,
+    load::{Loaded, MdText},
     manifest::{as_list, metadata},
+    read::Files,
 };
 
 fn re(s: &str) -> Regex {
@@ -144,30 +144,27 @@ struct SectionCtx {
     related: bool,
 }
 
-/// Relations in every markdown file of skill `i`: names in prose and lists, links.
-pub(crate) fn markdown(
-    index: &NameIndex,
-    loaded: &[Loaded],
-    sources: &[RegistrySource],
-    i: usize,
-    out: &mut Vec<Candidate>,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<usize> {
-    let mut seen: Vec<usize> = Vec::new();
-    let l = &loaded[i];
-    let reg = l.registry;
-    for md in &l.md {
-        let file_path = l.file_path(&md.path);
-        let text = md.text.as_str();
-        let lines = &md.outline.lines;
-        let file_line = |off: usize| md.first_line + lines.line(off) - 1;
-        let sections: Vec<(usize, usize, SectionCtx)> = md
+/// One markdown file of a skill, with what every relation found in it needs: its path in the
+/// registry, and the section context and file line of any offset.
+struct MdFile<'a> {
+    md: &'a MdText,
+    text: &'a str,
+    /// Registry-relative path.
+    path: String,
+    /// (start, end, context) of every section, by start.
+    sections: Vec<(usize, usize, SectionCtx)>,
+}
+
+impl<'a> MdFile<'a> {
+    fn new(l: &Loaded, md: &'a MdText) -> MdFile<'a> {
+        let sections = md
             .outline
             .sections
             .iter()
             .map(|s| {
                 let mut ctx = SectionCtx::default();
-                // The nearest heading decides, but a Related/Prerequisites parent covers its subsections.
+                // The nearest heading decides, but a Related/Prerequisites parent covers its
+                // subsections.
                 for h in &s.heading_path {
                     ctx.required |= REQUIRED_HEADING.is_match(h);
                     ctx.related |= RELATED_HEADING.is_match(h);
@@ -175,245 +172,362 @@ pub(crate) fn markdown(
                 (s.start, s.end, ctx)
             })
             .collect();
-        let ctx_at = |off: usize| {
-            let k = sections.partition_point(|(s, _, _)| *s <= off);
-            if k == 0 {
-                SectionCtx::default()
-            } else {
-                sections[k - 1].2
-            }
-        };
+        MdFile {
+            md,
+            text: md.text.as_str(),
+            path: l.file_path(&md.path),
+            sections,
+        }
+    }
 
-        // Names in text.
-        for (start, end, pid) in index.find_names(text) {
-            let bytes = text.as_bytes();
+    fn ctx_at(&self, off: usize) -> SectionCtx {
+        let k = self.sections.partition_point(|(s, _, _)| *s <= off);
+        if k == 0 {
+            SectionCtx::default()
+        } else {
+            self.sections[k - 1].2
+        }
+    }
+
+    /// The file line of a byte offset.
+    fn line_of(&self, off: usize) -> u32 {
+        self.md.first_line + self.md.outline.lines.line(off) - 1
+    }
+
+    /// The physical line around `[start, end)`, as byte offsets.
+    fn line_bounds(&self, start: usize, end: usize) -> (usize, usize) {
+        let line_start = self.text[..start].rfind('\n').map_or(0, |p| p + 1);
+        let line_end = self.text[end..]
+            .find('\n')
+            .map_or(self.text.len(), |p| end + p);
+        (line_start, line_end)
+    }
+
+    /// `text[a..b]` with line breaks read as spaces.
+    fn one_line(&self, a: usize, b: usize) -> Cow<'a, str> {
+        let t = &self.text[a..b];
+        if t.contains('\n') {
+            Cow::Owned(t.replace('\n', " "))
+        } else {
+            Cow::Borrowed(t)
+        }
+    }
+}
+
+/// Relations in every markdown file of skill `i`: names in prose and lists, links. Returns the
+/// names seen as words (for their document frequency).
+pub(crate) fn markdown(
+    index: &NameIndex,
+    loaded: &[Loaded],
+    files: &[&dyn Files],
+    i: usize,
+    out: &mut Vec<Candidate>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<usize> {
+    let mut seen: Vec<usize> = Vec::new();
+    let l = &loaded[i];
+    for md in &l.md {
+        let file = MdFile::new(l, md);
+        for (start, end, pid) in index.find_names(file.text) {
             seen.push(pid);
-            // Cheap exits first: the skill's own name, or a name no other skill could answer to;
-            // a plain word found only in other registries without a `namespace:` before it (it
-            // could only cross registries if marked, and plain words never are).
-            if !index.may_resolve(pid, i)
-                || (!index.in_registry(pid, reg, i)
-                    && NameIndex::is_ambiguous(&index.names[pid])
-                    && (start == 0 || bytes[start - 1] != b':'))
-            {
-                continue;
-            }
-            // Part of a file name (`cover-letter.md`), a host (`mcp.serpapi.com`), an option
-            // value (`--x=name`), a variable or an e-mail: not a mention of a skill.
-            let prev = if start > 0 { bytes[start - 1] } else { b' ' };
-            let file_ext = bytes.get(end) == Some(&b'.')
-                && bytes.get(end + 1).is_some_and(u8::is_ascii_alphabetic);
-            if file_ext || matches!(prev, b'.' | b'@' | b'=' | b'$' | b'#' | b'~') {
-                continue;
-            }
-            if prev == b'/' && !path_to_skill(&text[..start]) {
-                continue;
-            }
-            let in_code = md.outline.in_code_block(start);
-            let line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
-            let line_end = text[end..].find('\n').map_or(text.len(), |p| end + p);
-            let line = &text[line_start..line_end];
-            // Context is the logical line: a paragraph wrapped over several lines reads as one.
-            let (lstart, lend) = logical_line(text, line_start, line_end);
-            let one_line = |a: usize, b: usize| -> Cow<'_, str> {
-                let t = &text[a..b];
-                if t.contains('\n') {
-                    Cow::Owned(t.replace('\n', " "))
-                } else {
-                    Cow::Borrowed(t)
-                }
-            };
-            let logical = one_line(lstart, lend);
-            let prefix_owned = one_line(lstart, start);
-            let prefix = prefix_owned.as_ref();
-            let suffix_owned = one_line(end, lend);
-            let suffix = suffix_owned.as_ref();
-            let name = &index.names[pid];
-
-            let ns = NAMESPACE_BEFORE
-                .captures(prefix)
-                .and_then(|c| c.get(1))
-                .map(|g| g.as_str());
-            let ns_registry = ns.and_then(|n| index.namespace(n));
-            // `foo:bar` where foo is not a known registry is still a namespaced ref (a plugin name)
-            // unless it looks like a URL scheme or a drive.
-            let namespaced = ns.is_some_and(|n| {
-                !matches!(
-                    n.to_ascii_lowercase().as_str(),
-                    "http" | "https" | "file" | "mailto" | "ftp" | "git" | "ssh"
-                ) && n.len() > 1
-            }) && (ns_registry.is_some()
-                || (!in_code && !prefix.ends_with(['\'', '"'])));
-            let prefix_core = ns.map_or(prefix, |n| &prefix[..prefix.len() - n.len() - 1]);
-            let backticked = prefix_core.ends_with('`') && suffix.starts_with('`');
-            let ambiguous = NameIndex::is_ambiguous(name);
-            // "the X skill" / "skill: X": for a plain word only when quoted (`the debugging skill` is prose).
-            let skill_word = (SKILL_AFTER.is_match(suffix) || SKILL_BEFORE.is_match(prefix_core))
-                && (!ambiguous || backticked);
-            let ctx = ctx_at(start);
-            let item = list_item_head(line);
-            // The name opens a list item ("- `pdf` — …", "- **plotting-charts**: …").
-            let in_line = start - line_start;
-            let item_head = item.is_some_and(|head_end| {
-                in_line < head_end
-                    && !line[..in_line]
-                        .trim_start()
-                        .trim_start_matches(|c: char| c.is_ascii_digit())
-                        .chars()
-                        .any(char::is_alphanumeric)
-            });
-            let related_item = ctx.related && item_head;
-            let required = ctx.required || REQUIRED_LINE.is_match(&logical);
-            let related = related_item
-                || (ctx.related && (backticked || skill_word))
-                || RELATED_LINE.is_match(&logical);
-            // Marked: the text itself says this is a skill name.
-            let marked = namespaced || skill_word || related_item;
-            // Backticks mark a hyphenated name; a plain word in backticks is a command or a value.
-            let strong = marked || (backticked && !ambiguous);
-            // Identifiers, commands and values in code blocks and table cells, keywords on a
-            // `tags:`/`keywords:`/`topics:` line, and a document's own title are not relations.
-            let trimmed = line.trim_start();
-            if !marked
-                && (in_code
-                    || trimmed.starts_with('|')
-                    || TAG_LINE.is_match(trimmed)
-                    || (trimmed.starts_with("# ") && lines.line(start) <= 3))
-            {
-                continue;
-            }
-
-            let (extractor, kind, mut confidence) = if required {
-                ("required-prose", EdgeKind::DependsOn, 0.7)
-            } else if INVOKE_BEFORE.is_match(prefix_core) && (strong || !ambiguous) {
-                ("invoke-phrase", EdgeKind::DependsOn, 0.6)
-            } else if related {
-                ("related-list", EdgeKind::Complements, 0.6)
-            } else if CO_USE_BEFORE.is_match(prefix_core) && (strong || !ambiguous) {
-                ("co-use-phrase", EdgeKind::CoUsedWith, 0.5)
-            } else if skill_word {
-                ("skill-phrase", EdgeKind::References, 0.5)
-            } else if namespaced {
-                ("namespaced-ref", EdgeKind::References, 0.6)
-            } else {
-                (
-                    "mention",
-                    EdgeKind::References,
-                    if backticked { 0.5 } else { 0.4 },
-                )
-            };
-            // Another registry only for a distinctive name the text marks as a skill, or a
-            // namespace naming that registry.
-            let may_cross = (marked && !ambiguous) || ns_registry.is_some();
-            let resolved = match ns_registry {
-                // A namespace naming a registry resolves there or nowhere.
-                Some(r) => index.resolve_in(pid, i, r),
-                None => index.resolve_pattern(pid, i, may_cross, None),
-            };
-            let Some((dst, cross)) = resolved else {
-                continue;
-            };
-            if dst == i {
-                continue;
-            }
-            let mut source = EdgeSource::Inferred;
-            if ambiguous && !strong {
-                source = EdgeSource::Ambiguous;
-                confidence *= 0.5;
-            }
-            if cross {
-                confidence *= 0.8;
-            }
-            out.push(Candidate {
-                src: i,
-                dst,
-                kind,
-                evidence: evidence(
-                    extractor,
-                    confidence,
-                    source,
-                    file_path.clone(),
-                    file_line(start),
-                    line,
-                ),
-                unless_common: (!marked).then_some(pid),
-            });
+            out.extend(mention(index, &file, l.registry, i, (start, end), pid));
         }
-
-        // Links to other skills' files.
-        let dir = parent(&file_path);
-        for link in &md.outline.links {
-            let dest = link.dest.trim();
-            if dest.is_empty()
-                || dest.starts_with('#')
-                || dest.starts_with('/')
-                || dest.contains("://")
-                || dest.starts_with("mailto:")
-                || dest.contains('{')
-            {
-                continue;
-            }
-            let dest = dest
-                .split(['#', '?'])
-                .next()
-                .unwrap_or(dest)
-                .replace("%20", " ");
-            let Some(target) = join_rel(dir, &dest) else {
-                continue; // climbs above the registry root: not ours to check
-            };
-            let line_no = file_line(link.offset);
-            let line_start = text[..link.offset].rfind('\n').map_or(0, |p| p + 1);
-            let line_end = text[link.offset..]
-                .find('\n')
-                .map_or(text.len(), |p| link.offset + p);
-            let link_line = &text[line_start..line_end];
-            match index.owner(reg, &target) {
-                Some(target_skill) if target_skill != i => {
-                    let ctx = ctx_at(link.offset);
-                    let kind = if ctx.required || REQUIRED_LINE.is_match(link_line) {
-                        EdgeKind::DependsOn
-                    } else if ctx.related || RELATED_LINE.is_match(link_line) {
-                        EdgeKind::Complements
-                    } else {
-                        EdgeKind::References
-                    };
-                    out.push(Candidate {
-                        src: i,
-                        dst: target_skill,
-                        kind,
-                        evidence: evidence(
-                            "md-link",
-                            1.0,
-                            EdgeSource::Extracted,
-                            file_path.clone(),
-                            line_no,
-                            link_line,
-                        ),
-                        unless_common: None,
-                    });
-                }
-                None if !index.exists(reg, &target)
-                    && !sources[reg].local_path.join(&target).exists() =>
-                {
-                    diags.push(Diagnostic {
-                        registry: l.skill.registry.clone(),
-                        path: file_path.clone(),
-                        line: Some(line_no),
-                        severity: Severity::Warning,
-                        code: DiagnosticCode::BrokenLink,
-                        message: format!(
-                            "link to `{}` points at nothing in the registry",
-                            link.dest
-                        ),
-                    });
-                }
-                _ => {}
-            }
-        }
+        links(index, files[l.registry], &file, l, i, out, diags);
     }
     seen.sort_unstable();
     seen.dedup();
     seen
+}
+
+/// Positions where a name is not a mention of a skill: the skill's own name, a name no other
+/// skill could answer to, a plain word found only in other registries without a `namespace:`
+/// before it (it could only cross registries if marked, and plain words never are), part of a
+/// file name (`cover-letter.md`), a host (`mcp.serpapi.com`), an option value (`--x=name`), a
+/// variable, an e-mail, or a path segment that does not lead to a skill.
+fn not_a_mention(
+    index: &NameIndex,
+    text: &str,
+    reg: usize,
+    i: usize,
+    (start, end): (usize, usize),
+    pid: usize,
+) -> bool {
+    let bytes = text.as_bytes();
+    if !index.may_resolve(pid, i)
+        || (!index.in_registry(pid, reg, i)
+            && NameIndex::is_ambiguous(&index.names[pid])
+            && (start == 0 || bytes[start - 1] != b':'))
+    {
+        return true;
+    }
+    let prev = if start > 0 { bytes[start - 1] } else { b' ' };
+    let file_ext =
+        bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_alphabetic);
+    file_ext
+        || matches!(prev, b'.' | b'@' | b'=' | b'$' | b'#' | b'~')
+        || (prev == b'/' && !path_to_skill(&text[..start]))
+}
+
+/// What the text around a name says about it.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each flag is one independent reading of the text"
+)]
+struct Marks<'t> {
+    /// The registry that namespace names, if it names one.
+    ns_registry: Option<usize>,
+    /// Namespaced as a skill reference (not a URL scheme, not a quoted value).
+    namespaced: bool,
+    /// The prefix of the logical line before the namespace.
+    prefix_core: &'t str,
+    /// In backticks.
+    backticked: bool,
+    /// A single plain word or common compound.
+    ambiguous: bool,
+    /// "the X skill" / "skill: X".
+    skill_word: bool,
+    /// The name heads a list item in a Related section.
+    related_item: bool,
+    /// In a Prerequisites section or on a requires line.
+    required: bool,
+    /// In a Related section (marked), or on a see-also line.
+    related: bool,
+}
+
+impl Marks<'_> {
+    /// The text itself says this is a skill name.
+    fn marked(&self) -> bool {
+        self.namespaced || self.skill_word || self.related_item
+    }
+
+    /// Backticks mark a hyphenated name; a plain word in backticks is a command or a value.
+    fn strong(&self) -> bool {
+        self.marked() || (self.backticked && !self.ambiguous)
+    }
+}
+
+/// Reads the marks around the name at `[start, end)` of `line` (`[line_start, …)`), whose
+/// logical line is `logical` with `prefix` before the name and `suffix` after it.
+fn marks<'t>(
+    index: &NameIndex,
+    file: &MdFile<'_>,
+    name: &str,
+    (start, line_start, line): (usize, usize, &str),
+    (logical, prefix, suffix): (&str, &'t str, &str),
+) -> Marks<'t> {
+    let in_code = file.md.outline.in_code_block(start);
+    let namespace = NAMESPACE_BEFORE
+        .captures(prefix)
+        .and_then(|c| c.get(1))
+        .map(|g| g.as_str());
+    let ns_registry = namespace.and_then(|n| index.namespace(n));
+    // `foo:bar` where foo is not a known registry is still a namespaced ref (a plugin name)
+    // unless it looks like a URL scheme or a drive.
+    let namespaced = namespace.is_some_and(|n| {
+        !matches!(
+            n.to_ascii_lowercase().as_str(),
+            "http" | "https" | "file" | "mailto" | "ftp" | "git" | "ssh"
+        ) && n.len() > 1
+    }) && (ns_registry.is_some() || (!in_code && !prefix.ends_with(['\'', '"'])));
+    let prefix_core = namespace.map_or(prefix, |n| &prefix[..prefix.len() - n.len() - 1]);
+    let backticked = prefix_core.ends_with('`') && suffix.starts_with('`');
+    let ambiguous = NameIndex::is_ambiguous(name);
+    // "the X skill" / "skill: X": for a plain word only when quoted (`the debugging skill` is
+    // prose).
+    let skill_word = (SKILL_AFTER.is_match(suffix) || SKILL_BEFORE.is_match(prefix_core))
+        && (!ambiguous || backticked);
+    let ctx = file.ctx_at(start);
+    // The name opens a list item ("- `pdf` — …", "- **plotting-charts**: …").
+    let in_line = start - line_start;
+    let item_head = list_item_head(line).is_some_and(|head_end| {
+        in_line < head_end
+            && !line[..in_line]
+                .trim_start()
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .chars()
+                .any(char::is_alphanumeric)
+    });
+    let related_item = ctx.related && item_head;
+    Marks {
+        ns_registry,
+        namespaced,
+        prefix_core,
+        backticked,
+        ambiguous,
+        skill_word,
+        related_item,
+        required: ctx.required || REQUIRED_LINE.is_match(logical),
+        related: related_item
+            || (ctx.related && (backticked || skill_word))
+            || RELATED_LINE.is_match(logical),
+    }
+}
+
+/// The relation a name at `[start, end)` states, if it is a mention of another skill.
+fn mention(
+    index: &NameIndex,
+    file: &MdFile<'_>,
+    reg: usize,
+    i: usize,
+    (start, end): (usize, usize),
+    pid: usize,
+) -> Option<Candidate> {
+    let text = file.text;
+    if not_a_mention(index, text, reg, i, (start, end), pid) {
+        return None;
+    }
+    let (line_start, line_end) = file.line_bounds(start, end);
+    let line = &text[line_start..line_end];
+    // Context is the logical line: a paragraph wrapped over several lines reads as one.
+    let (lstart, lend) = logical_line(text, line_start, line_end);
+    let logical = file.one_line(lstart, lend);
+    let prefix = file.one_line(lstart, start);
+    let suffix = file.one_line(end, lend);
+    let m = marks(
+        index,
+        file,
+        &index.names[pid],
+        (start, line_start, line),
+        (&logical, &prefix, &suffix),
+    );
+    // Identifiers, commands and values in code blocks and table cells, keywords on a
+    // `tags:`/`keywords:`/`topics:` line, and a document's own title are not relations.
+    let trimmed = line.trim_start();
+    if !m.marked()
+        && (file.md.outline.in_code_block(start)
+            || trimmed.starts_with('|')
+            || TAG_LINE.is_match(trimmed)
+            || (trimmed.starts_with("# ") && file.md.outline.lines.line(start) <= 3))
+    {
+        return None;
+    }
+    let (strong, ambiguous) = (m.strong(), m.ambiguous);
+    let (extractor, kind, mut confidence) = if m.required {
+        ("required-prose", EdgeKind::DependsOn, 0.7)
+    } else if INVOKE_BEFORE.is_match(m.prefix_core) && (strong || !ambiguous) {
+        ("invoke-phrase", EdgeKind::DependsOn, 0.6)
+    } else if m.related {
+        ("related-list", EdgeKind::Complements, 0.6)
+    } else if CO_USE_BEFORE.is_match(m.prefix_core) && (strong || !ambiguous) {
+        ("co-use-phrase", EdgeKind::CoUsedWith, 0.5)
+    } else if m.skill_word {
+        ("skill-phrase", EdgeKind::References, 0.5)
+    } else if m.namespaced {
+        ("namespaced-ref", EdgeKind::References, 0.6)
+    } else {
+        (
+            "mention",
+            EdgeKind::References,
+            if m.backticked { 0.5 } else { 0.4 },
+        )
+    };
+    // Another registry only for a distinctive name the text marks as a skill, or a namespace
+    // naming that registry (which then resolves there or nowhere).
+    let may_cross = (m.marked() && !ambiguous) || m.ns_registry.is_some();
+    let (dst, cross) = match m.ns_registry {
+        Some(r) => index.resolve_in(pid, i, r),
+        None => index.resolve_pattern(pid, i, may_cross, None),
+    }?;
+    if dst == i {
+        return None;
+    }
+    let mut source = EdgeSource::Inferred;
+    if ambiguous && !strong {
+        source = EdgeSource::Ambiguous;
+        confidence *= 0.5;
+    }
+    if cross {
+        confidence *= 0.8;
+    }
+    Some(Candidate {
+        src: i,
+        dst,
+        kind,
+        evidence: evidence(
+            extractor,
+            confidence,
+            source,
+            file.path.clone(),
+            file.line_of(start),
+            line,
+        ),
+        unless_common: (!m.marked()).then_some(pid),
+    })
+}
+
+/// Links to other skills' files (a relation by their section or line), and links to nothing
+/// (a `broken-link` diagnostic).
+fn links(
+    index: &NameIndex,
+    files: &dyn Files,
+    file: &MdFile<'_>,
+    l: &Loaded,
+    i: usize,
+    out: &mut Vec<Candidate>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let dir = parent(&file.path);
+    for link in &file.md.outline.links {
+        let dest = link.dest.trim();
+        if dest.is_empty()
+            || dest.starts_with('#')
+            || dest.starts_with('/')
+            || dest.contains("://")
+            || dest.starts_with("mailto:")
+            || dest.contains('{')
+        {
+            continue;
+        }
+        let dest = dest
+            .split(['#', '?'])
+            .next()
+            .unwrap_or(dest)
+            .replace("%20", " ");
+        let Some(target) = join_rel(dir, &dest) else {
+            continue; // climbs above the registry root: not ours to check
+        };
+        let line_no = file.line_of(link.offset);
+        let (line_start, line_end) = file.line_bounds(link.offset, link.offset);
+        let link_line = &file.text[line_start..line_end];
+        match index.owner(l.registry, &target) {
+            Some(target_skill) if target_skill != i => {
+                let ctx = file.ctx_at(link.offset);
+                let kind = if ctx.required || REQUIRED_LINE.is_match(link_line) {
+                    EdgeKind::DependsOn
+                } else if ctx.related || RELATED_LINE.is_match(link_line) {
+                    EdgeKind::Complements
+                } else {
+                    EdgeKind::References
+                };
+                out.push(Candidate {
+                    src: i,
+                    dst: target_skill,
+                    kind,
+                    evidence: evidence(
+                        "md-link",
+                        1.0,
+                        EdgeSource::Extracted,
+                        file.path.clone(),
+                        line_no,
+                        link_line,
+                    ),
+                    unless_common: None,
+                });
+            }
+            // Not walked (a cache folder, over a limit) but there: not broken.
+            None if !index.exists(l.registry, &target) && !files.exists(&target) => {
+                diags.push(Diagnostic {
+                    registry: l.skill.registry.clone(),
+                    path: file.path.clone(),
+                    line: Some(line_no),
+                    severity: Severity::Warning,
+                    code: DiagnosticCode::BrokenLink,
+                    message: format!("link to `{}` points at nothing in the registry", link.dest),
+                });
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Extends the physical line `[start, end)` to the paragraph line it belongs to: up through
