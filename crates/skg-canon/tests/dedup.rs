@@ -254,7 +254,7 @@ fn fingerprint(c: &Canonicalization) -> String {
         &c.clusters,
         &c.edges,
     ))
-    .unwrap_or_default()
+    .expect("serialize")
 }
 
 #[test]

@@ -13,6 +13,10 @@
 //! assert_eq!(v[0].len(), skg_embed::DIM);
 //! # Ok::<(), skg_embed::Error>(())
 //! ```
+#![allow(
+    clippy::disallowed_methods,
+    reason = "this crate reads the model files and the embedding cache"
+)]
 
 mod cache;
 mod cached;

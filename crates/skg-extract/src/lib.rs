@@ -9,6 +9,10 @@
 //! The only crate that reads registry files. Extraction never fails because of a registry's
 //! content: every problem is a [`Diagnostic`] with registry, path and line, and what can be
 //! salvaged is kept. The output is deterministic: every collection is sorted by id.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "this crate reads registries: the only one that does"
+)]
 
 mod catalog;
 mod codebase;

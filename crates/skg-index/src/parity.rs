@@ -254,15 +254,12 @@ mod tests {
     /// The peer's own fixture and its recorded rankings (../shared/bench/peers), when present.
     #[test]
     fn same_rankings_as_the_peer_on_its_fixture() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/peers");
-        let (Ok(fixture), Ok(rankings)) = (
-            std::fs::read_to_string(dir.join("agentskills_fixtures.json")),
-            std::fs::read_to_string(dir.join("agentskills_lexical_rankings.json")),
-        ) else {
-            eprintln!("skipped: ../shared/bench/peers is not here");
+        let Some(dir) = skg_testkit::shared("bench/peers") else {
             return;
         };
+        let fixture = std::fs::read_to_string(dir.join("agentskills_fixtures.json")).unwrap();
+        let rankings =
+            std::fs::read_to_string(dir.join("agentskills_lexical_rankings.json")).unwrap();
         let f: serde_json::Value = serde_json::from_str(&fixture).unwrap();
         let r: serde_json::Value = serde_json::from_str(&rankings).unwrap();
         let strs = |v: &serde_json::Value| -> Vec<String> {

@@ -136,7 +136,7 @@ fn training_is_reproducible_and_learns_the_signal() {
     let cv = skg_score::cross_validate(&ex, 1.0, 5, 0.4).unwrap_or_else(|e| panic!("{e}"));
     assert!(cv.auc_good_vs_slop.unwrap_or(0.0) > 0.95);
     // JSON round trip.
-    let text = serde_json::to_string(&a).unwrap_or_default();
+    let text = serde_json::to_string(&a).expect("serialize");
     assert_eq!(Model::from_json(&text).unwrap_or_else(|e| panic!("{e}")), a);
 }
 
@@ -176,7 +176,7 @@ fn the_committed_model_loads_and_ranks_a_real_skill_above_a_template_card() {
 fn a_model_with_other_features_is_refused() {
     let mut m = Model::bundled().unwrap_or_else(|e| panic!("{e}"));
     m.features.pop();
-    let text = serde_json::to_string(&m).unwrap_or_default();
+    let text = serde_json::to_string(&m).expect("serialize");
     assert!(Model::from_json(&text).is_err());
 }
 

@@ -3,6 +3,10 @@
 //! bundled demo registries (extracted here; no model, so BM25 only), with one skill quarantined
 //! and one made an alias.
 #![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files on disk"
+)]
+#![allow(
     clippy::unwrap_used,
     clippy::too_many_lines,
     clippy::many_single_char_names,
@@ -115,6 +119,7 @@ async fn call(gw: &Arc<Gateway>, req: Request<Body>) -> Reply {
         .headers()
         .get(header::CONTENT_TYPE)
         .map(|v| v.to_str().unwrap().to_owned())
+        // 202 (an MCP notification) has no body and no content type.
         .unwrap_or_default();
     let bytes = resp.into_body().collect().await.unwrap().to_bytes();
     let json = if content_type.starts_with("application/json") {
@@ -799,6 +804,38 @@ async fn openapi_documents_every_route() {
             "{p}"
         );
     }
+    // Every answer of the API is described by its wire type, not a bare object.
+    for p in ["/v1/route", "/v1/skills/find", "/v1/search"] {
+        let schema =
+            &doc["paths"][p]["post"]["responses"]["200"]["content"]["application/json"]["schema"];
+        assert!(
+            schema["$ref"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("#/components/schemas/")),
+            "{p}: {schema}"
+        );
+        for code in ["400", "413", "415", "422", "500", "503"] {
+            assert!(
+                doc["paths"][p]["post"]["responses"][code].is_object(),
+                "{p} {code}"
+            );
+        }
+    }
+    for t in [
+        "RouteResponse",
+        "FindResponse",
+        "SearchResponse",
+        "SkillResponse",
+        "HealthResponse",
+        "ApiError",
+        "ErrorCode",
+    ] {
+        assert!(
+            doc["components"]["schemas"][t].is_object(),
+            "{t} is not in the document"
+        );
+    }
+    insta::assert_json_snapshot!("openapi", doc, {".info.version" => "[version]"});
     assert_eq!(
         paths,
         [

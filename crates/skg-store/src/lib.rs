@@ -12,6 +12,10 @@
 //! The only crate that links polars. A table's columns are declared once in [`tables`]
 //! (name, type, where the value comes from in the row, what it means); Parquet, NDJSON and
 //! `skg schema` all follow that declaration, so they can't drift apart.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "this crate writes and reads the stage output folders' tables"
+)]
 
 mod audit;
 mod error;

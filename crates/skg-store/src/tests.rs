@@ -91,7 +91,7 @@ fn parquet_and_ndjson_round_trip_with_declared_types() {
         .ok()
         .flatten()
         .unwrap_or_default();
-    let parsed: Vec<Evidence> = serde_json::from_str(&ev).unwrap_or_default();
+    let parsed: Vec<Evidence> = serde_json::from_str(&ev).expect("parse JSON");
     assert_eq!(parsed.len(), 2);
 
     let f = std::fs::File::open(dest.join("diagnostics.parquet")).unwrap_or_else(|e| panic!("{e}"));
@@ -154,7 +154,7 @@ fn an_abandoned_run_leaves_the_previous_output_intact() {
     assert_eq!(rows.len(), 1, "the old output is still there");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
-        .unwrap_or_default();
+        .expect("read a file the run wrote");
     assert_eq!(
         leftovers,
         vec![std::ffi::OsString::from("out")],

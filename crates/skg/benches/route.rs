@@ -4,6 +4,10 @@
 //! (../shared/bench/queries_dev.jsonl) as tasks. Prints p50 / p95 / p99 over every task once,
 //! then lets criterion measure the median of a whole pass over the tasks.
 #![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files on disk"
+)]
+#![allow(
     clippy::print_stderr,
     reason = "a bench says what it skipped and its percentiles"
 )]

@@ -9,8 +9,9 @@ use crate::{NoProgress, Options, RegistrySource, extract};
 fn write(root: &Path, files: &[(&str, &str)]) {
     for (p, text) in files {
         let path = root.join(p);
-        std::fs::create_dir_all(path.parent().unwrap_or(root)).unwrap_or_default();
-        std::fs::write(path, text).unwrap_or_default();
+        std::fs::create_dir_all(path.parent().unwrap_or(root))
+            .expect("test setup: write the fixture");
+        std::fs::write(path, text).expect("test setup: write the fixture");
     }
 }
 
@@ -34,7 +35,7 @@ fn edges(registries: &[(&str, &[(&str, &str)])]) -> Vec<String> {
         .iter()
         .map(|(name, files)| {
             let root = dir.path().join(name.replace('/', "__"));
-            std::fs::create_dir_all(&root).unwrap_or_default();
+            std::fs::create_dir_all(&root).expect("test setup: write the fixture");
             write(&root, files);
             source(name, &root)
         })

@@ -1,5 +1,9 @@
 //! Integration tests of `skg-extract` through its public API.
 #![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files on disk"
+)]
+#![allow(
     clippy::print_stderr,
     reason = "tests say on stderr which parts they skipped and why"
 )]

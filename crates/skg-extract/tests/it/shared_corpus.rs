@@ -29,14 +29,9 @@ fn skill_files(root: &Path, rel: &str, out: &mut Vec<String>) {
 
 #[test]
 fn shared_registries_every_skill_file_is_accounted_for() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/registries");
-    if !root.join("registries.toml").is_file() {
-        eprintln!(
-            "skipped: {} is absent (../shared exists only on the development machines)",
-            root.display()
-        );
+    let Some(root) = skg_testkit::shared("registries") else {
         return;
-    }
+    };
     let sources = resolve_inputs(std::slice::from_ref(&root)).unwrap_or_else(|e| panic!("{e}"));
     let x = extract(&sources, &Options::default(), &NoProgress);
     let mut expected = 0;

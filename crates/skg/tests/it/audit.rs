@@ -24,11 +24,10 @@ pub(crate) fn demo_copy(dir: &Path) -> std::path::PathBuf {
 }
 
 /// Runs `skg audit registries -o audit --format json` plus `extra`; returns the summary.
-fn audit(dir: &Path, extra: &[&str]) -> serde_json::Value {
-    let model = model_dir();
+fn audit(dir: &Path, model: &Path, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["audit", "registries", "-o", "audit", "-q"];
     args.extend(extra);
-    skg_json_env(dir, &args, &[("SKG_MODEL_DIR", &model)])
+    skg_json_env(dir, &args, &[("SKG_MODEL_DIR", model)])
 }
 
 fn statuses(s: &serde_json::Value) -> Vec<(String, String)> {
@@ -62,15 +61,18 @@ fn read(p: &Path) -> Vec<u8> {
 
 #[test]
 fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
+    let Some(model) = model_dir() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let d = dir.path();
     let registries = demo_copy(d);
 
     // Cold: every stage runs; the folder holds the report, every table and the stages.
-    let first = audit(d, &[]);
+    let first = audit(d, &model, &[]);
     expect(&first, ["computed"; 4]);
     let out = d.join("audit");
-    let html = String::from_utf8(read(&out.join("index.html"))).unwrap_or_default();
+    let html = String::from_utf8(read(&out.join("index.html"))).expect("UTF-8");
     for id in [
         "summary",
         "registries",
@@ -82,12 +84,12 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
         assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
     }
     let manifest: serde_json::Value =
-        serde_json::from_slice(&read(&out.join("manifest.json"))).unwrap_or_default();
+        serde_json::from_slice(&read(&out.join("manifest.json"))).expect("parse JSON");
     assert_eq!(manifest["stage"], "audit");
     let tables: Vec<&str> = manifest["tables"]
         .as_array()
         .map(|a| a.iter().filter_map(|t| t["name"].as_str()).collect())
-        .unwrap_or_default();
+        .expect("a JSON array");
     for t in [
         "skills",
         "documents",
@@ -107,7 +109,7 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
     // The audit's edges = extract's relations + canonicalize's duplicate_of / variant_of.
     let n = |p: &Path| {
         std::fs::read_to_string(p)
-            .unwrap_or_default()
+            .expect("read a file the run wrote")
             .lines()
             .count()
     };
@@ -120,7 +122,7 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
     assert_eq!(embedded["embedded"], embedded["unique_texts"], "{embedded}");
 
     // Warm: nothing changed, nothing runs, same bytes.
-    expect(&audit(d, &[]), ["reused"; 4]);
+    expect(&audit(d, &model, &[]), ["reused"; 4]);
     assert_eq!(read(&out.join("index.html")).len(), html.len());
     assert!(read(&out.join("index.html")) == html.as_bytes());
 
@@ -128,34 +130,45 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
     let skill = registries.join("devflow/skills/executing-plans/SKILL.md");
     let text = std::fs::read_to_string(&skill).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(&skill, &text).unwrap_or_else(|e| panic!("{e}"));
-    expect(&audit(d, &[]), ["reused"; 4]);
+    expect(&audit(d, &model, &[]), ["reused"; 4]);
 
     // A file no skill owns: extract re-reads, writes the same tables, so nothing after it runs.
     std::fs::write(registries.join("devflow/NOTES.txt"), "not a skill\n")
         .unwrap_or_else(|e| panic!("{e}"));
-    expect(&audit(d, &[]), ["computed", "reused", "reused", "reused"]);
+    expect(
+        &audit(d, &model, &[]),
+        ["computed", "reused", "reused", "reused"],
+    );
 
     // A skill's body changes: everything downstream of its rows runs, but its description is
     // unchanged, so no description is embedded again.
     std::fs::write(&skill, format!("{text}\nOne more line of instructions.\n"))
         .unwrap_or_else(|e| panic!("{e}"));
-    let s = audit(d, &[]);
+    let s = audit(d, &model, &[]);
     expect(&s, ["computed"; 4]);
     assert_eq!(s["stages"][1]["summary"]["embedding"]["embedded"], 0, "{s}");
 
     // Options reach only the stages that read them.
     expect(
-        &audit(d, &["--threshold", "0.5"]),
+        &audit(d, &model, &["--threshold", "0.5"]),
         ["reused", "reused", "computed", "computed"],
     );
     expect(
-        &audit(d, &["--threshold", "0.5", "--min-confidence", "0.6"]),
+        &audit(
+            d,
+            &model,
+            &["--threshold", "0.5", "--min-confidence", "0.6"],
+        ),
         ["reused", "reused", "reused", "computed"],
     );
     // A stage folder that lost its _SUCCESS is not trusted.
     std::fs::remove_file(out.join("stages/score/_SUCCESS")).unwrap_or_else(|e| panic!("{e}"));
     expect(
-        &audit(d, &["--threshold", "0.5", "--min-confidence", "0.6"]),
+        &audit(
+            d,
+            &model,
+            &["--threshold", "0.5", "--min-confidence", "0.6"],
+        ),
         ["reused", "reused", "computed", "reused"],
     );
 }
@@ -167,8 +180,10 @@ fn index_build_and_eval_on_the_demo() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let d = dir.path();
     demo_copy(d);
-    let _ = audit(d, &[]);
-    let model_folder = model_dir();
+    let Some(model_folder) = model_dir() else {
+        return;
+    };
+    let _ = audit(d, &model_folder, &[]);
     let run = |args: &[&str]| skg_json_env(d, args, &[("SKG_MODEL_DIR", &model_folder)]);
     let built = run(&["index", "build", "audit", "-o", "index", "-q"]);
     assert_eq!(built["counts"]["skills"], 35);
@@ -176,11 +191,11 @@ fn index_build_and_eval_on_the_demo() {
     assert_eq!(built["counts"]["vectors"], 70);
     assert!(d.join("index/_SUCCESS").is_file());
     let queries = repo().join("tests/fixtures/queries/demo.jsonl");
-    let q = queries.to_str().unwrap_or_default();
+    let q = queries.to_str().expect("a UTF-8 path");
     let e = run(&["eval", q, "--index", "index"]);
     assert_eq!(e["queries"], 8);
     assert_eq!(e["gold_unresolved"], 0);
-    let modes = e["modes"].as_array().cloned().unwrap_or_default();
+    let modes = e["modes"].as_array().cloned().expect("a JSON array");
     assert_eq!(modes.len(), 3);
     for m in &modes {
         let hit10 = m["metrics"]["hit"][3].as_f64().unwrap_or_default();
@@ -226,13 +241,12 @@ fn index_build_and_eval_on_the_demo() {
 /// A pair of skills that need each other is reported as a cycle.
 #[test]
 fn routing_the_cli_tasks() {
-    let tasks_file = repo().join("../shared/bench/peers/asf/cli_tasks.json");
-    let Ok(text) = std::fs::read_to_string(&tasks_file) else {
-        eprintln!("skipped: {} is not here", tasks_file.display());
+    let Some(tasks_file) = skg_testkit::shared("bench/peers/asf/cli_tasks.json") else {
         return;
     };
-    let tasks: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    let tasks = tasks.as_array().cloned().unwrap_or_default();
+    let text = std::fs::read_to_string(&tasks_file).unwrap_or_else(|e| panic!("{e}"));
+    let tasks: serde_json::Value = serde_json::from_str(&text).expect("parse JSON");
+    let tasks = tasks.as_array().cloned().expect("a JSON array");
     assert_eq!(tasks.len(), 5);
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let d = dir.path();
@@ -256,7 +270,7 @@ fn routing_the_cli_tasks() {
         let order: Vec<&str> = t["composition_order"]
             .as_array()
             .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
-            .unwrap_or_default();
+            .expect("a JSON array");
         let task = t["task"].as_str().unwrap_or_default();
         for (i, name) in order.iter().enumerate() {
             let last = i + 1 == order.len();
@@ -354,14 +368,16 @@ fn incremental_index_update_and_bundle_adapters() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let d = dir.path();
     let registries = demo_copy(d);
-    let _ = audit(d, &[]);
-    let model_folder = model_dir();
+    let Some(model_folder) = model_dir() else {
+        return;
+    };
+    let _ = audit(d, &model_folder, &[]);
     let run = |args: &[&str]| skg_json_env(d, args, &[("SKG_MODEL_DIR", &model_folder)]);
     let first = run(&["index", "build", "audit", "-o", "index", "-q"]);
     assert_eq!(first["counts"]["skills"], 35);
 
     let edited = registries.join("devflow/skills/executing-plans/SKILL.md");
-    let mut text = std::fs::read_to_string(&edited).unwrap_or_default();
+    let mut text = std::fs::read_to_string(&edited).expect("read a file the run wrote");
     text.push_str("\n## Afterwards\n\nRecord what each task changed in the plan file.\n");
     std::fs::write(&edited, text).unwrap_or_else(|e| panic!("{e}"));
     std::fs::remove_dir_all(registries.join("datalab/skills/notebook-hygiene"))
@@ -373,7 +389,7 @@ fn incremental_index_update_and_bundle_adapters() {
         "---\nname: dependency-upgrades\ndescription: Use when bumping library versions. Upgrades one dependency at a time and runs the tests after each.\n---\n\n# Dependency upgrades\n\nBump one dependency, run the tests, commit, repeat.\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let _ = audit(d, &[]);
+    let _ = audit(d, &model_folder, &[]);
 
     let inc = run(&[
         "index",
@@ -427,14 +443,14 @@ fn incremental_index_update_and_bundle_adapters() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    let tools = tools.as_array().cloned().unwrap_or_default();
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).expect("parse JSON");
+    let tools = tools.as_array().cloned().expect("a JSON array");
     assert!(!tools.is_empty());
     let plan: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(d.join("bundle/bundle.json")).unwrap_or_default(),
+        &std::fs::read_to_string(d.join("bundle/bundle.json")).expect("read a file the run wrote"),
     )
-    .unwrap_or_default();
-    let steps = plan["plan"].as_array().cloned().unwrap_or_default();
+    .expect("read a file the run wrote");
+    let steps = plan["plan"].as_array().cloned().expect("a JSON array");
     assert_eq!(steps.len(), tools.len());
     for (t, s) in tools.iter().zip(&steps) {
         assert_eq!(t["name"], s["folder"]);
@@ -491,7 +507,8 @@ fn serve_watch_picks_up_a_new_skill() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let d = dir.path();
     let registries = demo_copy(d);
-    let _ = audit(d, &["--no-embeddings"]);
+    // Lexical: no model needed (and none pointed at).
+    let _ = audit(d, Path::new("no-model"), &["--no-embeddings"]);
     let _ = skg_json_env(
         d,
         &[

@@ -28,7 +28,9 @@ fn member<'a>(members: &'a [Value], id: &str) -> &'a Value {
 
 #[test]
 fn demo_registries_with_embeddings() {
-    let model = model_dir();
+    let Some(model) = model_dir() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     extract_demo(tmp.path());
 
@@ -129,7 +131,7 @@ fn demo_registries_with_embeddings() {
 
     // A damaged cache is a warning, not an error: everything is embedded again.
     let cache = canon.join("embeddings.cache");
-    let bytes = std::fs::read(&cache).unwrap_or_default();
+    let bytes = std::fs::read(&cache).expect("read a file the run wrote");
     std::fs::write(&cache, &bytes[..bytes.len() / 2]).unwrap_or_else(|e| panic!("{e}"));
     let third = canon_json(
         tmp.path(),
@@ -140,12 +142,17 @@ fn demo_registries_with_embeddings() {
         third["embedding"]["embedded"],
         first["embedding"]["unique_texts"]
     );
-    assert!(std::fs::read(canon.join("members.ndjson")).unwrap_or_default() == before[0]);
+    assert!(
+        std::fs::read(canon.join("members.ndjson")).expect("read a file the run wrote")
+            == before[0]
+    );
 }
 
 #[test]
 fn pairs_csv_gives_decisions_and_metrics() {
-    let model = model_dir();
+    let Some(model) = model_dir() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let reg = repo().join("registries");
     // Three labelled duplicates (one the tool can't see: two different devflow skills) and one
@@ -161,7 +168,7 @@ fn pairs_csv_gives_decisions_and_metrics() {
         tmp.path(),
         &[
             "canonicalize",
-            reg.to_str().unwrap_or_default(),
+            reg.to_str().expect("a UTF-8 path"),
             "-o",
             "canon",
             "--pairs",
@@ -189,7 +196,7 @@ fn missing_model_names_the_fetch_command_and_lexical_mode_says_so() {
     let empty = tmp.path().join("no-model");
     std::fs::create_dir_all(&empty).unwrap_or_else(|e| panic!("{e}"));
     let reg = repo().join("registries");
-    let reg = reg.to_str().unwrap_or_default();
+    let reg = reg.to_str().expect("a UTF-8 path");
     let out = skg_env(
         tmp.path(),
         &["canonicalize", reg, "-o", "canon"],
@@ -214,7 +221,8 @@ fn missing_model_names_the_fetch_command_and_lexical_mode_says_so() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("lexical"), "{text}");
     let manifest: Value = serde_json::from_str(
-        &std::fs::read_to_string(tmp.path().join("canon/manifest.json")).unwrap_or_default(),
+        &std::fs::read_to_string(tmp.path().join("canon/manifest.json"))
+            .expect("read a file the run wrote"),
     )
     .unwrap_or(Value::Null);
     assert_eq!(manifest["options"]["similarity"], "lexical");
@@ -225,14 +233,10 @@ fn missing_model_names_the_fetch_command_and_lexical_mode_says_so() {
 /// with `--scores` so the canonical choice can be compared with the peer's expectation.
 #[test]
 fn asf_known_duplicates() {
-    let fixture = repo().join("../shared/bench/peers/asf/known-duplicates.json");
-    let Ok(text) = std::fs::read_to_string(&fixture) else {
-        eprintln!(
-            "skipped: {} is absent (the shared benchmark data is not here)",
-            fixture.display()
-        );
+    let Some(fixture) = skg_testkit::shared("bench/peers/asf/known-duplicates.json") else {
         return;
     };
+    let text = std::fs::read_to_string(&fixture).unwrap_or_else(|e| panic!("{e}"));
     let cases: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let regs = tmp.path().join("regs");

@@ -12,8 +12,8 @@ fn jsonl_and_mcp_catalogs() {
         tmp.path(),
         &[
             "extract",
-            jsonl.to_str().unwrap_or_default(),
-            mcp.to_str().unwrap_or_default(),
+            jsonl.to_str().expect("a UTF-8 path"),
+            mcp.to_str().expect("a UTF-8 path"),
             "-o",
             "out",
         ],
@@ -74,21 +74,21 @@ fn jsonl_and_mcp_catalogs() {
 
 #[test]
 fn metatool_benchmark_loads_when_present() {
-    let tools = repo().join("../shared/bench/metatool_dev/tools.jsonl");
-    if !tools.is_file() {
-        eprintln!(
-            "skipped: {} is absent (../shared is only on the development machines)",
-            tools.display()
-        );
+    let Some(tools) = skg_testkit::shared("bench/metatool_dev/tools.jsonl") else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let summary = skg_json(
         tmp.path(),
-        &["extract", tools.to_str().unwrap_or_default(), "-o", "out"],
+        &[
+            "extract",
+            tools.to_str().expect("a UTF-8 path"),
+            "-o",
+            "out",
+        ],
     );
     let lines = std::fs::read_to_string(&tools)
-        .unwrap_or_default()
+        .expect("read a file the run wrote")
         .lines()
         .filter(|l| !l.trim().is_empty())
         .count();

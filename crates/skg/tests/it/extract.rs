@@ -45,9 +45,9 @@ fn demo_registries_end_to_end() {
         tmp.path(),
         &[
             "extract",
-            registries.to_str().unwrap_or_default(),
+            registries.to_str().expect("a UTF-8 path"),
             "-o",
-            out.to_str().unwrap_or_default(),
+            out.to_str().expect("a UTF-8 path"),
         ],
     );
 
@@ -59,9 +59,9 @@ fn demo_registries_end_to_end() {
 
     // Manifest: counts agree with the tables, inputs carry names and hashes, _SUCCESS is there.
     let manifest: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("manifest.json")).unwrap_or_default(),
+        &std::fs::read_to_string(out.join("manifest.json")).expect("read a file the run wrote"),
     )
-    .unwrap_or_default();
+    .expect("read a file the run wrote");
     for table in ["skills", "documents", "edges", "diagnostics"] {
         assert_eq!(
             manifest["counts"][table].as_u64(),
@@ -73,7 +73,7 @@ fn demo_registries_end_to_end() {
     let inputs: Vec<&str> = manifest["inputs"]
         .as_array()
         .map(|a| a.iter().filter_map(|i| i["name"].as_str()).collect())
-        .unwrap_or_default();
+        .expect("a JSON array");
     assert_eq!(
         inputs,
         vec!["demo/devflow", "demo/datalab", "demo/community"]
@@ -151,7 +151,7 @@ fn demo_registries_end_to_end() {
             )
             .join(s["path"].as_str().unwrap_or_default());
         let file = std::fs::read_to_string(&path)
-            .unwrap_or_default()
+            .expect("read a file the run wrote")
             .replace("\r\n", "\n");
         let body = s["body"].as_str().unwrap_or_default();
         assert!(
@@ -238,7 +238,7 @@ fn demo_registries_end_to_end() {
 fn same_input_gives_byte_identical_output() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let registries = repo().join("registries");
-    let reg = registries.to_str().unwrap_or_default();
+    let reg = registries.to_str().expect("a UTF-8 path");
     for out in ["a", "b"] {
         let o = skg(tmp.path(), &["extract", reg, "-o", out, "-q"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -251,8 +251,8 @@ fn same_input_gives_byte_identical_output() {
     files.sort();
     assert!(files.len() >= 10, "{files:?}");
     for f in files {
-        let a = std::fs::read(tmp.path().join("a").join(&f)).unwrap_or_default();
-        let b = std::fs::read(tmp.path().join("b").join(&f)).unwrap_or_default();
+        let a = std::fs::read(tmp.path().join("a").join(&f)).expect("read a file the run wrote");
+        let b = std::fs::read(tmp.path().join("b").join(&f)).expect("read a file the run wrote");
         assert!(a == b, "{f} differs between two runs");
     }
 }
@@ -266,7 +266,7 @@ fn rerun_replaces_output_and_leaves_no_temporaries() {
             tmp.path(),
             &[
                 "extract",
-                reg.to_str().unwrap_or_default(),
+                reg.to_str().expect("a UTF-8 path"),
                 "-o",
                 "out",
                 "-q",
@@ -293,7 +293,7 @@ fn human_output_and_errors() {
     let reg = repo().join("registries");
     let o = skg(
         tmp.path(),
-        &["extract", reg.to_str().unwrap_or_default(), "-o", "out"],
+        &["extract", reg.to_str().expect("a UTF-8 path"), "-o", "out"],
     );
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -318,7 +318,7 @@ fn human_output_and_errors() {
         tmp.path(),
         &[
             "extract",
-            reg.to_str().unwrap_or_default(),
+            reg.to_str().expect("a UTF-8 path"),
             "-o",
             "out2",
             "--show-diagnostics",
@@ -360,7 +360,7 @@ fn demo_relation_graph_snapshot() {
         tmp.path(),
         &[
             "extract",
-            registries.to_str().unwrap_or_default(),
+            registries.to_str().expect("a UTF-8 path"),
             "-o",
             "out",
             "-q",

@@ -32,13 +32,13 @@ fn git(dir: &Path, args: &[&str]) -> String {
 fn pinned_rev_is_read_not_the_working_tree() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let repo = tmp.path().join("upstream");
-    std::fs::create_dir_all(repo.join("skills/alpha")).unwrap_or_default();
+    std::fs::create_dir_all(repo.join("skills/alpha")).expect("test setup: write the fixture");
     git(&repo, &["init", "-q"]);
     std::fs::write(
         repo.join("skills/alpha/SKILL.md"),
         "---\nname: alpha\ndescription: First version.\n---\n# Alpha\n",
     )
-    .unwrap_or_default();
+    .expect("test setup: write the fixture");
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "one"]);
     let first = git(&repo, &["rev-parse", "HEAD"]);
@@ -46,13 +46,13 @@ fn pinned_rev_is_read_not_the_working_tree() {
         repo.join("skills/alpha/SKILL.md"),
         "---\nname: alpha\ndescription: Second version.\n---\n# Alpha\n",
     )
-    .unwrap_or_default();
-    std::fs::create_dir_all(repo.join("skills/beta")).unwrap_or_default();
+    .expect("test setup: write the fixture");
+    std::fs::create_dir_all(repo.join("skills/beta")).expect("test setup: write the fixture");
     std::fs::write(
         repo.join("skills/beta/SKILL.md"),
         "---\nname: beta\ndescription: Added later.\n---\n",
     )
-    .unwrap_or_default();
+    .expect("test setup: write the fixture");
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "two"]);
     git(&repo, &["tag", "v2"]);
@@ -60,7 +60,8 @@ fn pinned_rev_is_read_not_the_working_tree() {
     let toml = format!(
         "[[registry]]\nname = \"up/old\"\ngit = \"upstream\"\nrev = \"{first}\"\npath = \"skills\"\nlicense = \"MIT\"\n\n[[registry]]\nname = \"up/new\"\ngit = \"upstream\"\nrev = \"v2\"\npath = \"skills\"\n"
     );
-    std::fs::write(tmp.path().join("registries.toml"), toml).unwrap_or_default();
+    std::fs::write(tmp.path().join("registries.toml"), toml)
+        .expect("test setup: write the fixture");
     skg_json(tmp.path(), &["extract", "registries.toml", "-o", "out"]);
     let out = tmp.path().join("out");
     let skills = rows(&out, "skills");
@@ -82,9 +83,9 @@ fn pinned_rev_is_read_not_the_working_tree() {
         ]
     );
     let manifest: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("manifest.json")).unwrap_or_default(),
+        &std::fs::read_to_string(out.join("manifest.json")).expect("read a file the run wrote"),
     )
-    .unwrap_or_default();
+    .expect("read a file the run wrote");
     let second = git(&repo, &["rev-parse", "HEAD"]);
     assert_eq!(
         manifest["inputs"][0]["rev"],
@@ -103,7 +104,7 @@ fn pinned_rev_is_read_not_the_working_tree() {
         tmp.path().join("bad.toml"),
         "[[registry]]\nname = \"x\"\ngit = \"upstream\"\nrev = \"no-such-rev\"\n",
     )
-    .unwrap_or_default();
+    .expect("test setup: write the fixture");
     let o = crate::skg(tmp.path(), &["extract", "bad.toml", "-o", "out2"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(

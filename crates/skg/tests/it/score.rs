@@ -111,11 +111,11 @@ fn train_is_deterministic_and_eval_reads_its_model() {
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    let m1 = std::fs::read(tmp.path().join("m1.json")).unwrap_or_default();
+    let m1 = std::fs::read(tmp.path().join("m1.json")).expect("read a file the run wrote");
     assert!(!m1.is_empty());
     assert_eq!(
         m1,
-        std::fs::read(tmp.path().join("m2.json")).unwrap_or_default(),
+        std::fs::read(tmp.path().join("m2.json")).expect("read a file the run wrote"),
         "retraining is deterministic"
     );
     let v = skg_json(

@@ -1,0 +1,161 @@
+//! What the commands print, as snapshots: the human output of every stage on the bundled demo
+//! (lexical, no model needed) and the JSON summaries, with the temporary folder, timings and
+//! rates filtered out. A change in what a command prints shows up here as a reviewed diff
+//! (`cargo insta review`).
+
+use std::path::Path;
+
+use super::{repo, skg};
+
+/// The output of `skg args…` in `dir` with its exit code, paths and timings filtered.
+fn run(dir: &Path, args: &[&str]) -> String {
+    let o = skg(dir, args);
+    format!(
+        "exit: {}\n{}",
+        o.status
+            .code()
+            .map_or_else(|| "signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&o.stdout)
+    )
+}
+
+fn settings(dir: &Path) -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.add_filter(&regex_escape(&dir.display().to_string()), "[TMP]");
+    s.add_filter(&regex_escape(&repo().display().to_string()), "[REPO]");
+    // Durations (`0.12s`, `0.12 s`, `in 3.4s`) and rates (`(123 skills/s)`, `(45/s)`).
+    s.add_filter(r"\b\d+\.\d+ ?s\b", "[T]");
+    s.add_filter(r"\(\d+ skills/s\)", "([N] skills/s)");
+    s.add_filter(r"\d+ KB\)", "[N] KB)");
+    s.add_filter(r#""(seconds|elapsed_seconds|skills_per_second|took_ms|read|embed|dedup|write|total)": [0-9.e-]+"#, r#""$1": "[T]""#);
+    s.add_filter(
+        r#""p(50|95|99)": [0-9.e-]+|"mean": [0-9.e-]+"#,
+        r#""[LATENCY]": 0"#,
+    );
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
+fn regex_escape(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+            special.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
+}
+
+/// The demo registries copied into `dir` (outside the repository: no git revision).
+fn demo(dir: &Path) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+        for e in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
+            let e = e.unwrap_or_else(|e| panic!("{e}"));
+            let t = to.join(e.file_name());
+            if e.path().is_dir() {
+                copy(&e.path(), &t);
+            } else {
+                std::fs::copy(e.path(), &t).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+    copy(&repo().join("registries"), &dir.join("registries"));
+}
+
+#[test]
+fn every_stage_prints_what_it_did() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    demo(d);
+    settings(d).bind(|| {
+        insta::assert_snapshot!(
+            "extract",
+            run(d, &["extract", "registries", "-o", "extract"])
+        );
+        insta::assert_snapshot!(
+            "canonicalize",
+            run(
+                d,
+                &["canonicalize", "extract", "-o", "canon", "--no-embeddings"]
+            )
+        );
+        insta::assert_snapshot!(
+            "score",
+            run(d, &["score", "extract", "--canon", "canon", "-o", "score"])
+        );
+        insta::assert_snapshot!(
+            "measure",
+            run(
+                d,
+                &[
+                    "measure", "extract", "--canon", "canon", "--scores", "score", "-o", "measure"
+                ]
+            )
+        );
+        insta::assert_snapshot!("gate", run(d, &["gate", "measure"]));
+        insta::assert_snapshot!(
+            "gate_failing",
+            run(d, &["gate", "measure", "--max-cfi", "5", "--scope", "each"])
+        );
+        insta::assert_snapshot!(
+            "audit",
+            run(
+                d,
+                &["audit", "registries", "-o", "audit", "--no-embeddings"]
+            )
+        );
+        insta::assert_snapshot!(
+            "index_build",
+            run(
+                d,
+                &["index", "build", "audit", "-o", "index", "--no-embeddings"]
+            )
+        );
+        let task = "finish the feature branch and get it reviewed";
+        insta::assert_snapshot!(
+            "route",
+            run(d, &["route", task, "--index", "index", "-k", "2", "--bm25"])
+        );
+    });
+}
+
+#[test]
+fn json_summaries_are_typed_and_stable() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    demo(d);
+    let json = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--format", "json"]);
+        run(d, &all)
+    };
+    settings(d).bind(|| {
+        insta::assert_snapshot!(
+            "extract_json",
+            json(&["extract", "registries", "-o", "extract"])
+        );
+        let _ = json(&["canonicalize", "extract", "-o", "canon", "--no-embeddings"]);
+        let _ = json(&["score", "extract", "--canon", "canon", "-o", "score"]);
+        let _ = json(&[
+            "measure", "extract", "--canon", "canon", "--scores", "score", "-o", "measure",
+        ]);
+        insta::assert_snapshot!("gate_json", json(&["gate", "measure"]));
+        let _ = json(&["audit", "registries", "-o", "audit", "--no-embeddings"]);
+        let _ = json(&["index", "build", "audit", "-o", "index", "--no-embeddings"]);
+        let route = json(&[
+            "route",
+            "finish the feature branch",
+            "--index",
+            "index",
+            "-k",
+            "1",
+            "--bm25",
+        ]);
+        // The CLI answers what `POST /v1/route` answers: the gateway's wire type reads it back.
+        let body = route.trim_start_matches("exit: 0\n");
+        let typed: skg_serve::wire::RouteResponse =
+            serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        assert_eq!(typed.plan.len(), 4);
+        insta::assert_snapshot!("route_json", route);
+    });
+}
