@@ -37,7 +37,7 @@ bench-route index:
 serve *args:
     cargo run -q -p skg -- serve --index reports/index-registries {{args}}
 
-# Load test of the gateway with wrk on two index revisions (see RETRIEVAL.md):
+# Load test of the gateway with wrk on two index revisions (see docs/retrieval.md):
 # `just load-test /path/index-a /path/index-b 30 16` (optimized binary: cargo build --release -p skg).
 load-test a b secs="30" conns="16":
     scripts/load-test.sh {{a}} {{b}} {{secs}} {{conns}}

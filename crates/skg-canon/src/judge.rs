@@ -66,7 +66,7 @@ impl Verdict {
     }
 }
 
-/// The decision thresholds (chosen on the labelled dev pairs: `CANONICALIZE.md`).
+/// The decision thresholds (chosen on the labelled dev pairs: `docs/canonicalize.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Thresholds {

@@ -281,7 +281,7 @@ fn synthetic_copies_are_found_and_runs_are_deterministic() {
 
 proptest! {
     // A fixed RNG seed: CI must not pass or fail by the draw. Random draws found a real
-    // counterexample to idempotence (generator seed 781, see CANONICALIZE.md § 4), which the
+    // counterexample to idempotence (generator seed 781, see docs/canonicalize.md § 4), which the
     // cases drawn from this seed do not contain.
     #![proptest_config(ProptestConfig {
         cases: 12,

@@ -50,7 +50,7 @@ pub enum Fusion {
 impl Default for Fusion {
     /// Adaptive with BM25 at most 0.3 of the mix, at full weight from 4 BM25 points per query
     /// term: on both dev sets the one setting of a 3×3 grid that beats dense alone (see
-    /// RETRIEVAL.md), where a fixed mix or RRF loses to dense on tool catalogs.
+    /// docs/retrieval.md), where a fixed mix or RRF loses to dense on tool catalogs.
     fn default() -> Self {
         Fusion::Adaptive {
             max_bm25: Fusion::MAX_BM25,

@@ -4,7 +4,7 @@
 //! variant, not quarantined, unless asked otherwise), edges from extract's relations (redirected
 //! from aliases to their canonicals) at or above a confidence. [`measure`] computes TLIS, GNCI,
 //! CFI and RScore of the whole graph and of each registry's subgraph, with their evidence
-//! (isolated nodes, god nodes, Louvain communities with labels). Definitions: `METRICS.md`.
+//! (isolated nodes, god nodes, Louvain communities with labels). Definitions: `docs/metrics.md`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 

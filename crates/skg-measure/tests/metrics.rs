@@ -1,5 +1,5 @@
 //! Metrics on graphs small enough to compute by hand; expected values come from the definitions
-//! in METRICS.md, evaluated here.
+//! in docs/metrics.md, evaluated here.
 
 use skg_measure::{Input, Options, build, communities, measure};
 use skg_model::{Edge, EdgeKind, EdgeSource, Member, Role, Skill, SkillId};

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// registry's name.
 pub const ALL_SCOPE: &str = "(all)";
 
-/// The limits of the seed's failure modes and risk tier (METRICS.md), defined once: `skg
+/// The limits of the seed's failure modes and risk tier (docs/metrics.md), defined once: `skg
 /// measure` derives `failure_modes` and `risk` from them, the report and `skg gate` check
 /// against them.
 pub mod limits {
@@ -21,7 +21,7 @@ pub mod limits {
 }
 
 /// The routability metrics of one scope (a registry, or all of them). One row of the `metrics`
-/// table. Definitions: `METRICS.md`.
+/// table. Definitions: `docs/metrics.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricRow {
     /// A registry name, or `(all)` for the union.

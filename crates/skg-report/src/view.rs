@@ -244,7 +244,7 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
     })
 }
 
-/// The verdict and the headline metrics against the METRICS.md limits.
+/// The verdict and the headline metrics against the docs/metrics.md limits.
 fn headline(cx: &Ctx<'_>) -> (Verdict, Vec<Metric>) {
     let (all, min_rscore) = (cx.all, cx.options.min_rscore);
     let rscore = all.and_then(|m| m.rscore);

@@ -18,7 +18,7 @@ pub struct Options {
 }
 
 impl Options {
-    /// The default quarantine threshold: P(clean) below 0.4 (SCORE.md).
+    /// The default quarantine threshold: P(clean) below 0.4 (docs/score.md).
     pub const DEFAULT_THRESHOLD: f64 = 0.4;
 }
 

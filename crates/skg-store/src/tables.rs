@@ -692,7 +692,7 @@ pub static SCORE_TABLES: &[&dyn TableSpec] = &[&SCORES];
 /// `metrics` (measure): routability metrics per scope.
 pub static METRICS: Table<MetricRow> = Table {
     name: "metrics",
-    doc: "one row per scope (`(all)`, then each registry): TLIS, GNCI, CFI, RScore with their inputs and evidence (definitions: METRICS.md)",
+    doc: "one row per scope (`(all)`, then each registry): TLIS, GNCI, CFI, RScore with their inputs and evidence (definitions: docs/metrics.md)",
     columns: &[
         col(
             "scope",

@@ -45,7 +45,7 @@ pub enum Command {
     Canonicalize(CanonArgs),
     /// Score skills for slop with the fitted model; quarantine low scores, with reasons.
     Score(ScoreArgs),
-    /// Build the Skill Knowledge Graph and compute TLIS / GNCI / CFI / RScore (METRICS.md).
+    /// Build the Skill Knowledge Graph and compute TLIS / GNCI / CFI / RScore (docs/metrics.md).
     Measure(MeasureArgs),
     /// Fail (exit 1) when measured routability is below thresholds or regressed from a baseline.
     Gate(GateArgs),
@@ -308,7 +308,7 @@ pub struct MeasureArgs {
     #[arg(long, default_value_t = skg_measure::Options::default().seed)]
     pub seed: u64,
     /// Measure a JavaScript/TypeScript codebase instead: nodes are tool definitions and the
-    /// modules that define or import them (METRICS.md).
+    /// modules that define or import them (docs/metrics.md).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["inputs", "canon", "scores"])]
     pub codebase: Option<PathBuf>,
     /// Output folder (replaced atomically).

@@ -30,7 +30,7 @@ use crate::{ExitStatus, GlobalArgs, args::AuditArgs, progress::Bar};
 const KEY_FORMAT: &str = "skg-audit-key-2";
 
 /// Everything an audit runs with, stage by stage: the command line converted once.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Plan {
     pub(crate) inputs: Vec<PathBuf>,
     pub(crate) out: PathBuf,

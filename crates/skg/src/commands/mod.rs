@@ -137,3 +137,101 @@ pub(crate) fn embed_texts(
         },
     )
 }
+
+/// The command line's defaults are the crates' defaults: nothing is written twice.
+#[cfg(test)]
+mod defaults {
+    use std::path::PathBuf;
+
+    use clap::Parser as _;
+
+    use crate::{Cli, Command, args::IndexCommand};
+
+    fn parse(args: &[&str]) -> Command {
+        let mut all = vec!["skg"];
+        all.extend(args);
+        Cli::try_parse_from(all)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .command
+    }
+
+    #[test]
+    #[expect(
+        clippy::many_single_char_names,
+        clippy::float_cmp,
+        reason = "one parsed command each; defaults are copied, not computed"
+    )]
+    fn flags_default_to_the_stage_options() {
+        let Command::Extract(x) = parse(&["extract"]) else {
+            panic!("extract")
+        };
+        assert_eq!(x.limits.options(), skg_extract::Options::default());
+        assert_eq!(x.out, skg_model::Stage::Extract.default_dir());
+
+        let Command::Audit(a) = parse(&["audit", "-o", "out"]) else {
+            panic!("audit")
+        };
+        let plan = super::audit::Plan::from_args(&a).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            plan,
+            super::audit::Plan::new(vec![PathBuf::from("registries")], PathBuf::from("out"))
+        );
+
+        let Command::Measure(m) = parse(&["measure"]) else {
+            panic!("measure")
+        };
+        let d = skg_measure::Options::default();
+        assert_eq!((m.min_confidence, m.seed), (d.min_confidence, d.seed));
+
+        let Command::Score(s) = parse(&["score"]) else {
+            panic!("score")
+        };
+        assert_eq!(s.threshold, skg_score::Options::default().threshold);
+
+        let Command::Index(IndexCommand::Build(b)) = parse(&["index", "build"]) else {
+            panic!("index build")
+        };
+        let job = super::index::BuildJob::new(PathBuf::new(), PathBuf::new());
+        assert_eq!(
+            (b.min_confidence, b.threads),
+            (job.min_confidence, job.threads)
+        );
+
+        let Command::Eval(e) = parse(&["eval", "q.jsonl"]) else {
+            panic!("eval")
+        };
+        let d = skg_index::EvalOptions::default();
+        assert_eq!(
+            (e.negative_weight, e.pool, e.bundle_k),
+            (d.negative_weight, d.pool, d.bundle_k)
+        );
+
+        let Command::Serve(v) = parse(&["serve"]) else {
+            panic!("serve")
+        };
+        let c = skg_serve::Config::new(PathBuf::new());
+        assert_eq!(
+            (v.max_body_bytes, v.concurrency, v.max_k, v.query_cache),
+            (c.max_body_bytes, c.concurrency, c.max_k, c.query_cache)
+        );
+        assert_eq!(
+            (
+                std::time::Duration::from_millis(v.timeout_ms),
+                std::time::Duration::from_millis(v.header_timeout_ms)
+            ),
+            (c.timeout, c.header_read_timeout)
+        );
+
+        let Command::Gate(g) = parse(&["gate"]) else {
+            panic!("gate")
+        };
+        let flags = skg_measure::GateConfig {
+            min_rscore: g.min_rscore,
+            ..skg_measure::GateConfig::default()
+        };
+        assert_eq!(
+            skg_measure::GateOptions::resolve(flags),
+            skg_measure::GateOptions::default()
+        );
+    }
+}
