@@ -20,6 +20,7 @@ use crate::{Bundle, Error, Index, Reason, Result};
 
 /// Output shapes of a bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// skg's own bundle (plan, reasons, tokens).

@@ -14,12 +14,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use petgraph::{algo::tarjan_scc, graph::DiGraph};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{Answer, Index};
 
 /// Why a skill is in the bundle.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Reason {
     /// Retrieved for the task (rank from 1).

@@ -13,6 +13,7 @@ use crate::{
 
 /// Which evidence ranks the skills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// BM25 over the documents only.

@@ -364,7 +364,7 @@ impl Gateway {
 
     fn served(&self, loaded: &Loaded, mode: skg_index::Mode) -> Served {
         Served {
-            mode: mode.into(),
+            mode,
             index_revision: loaded.index.manifest.content_hash.clone(),
             degraded: self.degraded(loaded),
         }

@@ -6,7 +6,7 @@
 //! whoever asks.
 
 use serde::{Deserialize, Serialize};
-use skg_index::{Index, adapt::Format as IndexFormat};
+use skg_index::Index;
 use skg_model::Level;
 use utoipa::ToSchema;
 
@@ -20,66 +20,7 @@ fn default_k() -> usize {
     defaults::K
 }
 
-/// Which evidence ranks the skills.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// BM25 over the documents only.
-    Bm25,
-    /// Dense cosine over the skills' abstracts and overviews only.
-    Dense,
-    /// Both, fused adaptively (the default when the gateway has the index's model).
-    Hybrid,
-}
-
-impl From<Mode> for skg_index::Mode {
-    fn from(m: Mode) -> Self {
-        match m {
-            Mode::Bm25 => skg_index::Mode::Bm25,
-            Mode::Dense => skg_index::Mode::Dense,
-            Mode::Hybrid => skg_index::Mode::Hybrid,
-        }
-    }
-}
-
-impl From<skg_index::Mode> for Mode {
-    fn from(m: skg_index::Mode) -> Self {
-        match m {
-            skg_index::Mode::Bm25 => Mode::Bm25,
-            skg_index::Mode::Dense => Mode::Dense,
-            skg_index::Mode::Hybrid => Mode::Hybrid,
-        }
-    }
-}
-
-/// The shape of a route answer's `tools`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// skg's own bundle only (plan, reasons, tokens).
-    #[default]
-    Bundle,
-    /// Also Anthropic Messages API `tools`.
-    Anthropic,
-    /// Also OpenAI chat-completions `tools`.
-    Openai,
-    /// Also Gemini `functionDeclarations`.
-    Gemini,
-    /// Also an MCP `tools/list` result.
-    Mcp,
-}
-
-impl From<Format> for IndexFormat {
-    fn from(f: Format) -> Self {
-        match f {
-            Format::Bundle => IndexFormat::Bundle,
-            Format::Anthropic => IndexFormat::Anthropic,
-            Format::Openai => IndexFormat::Openai,
-            Format::Gemini => IndexFormat::Gemini,
-            Format::Mcp => IndexFormat::Mcp,
-        }
-    }
-}
+pub use skg_index::{Mode, Reason, adapt::Format};
 
 /// `POST /v1/route` (and the MCP tool `route_task`, which takes `task`, `k`, `token_budget`).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema)]
@@ -204,7 +145,7 @@ impl<'a> Ask<'a> {
     {
         let mut q = skg_index::Query::new(self.text, vector, self.k);
         if let Some(m) = self.mode {
-            q.mode = m.into();
+            q.mode = m;
         }
         q.include_quarantined = self.include_quarantined;
         if let Some(s) = self.min_score {
@@ -333,37 +274,6 @@ pub struct SearchResponse {
     pub nothing_cleared_the_floor: bool,
     /// Time taken, in milliseconds.
     pub took_ms: f64,
-}
-
-/// Why a skill is in the bundle.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Reason {
-    /// Retrieved for the task.
-    Retrieved {
-        /// Rank in the answer, from 1.
-        rank: usize,
-    },
-    /// A `depends_on` target of a bundle skill.
-    Dependency {
-        /// The skill that needs it.
-        of: String,
-    },
-    /// A `complements` / `co_used_with` target of a retrieved skill, within the budget.
-    Complement {
-        /// The retrieved skill it complements.
-        of: String,
-    },
-}
-
-impl From<&skg_index::Reason> for Reason {
-    fn from(r: &skg_index::Reason) -> Self {
-        match r {
-            skg_index::Reason::Retrieved { rank } => Reason::Retrieved { rank: *rank },
-            skg_index::Reason::Dependency { of } => Reason::Dependency { of: of.clone() },
-            skg_index::Reason::Complement { of } => Reason::Complement { of: of.clone() },
-        }
-    }
 }
 
 /// One step of a plan.
@@ -713,7 +623,7 @@ pub fn route(
                 name: s.name.clone(),
                 description: s.description.clone(),
                 root_uri: root_uri(s.id.as_str()),
-                reason: (&b.reason).into(),
+                reason: b.reason.clone(),
                 tokens: b.tokens,
                 depends_on: ids(&s.depends_on),
                 markdown: if req.include_content {
@@ -742,7 +652,7 @@ pub fn route(
         rejected: rejected(ix, answer),
         nothing_cleared_the_floor: answer.hits.is_empty(),
         tools: (req.format != Format::Bundle)
-            .then(|| skg_index::adapt::tools(ix, bundle, req.format.into())),
+            .then(|| skg_index::adapt::tools(ix, bundle, req.format)),
         took_ms: 0.0,
     })
 }

@@ -390,7 +390,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
         return Ok(ExitStatus::Success);
     }
     let served = wire::Served {
-        mode: answer.mode.into(),
+        mode: answer.mode,
         index_revision: index.manifest.content_hash.clone(),
         degraded,
     };

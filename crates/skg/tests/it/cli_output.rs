@@ -47,19 +47,7 @@ fn regex_escape(s: &str) -> String {
 
 /// The demo registries copied into `dir` (outside the repository: no git revision).
 fn demo(dir: &Path) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
-        for e in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
-            let e = e.unwrap_or_else(|e| panic!("{e}"));
-            let t = to.join(e.file_name());
-            if e.path().is_dir() {
-                copy(&e.path(), &t);
-            } else {
-                std::fs::copy(e.path(), &t).unwrap_or_else(|e| panic!("{e}"));
-            }
-        }
-    }
-    copy(&repo().join("registries"), &dir.join("registries"));
+    let _ = super::audit::demo_copy(dir);
 }
 
 #[test]
