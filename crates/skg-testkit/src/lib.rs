@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 
 /// The environment variable that turns a missing input into a failure.
 pub const REQUIRE_VAR: &str = "SKG_REQUIRE_TEST_INPUTS";
+/// The environment variable naming the shared development sets' folder when it is not
+/// `../shared` beside the checkout.
+pub const SHARED_VAR: &str = "SKG_SHARED_DIR";
 
 /// Whether every input must be present (CI).
 pub fn required() -> bool {
@@ -40,10 +43,15 @@ pub fn found<T>(what: &str, found: Option<T>) -> Option<T> {
     found
 }
 
-/// `../shared/<rel>` beside the checkout, when it is there (see [`found`]).
+/// `<shared>/<rel>`, when it is there (see [`found`]); `<shared>` is `$SKG_SHARED_DIR`, else
+/// `../shared` beside the checkout.
 pub fn shared(rel: &str) -> Option<PathBuf> {
-    let p = repo().join("../shared").join(rel);
-    found(&format!("../shared/{rel}"), p.exists().then_some(p))
+    let root = std::env::var_os(SHARED_VAR).map_or_else(|| repo().join("../shared"), PathBuf::from);
+    let p = root.join(rel);
+    found(
+        &format!("{}/{rel} (the shared development sets)", root.display()),
+        p.exists().then_some(p),
+    )
 }
 
 #[cfg(test)]
