@@ -444,6 +444,56 @@ mod tests {
         assert_eq!(err.as_deref(), Some("q.csv: needs columns `a` and `b`"));
     }
 
+    /// A catalog tool: the API's shared description, its own name and input schema.
+    fn tool(name: &str, schema: &str) -> skg_model::Skill {
+        let api = "The Acme issue tracker API manages projects, issues, comments and labels for \
+                   engineering teams, with webhooks, search and audit logs for every change made.";
+        let body = format!("{api}\n\n## Parameters\n- `id` (string, required): the issue\n");
+        let mut s = synth::skill("acme", name, name, api, &body);
+        s.kind = skg_model::SkillKind::Tool;
+        s.frontmatter.json = format!(r#"{{"name":"{name}","inputSchema":{schema}}}"#);
+        s
+    }
+
+    #[test]
+    fn distinct_endpoints_of_one_api_are_not_copies() {
+        let schema = r#"{"type":"object","properties":{"id":{"type":"string"}}}"#;
+        let other = r#"{"type":"object","properties":{"id":{"type":"integer"}}}"#;
+        let skills = vec![
+            tool("get_issue", schema),
+            tool("close_issue", schema),
+            tool("get_issue_v2", other),
+        ];
+        let mut copy = tool("get_issue", schema);
+        copy.id = skg_model::SkillId::from("mirror:get_issue");
+        copy.registry = skg_model::RegistryName::from("mirror");
+        let mut all = skills.clone();
+        all.push(copy);
+        let canon = crate::canonicalize(
+            &Input {
+                skills: &all,
+                vectors: None,
+                scores: None,
+                in_degree: None,
+            },
+            &Options::default(),
+            &NoProgress,
+        );
+        let dups: Vec<(&str, &str)> = canon
+            .members
+            .iter()
+            .filter(|m| m.role == skg_model::Role::Duplicate)
+            .map(|m| (m.id.as_str(), m.cluster_id.as_str()))
+            .collect();
+        // Same text, same name, same schema: the mirror's copy. Different name or schema: not.
+        assert_eq!(dups.len(), 1, "{dups:?}");
+        assert!(
+            dups[0].0.ends_with("get_issue") && dups[0].1.ends_with("get_issue"),
+            "{dups:?}"
+        );
+        assert_ne!(dups[0].0, dups[0].1);
+    }
+
     #[test]
     fn synthetic_truth_counts_pairs_within_families() {
         let (skills, _) = run();

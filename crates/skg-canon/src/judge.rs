@@ -41,6 +41,8 @@ pub struct Signals {
     pub subject_swap: bool,
     /// Body words of the shorter body.
     pub min_words: u32,
+    /// Both are tool-catalog entries with different names or input schemas: never copies.
+    pub distinct_tools: bool,
 }
 
 /// What a pair is.
@@ -164,6 +166,7 @@ pub(crate) fn signals(a: &Prep, b: &Prep, cosine: Option<f64>) -> Signals {
         same_source: a.source_hint.is_some() && a.source_hint == b.source_hint,
         subject_swap: subject(a, b) && subject(b, a),
         min_words: u32::try_from(a.body_words.min(b.body_words)).unwrap_or(u32::MAX),
+        distinct_tools: matches!((&a.tool, &b.tool), (Some(x), Some(y)) if x != y),
     }
 }
 
@@ -188,6 +191,15 @@ pub fn decide(s: &Signals, t: &Thresholds) -> (Verdict, &'static str) {
     let same_code = s.scripts_min > 0
         && s.scripts_shared == s.scripts_min
         && s.script_tokens_shared >= t.script_min_tokens;
+    // Two tools with different names or input schemas are different endpoints, however much
+    // text they share (a catalog repeats an API's description in every endpoint).
+    if s.distinct_tools {
+        return if variant_rule(s, t) {
+            (Verdict::Variant, "same-purpose")
+        } else {
+            (Verdict::Distinct, "distinct-tools")
+        };
+    }
     if same_text && !s.subject_swap {
         return (Verdict::Duplicate, "same-text");
     }
@@ -206,16 +218,20 @@ pub fn decide(s: &Signals, t: &Thresholds) -> (Verdict, &'static str) {
     if s.subject_swap {
         return (Verdict::Distinct, "subject-swap");
     }
-    let variant = match s.desc_cosine {
+    if variant_rule(s, t) {
+        (Verdict::Variant, "same-purpose")
+    } else {
+        (Verdict::Distinct, "different-purpose")
+    }
+}
+
+/// Same purpose: descriptions this close (or close enough when the names agree).
+fn variant_rule(s: &Signals, t: &Thresholds) -> bool {
+    match s.desc_cosine {
         Some(c) => {
             c >= t.variant_cosine
                 || (s.name_similarity >= t.same_name && c >= t.variant_cosine_same_name)
         }
         None => s.desc_jaccard >= t.variant_desc_jaccard,
-    };
-    if variant {
-        (Verdict::Variant, "same-purpose")
-    } else {
-        (Verdict::Distinct, "different-purpose")
     }
 }

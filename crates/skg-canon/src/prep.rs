@@ -42,6 +42,9 @@ pub(crate) struct Prep {
     pub(crate) source_hint: Option<String>,
     /// Quality used for the canonical choice.
     pub(crate) quality: f64,
+    /// For a tool-catalog entry: its name (lowercase) and a hash of its input schema. Two tools
+    /// are copies only when both agree; distinct endpoints of one API share most of their text.
+    pub(crate) tool: Option<(String, u64)>,
 }
 
 pub(crate) fn prepare(skills: &[&Skill], quality: &[f64], minhash_len: usize) -> Vec<Prep> {
@@ -77,7 +80,15 @@ fn prep_one(s: &Skill, quality: f64, minhash_len: usize) -> Prep {
         .collect();
     scripts.sort();
     scripts.dedup();
+    let tool = (s.kind == skg_model::SkillKind::Tool).then(|| {
+        let schema = serde_json::from_str::<serde_json::Value>(&s.frontmatter.json)
+            .ok()
+            .and_then(|v| v.get("inputSchema").map(ToString::to_string))
+            .unwrap_or_default();
+        (s.name.to_lowercase(), text::hash_str(&schema))
+    });
     Prep {
+        tool,
         body_words: words.len(),
         body_hash: if words.len() >= 20 {
             text::hash_words(&words)

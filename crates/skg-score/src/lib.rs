@@ -11,7 +11,7 @@ mod stage;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use skg_model::Score;
+use skg_model::{Score, SkillKind};
 
 pub use crate::{
     features::{Context, FEATURES},
@@ -308,7 +308,15 @@ fn reasons(x: &[f64], contrib: &[f64]) -> Vec<String> {
         .collect()
 }
 
-/// Scores every skill of `ctx` with `model`; below `threshold` a skill is quarantined.
+/// Why a tool-catalog entry is quarantined: nothing to route it by.
+pub const TOOL_WITHOUT_DESCRIPTION: &str =
+    "tool entry without a description: nothing to route it by";
+/// Why a tool-catalog entry's score does not quarantine it.
+pub const TOOL_NOT_JUDGED: &str = "tool entry: quarantined only without a description (the model was fitted on SKILL.md packages)";
+
+/// Scores every skill of `ctx` with `model`; below `threshold` a skill is quarantined. A
+/// tool-catalog entry is scored too (for the record) but quarantined only when it has no
+/// description: the model was fitted on `SKILL.md` packages, and a tool's card is thin by design.
 pub fn score(model: &Model, ctx: &Context<'_>, threshold: f64) -> Vec<Score> {
     let xs = features::compute(ctx);
     let mut rows: Vec<Score> = ctx
@@ -318,13 +326,29 @@ pub fn score(model: &Model, ctx: &Context<'_>, threshold: f64) -> Vec<Score> {
         .map(|(s, x)| {
             let p = model.slop_score(x);
             let contrib = model.contributions(x);
-            let reasons = reasons(x, &contrib);
+            let mut reasons = reasons(x, &contrib);
+            // The model was fitted on SKILL.md packages; a tool-catalog entry is a name, a
+            // description and a schema, and is judged by what it has to be routed by.
+            let quarantined = if s.kind == SkillKind::Tool {
+                let empty = s.description.trim().is_empty();
+                reasons.insert(
+                    0,
+                    if empty {
+                        TOOL_WITHOUT_DESCRIPTION.to_owned()
+                    } else {
+                        TOOL_NOT_JUDGED.to_owned()
+                    },
+                );
+                empty
+            } else {
+                p < threshold
+            };
             Score {
                 id: s.id.clone(),
                 registry: s.registry.clone(),
                 path: s.path.clone(),
                 slop_score: (p * 1e6).round() / 1e6,
-                quarantined: p < threshold,
+                quarantined,
                 threshold,
                 reasons,
                 contributions: FEATURES

@@ -97,3 +97,56 @@ fn metatool_benchmark_loads_when_present() {
         "one skill per tool"
     );
 }
+
+/// A tool catalog routes by default: tool entries are not quarantined by the SKILL.md quality
+/// model (a tool's card is thin by design), only when they have nothing to route by.
+#[test]
+fn a_tool_catalog_routes_with_the_default_quarantine() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    let dir = repo().join("tests/fixtures/catalogs");
+    let jsonl = dir.join("tools.jsonl");
+    let mcp = dir.join("mcp-tools-list.json");
+    let (jsonl, mcp) = (
+        jsonl.to_str().expect("a UTF-8 path"),
+        mcp.to_str().expect("a UTF-8 path"),
+    );
+    let audit = skg_json(
+        d,
+        &["audit", jsonl, mcp, "-o", "audit", "--no-embeddings", "-q"],
+    );
+    assert_eq!(audit["quarantined"], 0, "{audit}");
+    let scores = rows(&d.join("audit"), "scores");
+    assert!(
+        scores.iter().all(|s| s["reasons"][0]
+            .as_str()
+            .is_some_and(|r| r.starts_with("tool entry"))),
+        "{scores:?}"
+    );
+    skg_json(
+        d,
+        &[
+            "index",
+            "build",
+            "audit",
+            "-o",
+            "index",
+            "--no-embeddings",
+            "-q",
+        ],
+    );
+    // No --include-quarantined: the default route.
+    let r = skg_json(
+        d,
+        &[
+            "route",
+            "what is the weather in Paris tomorrow",
+            "--index",
+            "index",
+            "-k",
+            "1",
+        ],
+    );
+    assert_eq!(r["plan"][0]["id"], "tools:weather_lookup", "{r}");
+    assert_eq!(r["nothing_cleared_the_floor"], false);
+}
