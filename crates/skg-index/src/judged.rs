@@ -223,8 +223,9 @@ pub fn skill_keys(index: &Index) -> SkillKeys {
     )
 }
 
-/// Resolves the queries' gold and acceptable ids (copies folded onto their canonical).
-fn judged(index: &Index, queries: &[JudgedQuery]) -> (Vec<Judged>, BTreeSet<String>) {
+/// Resolves the queries' gold and acceptable ids (copies folded onto their canonical); returns
+/// the gold ids that name no skill too.
+pub(crate) fn judge_all(index: &Index, queries: &[JudgedQuery]) -> (Vec<Judged>, BTreeSet<String>) {
     let keys = skill_keys(index);
     let resolve = |id: &str| -> Option<u32> {
         let i = u32::try_from(keys.resolve(id)?).ok()?;
@@ -266,7 +267,7 @@ pub fn evaluate(
     options: &EvalOptions,
     embed: &mut EmbedFn<'_>,
 ) -> Result<EvalReport> {
-    let (judged, unresolved) = judged(index, queries);
+    let (judged, unresolved) = judge_all(index, queries);
     let quarantined = |i: &u32| index.skills[*i as usize].quarantined;
     let gold_skills_quarantined = judged
         .iter()

@@ -26,6 +26,7 @@ mod bm25;
 mod eval;
 mod incremental;
 mod judged;
+mod misses;
 pub mod parity;
 mod route;
 mod search;
@@ -44,6 +45,7 @@ pub use crate::{
         EmbedFn, EvalOptions, EvalReport, JudgedQuery, Latency, ModeReport, evaluate,
         resolve_examples, skill_keys,
     },
+    misses::{DEPTH, Miss, MissClass, MissReport, SIBLING_COSINE, misses},
     route::{Bundle, BundleSkill, Reason, route},
     search::{Answer, Fusion, Hit, Index, Mode, Query, SectionHit},
 };

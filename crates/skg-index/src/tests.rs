@@ -795,3 +795,72 @@ fn pruned_group_search_equals_exhaustive_grouping() {
         }
     }
 }
+
+#[test]
+fn misses_are_classified_by_what_the_rankings_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &fixture(), None);
+    let q = |id: &str, query: &str, gold: &str, acceptable: &[&str]| crate::JudgedQuery {
+        id: Some(id.into()),
+        query: query.into(),
+        gold: vec![gold.into()],
+        acceptable: acceptable.iter().map(|s| (*s).to_owned()).collect(),
+    };
+    let queries = [
+        // Found first: not a miss.
+        q("hit", "merge several documents", "r/pdf/SKILL.md", &[]),
+        // No word of the query is in the gold's documents (and no vectors): never a candidate.
+        q("never", "merge several documents", "r/charts/SKILL.md", &[]),
+        // csv-cleaner is quarantined.
+        q("quarantined", "clean csv tables", "r/csv/SKILL.md", &[]),
+    ];
+    let mut no_embed = |_: &str| -> Result<Vec<f32>, String> { Err("no model".into()) };
+    let r = crate::misses(
+        &index,
+        &queries,
+        &crate::EvalOptions::default(),
+        &mut no_embed,
+    )
+    .unwrap();
+    let got: Vec<(&str, crate::MissClass)> = r
+        .misses
+        .iter()
+        .map(|m| (m.query.as_str(), m.class))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("never", crate::MissClass::NeverACandidate),
+            ("quarantined", crate::MissClass::GoldQuarantined),
+        ]
+    );
+    // With the quarantine off, csv-cleaner answers "clean csv tables" first: charts ("tables")
+    // is a candidate ranked low, unless csv-cleaner is an acceptable answer.
+    let options = crate::EvalOptions {
+        include_quarantined: true,
+        ..crate::EvalOptions::default()
+    };
+    let queries = [
+        q("low", "clean csv tables", "r/charts/SKILL.md", &[]),
+        q(
+            "acceptable",
+            "clean csv tables",
+            "r/charts/SKILL.md",
+            &["r/csv/SKILL.md"],
+        ),
+    ];
+    let r = crate::misses(&index, &queries, &options, &mut no_embed).unwrap();
+    let got: Vec<(&str, crate::MissClass, Option<usize>)> = r
+        .misses
+        .iter()
+        .map(|m| (m.query.as_str(), m.class, m.ranks[2]))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("low", crate::MissClass::RankedLow, Some(2)),
+            ("acceptable", crate::MissClass::AcceptableAbove, Some(2)),
+        ]
+    );
+    assert_eq!(r.by_class.values().sum::<usize>(), 2);
+}

@@ -451,6 +451,10 @@ pub struct EvalArgs {
     /// Print every query's rank of its first gold skill.
     #[arg(long)]
     pub per_query: bool,
+    /// Classify every query whose gold skill is not first (never a candidate, lost in the
+    /// fusion, a sibling card above it, an acceptable answer above it, ranked low, quarantined).
+    #[arg(long)]
+    pub misses: bool,
     /// Threads for query embedding.
     #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,

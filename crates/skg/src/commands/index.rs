@@ -260,6 +260,8 @@ struct EvalPrinted<'a> {
     index: String,
     #[serde(flatten)]
     report: &'a EvalReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    misses: Option<skg_index::MissReport>,
 }
 
 pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
@@ -279,7 +281,8 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
             args.index.display()
         );
     }
-    let mut embedder = if needs_vectors {
+    // The miss analysis ranks dense and fused too, whenever the index has vectors.
+    let mut embedder = if needs_vectors || (args.misses && index.dim() > 0) {
         let dir =
             skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n(or run `--mode bm25`)"))?;
         Some(skg_embed::Embedder::load(&dir, args.threads)?)
@@ -303,11 +306,22 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
             .ok_or_else(|| "the model returned no vector".to_owned())
     };
     let report = skg_index::evaluate(&index, &queries, &options, &mut embed)?;
+    let misses = args
+        .misses
+        .then(|| skg_index::misses(&index, &queries, &options, &mut embed))
+        .transpose()?;
     let printed = EvalPrinted {
         index: args.index.display().to_string(),
         report: &report,
+        misses,
     };
-    super::emit(args.format, &printed, |o| print_eval(o, &printed))?;
+    super::emit(args.format, &printed, |o| {
+        print_eval(o, &printed)?;
+        match &printed.misses {
+            Some(m) => write!(o, "{m}"),
+            None => Ok(()),
+        }
+    })?;
     Ok(ExitStatus::Success)
 }
 
