@@ -22,7 +22,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as
 
 use crate::{
     error::{ApiError, ErrorCode},
-    gateway::{Gateway, defaults},
+    gateway::Gateway,
     wire::{FindRequest, RouteRequest, SkillRequest, defaults as wire_defaults},
 };
 
@@ -43,9 +43,9 @@ fn rpc_result(id: &Value, result: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-/// The tools, as `tools/list` gives them (the limits are the gateway's defaults).
-pub fn tool_list() -> Value {
-    let k = json!({"type": "integer", "minimum": 1, "maximum": defaults::MAX_K, "default": wire_defaults::K,
+/// The tools, as `tools/list` gives them (`max_k`: the gateway's largest `k`).
+pub fn tool_list(max_k: usize) -> Value {
+    let k = json!({"type": "integer", "minimum": 1, "maximum": max_k, "default": wire_defaults::K,
         "description": "How many distinct skills to return."});
     json!({"tools": [
         {
@@ -207,7 +207,7 @@ pub async fn handle(gw: &Arc<Gateway>, msg: Value) -> Option<Value> {
             )
         }
         "ping" => rpc_result(&id, &json!({})),
-        "tools/list" => rpc_result(&id, &tool_list()),
+        "tools/list" => rpc_result(&id, &tool_list(gw.config().max_k)),
         "tools/call" => {
             let Some(name) = params.get("name").and_then(Value::as_str) else {
                 return Some(rpc_error(&id, INVALID_PARAMS, "tools/call needs `name`"));

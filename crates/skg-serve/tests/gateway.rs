@@ -929,6 +929,13 @@ async fn faults_in_the_artifact_folder_keep_the_last_good_index_serving() {
         "{}",
         r.json
     );
+    // What failed, without the server's paths.
+    let folder = dir.to_str().unwrap();
+    assert!(
+        !r.json["message"].as_str().unwrap().contains(folder),
+        "{}",
+        r.json
+    );
     assert_eq!(gw.current().index.manifest.content_hash, good.content_hash);
 
     // A whole folder again: reloaded.
