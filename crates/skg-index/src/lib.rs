@@ -28,6 +28,7 @@ mod incremental;
 mod judged;
 mod misses;
 pub mod parity;
+pub mod rerank;
 mod route;
 mod search;
 

@@ -864,3 +864,49 @@ fn misses_are_classified_by_what_the_rankings_show() {
     );
     assert_eq!(r.by_class.values().sum::<usize>(), 2);
 }
+
+#[test]
+fn ranker_features_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &fixture(), None);
+    let q = Query::new("merge several documents", None, crate::rerank::CANDIDATES);
+    let answer = crate::rerank::candidates(&index, &q).unwrap();
+    assert_eq!(names(&index, &answer.hits)[0], "r:pdf");
+    let x = crate::rerank::features(&index, "merge several documents", &answer);
+    // pdf-tools: no vectors (dense 0, gap 0), the best BM25 (relative 1), fused rank 1; its name
+    // words {pdf, tools} are not in the query (0); of the query's words {merge, several,
+    // documents} its description "Read and merge PDF files." holds one (1/3).
+    let want = [0.0, 0.0, 1.0, 1.0, 0.0, 1.0 / 3.0];
+    assert_eq!(x[0].len(), crate::rerank::RANK_FEATURES.len());
+    for (got, want) in x[0].iter().zip(want) {
+        assert!((got - want).abs() < 1e-9, "{:?}", x[0]);
+    }
+    // A ranker whose only weight is against the fused rank reverses the first stage's order.
+    let ranker = crate::rerank::Ranker {
+        format: crate::rerank::RANKER_FORMAT,
+        features: crate::rerank::RANK_FEATURES
+            .iter()
+            .map(|f| f.0.to_owned())
+            .collect(),
+        mean: vec![0.0; 6],
+        scale: vec![1.0; 6],
+        coefficients: vec![0.0, 0.0, 0.0, -5.0, 0.0, 0.0],
+        intercept: 0.0,
+        training: json!({}),
+    };
+    let mut q = Query::new(
+        "clean the tables into charts",
+        None,
+        crate::rerank::CANDIDATES,
+    );
+    q.include_quarantined = true;
+    let answer = crate::rerank::candidates(&index, &q).unwrap();
+    assert!(answer.hits.len() >= 2, "{:?}", names(&index, &answer.hits));
+    let order = crate::rerank::rerank(&index, "clean the tables into charts", &answer, &ranker);
+    let first: Vec<u32> = answer.hits.iter().rev().map(|h| h.skill).collect();
+    assert_eq!(order, first);
+    assert!(crate::rerank::Ranker::from_json(&serde_json::to_string(&ranker).unwrap()).is_ok());
+    let mut other = ranker.clone();
+    other.features.pop();
+    assert!(crate::rerank::Ranker::from_json(&serde_json::to_string(&other).unwrap()).is_err());
+}

@@ -15,7 +15,7 @@ use skg_model::{Score, SkillKind};
 
 pub use crate::{
     features::{Context, FEATURES},
-    model::{Model, auc},
+    model::{Logistic, Model, auc, fit_logistic},
     stage::{
         EvalReport, LabelRow, Options, RegistryEvaluation, RegistryScores, Summary, TrainReport,
         examples,

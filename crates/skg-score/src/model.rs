@@ -59,6 +59,84 @@ pub struct Model {
     pub metrics: serde_json::Value,
 }
 
+/// A logistic regression fitted on standardized features: P(y) = σ(intercept + Σ cᵢ·(xᵢ − meanᵢ)/scaleᵢ).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Logistic {
+    /// Training means of the features.
+    pub mean: Vec<f64>,
+    /// Training standard deviations (1 where a feature is constant).
+    pub scale: Vec<f64>,
+    /// Coefficients on the standardized features, for the log-odds of `true`.
+    pub coefficients: Vec<f64>,
+    /// Intercept of the log-odds of `true`.
+    pub intercept: f64,
+}
+
+impl Logistic {
+    /// P(true) of a feature row.
+    pub fn probability(&self, x: &[f64]) -> f64 {
+        let z: f64 = self.intercept
+            + x.iter()
+                .zip(&self.mean)
+                .zip(&self.scale)
+                .zip(&self.coefficients)
+                .map(|(((v, m), s), c)| c * (v - m) / s)
+                .sum::<f64>();
+        sigmoid(z)
+    }
+}
+
+/// Fits an L2-penalized logistic regression (linfa-logistic) of `y` on the rows `x`, standardizing
+/// each feature first. Deterministic: the same rows give the same coefficients.
+pub fn fit_logistic(x: &[Vec<f64>], y: &[bool], alpha: f64) -> Result<Logistic, Error> {
+    let k = x.first().map_or(0, Vec::len);
+    let n = x.len();
+    if n == 0 || y.iter().all(|&c| c) || y.iter().all(|&c| !c) {
+        return Err(Error::Training("need rows of both classes".into()));
+    }
+    let mut mean = vec![0.0; k];
+    for row in x {
+        for (m, v) in mean.iter_mut().zip(row) {
+            *m += v / n as f64;
+        }
+    }
+    let mut scale = vec![0.0; k];
+    for row in x {
+        for ((s, v), m) in scale.iter_mut().zip(row).zip(&mean) {
+            *s += (v - m) * (v - m) / n as f64;
+        }
+    }
+    for s in &mut scale {
+        *s = if *s > 1e-12 { s.sqrt() } else { 1.0 };
+    }
+    let flat: Vec<f64> = x
+        .iter()
+        .flat_map(|row| {
+            row.iter()
+                .zip(&mean)
+                .zip(&scale)
+                .map(|((v, m), s)| (v - m) / s)
+        })
+        .collect();
+    let records =
+        Array2::from_shape_vec((n, k), flat).map_err(|e| Error::Training(e.to_string()))?;
+    let dataset = Dataset::new(records, Array1::from(y.to_vec()));
+    let fitted = LogisticRegression::default()
+        .alpha(alpha)
+        .max_iterations(1000)
+        .gradient_tolerance(1e-8)
+        .fit(&dataset)
+        .map_err(|e| Error::Training(e.to_string()))?;
+    // linfa's probabilities are for its positive class; orient them to `true`.
+    let sign = if fitted.labels().pos.class { 1.0 } else { -1.0 };
+    Ok(Logistic {
+        mean,
+        scale,
+        coefficients: fitted.params().iter().map(|c| sign * c).collect(),
+        intercept: sign * fitted.intercept(),
+    })
+}
+
 fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
@@ -66,55 +144,16 @@ fn sigmoid(z: f64) -> f64 {
 impl Model {
     /// Fits a model on feature rows `x` with labels `clean` (true = good, false = slop).
     pub fn fit(x: &[Vec<f64>], clean: &[bool], alpha: f64) -> Result<Model, Error> {
-        let k = FEATURES.len();
         let n = x.len();
-        if n == 0 || clean.iter().all(|&c| c) || clean.iter().all(|&c| !c) {
-            return Err(Error::Training("need both good and slop rows".into()));
-        }
-        let mut mean = vec![0.0; k];
-        for row in x {
-            for (m, v) in mean.iter_mut().zip(row) {
-                *m += v / n as f64;
-            }
-        }
-        let mut scale = vec![0.0; k];
-        for row in x {
-            for ((s, v), m) in scale.iter_mut().zip(row).zip(&mean) {
-                *s += (v - m) * (v - m) / n as f64;
-            }
-        }
-        for s in &mut scale {
-            *s = if *s > 1e-12 { s.sqrt() } else { 1.0 };
-        }
-        let flat: Vec<f64> = x
-            .iter()
-            .flat_map(|row| {
-                row.iter()
-                    .zip(&mean)
-                    .zip(&scale)
-                    .map(|((v, m), s)| (v - m) / s)
-            })
-            .collect();
-        let records =
-            Array2::from_shape_vec((n, k), flat).map_err(|e| Error::Training(e.to_string()))?;
-        let targets = Array1::from(clean.to_vec());
-        let dataset = Dataset::new(records, targets);
-        let fitted = LogisticRegression::default()
-            .alpha(alpha)
-            .max_iterations(1000)
-            .gradient_tolerance(1e-8)
-            .fit(&dataset)
-            .map_err(|e| Error::Training(e.to_string()))?;
-        // linfa's probabilities are for its positive class; orient them to "clean".
-        let sign = if fitted.labels().pos.class { 1.0 } else { -1.0 };
+        let fitted = fit_logistic(x, clean, alpha)?;
         Ok(Model {
             format: FORMAT,
             kind: "logistic regression (linfa-logistic 0.8, L2) on standardized features; output P(clean)".into(),
             features: FEATURES.iter().map(|(n, _)| (*n).to_owned()).collect(),
-            mean,
-            scale,
-            coefficients: fitted.params().iter().map(|c| round(sign * c)).collect(),
-            intercept: round(sign * fitted.intercept()),
+            mean: fitted.mean,
+            scale: fitted.scale,
+            coefficients: fitted.coefficients.iter().map(|c| round(*c)).collect(),
+            intercept: round(fitted.intercept),
             training: Training {
                 labels: String::new(),
                 rows: n,

@@ -455,6 +455,16 @@ pub struct EvalArgs {
     /// fusion, a sibling card above it, an acceptable answer above it, ranked low, quarantined).
     #[arg(long)]
     pub misses: bool,
+    /// Re-rank the first stage's candidates with this second-stage model and measure it.
+    #[arg(long, value_name = "RANKER.json")]
+    pub ranker: Option<PathBuf>,
+    /// Fit a second-stage model on these queries, print its k-fold cross-validated metrics, and
+    /// write it here.
+    #[arg(long, value_name = "RANKER.json")]
+    pub train_ranker: Option<PathBuf>,
+    /// Folds of the cross-validation (`--train-ranker`).
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
     /// Threads for query embedding.
     #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,

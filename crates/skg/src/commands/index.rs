@@ -262,6 +262,19 @@ struct EvalPrinted<'a> {
     report: &'a EvalReport,
     #[serde(skip_serializing_if = "Option::is_none")]
     misses: Option<skg_index::MissReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    second_stage: Option<SecondStage>,
+}
+
+/// The learned second stage against the first stage's order, on the same candidates.
+#[derive(Debug, Serialize)]
+struct SecondStage {
+    candidates: usize,
+    first_stage: skg_index::Metrics,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cross_validated: Option<skg_index::Metrics>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ranked: Option<skg_index::Metrics>,
 }
 
 pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
@@ -310,19 +323,132 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         .misses
         .then(|| skg_index::misses(&index, &queries, &options, &mut embed))
         .transpose()?;
+    let second_stage = (args.ranker.is_some() || args.train_ranker.is_some())
+        .then(|| second_stage(args, &index, &queries, &options, &mut embed))
+        .transpose()?;
     let printed = EvalPrinted {
         index: args.index.display().to_string(),
         report: &report,
         misses,
+        second_stage,
     };
     super::emit(args.format, &printed, |o| {
         print_eval(o, &printed)?;
-        match &printed.misses {
-            Some(m) => write!(o, "{m}"),
-            None => Ok(()),
+        if let Some(m) = &printed.misses {
+            write!(o, "{m}")?;
         }
+        if let Some(s) = &printed.second_stage {
+            print_second_stage(o, s)?;
+        }
+        Ok(())
     })?;
     Ok(ExitStatus::Success)
+}
+
+/// `--train-ranker` (fit, cross-validate, write) and `--ranker` (measure a fitted one) over the
+/// first stage's candidates.
+fn second_stage(
+    args: &EvalArgs,
+    index: &Index,
+    queries: &[JudgedQuery],
+    options: &EvalOptions,
+    embed: &mut skg_index::EmbedFn<'_>,
+) -> anyhow::Result<SecondStage> {
+    use skg_index::rerank;
+    let cands = rerank::collect(index, queries, options, embed)?;
+    let mut stage = SecondStage {
+        candidates: rerank::CANDIDATES,
+        first_stage: skg_index::summarize(&rerank::outcomes(&cands, None)),
+        cross_validated: None,
+        ranked: None,
+    };
+    let fit = |train: &[&rerank::Candidates]| -> anyhow::Result<rerank::Ranker> {
+        let (x, y) = rerank::rows(train.iter().copied());
+        let l = skg_score::fit_logistic(&x, &y, 1.0)?;
+        Ok(rerank::Ranker {
+            format: rerank::RANKER_FORMAT,
+            features: rerank::RANK_FEATURES
+                .iter()
+                .map(|f| f.0.to_owned())
+                .collect(),
+            mean: l.mean,
+            scale: l.scale,
+            coefficients: l.coefficients,
+            intercept: l.intercept,
+            training: serde_json::json!({
+                "queries": args.queries.display().to_string(),
+                "index_revision": index.manifest.content_hash,
+                "judged_queries": train.len(),
+                "rows": x.len(),
+                "positives": y.iter().filter(|&&b| b).count(),
+                "data_hash": rerank::data_hash(&x, &y),
+                "learner": "logistic regression (linfa-logistic, L2 alpha 1) on standardized features",
+            }),
+        })
+    };
+    if let Some(out) = &args.train_ranker {
+        let k = args.folds.max(2);
+        let mut held_out = Vec::new();
+        for f in 0..k {
+            let train: Vec<&rerank::Candidates> = cands
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % k != f)
+                .map(|(_, c)| c)
+                .collect();
+            let test = cands
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % k == f)
+                .map(|(_, c)| c);
+            held_out.extend(rerank::outcomes(test, Some(&fit(&train)?)));
+        }
+        stage.cross_validated = Some(skg_index::summarize(&held_out));
+        let ranker = fit(&cands.iter().collect::<Vec<_>>())?;
+        let text = serde_json::to_string_pretty(&ranker)? + "\n";
+        let tmp = out.with_extension("json.tmp");
+        skg_artifact::write_synced(&tmp, text.as_bytes())?;
+        std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    if let Some(path) = &args.ranker {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let ranker = rerank::Ranker::from_json(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        stage.ranked = Some(skg_index::summarize(&rerank::outcomes(
+            &cands,
+            Some(&ranker),
+        )));
+    }
+    Ok(stage)
+}
+
+fn print_second_stage(o: &mut impl Write, s: &SecondStage) -> std::io::Result<()> {
+    writeln!(
+        o,
+        "\nsecond stage over the first {} fused candidates:",
+        s.candidates
+    )?;
+    writeln!(
+        o,
+        "  {:<28} {:>6} {:>6} {:>6} {:>7}",
+        "", "hit@1", "hit@5", "hit@10", "MRR@10"
+    )?;
+    let row = |o: &mut dyn Write, name: &str, m: &skg_index::Metrics| {
+        writeln!(
+            o,
+            "  {name:<28} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",
+            m.hit[0], m.hit[2], m.hit[3], m.mrr10
+        )
+    };
+    row(o, "first stage (fusion order)", &s.first_stage)?;
+    if let Some(m) = &s.cross_validated {
+        row(o, "ranked, k-fold held out", m)?;
+    }
+    if let Some(m) = &s.ranked {
+        row(o, "ranked by --ranker", m)?;
+    }
+    Ok(())
 }
 
 /// The fusion `--fusion` and its parameters ask for (defaults from [`Fusion`]).

@@ -147,3 +147,60 @@ fn json_summaries_are_typed_and_stable() {
         insta::assert_snapshot!("route_json", route);
     });
 }
+
+/// `skg eval --train-ranker`: the same queries over the same index give the same artifact, byte
+/// for byte, and `--ranker` reads it back and measures it on the same candidates.
+#[test]
+fn ranker_training_is_reproducible() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    demo(d);
+    let ok = |args: &[&str]| {
+        let o = skg(d, args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    ok(&[
+        "audit",
+        "registries",
+        "-o",
+        "audit",
+        "--no-embeddings",
+        "-q",
+    ]);
+    ok(&[
+        "index",
+        "build",
+        "audit",
+        "-o",
+        "index",
+        "--no-embeddings",
+        "-q",
+    ]);
+    let queries = repo().join("tests/fixtures/queries/demo.jsonl");
+    let q = queries.to_str().expect("a UTF-8 path");
+    let train = |out: &str| {
+        ok(&[
+            "eval",
+            q,
+            "--index",
+            "index",
+            "--mode",
+            "bm25",
+            "--folds",
+            "2",
+            "--train-ranker",
+            out,
+        ]);
+        std::fs::read(d.join(out)).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (first, second) = (train("r1.json"), train("r2.json"));
+    assert_eq!(first, second, "same data, same artifact");
+    let o = ok(&[
+        "eval", q, "--index", "index", "--mode", "bm25", "--ranker", "r1.json", "--format", "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("parse JSON");
+    let stage = &v["second_stage"];
+    assert_eq!(stage["first_stage"]["queries"], 8);
+    assert_eq!(stage["ranked"]["queries"], 8);
+}
