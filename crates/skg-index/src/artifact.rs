@@ -144,6 +144,44 @@ pub struct BuildInput<'a> {
     pub min_confidence: f64,
 }
 
+/// Characters of an L2 section embedded (its title, then the start of its text): sections are
+/// long, a transformer's cost grows with the tokens it is given, and a section's opening says
+/// what it is about.
+pub const SECTION_CHARS: usize = 320;
+
+/// The documents that get a dense vector: each skill's L0 and L1, and its first `sections` L2
+/// sections (`SKILL.md`'s before other files', each file's in order).
+pub fn dense_targets_with(documents: &[Document], sections: usize) -> Vec<usize> {
+    let mut out = dense_targets(documents);
+    if sections > 0 {
+        let mut by_skill: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, d) in documents.iter().enumerate() {
+            if d.level == Level::L2 {
+                by_skill.entry(d.skill.as_str()).or_default().push(i);
+            }
+        }
+        for docs in by_skill.values_mut() {
+            docs.sort_by_key(|&i| (documents[i].file != "SKILL.md", i));
+            out.extend(docs.iter().take(sections));
+        }
+        out.sort_unstable();
+    }
+    out
+}
+
+/// The text a document is embedded as: an abstract or overview whole, an L2 section as its title
+/// and the first [`SECTION_CHARS`] characters of its text.
+pub fn dense_text(d: &Document) -> String {
+    if d.level != Level::L2 {
+        return d.text.clone();
+    }
+    let mut t = format!("{}\n{}", d.title, d.text);
+    if let Some((cut, _)) = t.char_indices().nth(SECTION_CHARS) {
+        t.truncate(cut);
+    }
+    t
+}
+
 /// The documents that get a dense vector: each skill's L0 (abstract) and L1 (overview).
 pub fn dense_targets(documents: &[Document]) -> Vec<usize> {
     documents

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 use skg_model::{Document, Skill};
 
-use crate::{Index, Vectors, dense_targets};
+use crate::{Index, Vectors, dense_targets_with, dense_text};
 
 /// Packages by what happened to them since the previous index.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -121,20 +121,22 @@ pub struct VectorPlan {
 }
 
 impl VectorPlan {
-    /// What a build of `documents` embeds with `model`, given the previous index and what changed
-    /// since (`None`: a whole build), and example requests as `(document, text)`.
+    /// What a build of `documents` embeds with `model` (each skill's L0, L1 and first `sections`
+    /// L2 sections), given the previous index and what changed since (`None`: a whole build), and
+    /// example requests as `(document, text)`.
     pub fn new(
         documents: &[Document],
+        sections: usize,
         previous: Option<(&Index, &PackageDiff)>,
         examples: &[(usize, String)],
         model: &str,
     ) -> VectorPlan {
-        let all = dense_targets(documents);
+        let all = dense_targets_with(documents, sections);
         let (reused, mut targets) = match previous {
             Some((old, diff)) => reuse_vectors(old, diff, documents, &all, model),
             None => (Vec::new(), all),
         };
-        let mut texts: Vec<String> = targets.iter().map(|&i| documents[i].text.clone()).collect();
+        let mut texts: Vec<String> = targets.iter().map(|&i| dense_text(&documents[i])).collect();
         for (doc, text) in examples {
             targets.push(*doc);
             texts.push(text.clone());

@@ -18,7 +18,7 @@ pub const RANKER_FORMAT: u32 = 1;
 /// The features, in vector order, with what each measures.
 /// Only evidence relative to the query and its other candidates: absolute scales (raw BM25, the
 /// slop score) differ between catalogs, and a model fitted on one would not carry to another.
-pub const RANK_FEATURES: [(&str, &str); 6] = [
+pub const RANK_FEATURES: [(&str, &str); 8] = [
     (
         "dense",
         "best cosine of the skill's abstract or overview with the query",
@@ -26,6 +26,14 @@ pub const RANK_FEATURES: [(&str, &str); 6] = [
     (
         "dense_gap",
         "dense minus the best dense among the candidates (0 for the best)",
+    ),
+    (
+        "section",
+        "best cosine of the skill's embedded sections with the query (0 without)",
+    ),
+    (
+        "section_gap",
+        "section minus the best section among the candidates (0 for the best)",
     ),
     (
         "bm25_rel",
@@ -116,10 +124,45 @@ fn words(text: &str) -> BTreeSet<String> {
     out
 }
 
-/// The features of every candidate of `answer` (its hits, in first-stage order) for `query`.
-pub fn features(index: &Index, query: &str, answer: &Answer) -> Vec<Vec<f64>> {
+/// Best cosine of `vector` with a skill's abstract/overview vectors and with its section vectors.
+fn cosines(index: &Index, skill: u32, vector: Option<&[f32]>) -> (f32, f32) {
+    let Some(v) = vector else {
+        return (0.0, 0.0);
+    };
+    // Documents are stored by skill (the skills' order), so a skill's are one range.
+    let from = index.docs.partition_point(|d| d.skill < skill);
+    let to = index.docs.partition_point(|d| d.skill <= skill);
+    let (mut card, mut section) = (0.0f32, 0.0f32);
+    for doc in from..to {
+        let Some(w) = u32::try_from(doc).ok().and_then(|d| index.vector_of(d)) else {
+            continue;
+        };
+        let c: f32 = v.iter().zip(w).map(|(a, b)| a * b).sum();
+        if index.docs[doc].level == skg_model::Level::L2 {
+            section = section.max(c);
+        } else {
+            card = card.max(c);
+        }
+    }
+    (card, section)
+}
+
+/// The features of every candidate of `answer` (its hits, in first-stage order) for `query`
+/// (`vector`: its embedding, when the index has vectors).
+pub fn features(
+    index: &Index,
+    query: &str,
+    vector: Option<&[f32]>,
+    answer: &Answer,
+) -> Vec<Vec<f64>> {
     let q = words(query);
-    let best_dense = answer.hits.iter().map(|h| h.dense).fold(0.0f32, f32::max);
+    let cos: Vec<(f32, f32)> = answer
+        .hits
+        .iter()
+        .map(|h| cosines(index, h.skill, vector))
+        .collect();
+    let best_dense = cos.iter().map(|c| c.0).fold(0.0f32, f32::max);
+    let best_section = cos.iter().map(|c| c.1).fold(0.0f32, f32::max);
     let best_bm25 = answer.hits.iter().map(|h| h.bm25).fold(0.0f32, f32::max);
     answer
         .hits
@@ -136,9 +179,12 @@ pub fn features(index: &Index, query: &str, answer: &Answer) -> Vec<Vec<f64>> {
                     of.iter().filter(|w| part.contains(*w)).count() as f64 / of.len() as f64
                 }
             };
+            let (card, section) = cos[rank];
             vec![
-                f64::from(h.dense),
-                f64::from(h.dense - best_dense),
+                f64::from(card),
+                f64::from(card - best_dense),
+                f64::from(section),
+                f64::from(section - best_section),
                 if best_bm25 > 0.0 {
                     f64::from(h.bm25 / best_bm25)
                 } else {
@@ -162,8 +208,14 @@ pub fn candidates(index: &Index, base: &Query<'_>) -> Result<Answer> {
 }
 
 /// `answer`'s hits re-ranked by `ranker` (ties keep the first stage's order).
-pub fn rerank(index: &Index, query: &str, answer: &Answer, ranker: &Ranker) -> Vec<u32> {
-    let xs = features(index, query, answer);
+pub fn rerank(
+    index: &Index,
+    query: &str,
+    vector: Option<&[f32]>,
+    answer: &Answer,
+    ranker: &Ranker,
+) -> Vec<u32> {
+    let xs = features(index, query, vector, answer);
     let mut scored: Vec<(f64, usize, u32)> = answer
         .hits
         .iter()
@@ -221,7 +273,7 @@ pub fn collect(
         let answer = candidates(index, &query)?;
         out.push(Candidates {
             skills: answer.hits.iter().map(|h| h.skill).collect(),
-            features: features(index, &q.query, &answer),
+            features: features(index, &q.query, vector.as_deref(), &answer),
             judged: j,
         });
     }

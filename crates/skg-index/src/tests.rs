@@ -872,11 +872,11 @@ fn ranker_features_by_hand() {
     let q = Query::new("merge several documents", None, crate::rerank::CANDIDATES);
     let answer = crate::rerank::candidates(&index, &q).unwrap();
     assert_eq!(names(&index, &answer.hits)[0], "r:pdf");
-    let x = crate::rerank::features(&index, "merge several documents", &answer);
-    // pdf-tools: no vectors (dense 0, gap 0), the best BM25 (relative 1), fused rank 1; its name
-    // words {pdf, tools} are not in the query (0); of the query's words {merge, several,
-    // documents} its description "Read and merge PDF files." holds one (1/3).
-    let want = [0.0, 0.0, 1.0, 1.0, 0.0, 1.0 / 3.0];
+    let x = crate::rerank::features(&index, "merge several documents", None, &answer);
+    // pdf-tools: no vectors (dense, sections and their gaps 0), the best BM25 (relative 1), fused
+    // rank 1; its name words {pdf, tools} are not in the query (0); of the query's words {merge,
+    // several, documents} its description "Read and merge PDF files." holds one (1/3).
+    let want = [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0 / 3.0];
     assert_eq!(x[0].len(), crate::rerank::RANK_FEATURES.len());
     for (got, want) in x[0].iter().zip(want) {
         assert!((got - want).abs() < 1e-9, "{:?}", x[0]);
@@ -888,9 +888,9 @@ fn ranker_features_by_hand() {
             .iter()
             .map(|f| f.0.to_owned())
             .collect(),
-        mean: vec![0.0; 6],
-        scale: vec![1.0; 6],
-        coefficients: vec![0.0, 0.0, 0.0, -5.0, 0.0, 0.0],
+        mean: vec![0.0; 8],
+        scale: vec![1.0; 8],
+        coefficients: vec![0.0, 0.0, 0.0, 0.0, 0.0, -5.0, 0.0, 0.0],
         intercept: 0.0,
         training: json!({}),
     };
@@ -902,11 +902,50 @@ fn ranker_features_by_hand() {
     q.include_quarantined = true;
     let answer = crate::rerank::candidates(&index, &q).unwrap();
     assert!(answer.hits.len() >= 2, "{:?}", names(&index, &answer.hits));
-    let order = crate::rerank::rerank(&index, "clean the tables into charts", &answer, &ranker);
+    let order = crate::rerank::rerank(
+        &index,
+        "clean the tables into charts",
+        None,
+        &answer,
+        &ranker,
+    );
     let first: Vec<u32> = answer.hits.iter().rev().map(|h| h.skill).collect();
     assert_eq!(order, first);
     assert!(crate::rerank::Ranker::from_json(&serde_json::to_string(&ranker).unwrap()).is_ok());
     let mut other = ranker.clone();
     other.features.pop();
     assert!(crate::rerank::Ranker::from_json(&serde_json::to_string(&other).unwrap()).is_err());
+}
+
+#[test]
+fn section_vectors_are_the_first_sections_cut_to_their_opening() {
+    let f = fixture();
+    // Without sections: the L0 and L1 documents only.
+    let base = crate::dense_targets(&f.docs);
+    assert_eq!(crate::dense_targets_with(&f.docs, 0), base);
+    // pdf-tools has two L2 sections (Forms, Merge): one → the first, two or more → both.
+    let l2 = |targets: &[usize]| -> Vec<&str> {
+        targets
+            .iter()
+            .filter(|&&i| f.docs[i].level == Level::L2)
+            .map(|&i| f.docs[i].title.as_str())
+            .collect()
+    };
+    assert_eq!(l2(&crate::dense_targets_with(&f.docs, 1)), ["Forms"]);
+    assert_eq!(
+        l2(&crate::dense_targets_with(&f.docs, 5)),
+        ["Forms", "Merge"]
+    );
+    // An abstract is embedded whole; a section as title + text, cut at SECTION_CHARS characters.
+    assert_eq!(crate::dense_text(&f.docs[0]), f.docs[0].text);
+    assert_eq!(
+        crate::dense_text(&f.docs[1]),
+        "Forms\nFill interactive form fields and flatten the form."
+    );
+    let mut long = f.docs[1].clone();
+    long.text = "é".repeat(1000);
+    assert_eq!(
+        crate::dense_text(&long).chars().count(),
+        crate::SECTION_CHARS
+    );
 }

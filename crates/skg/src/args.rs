@@ -384,6 +384,10 @@ pub struct IndexBuildArgs {
     /// Relations below this confidence are not used for routing.
     #[arg(long, default_value_t = skg_index::DEFAULT_MIN_CONFIDENCE)]
     pub min_confidence: f64,
+    /// Also embed each skill's first N sections (title + opening text), so the dense signal
+    /// sees the body (a skill's best vector answers for it).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub dense_sections: usize,
     /// Threads for embedding inference.
     #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,

@@ -63,6 +63,8 @@ pub(crate) struct BuildJob {
     pub(crate) examples: Option<PathBuf>,
     pub(crate) min_confidence: f64,
     pub(crate) threads: usize,
+    /// L2 sections per skill that get a vector.
+    pub(crate) dense_sections: usize,
 }
 
 impl BuildJob {
@@ -76,6 +78,7 @@ impl BuildJob {
             examples: None,
             min_confidence: skg_index::DEFAULT_MIN_CONFIDENCE,
             threads: skg_embed::DEFAULT_THREADS,
+            dense_sections: 0,
         }
     }
 }
@@ -98,6 +101,7 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
         examples: args.examples.clone(),
         min_confidence: args.min_confidence,
         threads: args.threads,
+        dense_sections: args.dense_sections,
         ..BuildJob::new(
             args.audit.clone(),
             args.out.clone().unwrap_or_else(|| default_out(&args.audit)),
@@ -192,6 +196,7 @@ pub(crate) fn execute_build(job: &BuildJob, bar: &Bar) -> anyhow::Result<BuildRe
     let vectors = if job.embeddings {
         let plan = skg_index::VectorPlan::new(
             &documents,
+            job.dense_sections,
             previous.as_ref().zip(diff.as_ref()),
             &examples,
             skg_embed::MODEL_ID,
@@ -225,8 +230,11 @@ pub(crate) fn execute_build(job: &BuildJob, bar: &Bar) -> anyhow::Result<BuildRe
         .as_deref()
         .map(|b| vec![(skg_embed::CACHE_FILE, b)])
         .unwrap_or_default();
-    let options = serde_json::json!({"min_confidence": job.min_confidence, "audit": audit.display().to_string(),
+    let mut options = serde_json::json!({"min_confidence": job.min_confidence, "audit": audit.display().to_string(),
         "examples": job.examples.as_ref().map(|p| serde_json::json!({"file": p.display().to_string(), "vectors": examples.len()}))});
+    if job.dense_sections > 0 {
+        options["dense_sections"] = job.dense_sections.into();
+    }
     let manifest = skg_index::build(&input, &job.out, options, &extra)
         .with_context(|| format!("cannot write {}", job.out.display()))?;
     bar.finish();
