@@ -331,3 +331,65 @@ pub fn outcomes<'a>(
         })
         .collect()
 }
+
+/// A fitted logistic model's parameters, from whichever learner the caller uses (the binary
+/// plugs skg-score's `fit_logistic` in): standardization and the log-odds of a gold skill.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    /// Feature means.
+    pub mean: Vec<f64>,
+    /// Feature standard deviations.
+    pub scale: Vec<f64>,
+    /// Coefficients on the standardized features.
+    pub coefficients: Vec<f64>,
+    /// Intercept.
+    pub intercept: f64,
+}
+
+/// Fits a model on rows `x` labelled `y`.
+pub type FitFn<'a> = dyn Fn(&[Vec<f64>], &[bool]) -> std::result::Result<Fitted, String> + 'a;
+
+/// A ranker fitted on the candidates of `train`; `training` says what they are (files,
+/// revision), and the row counts and data hash are added.
+pub fn train(
+    train: &[&Candidates],
+    fit: &FitFn<'_>,
+    mut training: serde_json::Value,
+) -> std::result::Result<Ranker, String> {
+    let (x, y) = rows(train.iter().copied());
+    let f = fit(&x, &y)?;
+    if let Some(t) = training.as_object_mut() {
+        t.insert("judged_queries".into(), train.len().into());
+        t.insert("rows".into(), x.len().into());
+        t.insert("positives".into(), y.iter().filter(|&&b| b).count().into());
+        t.insert("data_hash".into(), data_hash(&x, &y).into());
+    }
+    Ok(Ranker {
+        format: RANKER_FORMAT,
+        features: RANK_FEATURES.iter().map(|f| f.0.to_owned()).collect(),
+        mean: f.mean,
+        scale: f.scale,
+        coefficients: f.coefficients,
+        intercept: f.intercept,
+        training,
+    })
+}
+
+/// The metrics of `k`-fold cross-validation: queries in fold `i % k`, each fold ranked by a model
+/// fitted on the others.
+pub fn cross_validate(
+    cands: &[Candidates],
+    k: usize,
+    fit: &FitFn<'_>,
+) -> std::result::Result<crate::Metrics, String> {
+    let k = k.max(2);
+    let mut held_out = Vec::with_capacity(cands.len());
+    for fold in 0..k {
+        let (test, rest): (Vec<(usize, &Candidates)>, Vec<(usize, &Candidates)>) =
+            cands.iter().enumerate().partition(|(i, _)| i % k == fold);
+        let rest: Vec<&Candidates> = rest.into_iter().map(|(_, c)| c).collect();
+        let ranker = train(&rest, fit, serde_json::json!({}))?;
+        held_out.extend(outcomes(test.into_iter().map(|(_, c)| c), Some(&ranker)));
+    }
+    Ok(crate::summarize(&held_out))
+}

@@ -949,3 +949,46 @@ fn section_vectors_are_the_first_sections_cut_to_their_opening() {
         crate::SECTION_CHARS
     );
 }
+
+#[test]
+fn cross_validation_with_a_flat_model_keeps_the_first_stage_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &fixture(), None);
+    let q = |query: &str, gold: &str| crate::JudgedQuery {
+        id: None,
+        query: query.into(),
+        gold: vec![gold.into()],
+        acceptable: Vec::new(),
+    };
+    let queries = [
+        q("merge several documents", "r/pdf/SKILL.md"),
+        q("draw charts from tables", "r/charts/SKILL.md"),
+        q("clean csv tables", "r/csv/SKILL.md"),
+    ];
+    let options = crate::EvalOptions {
+        include_quarantined: true,
+        ..crate::EvalOptions::default()
+    };
+    let mut no_embed = |_: &str| -> Result<Vec<f32>, String> { Err("no model".into()) };
+    let cands = crate::rerank::collect(&index, &queries, &options, &mut no_embed).unwrap();
+    // A model with no weights scores every candidate alike: ties keep the first stage's order.
+    let flat = |x: &[Vec<f64>], _: &[bool]| -> Result<crate::rerank::Fitted, String> {
+        let k = x[0].len();
+        Ok(crate::rerank::Fitted {
+            mean: vec![0.0; k],
+            scale: vec![1.0; k],
+            coefficients: vec![0.0; k],
+            intercept: 0.0,
+        })
+    };
+    let cv = crate::rerank::cross_validate(&cands, 3, &flat).unwrap();
+    let first = crate::summarize(&crate::rerank::outcomes(&cands, None));
+    assert_eq!(cv, first);
+    let r =
+        crate::rerank::train(&cands.iter().collect::<Vec<_>>(), &flat, json!({"x": 1})).unwrap();
+    assert_eq!(r.training["judged_queries"], 3);
+    assert_eq!(r.training["x"], 1);
+    let (x, y) = crate::rerank::rows(&cands);
+    assert_eq!(r.training["rows"], x.len());
+    assert_eq!(r.training["data_hash"], crate::rerank::data_hash(&x, &y));
+}

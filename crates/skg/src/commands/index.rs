@@ -370,49 +370,25 @@ fn second_stage(
         cross_validated: None,
         ranked: None,
     };
-    let fit = |train: &[&rerank::Candidates]| -> anyhow::Result<rerank::Ranker> {
-        let (x, y) = rerank::rows(train.iter().copied());
-        let l = skg_score::fit_logistic(&x, &y, 1.0)?;
-        Ok(rerank::Ranker {
-            format: rerank::RANKER_FORMAT,
-            features: rerank::RANK_FEATURES
-                .iter()
-                .map(|f| f.0.to_owned())
-                .collect(),
+    let fit = |x: &[Vec<f64>], y: &[bool]| -> Result<rerank::Fitted, String> {
+        let l = skg_score::fit_logistic(x, y, 1.0).map_err(|e| e.to_string())?;
+        Ok(rerank::Fitted {
             mean: l.mean,
             scale: l.scale,
             coefficients: l.coefficients,
             intercept: l.intercept,
-            training: serde_json::json!({
-                "queries": args.queries.display().to_string(),
-                "index_revision": index.manifest.content_hash,
-                "judged_queries": train.len(),
-                "rows": x.len(),
-                "positives": y.iter().filter(|&&b| b).count(),
-                "data_hash": rerank::data_hash(&x, &y),
-                "learner": "logistic regression (linfa-logistic, L2 alpha 1) on standardized features",
-            }),
         })
     };
     if let Some(out) = &args.train_ranker {
-        let k = args.folds.max(2);
-        let mut held_out = Vec::new();
-        for f in 0..k {
-            let train: Vec<&rerank::Candidates> = cands
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| i % k != f)
-                .map(|(_, c)| c)
-                .collect();
-            let test = cands
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| i % k == f)
-                .map(|(_, c)| c);
-            held_out.extend(rerank::outcomes(test, Some(&fit(&train)?)));
-        }
-        stage.cross_validated = Some(skg_index::summarize(&held_out));
-        let ranker = fit(&cands.iter().collect::<Vec<_>>())?;
+        stage.cross_validated =
+            Some(rerank::cross_validate(&cands, args.folds, &fit).map_err(anyhow::Error::msg)?);
+        let training = serde_json::json!({
+            "queries": args.queries.display().to_string(),
+            "index_revision": index.manifest.content_hash,
+            "learner": "logistic regression (linfa-logistic, L2 alpha 1) on standardized features",
+        });
+        let ranker = rerank::train(&cands.iter().collect::<Vec<_>>(), &fit, training)
+            .map_err(anyhow::Error::msg)?;
         let text = serde_json::to_string_pretty(&ranker)? + "\n";
         let tmp = out.with_extension("json.tmp");
         skg_artifact::write_synced(&tmp, text.as_bytes())?;
