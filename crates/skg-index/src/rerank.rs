@@ -385,11 +385,20 @@ pub fn cross_validate(
     let k = k.max(2);
     let mut held_out = Vec::with_capacity(cands.len());
     for fold in 0..k {
-        let (test, rest): (Vec<(usize, &Candidates)>, Vec<(usize, &Candidates)>) =
-            cands.iter().enumerate().partition(|(i, _)| i % k == fold);
-        let rest: Vec<&Candidates> = rest.into_iter().map(|(_, c)| c).collect();
+        let in_fold = |i: &usize| i % k == fold;
+        let rest: Vec<&Candidates> = cands
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !in_fold(i))
+            .map(|(_, c)| c)
+            .collect();
         let ranker = train(&rest, fit, serde_json::json!({}))?;
-        held_out.extend(outcomes(test.into_iter().map(|(_, c)| c), Some(&ranker)));
+        let test = cands
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| in_fold(i))
+            .map(|(_, c)| c);
+        held_out.extend(outcomes(test, Some(&ranker)));
     }
     Ok(crate::summarize(&held_out))
 }
