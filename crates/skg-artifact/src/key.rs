@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result, write_synced};
+use crate::{Error, Result, write_file};
 
 /// The key file of one stage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,14 +65,8 @@ pub fn read(path: &Path) -> Option<KeyFile> {
 
 /// Writes a key file atomically (a temporary file synced, then renamed).
 pub fn write(path: &Path, key: &KeyFile) -> Result<()> {
-    let tmp = path.with_extension("key.tmp");
     let text = serde_json::to_vec_pretty(key).map_err(|e| Error::json(path, e))?;
-    write_synced(&tmp, &text)?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        crate::sync_dir(parent)?;
-    }
-    Ok(())
+    write_file(path, &text)
 }
 
 /// Removes a key file (absent is fine): called before a stage reruns.

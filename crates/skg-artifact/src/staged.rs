@@ -154,6 +154,22 @@ pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     f.sync_all().map_err(|e| Error::io(path, e))
 }
 
+/// Replaces the file at `path` whole: `bytes` go to a temporary file beside it (synced), which
+/// is renamed over `path`; then the folder is synced, so a crash leaves the old file or the new
+/// one, never a torn one.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    write_synced(&tmp, bytes)?;
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(path, e));
+    }
+    sync_dir(parent_of(path))
+}
+
 /// Syncs a folder's entries (a rename or a new file in it) to disk.
 pub fn sync_dir(path: &Path) -> Result<()> {
     std::fs::File::open(path)

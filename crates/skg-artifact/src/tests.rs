@@ -134,3 +134,24 @@ fn keys_change_with_every_part_and_key_files_round_trip() -> Result<()> {
     assert_eq!(key::read(&path), None);
     Ok(())
 }
+
+#[test]
+fn write_file_replaces_a_file_whole_and_leaves_nothing_beside_it() -> Result<()> {
+    let root = tempdir();
+    let path = root.path().join("model.json");
+    write_file(&path, b"old")?;
+    write_file(&path, b"new")?;
+    assert_eq!(
+        std::fs::read(&path).map_err(|e| Error::io(&path, e))?,
+        b"new"
+    );
+    assert_eq!(names(root.path()), ["model.json"]);
+    // A destination that cannot be replaced is an error naming it, and no temporary is left.
+    let dir = root.path().join("a-folder");
+    std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+    std::fs::write(dir.join("x"), "x").map_err(|e| Error::io(&dir, e))?;
+    let err = write_file(&dir, b"x").expect_err("a non-empty folder is not replaced");
+    assert!(err.to_string().contains("a-folder"), "{err}");
+    assert_eq!(names(root.path()), ["a-folder", "model.json"]);
+    Ok(())
+}

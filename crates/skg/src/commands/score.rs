@@ -159,9 +159,7 @@ fn train(args: &ScoreTrainArgs) -> anyhow::Result<ExitStatus> {
     model.training.labels = args.labels.display().to_string();
     model.metrics = serde_json::json!({ "cross_validated": cv, "leave_one_registry_out": loro });
     let text = serde_json::to_string_pretty(&model)? + "\n";
-    let tmp = args.out.with_extension("json.tmp");
-    skg_artifact::write_synced(&tmp, text.as_bytes())?;
-    std::fs::rename(&tmp, &args.out)
+    skg_artifact::write_file(&args.out, text.as_bytes())
         .with_context(|| format!("cannot write {}", args.out.display()))?;
     let report = TrainReport {
         model: args.out.display().to_string(),
