@@ -1,6 +1,7 @@
 //! `skg index build`, `skg eval` and `skg route`.
 
 use std::{
+    collections::HashMap,
     io::Write,
     path::{Path, PathBuf},
     time::Instant,
@@ -303,7 +304,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     // The miss analysis ranks dense and fused too, whenever the index has vectors.
-    let mut embedder = if needs_vectors || (args.misses && index.dim() > 0) {
+    let embedder = if needs_vectors || (args.misses && index.dim() > 0) {
         let dir =
             skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n(or run `--mode bm25`)"))?;
         Some(skg_embed::Embedder::load(&dir, args.threads)?)
@@ -319,14 +320,14 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         bundle_k: args.bundle_k,
         per_query: args.per_query,
     };
-    let mut embed = |text: &str| -> Result<Vec<f32>, String> {
-        let e = embedder.as_mut().ok_or("no embedding model loaded")?;
-        e.embed(&[text], 1)
-            .map_err(|e| e.to_string())?
-            .pop()
-            .ok_or_else(|| "the model returned no vector".to_owned())
+    // Every mode's latency includes its query embedding, so the evaluation embeds afresh; the
+    // miss analysis and the second stage reuse its vectors.
+    let mut vectors = QueryVectors {
+        embedder,
+        seen: HashMap::new(),
     };
-    let report = skg_index::evaluate(&index, &queries, &options, &mut embed)?;
+    let report = skg_index::evaluate(&index, &queries, &options, &mut |t: &str| vectors.fresh(t))?;
+    let mut embed = |t: &str| vectors.reused(t);
     let misses = args
         .misses
         .then(|| skg_index::misses(&index, &queries, &options, &mut embed))
@@ -353,6 +354,32 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
+/// Query vectors: embedded afresh (and kept), or reused.
+struct QueryVectors {
+    embedder: Option<skg_embed::Embedder>,
+    seen: HashMap<String, Vec<f32>>,
+}
+
+impl QueryVectors {
+    fn fresh(&mut self, text: &str) -> Result<Vec<f32>, String> {
+        let e = self.embedder.as_mut().ok_or("no embedding model loaded")?;
+        let v = e
+            .embed(&[text], 1)
+            .map_err(|e| e.to_string())?
+            .pop()
+            .ok_or_else(|| "the model returned no vector".to_owned())?;
+        self.seen.insert(text.to_owned(), v.clone());
+        Ok(v)
+    }
+
+    fn reused(&mut self, text: &str) -> Result<Vec<f32>, String> {
+        match self.seen.get(text) {
+            Some(v) => Ok(v.clone()),
+            None => self.fresh(text),
+        }
+    }
+}
+
 /// `--train-ranker` (fit, cross-validate, write) and `--ranker` (measure a fitted one) over the
 /// first stage's candidates.
 fn second_stage(
@@ -371,7 +398,8 @@ fn second_stage(
         ranked: None,
     };
     let fit = |x: &[Vec<f64>], y: &[bool]| -> Result<rerank::Fitted, String> {
-        let l = skg_score::fit_logistic(x, y, 1.0).map_err(|e| e.to_string())?;
+        let l = skg_score::fit_logistic(x, y, skg_score::model::DEFAULT_ALPHA)
+            .map_err(|e| e.to_string())?;
         Ok(rerank::Fitted {
             mean: l.mean,
             scale: l.scale,
@@ -385,14 +413,16 @@ fn second_stage(
         let training = serde_json::json!({
             "queries": args.queries.display().to_string(),
             "index_revision": index.manifest.content_hash,
-            "learner": "logistic regression (linfa-logistic, L2 alpha 1) on standardized features",
+            "learner": format!(
+                "logistic regression (linfa-logistic, L2 alpha {}) on standardized features",
+                skg_score::model::DEFAULT_ALPHA
+            ),
         });
         let ranker = rerank::train(&cands.iter().collect::<Vec<_>>(), &fit, training)
             .map_err(anyhow::Error::msg)?;
         let text = serde_json::to_string_pretty(&ranker)? + "\n";
-        let tmp = out.with_extension("json.tmp");
-        skg_artifact::write_synced(&tmp, text.as_bytes())?;
-        std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
+        skg_artifact::write_file(out, text.as_bytes())
+            .with_context(|| format!("cannot write {}", out.display()))?;
     }
     if let Some(path) = &args.ranker {
         let text = std::fs::read_to_string(path)
