@@ -69,6 +69,8 @@ pub struct Example {
     pub registry: String,
     /// Its label.
     pub label: Label,
+    /// What kind of entry it is (the fitted model's domain is the kinds it saw).
+    pub kind: SkillKind,
     /// Its features.
     pub x: Vec<f64>,
 }
@@ -84,6 +86,8 @@ pub fn train(examples: &[Example], alpha: f64) -> Result<Model, Error> {
     let y: Vec<bool> = used.iter().map(|e| e.label == Label::Good).collect();
     let mut m = Model::fit(&x, &y, alpha)?;
     m.training.mediocre_excluded = examples.len() - used.len();
+    let kinds: std::collections::BTreeSet<SkillKind> = used.iter().map(|e| e.kind).collect();
+    m.training.kinds = kinds.into_iter().collect();
     Ok(m)
 }
 
@@ -308,15 +312,36 @@ fn reasons(x: &[f64], contrib: &[f64]) -> Vec<String> {
         .collect()
 }
 
-/// Why a tool-catalog entry is quarantined: nothing to route it by.
-pub const TOOL_WITHOUT_DESCRIPTION: &str =
-    "tool entry without a description: nothing to route it by";
-/// Why a tool-catalog entry's score does not quarantine it.
-pub const TOOL_NOT_JUDGED: &str = "tool entry: quarantined only without a description (the model was fitted on SKILL.md packages)";
+/// Why an entry outside the model's domain is quarantined: nothing to route it by.
+pub const WITHOUT_DESCRIPTION: &str = "no description: nothing to route it by";
 
-/// Scores every skill of `ctx` with `model`; below `threshold` a skill is quarantined. A
-/// tool-catalog entry is scored too (for the record) but quarantined only when it has no
-/// description: the model was fitted on `SKILL.md` packages, and a tool's card is thin by design.
+/// What an entry of `kind` is called in reasons (one, many).
+fn kind_name(kind: SkillKind) -> (&'static str, &'static str) {
+    match kind {
+        SkillKind::Skill => ("SKILL.md package", "SKILL.md packages"),
+        SkillKind::Tool => ("tool-catalog entry", "tool-catalog entries"),
+    }
+}
+
+/// Why an entry of `kind`'s score does not quarantine it.
+fn outside_domain(model: &Model, kind: SkillKind) -> String {
+    let fitted: Vec<&str> = model
+        .training
+        .kinds
+        .iter()
+        .map(|k| kind_name(*k).1)
+        .collect();
+    format!(
+        "{}: outside the model's domain (fitted on {}); quarantined only without a description",
+        kind_name(kind).0,
+        fitted.join(", ")
+    )
+}
+
+/// Scores every skill of `ctx` with `model`; below `threshold` a skill is quarantined. An entry
+/// of a kind the model was not fitted on (a tool-catalog entry under the bundled model, fitted on
+/// `SKILL.md` packages) is scored too, for the record, but quarantined only when it has no
+/// description.
 pub fn score(model: &Model, ctx: &Context<'_>, threshold: f64) -> Vec<Score> {
     let xs = features::compute(ctx);
     let mut rows: Vec<Score> = ctx
@@ -327,21 +352,22 @@ pub fn score(model: &Model, ctx: &Context<'_>, threshold: f64) -> Vec<Score> {
             let p = model.slop_score(x);
             let contrib = model.contributions(x);
             let mut reasons = reasons(x, &contrib);
-            // The model was fitted on SKILL.md packages; a tool-catalog entry is a name, a
-            // description and a schema, and is judged by what it has to be routed by.
-            let quarantined = if s.kind == SkillKind::Tool {
+            // Outside the model's domain (a tool-catalog entry scored by a model fitted on
+            // SKILL.md packages) the score is not evidence: such an entry is judged only by
+            // whether it has anything to be routed by.
+            let quarantined = if model.applies_to(s.kind) {
+                p < threshold
+            } else {
                 let empty = s.description.trim().is_empty();
                 reasons.insert(
                     0,
                     if empty {
-                        TOOL_WITHOUT_DESCRIPTION.to_owned()
+                        WITHOUT_DESCRIPTION.to_owned()
                     } else {
-                        TOOL_NOT_JUDGED.to_owned()
+                        outside_domain(model, s.kind)
                     },
                 );
                 empty
-            } else {
-                p < threshold
             };
             Score {
                 id: s.id.clone(),

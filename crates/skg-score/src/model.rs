@@ -5,6 +5,7 @@ use linfa::prelude::*;
 use linfa_logistic::LogisticRegression;
 use ndarray_linfa::{Array1, Array2};
 use serde::{Deserialize, Serialize};
+use skg_model::SkillKind;
 
 use crate::{Error, features::FEATURES};
 
@@ -33,6 +34,15 @@ pub struct Training {
     pub data_hash: String,
     /// L2 penalty.
     pub alpha: f64,
+    /// The kinds of entries it was fitted on: its domain. An entry of another kind is scored for
+    /// the record but not judged by the score ([`crate::score`]). Artifacts written before this
+    /// field existed were fitted on `SKILL.md` packages.
+    #[serde(default = "skills_only")]
+    pub kinds: Vec<SkillKind>,
+}
+
+fn skills_only() -> Vec<SkillKind> {
+    vec![SkillKind::Skill]
 }
 
 /// A fitted slop model.
@@ -162,6 +172,7 @@ impl Model {
                 mediocre_excluded: 0,
                 data_hash: data_hash(x, clean),
                 alpha,
+                kinds: skills_only(),
             },
             metrics: serde_json::Value::Null,
         })
@@ -197,6 +208,11 @@ impl Model {
     pub fn content_id(&self) -> String {
         let bytes = serde_json::to_vec(self).unwrap_or_default();
         blake3::hash(&bytes).to_hex().to_string()
+    }
+
+    /// Whether its score judges an entry of `kind` (a kind it was fitted on).
+    pub fn applies_to(&self, kind: SkillKind) -> bool {
+        self.training.kinds.contains(&kind)
     }
 
     /// Standardized features.

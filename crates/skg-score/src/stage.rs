@@ -194,6 +194,7 @@ pub fn examples(
             key: r.path.clone(),
             registry: ctx.skills[i].registry.to_string(),
             label,
+            kind: ctx.skills[i].kind,
             x: xs[i].clone(),
         });
     }

@@ -1,6 +1,6 @@
 //! Features on hand-made skills, training reproducibility, and the committed model.
 
-use skg_model::Skill;
+use skg_model::{Skill, SkillKind};
 use skg_score::{Context, Example, FEATURES, Label, Model, features};
 
 fn skill(root: &str, description: &str, body: &str) -> Skill {
@@ -108,6 +108,7 @@ fn examples() -> Vec<Example> {
                 } else {
                     Label::Slop
                 },
+                kind: SkillKind::Skill,
                 x,
             }
         })
@@ -124,6 +125,11 @@ fn training_is_reproducible_and_learns_the_signal() {
     assert_eq!(
         a.training.mediocre_excluded,
         ex.iter().filter(|e| e.label == Label::Mediocre).count()
+    );
+    assert_eq!(
+        a.training.kinds,
+        [SkillKind::Skill],
+        "its domain: the kinds it saw"
     );
     assert!(
         a.coefficients[at("inline_code_density")] > 0.0,
@@ -209,5 +215,50 @@ fn reasons_do_not_blame_missing_inline_code_when_there_are_code_blocks() {
             .contributions
             .iter()
             .any(|(n, c)| n == "inline_code_density" && *c < 0.0)
+    );
+}
+
+#[test]
+fn an_entry_outside_the_models_domain_is_quarantined_only_without_a_description() {
+    // The template cards of `corpus()` are quarantined as packages (the committed-model test);
+    // as tool-catalog entries, under a model fitted on packages only, the score does not judge
+    // them, and only the entry with nothing to route it by is quarantined.
+    let model = Model::bundled().unwrap_or_else(|e| panic!("{e}"));
+    assert!(model.applies_to(SkillKind::Skill) && !model.applies_to(SkillKind::Tool));
+    let mut skills = corpus();
+    for s in &mut skills {
+        s.kind = SkillKind::Tool;
+    }
+    let ctx = Context {
+        skills: &skills,
+        edges: &[],
+        diagnostics: &[],
+        members: None,
+    };
+    let rows = skg_score::score(&model, &ctx, 0.4);
+    let get = |id: &str| {
+        rows.iter()
+            .find(|r| r.id.as_str() == id)
+            .unwrap_or_else(|| panic!("{id}"))
+    };
+    let (card, empty) = (get("r:tool-0"), get("r:empty"));
+    assert!(!card.quarantined && empty.quarantined);
+    assert!(
+        card.reasons[0].contains("outside the model's domain"),
+        "{:?}",
+        card.reasons
+    );
+    assert_eq!(empty.reasons[0], skg_score::WITHOUT_DESCRIPTION);
+    // The same score still judges them under a model whose domain includes tools.
+    let mut tools = model.clone();
+    tools.training.kinds = vec![SkillKind::Skill, SkillKind::Tool];
+    let rows = skg_score::score(&tools, &ctx, 0.4);
+    let card = rows
+        .iter()
+        .find(|r| r.id.as_str() == "r:tool-0")
+        .unwrap_or_else(|| panic!("r:tool-0"));
+    assert!(
+        card.quarantined,
+        "a low score quarantines inside the domain"
     );
 }

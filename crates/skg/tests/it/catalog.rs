@@ -120,7 +120,7 @@ fn a_tool_catalog_routes_with_the_default_quarantine() {
     assert!(
         scores.iter().all(|s| s["reasons"][0]
             .as_str()
-            .is_some_and(|r| r.starts_with("tool entry"))),
+            .is_some_and(|r| r.starts_with("tool-catalog entry: outside the model's domain"))),
         "{scores:?}"
     );
     skg_json(
