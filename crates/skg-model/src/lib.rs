@@ -43,6 +43,9 @@ pub trait Progress: Sync {
     fn phase(&self, name: &str, total: u64);
     /// `n` more units are done.
     fn advance(&self, n: u64);
+    /// The phases that follow belong to `label` (`2/4 canonicalize`), for runs of several
+    /// stages; ignored by default.
+    fn stage(&self, _label: &str) {}
 }
 
 /// Ignores progress.

@@ -26,14 +26,6 @@ impl Bar {
         Self { bar: Some(bar) }
     }
 
-    /// Names the stage the next phases belong to (`[2/4 canonicalize] `), for runs of
-    /// several stages on one bar.
-    pub(crate) fn stage(&self, label: &str) {
-        if let Some(b) = &self.bar {
-            b.set_prefix(format!("[{label}] "));
-        }
-    }
-
     pub(crate) fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
@@ -53,6 +45,13 @@ impl skg_extract::Progress for Bar {
     fn advance(&self, n: u64) {
         if let Some(b) = &self.bar {
             b.inc(n);
+        }
+    }
+
+    /// Names the stage the next phases belong to (`[2/4 canonicalize] `).
+    fn stage(&self, label: &str) {
+        if let Some(b) = &self.bar {
+            b.set_prefix(format!("[{label}] "));
         }
     }
 }

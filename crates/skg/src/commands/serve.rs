@@ -13,12 +13,12 @@ use std::{
 use anyhow::Context as _;
 use skg_serve::{Config, Embed, Gateway};
 
-use super::{audit::Plan, index::BuildJob};
 use crate::{
     ExitStatus, GlobalArgs,
     args::{McpArgs, ServeArgs},
     progress::Bar,
 };
+use skg_pipeline::{audit::Plan, index::BuildJob};
 
 /// Query embedding for the gateway, over a pool of model sessions.
 #[derive(Debug)]
@@ -158,8 +158,9 @@ fn watch(gw: &Arc<Gateway>, args: &ServeArgs, stop: &AtomicBool, quiet: u8) {
         seen = skg_extract::change_stamp(&args.watch);
         first = false;
         let bar = Bar::new(quiet > 0);
-        let result = super::audit::execute(&plan, &bar)
-            .and_then(|_| super::index::execute_build(&job, &bar));
+        let result = skg_pipeline::audit::execute(&plan, &bar)
+            .and_then(|_| skg_pipeline::index::execute_build(&job, &bar));
+        bar.finish();
         match result {
             Ok(report) => {
                 let outcome = gw.reload_blocking();
@@ -169,7 +170,7 @@ fn watch(gw: &Arc<Gateway>, args: &ServeArgs, stop: &AtomicBool, quiet: u8) {
                         &report
                             .incremental
                             .as_ref()
-                            .map(super::index::Incremental::packages)
+                            .map(skg_pipeline::index::Incremental::packages)
                     )
                     .unwrap_or_default(),
                     serde_json::to_string(&outcome).unwrap_or_default()

@@ -1,0 +1,238 @@
+//! The index build: an audit folder → a routing index folder (BM25 + dense vectors), whole or
+//! package by package against the previous index.
+
+use std::{fmt, path::PathBuf, time::Instant};
+
+use serde::Serialize;
+use skg_index::{Index, JudgedQuery};
+use skg_model::{Progress, Stage};
+use skg_store::tables;
+
+use crate::{Error, IoContext as _, Result};
+
+/// What one build changed against the previous index (`--incremental`).
+#[derive(Debug, Serialize)]
+pub struct Incremental {
+    packages: std::collections::BTreeMap<&'static str, usize>,
+    #[serde(flatten)]
+    diff: skg_index::PackageDiff,
+    vectors_reused: usize,
+    texts_embedded: usize,
+}
+
+impl Incremental {
+    /// Packages by what happened to them.
+    pub fn packages(&self) -> &std::collections::BTreeMap<&'static str, usize> {
+        &self.packages
+    }
+}
+
+/// What an index build reports (`skg index build`).
+#[derive(Debug, Serialize)]
+pub struct BuildReport {
+    out: String,
+    seconds: f64,
+    #[serde(flatten)]
+    manifest: BuildManifest,
+    embedding: Option<skg_embed::EmbeddingStats>,
+    /// What changed against the previous index, when updated incrementally.
+    pub incremental: Option<Incremental>,
+}
+
+#[derive(Debug, Serialize)]
+struct BuildManifest {
+    counts: std::collections::BTreeMap<String, u64>,
+    model: Option<String>,
+    content_hash: String,
+}
+
+/// One index build: the audit read, where the index goes, how.
+#[derive(Debug, Clone)]
+pub struct BuildJob {
+    /// The audit folder read.
+    pub audit: PathBuf,
+    /// The index folder written.
+    pub out: PathBuf,
+    /// Embed documents with the model (else BM25 only).
+    pub embeddings: bool,
+    /// Update the previous index at `out` package by package.
+    pub incremental: bool,
+    /// Judged queries embedded as examples of their gold skills.
+    pub examples: Option<PathBuf>,
+    /// Relations below this confidence are not followed.
+    pub min_confidence: f64,
+    /// Threads for embedding inference.
+    pub threads: usize,
+    /// L2 sections per skill that get a vector.
+    pub dense_sections: usize,
+}
+
+impl BuildJob {
+    /// An index of `audit` at `out`, with the defaults.
+    pub fn new(audit: PathBuf, out: PathBuf) -> BuildJob {
+        BuildJob {
+            audit,
+            out,
+            embeddings: true,
+            incremental: false,
+            examples: None,
+            min_confidence: skg_index::DEFAULT_MIN_CONFIDENCE,
+            threads: skg_embed::DEFAULT_THREADS,
+            dense_sections: 0,
+        }
+    }
+}
+
+/// Builds (or, incrementally, updates) the index folder.
+///
+/// # Errors
+/// The audit folder cannot be read, the model fails, or the index cannot be written.
+pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildReport> {
+    let started = Instant::now();
+    let audit = &job.audit;
+    let m = skg_store::read_stage_manifest(audit, Stage::Audit).at(|| {
+        format!(
+            "{}: not a finished audit folder (run `skg audit` first)",
+            audit.display()
+        )
+    })?;
+    progress.phase("read the audit", 5);
+    let read = |t: &str| format!("cannot read {t} from {}", audit.display());
+    let skills = skg_store::read_ndjson(audit, tables::SKILLS.name).at(|| read("skills"))?;
+    let documents: Vec<skg_model::Document> =
+        skg_store::read_ndjson(audit, tables::DOCUMENTS.name).at(|| read("documents"))?;
+    let edges = skg_store::read_ndjson(audit, tables::EDGES.name).at(|| read("edges"))?;
+    let members = skg_store::read_ndjson(audit, tables::MEMBERS.name).at(|| read("members"))?;
+    let scores = skg_store::read_ndjson(audit, tables::SCORES.name).at(|| read("scores"))?;
+
+    // The previous index, for a whole-package incremental update.
+    let previous = if job.incremental {
+        Index::open(&job.out)
+            .inspect_err(|e| {
+                tracing::warn!("no usable previous index ({e}): building the whole index");
+            })
+            .ok()
+    } else {
+        None
+    };
+    let diff = previous
+        .as_ref()
+        .map(|old| skg_index::diff_packages(old, &skills));
+    let examples = match &job.examples {
+        Some(path) => {
+            let queries = skg_artifact::read_ndjson::<JudgedQuery>(path)
+                .at(|| format!("cannot read {}", path.display()))?;
+            let (found, unresolved) =
+                skg_index::resolve_examples(&queries, &skills, &documents, &m.inputs);
+            if unresolved > 0 {
+                tracing::warn!(
+                    "{}: {unresolved} example gold ids name no skill of this audit",
+                    path.display()
+                );
+            }
+            found
+        }
+        None => Vec::new(),
+    };
+    if !examples.is_empty() && !job.embeddings {
+        return Err(Error::Invalid(
+            "--examples are embedded: they need the model (drop --no-embeddings)".to_owned(),
+        ));
+    }
+
+    let (mut embedding, mut cache_bytes, mut reused_count) = (None, None, 0usize);
+    let vectors = if job.embeddings {
+        let plan = skg_index::VectorPlan::new(
+            &documents,
+            job.dense_sections,
+            previous.as_ref().zip(diff.as_ref()),
+            &examples,
+            skg_embed::MODEL_ID,
+        );
+        reused_count = plan.reused.len();
+        let cache = job.out.join(skg_embed::CACHE_FILE);
+        let mut e = crate::embed_texts(&plan.texts, &cache, job.threads, progress)?;
+        // Reused vectors stay in the cache, so a later whole build finds them too.
+        for (i, v) in &plan.reused {
+            e.cache.insert(&documents[*i].text, v.clone());
+        }
+        cache_bytes = Some(e.cache.to_bytes());
+        embedding = Some(e.stats);
+        Some(plan.into_vectors(e.vectors, skg_embed::MODEL_ID, skg_embed::DIM))
+    } else {
+        None
+    };
+    drop(previous);
+    progress.phase("write the index", 1);
+    let input = skg_index::BuildInput {
+        skills: &skills,
+        documents: &documents,
+        edges: &edges,
+        members: Some(&members),
+        scores: Some(&scores),
+        registries: &m.inputs,
+        vectors: vectors.as_ref(),
+        min_confidence: job.min_confidence,
+    };
+    let extra: Vec<(&str, &[u8])> = cache_bytes
+        .as_deref()
+        .map(|b| vec![(skg_embed::CACHE_FILE, b)])
+        .unwrap_or_default();
+    let mut options = serde_json::json!({"min_confidence": job.min_confidence, "audit": audit.display().to_string(),
+        "examples": job.examples.as_ref().map(|p| serde_json::json!({"file": p.display().to_string(), "vectors": examples.len()}))});
+    if job.dense_sections > 0 {
+        options["dense_sections"] = job.dense_sections.into();
+    }
+    let manifest = skg_index::build(&input, &job.out, options, &extra)
+        .at(|| format!("cannot write {}", job.out.display()))?;
+    let texts_embedded = embedding.as_ref().map_or(0, |e| e.embedded);
+    Ok(BuildReport {
+        out: job.out.display().to_string(),
+        seconds: started.elapsed().as_secs_f64(),
+        manifest: BuildManifest {
+            counts: manifest.counts,
+            model: manifest.model,
+            content_hash: manifest.content_hash,
+        },
+        embedding,
+        incremental: diff.map(|d| Incremental {
+            packages: d.counts(),
+            diff: d,
+            vectors_reused: reused_count,
+            texts_embedded,
+        }),
+    })
+}
+
+impl fmt::Display for BuildReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(inc) = &self.incremental {
+            let n = |k: &str| inc.packages.get(k).copied().unwrap_or(0);
+            writeln!(
+                f,
+                "incremental: {} packages kept, {} changed, {} added, {} deleted; {} vectors reused, {} texts embedded",
+                n("kept"),
+                n("changed"),
+                n("added"),
+                n("deleted"),
+                inc.vectors_reused,
+                inc.texts_embedded,
+            )?;
+        }
+        let count = |k: &str| self.manifest.counts.get(k).copied().unwrap_or(0);
+        writeln!(
+            f,
+            "index {} in {:.1}s: {} skills ({} routable), {} documents, {} vectors ({})",
+            self.out,
+            self.seconds,
+            count("skills"),
+            count("routable"),
+            count("documents"),
+            count("vectors"),
+            self.manifest
+                .model
+                .as_deref()
+                .unwrap_or("no model: BM25 only"),
+        )
+    }
+}
