@@ -21,6 +21,7 @@
 )]
 
 pub mod adapt;
+pub mod ann;
 mod artifact;
 mod bm25;
 mod eval;
@@ -98,6 +99,9 @@ pub enum Error {
     /// The query embedder failed.
     #[error("query embedding: {0}")]
     Embed(String),
+    /// The nearest-neighbour graph could not be built.
+    #[error("ANN: {0}")]
+    Ann(String),
 }
 
 impl Error {

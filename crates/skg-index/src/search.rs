@@ -174,6 +174,10 @@ pub struct Index {
     dim: usize,
     vectors: Vec<f32>,
     vector_docs: Vec<u32>,
+    /// Each skill's dense rows.
+    skill_rows: Vec<Vec<u32>>,
+    /// The nearest-neighbour graph over the rows, when switched on ([`Index::use_ann`]).
+    ann: Option<crate::ann::Ann>,
     by_id: HashMap<String, u32>,
     content: Content,
     catalog_tokens: u64,
@@ -299,6 +303,11 @@ impl Index {
             .filter(|s| s.routable())
             .map(|s| u64::from(s.tokens))
             .sum();
+        let mut skill_rows = vec![Vec::new(); skills.len()];
+        for (row, &doc) in vector_docs.iter().enumerate() {
+            skill_rows[docs[doc as usize].skill as usize]
+                .push(u32::try_from(row).unwrap_or(u32::MAX));
+        }
         Ok(Index {
             catalog_tokens,
             content: Content::open(&dir.join("content.ndjson"), skills.len())?,
@@ -309,8 +318,57 @@ impl Index {
             dim,
             vectors,
             vector_docs,
+            skill_rows,
+            ann: None,
             by_id,
         })
+    }
+
+    /// Builds the nearest-neighbour graph over the dense rows when there are at least `min_rows`
+    /// of them (`0`: always; see [`crate::ann`]); returns whether the index now uses it. Dense
+    /// retrieval then proposes skills from the graph instead of scanning every row.
+    ///
+    /// # Errors
+    /// The graph cannot be built.
+    pub fn use_ann(&mut self, min_rows: usize, options: crate::ann::AnnOptions) -> Result<bool> {
+        let rows = self.vector_docs.len();
+        if self.dim == 0 || rows == 0 || rows < min_rows {
+            self.ann = None;
+            return Ok(false);
+        }
+        self.ann = Some(crate::ann::Ann::build(&self.vectors, self.dim, options)?);
+        Ok(true)
+    }
+
+    /// The graph's options, when the index uses one.
+    pub fn ann(&self) -> Option<crate::ann::AnnOptions> {
+        self.ann.as_ref().map(crate::ann::Ann::options)
+    }
+
+    /// Number of dense rows.
+    pub fn vector_rows(&self) -> usize {
+        self.vector_docs.len()
+    }
+
+    /// The `k` allowed skills nearest to `v` by their best row, nearest first: through the graph
+    /// when the index uses one and `exact` is false, else by scanning every row (how ANN recall
+    /// is measured).
+    pub fn nearest_skills(
+        &self,
+        q: &Query<'_>,
+        v: &[f32],
+        k: usize,
+        exact: bool,
+    ) -> Vec<(u32, f32)> {
+        let found = if exact {
+            self.dense_scan(q, v)
+        } else {
+            self.dense_skills(q, v, &HashMap::new())
+        };
+        let mut ranked: Vec<(u32, f32)> = found.into_iter().map(|(s, (c, _))| (s, c)).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(k);
+        ranked
     }
 
     /// The skill with this id.
@@ -441,9 +499,51 @@ impl Index {
         Ok(best)
     }
 
+    /// Best cosine per allowed skill: (cosine, doc). Without the graph: every row is scanned.
+    /// With it: the graph proposes skills, and each proposed skill and each skill in `also` (the
+    /// lexical candidates, so fusion sees their true cosine) is scored exactly over its rows.
+    fn dense_skills(
+        &self,
+        q: &Query<'_>,
+        v: &[f32],
+        also: &HashMap<u32, (f32, u32)>,
+    ) -> HashMap<u32, (f32, u32)> {
+        let Some(ann) = &self.ann else {
+            return self.dense_scan(q, v);
+        };
+        if v.len() != self.dim || self.dim == 0 {
+            return HashMap::new();
+        }
+        let mut skills: Vec<u32> = ann
+            .nearest(v)
+            .into_iter()
+            .map(|(row, _)| self.docs[self.vector_docs[row as usize] as usize].skill)
+            .chain(also.keys().copied())
+            .filter(|&s| self.allowed(s, q))
+            .collect();
+        skills.sort_unstable();
+        skills.dedup();
+        skills
+            .into_iter()
+            .filter_map(|skill| {
+                self.skill_rows[skill as usize]
+                    .iter()
+                    .map(|&row| {
+                        let r = row as usize * self.dim;
+                        (
+                            dot(&self.vectors[r..r + self.dim], v),
+                            self.vector_docs[row as usize],
+                        )
+                    })
+                    .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+                    .map(|best| (skill, best))
+            })
+            .collect()
+    }
+
     /// Best cosine per allowed skill: (cosine, doc). Exact scan over every vector row (rows are
     /// contiguous; the dot product keeps eight partial sums so the compiler vectorizes it).
-    fn dense_skills(&self, q: &Query<'_>, v: &[f32]) -> HashMap<u32, (f32, u32)> {
+    fn dense_scan(&self, q: &Query<'_>, v: &[f32]) -> HashMap<u32, (f32, u32)> {
         if v.len() != self.dim || self.dim == 0 {
             return HashMap::new();
         }
@@ -483,7 +583,7 @@ impl Index {
             self.bm25_skills(q, &terms, want.max(q.pool))?
         };
         let dense = match vector {
-            Some(v) if mode != Mode::Bm25 => self.dense_skills(q, v),
+            Some(v) if mode != Mode::Bm25 => self.dense_skills(q, v, &lexical),
             _ => HashMap::new(),
         };
         let mut bm25_weight = None;
@@ -544,7 +644,7 @@ impl Index {
 }
 
 /// Dot product with eight independent partial sums (vectorizable).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ac, ar) = a.split_at(a.len() - a.len() % 8);
     let (bc, br) = b.split_at(ac.len());

@@ -992,3 +992,112 @@ fn cross_validation_with_a_flat_model_keeps_the_first_stage_order() {
     assert_eq!(r.training["rows"], x.len());
     assert_eq!(r.training["data_hash"], crate::rerank::data_hash(&x, &y));
 }
+
+/// `n` skills with an L0 and an L1 each, every other one quarantined, and unit vectors drawn
+/// from `seed` (dimension 8) for both documents.
+fn random_dense(n: usize, seed: u64) -> (Fixture, Vectors) {
+    let mut x = seed | 1;
+    let mut next = move || {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((x >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+    };
+    let mut skills = Vec::new();
+    let mut docs = Vec::new();
+    let mut scores = Vec::new();
+    for i in 0..n {
+        let s = Skill::from_text(
+            "r",
+            &format!("s{i:03}"),
+            &format!("skill-{i}"),
+            "words",
+            "body",
+        );
+        docs.push(doc(&s, Level::L0, 0, &s.name.clone(), "words"));
+        docs.push(doc(&s, Level::L1, 0, "Overview", "more words"));
+        scores.push(from::<Score>(json!({
+            "id": s.id, "registry": "r", "path": "x/SKILL.md",
+            "slop_score": if i % 2 == 0 { 0.9 } else { 0.1 }, "quarantined": i % 2 == 1,
+            "threshold": 0.4, "reasons": [], "contributions": [], "features": []
+        })));
+        skills.push(s);
+    }
+    let rows = (0..docs.len())
+        .map(|i| {
+            let v: Vec<f32> = (0..8).map(|_| next()).collect();
+            let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt().max(1e-6);
+            (i, v.into_iter().map(|a| a / norm).collect())
+        })
+        .collect();
+    let f = Fixture {
+        skills,
+        docs,
+        edges: vec![],
+        members: vec![],
+        scores,
+    };
+    (
+        f,
+        Vectors {
+            model: "random".into(),
+            dim: 8,
+            rows,
+        },
+    )
+}
+
+fn unit(seed: u64) -> Vec<f32> {
+    random_dense(1, seed).1.rows.swap_remove(0).1
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+    /// With a search wide enough to reach every row, the graph proposes every skill, so dense
+    /// and hybrid answers equal the exact scan's exactly (the graph only proposes; scoring is
+    /// exact either way), with the quarantine on and off.
+    #[test]
+    fn ann_answers_equal_the_exact_scan_on_a_small_index(n in 5usize..60, seed in 0u64..1_000_000, qseed in 0u64..1_000_000) {
+        let (f, vectors) = random_dense(n, seed);
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = built(dir.path(), &f, Some(&vectors));
+        let v = unit(qseed);
+        let answers = |index: &Index| {
+            let mut out = Vec::new();
+            for mode in [Mode::Dense, Mode::Hybrid] {
+                for include_quarantined in [false, true] {
+                    let mut q = Query::new("words", Some(&v), 10);
+                    q.mode = mode;
+                    q.include_quarantined = include_quarantined;
+                    out.push(index.search(&q).unwrap().hits);
+                }
+            }
+            out
+        };
+        let exact = answers(&index);
+        let options = crate::ann::AnnOptions { ef_search: 2 * n + 8, ..crate::ann::AnnOptions::default() };
+        proptest::prop_assert!(index.use_ann(0, options).unwrap());
+        proptest::prop_assert_eq!(answers(&index), exact);
+    }
+}
+
+#[test]
+fn ann_is_switched_on_by_size_and_keeps_recall_on_a_larger_index() {
+    let (f, vectors) = random_dense(400, 11);
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = built(dir.path(), &f, Some(&vectors));
+    let options = crate::ann::AnnOptions::default();
+    assert!(!index.use_ann(801, options).unwrap(), "800 rows < 801");
+    assert_eq!(index.ann(), None);
+    assert!(index.use_ann(800, options).unwrap(), "800 rows ≥ 800");
+    let queries: Vec<Vec<f32>> = (0..30).map(unit).collect();
+    let filter = Query::new("", None, 10);
+    // At the default search width (400 rows of 800) the graph finds the exact 10 nearest
+    // allowed skills for nearly every query; the exact scan against itself is 1 by definition.
+    let r = crate::ann::report(&index, &queries, &filter);
+    assert_eq!((r.rows, r.queries), (800, 30));
+    assert!(r.recall_at_10 >= 0.95, "{r:?}");
+    index.use_ann(usize::MAX, options).unwrap();
+    assert_eq!(crate::ann::recall(&index, &queries, &filter, 10), 1.0);
+}

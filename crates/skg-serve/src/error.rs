@@ -224,6 +224,7 @@ pub(crate) fn public(e: &skg_index::Error) -> String {
         skg_index::Error::Corrupt { message, .. } => format!("the index folder is damaged: {message}"),
         skg_index::Error::Tantivy(_) => "the BM25 index failed on this request".into(),
         skg_index::Error::Embed(_) => "the query could not be embedded".into(),
+        skg_index::Error::Ann(_) => "the nearest-neighbour graph could not be built".into(),
     }
 }
 

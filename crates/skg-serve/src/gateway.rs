@@ -57,6 +57,9 @@ pub struct Config {
     /// Query vectors kept for repeated tasks (entries; 0 = none). Agents repeat tasks, and the
     /// query embedding is most of a hybrid request's CPU time.
     pub query_cache: usize,
+    /// Dense retrieval through a nearest-neighbour graph when the index has at least this many
+    /// dense rows (`None`: always the exact scan); see `skg_index::ann`.
+    pub ann_min_rows: Option<usize>,
 }
 
 /// The settings' defaults, defined once (the command line shows them from here).
@@ -98,6 +101,7 @@ impl Config {
             allowed_origins: Vec::new(),
             degraded: Vec::new(),
             query_cache: defaults::QUERY_CACHE,
+            ann_min_rows: Some(skg_index::ann::DEFAULT_MIN_ROWS),
         }
     }
 }
@@ -174,10 +178,26 @@ impl Prepared {
     }
 }
 
+/// The index folder, with the nearest-neighbour graph when it is large enough.
+fn open_index(cfg: &Config) -> skg_index::Result<Index> {
+    let mut index = Index::open(&cfg.index_dir)?;
+    if let Some(min_rows) = cfg.ann_min_rows {
+        let started = Instant::now();
+        if index.use_ann(min_rows, skg_index::ann::AnnOptions::default())? {
+            tracing::info!(
+                rows = index.vector_rows(),
+                seconds = started.elapsed().as_secs_f64(),
+                "nearest-neighbour graph built"
+            );
+        }
+    }
+    Ok(index)
+}
+
 impl Gateway {
     /// Opens the index folder (refusing an unfinished one) and builds the gateway.
     pub fn open(cfg: Config, embedder: Option<Arc<dyn Embed>>) -> skg_index::Result<Gateway> {
-        let index = Index::open(&cfg.index_dir)?;
+        let index = open_index(&cfg)?;
         let metrics = Metrics::new();
         metrics.index_loaded(&index);
         let cfg_query_cache = cfg.query_cache;
@@ -214,7 +234,7 @@ impl Gateway {
         let serving = self.current().index.manifest.content_hash.clone();
         let outcome = match skg_index::read_manifest(&self.cfg.index_dir) {
             Ok(m) if m.content_hash == serving => ReloadOutcome::Fresh { revision: serving },
-            Ok(_) => match Index::open(&self.cfg.index_dir) {
+            Ok(_) => match open_index(&self.cfg) {
                 Ok(index) => {
                     let to = index.manifest.content_hash.clone();
                     self.metrics.index_loaded(&index);

@@ -469,12 +469,29 @@ pub struct EvalArgs {
     /// Folds of the cross-validation (`--train-ranker`).
     #[arg(long, default_value_t = 5)]
     pub folds: usize,
+    #[command(flatten)]
+    pub ann: AnnArgs,
     /// Threads for query embedding.
     #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+/// `skg eval --ann`: the nearest-neighbour graph under evaluation.
+#[derive(Debug, Args)]
+pub struct AnnArgs {
+    /// Evaluate dense retrieval through the nearest-neighbour graph (built whatever the index's
+    /// size) and report its recall against the exact scan.
+    #[arg(long)]
+    pub ann: bool,
+    /// With `--ann`: candidates kept while building the graph (HNSW efConstruction).
+    #[arg(long, default_value_t = skg_index::ann::AnnOptions::default().ef_construction)]
+    pub ann_ef_construction: usize,
+    /// With `--ann`: rows a query visits (HNSW ef).
+    #[arg(long, default_value_t = skg_index::ann::AnnOptions::default().ef_search)]
+    pub ann_ef_search: usize,
 }
 
 #[derive(Debug, Args)]
@@ -552,6 +569,13 @@ pub struct ServeArgs {
     /// Query vectors kept for repeated tasks (entries; 0 turns the cache off).
     #[arg(long, default_value_t = skg_serve::defaults::QUERY_CACHE)]
     pub query_cache: usize,
+    /// Dense retrieval through a nearest-neighbour graph (HNSW) when the index has at least this
+    /// many dense rows; smaller indexes are scanned exactly.
+    #[arg(long, default_value_t = skg_index::ann::DEFAULT_MIN_ROWS)]
+    pub ann_min_rows: usize,
+    /// Always scan every dense row exactly (no nearest-neighbour graph).
+    #[arg(long)]
+    pub no_ann: bool,
     /// Browser origins allowed to call /mcp besides localhost (repeatable).
     #[arg(long)]
     pub allow_origin: Vec<String>,

@@ -64,6 +64,16 @@ struct EvalPrinted<'a> {
     misses: Option<skg_index::MissReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     second_stage: Option<SecondStage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ann: Option<AnnPrinted>,
+}
+
+/// `--ann`: the nearest-neighbour graph the evaluation ran with, and its recall.
+#[derive(Debug, Serialize)]
+struct AnnPrinted {
+    build_seconds: f64,
+    #[serde(flatten)]
+    recall: skg_index::ann::RecallReport,
 }
 
 /// The learned second stage against the first stage's order, on the same candidates.
@@ -78,8 +88,16 @@ struct SecondStage {
 }
 
 pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
-    let index = Index::open(&args.index)
+    let mut index = Index::open(&args.index)
         .with_context(|| format!("cannot open the index {}", args.index.display()))?;
+    let started = Instant::now();
+    let ann_options = skg_index::ann::AnnOptions {
+        ef_construction: args.ann.ann_ef_construction,
+        ef_search: args.ann.ann_ef_search,
+        ..skg_index::ann::AnnOptions::default()
+    };
+    let ann_built = args.ann.ann && index.use_ann(0, ann_options)?;
+    let ann_seconds = started.elapsed().as_secs_f64();
     let queries = read_jsonl::<JudgedQuery>(&args.queries)?;
     let modes: Vec<Mode> = match args.mode {
         EvalMode::All => vec![Mode::Bm25, Mode::Dense, Mode::Hybrid],
@@ -126,11 +144,23 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     let second_stage = (args.ranker.is_some() || args.train_ranker.is_some())
         .then(|| second_stage(args, &index, &queries, &options, &mut embed))
         .transpose()?;
+    let ann = ann_built.then(|| {
+        let mut seen: Vec<(&String, &Vec<f32>)> = vectors.seen.iter().collect();
+        seen.sort_by(|a, b| a.0.cmp(b.0));
+        let query_vectors: Vec<Vec<f32>> = seen.into_iter().map(|(_, v)| v.clone()).collect();
+        let mut filter = skg_index::Query::new("", None, 10);
+        filter.include_quarantined = args.include_quarantined;
+        AnnPrinted {
+            build_seconds: ann_seconds,
+            recall: skg_index::ann::report(&index, &query_vectors, &filter),
+        }
+    });
     let printed = EvalPrinted {
         index: args.index.display().to_string(),
         report: &report,
         misses,
         second_stage,
+        ann,
     };
     super::emit(args.format, &printed, |o| {
         print_eval(o, &printed)?;
@@ -139,6 +169,20 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         }
         if let Some(s) = &printed.second_stage {
             print_second_stage(o, s)?;
+        }
+        if let Some(a) = &printed.ann {
+            let r = &a.recall;
+            writeln!(
+                o,
+                "\nnearest-neighbour graph: {} rows (ef_construction {}, ef_search {}) built in {:.1}s; against the exact scan over {} queries: recall@10 {:.3}, recall@50 {:.3}",
+                r.rows,
+                r.ef_construction,
+                r.ef_search,
+                a.build_seconds,
+                r.queries,
+                r.recall_at_10,
+                r.recall_at_50
+            )?;
         }
         Ok(())
     })?;

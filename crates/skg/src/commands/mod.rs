@@ -139,6 +139,7 @@ mod defaults {
             (v.max_body_bytes, v.concurrency, v.max_k, v.query_cache),
             (c.max_body_bytes, c.concurrency, c.max_k, c.query_cache)
         );
+        assert_eq!(Some(v.ann_min_rows), c.ann_min_rows);
         assert_eq!(
             (
                 std::time::Duration::from_millis(v.timeout_ms),

@@ -63,6 +63,7 @@ fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
     }
     cfg.max_k = args.max_k;
     cfg.query_cache = args.query_cache;
+    cfg.ann_min_rows = (!args.no_ann).then_some(args.ann_min_rows);
     cfg.allowed_origins.clone_from(&args.allow_origin);
     cfg.degraded = degraded;
     cfg

@@ -1,0 +1,165 @@
+//! Approximate nearest neighbours over the dense rows: an HNSW graph (instant-distance) for
+//! indexes large enough that the exact scan dominates a query.
+//!
+//! The graph only *proposes* skills: every proposed skill (and every lexical candidate) is then
+//! scored exactly over all of its rows, so a skill's dense score is the same with or without the
+//! graph; what the graph can change is which skills are proposed. Built on one thread with a fixed
+//! seed, the graph — and so every answer — is the same on every open of the same index.
+
+use instant_distance::{Builder, HnswMap, Point, Search};
+
+/// Indexes with at least this many dense rows get the graph when the caller asks for it by size
+/// ([`crate::Index::use_ann`]); below it the exact scan costs a few milliseconds at most.
+pub const DEFAULT_MIN_ROWS: usize = 50_000;
+
+/// How the graph is built and searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnnOptions {
+    /// Candidates kept while inserting (HNSW `efConstruction`): higher builds slower, finds more.
+    pub ef_construction: usize,
+    /// Rows a query visits and returns (HNSW `ef`): the proposal pool before rows are folded
+    /// into skills.
+    pub ef_search: usize,
+    /// Seed of the layer assignment.
+    pub seed: u64,
+}
+
+impl Default for AnnOptions {
+    fn default() -> AnnOptions {
+        AnnOptions {
+            ef_construction: 100,
+            ef_search: 128,
+            seed: 42,
+        }
+    }
+}
+
+/// One dense row as the graph stores it (unit length: cosine distance = 1 − dot).
+#[derive(Debug, Clone)]
+struct Row(Box<[f32]>);
+
+impl Point for Row {
+    fn distance(&self, other: &Self) -> f32 {
+        1.0 - crate::search::dot(&self.0, &other.0)
+    }
+}
+
+/// The graph over an index's dense rows.
+pub struct Ann {
+    map: HnswMap<Row, u32>,
+    options: AnnOptions,
+}
+
+impl std::fmt::Debug for Ann {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ann")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Ann {
+    /// The graph over `vectors` (rows of `dim` floats), built on one thread so that it is the same
+    /// every time.
+    ///
+    /// # Errors
+    /// The build thread cannot be started.
+    pub fn build(vectors: &[f32], dim: usize, options: AnnOptions) -> crate::Result<Ann> {
+        let points: Vec<Row> = vectors
+            .chunks_exact(dim.max(1))
+            .map(|r| Row(r.into()))
+            .collect();
+        let values: Vec<u32> = (0..points.len())
+            .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+            .collect();
+        let builder = Builder::default()
+            .ef_construction(options.ef_construction)
+            .ef_search(options.ef_search)
+            .seed(options.seed);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .map_err(|e| crate::Error::Ann(format!("cannot start the build thread: {e}")))?;
+        let map = pool.install(|| builder.build(points, values));
+        Ok(Ann { map, options })
+    }
+
+    /// Up to `ef_search` rows nearest to `v`, nearest first: (row, cosine).
+    pub fn nearest(&self, v: &[f32]) -> Vec<(u32, f32)> {
+        let mut search = Search::default();
+        let q = Row(v.into());
+        self.map
+            .search(&q, &mut search)
+            .map(|item| (*item.value, 1.0 - item.distance))
+            .collect()
+    }
+
+    /// How it was built.
+    pub fn options(&self) -> AnnOptions {
+        self.options
+    }
+}
+
+/// The graph against the exact scan on a set of queries.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RecallReport {
+    /// Dense rows in the graph.
+    pub rows: usize,
+    /// How the graph was built and searched.
+    pub ef_construction: usize,
+    /// Rows a query visits.
+    pub ef_search: usize,
+    /// Queries measured.
+    pub queries: usize,
+    /// Mean share of the exact scan's 10 nearest skills the graph also returns in its 10.
+    pub recall_at_10: f64,
+    /// The same at 50 (the fusion's pool).
+    pub recall_at_50: f64,
+}
+
+/// Mean recall@`k` of the graph's nearest skills against the exact scan's, for each query vector
+/// under `query`'s filters (quarantine, aliases). A query whose exact list is empty counts as 1.
+pub fn recall(
+    index: &crate::Index,
+    vectors: &[Vec<f32>],
+    query: &crate::Query<'_>,
+    k: usize,
+) -> f64 {
+    if vectors.is_empty() {
+        return 1.0;
+    }
+    let total: f64 = vectors
+        .iter()
+        .map(|v| {
+            let exact = index.nearest_skills(query, v, k, true);
+            if exact.is_empty() {
+                return 1.0;
+            }
+            let approx: std::collections::HashSet<u32> = index
+                .nearest_skills(query, v, k, false)
+                .into_iter()
+                .map(|(s, _)| s)
+                .collect();
+            let found = exact.iter().filter(|(s, _)| approx.contains(s)).count();
+            found as f64 / exact.len() as f64
+        })
+        .sum();
+    total / vectors.len() as f64
+}
+
+/// [`recall`] at 10 and 50 with the index's graph (none: the exact scan against itself).
+pub fn report(
+    index: &crate::Index,
+    vectors: &[Vec<f32>],
+    query: &crate::Query<'_>,
+) -> RecallReport {
+    let options = index.ann().unwrap_or_default();
+    RecallReport {
+        rows: index.vector_rows(),
+        ef_construction: options.ef_construction,
+        ef_search: options.ef_search,
+        queries: vectors.len(),
+        recall_at_10: recall(index, vectors, query, 10),
+        recall_at_50: recall(index, vectors, query, 50),
+    }
+}
