@@ -571,19 +571,65 @@ impl Index {
     /// Ranks skills for the query: one hit per skill, best first.
     pub fn search(&self, q: &Query<'_>) -> Result<Answer> {
         let terms = self.bm25.terms(q.text);
-        let want = (q.k * 2).max(q.k + 10);
         let vector = q.vector.filter(|v| v.len() == self.dim && self.dim > 0);
-        let mode = match (q.mode, vector) {
-            (Mode::Dense | Mode::Hybrid, None) => Mode::Bm25,
-            (m, _) => m,
-        };
+        let mode = effective_mode(q.mode, vector);
         let lexical = if mode == Mode::Dense {
             HashMap::new()
         } else {
-            self.bm25_skills(q, &terms, want.max(q.pool))?
+            self.bm25_skills(q, &terms, Self::lexical_want(q))?
         };
+        Ok(self.rank(q, terms, mode, vector, &lexical))
+    }
+
+    /// [`Index::search`] with the query vector computed by `embed` on a second thread while
+    /// BM25 runs on this one (`q.vector` is ignored): a request's latency becomes the longer of
+    /// the two instead of their sum. `embed` returning `None` (no model, a failure) gives the
+    /// BM25 answer, as a query without a vector does. Returns the answer and the vector.
+    pub fn search_embedding<F>(&self, q: &Query<'_>, embed: F) -> Result<(Answer, Option<Vec<f32>>)>
+    where
+        F: FnOnce() -> Option<Vec<f32>> + Send,
+    {
+        let terms = self.bm25.terms(q.text);
+        let wants_vector = q.mode != Mode::Bm25 && self.dim > 0;
+        let (lexical, vector) = std::thread::scope(|scope| {
+            let embedding = wants_vector.then(|| scope.spawn(embed));
+            // BM25 is needed unless the answer is dense-only (and a failed embedding falls back
+            // to BM25: computed below then).
+            let lexical = (q.mode != Mode::Dense)
+                .then(|| self.bm25_skills(q, &terms, Self::lexical_want(q)))
+                .transpose();
+            let vector = embedding
+                .and_then(|h| h.join().ok().flatten())
+                .filter(|v| v.len() == self.dim);
+            (lexical, vector)
+        });
+        let mode = effective_mode(q.mode, vector.as_deref());
+        let lexical = match lexical? {
+            Some(l) => l,
+            None if mode == Mode::Dense => HashMap::new(),
+            None => self.bm25_skills(q, &terms, Self::lexical_want(q))?,
+        };
+        let answer = self.rank(q, terms, mode, vector.as_deref(), &lexical);
+        Ok((answer, vector))
+    }
+
+    /// Distinct skills BM25 gathers for a query.
+    fn lexical_want(q: &Query<'_>) -> usize {
+        (q.k * 2).max(q.k + 10).max(q.pool)
+    }
+
+    /// Dense scores (given the lexical candidates), fusion, the floor and the rejected list.
+    fn rank(
+        &self,
+        q: &Query<'_>,
+        terms: Vec<String>,
+        mode: Mode,
+        vector: Option<&[f32]>,
+        lexical: &HashMap<u32, (f32, u32)>,
+    ) -> Answer {
+        let want = (q.k * 2).max(q.k + 10);
         let dense = match vector {
-            Some(v) if mode != Mode::Bm25 => self.dense_skills(q, v, &lexical),
+            Some(v) if mode != Mode::Bm25 => self.dense_skills(q, v, lexical),
             _ => HashMap::new(),
         };
         let mut bm25_weight = None;
@@ -609,7 +655,7 @@ impl Index {
                 })
                 .collect(),
             Mode::Hybrid => {
-                let (hits, w) = fuse(&lexical, &dense, q.fusion, terms.len(), want.max(q.pool));
+                let (hits, w) = fuse(lexical, &dense, q.fusion, terms.len(), want.max(q.pool));
                 bm25_weight = w;
                 hits
             }
@@ -633,17 +679,25 @@ impl Index {
                 break;
             }
         }
-        Ok(Answer {
+        Answer {
             hits,
             rejected,
             mode,
             bm25_weight,
             terms,
-        })
+        }
     }
 }
 
 /// Dot product with eight independent partial sums (vectorizable).
+/// The mode a query runs in: dense and hybrid need a vector, else BM25.
+fn effective_mode(asked: Mode, vector: Option<&[f32]>) -> Mode {
+    match (asked, vector) {
+        (Mode::Dense | Mode::Hybrid, None) => Mode::Bm25,
+        (m, _) => m,
+    }
+}
+
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ac, ar) = a.split_at(a.len() - a.len() % 8);

@@ -1101,3 +1101,34 @@ fn ann_is_switched_on_by_size_and_keeps_recall_on_a_larger_index() {
     index.use_ann(usize::MAX, options).unwrap();
     assert_eq!(crate::ann::recall(&index, &queries, &filter, 10), 1.0);
 }
+
+/// Embedding on a second thread while BM25 runs changes nothing in the answer: every mode gives
+/// what `search` gives with the vector computed first; a failed embedding gives the BM25 answer
+/// (as a query without a vector does); a wrong-length vector is ignored.
+#[test]
+fn search_embedding_answers_as_search_with_the_vector() {
+    let (f, vectors) = random_dense(40, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &f, Some(&vectors));
+    let v = unit(9);
+    for mode in [Mode::Bm25, Mode::Dense, Mode::Hybrid] {
+        let mut with = Query::new("words overview", Some(&v), 7);
+        with.mode = mode;
+        let expected = index.search(&with).unwrap();
+        let mut without = with.clone();
+        without.vector = None;
+        let (got, vector) = index
+            .search_embedding(&without, || Some(v.clone()))
+            .unwrap();
+        assert_eq!(got.hits, expected.hits, "{mode:?}");
+        assert_eq!(got.mode, expected.mode, "{mode:?}");
+        assert_eq!(vector.is_some(), mode != Mode::Bm25, "{mode:?}");
+
+        let bm25 = index.search(&without).unwrap();
+        for failed in [None, Some(vec![1.0; 3])] {
+            let (got, _) = index.search_embedding(&without, || failed.clone()).unwrap();
+            assert_eq!(got.mode, Mode::Bm25, "{mode:?}");
+            assert_eq!(got.hits, bm25.hits, "{mode:?}");
+        }
+    }
+}

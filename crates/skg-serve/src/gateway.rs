@@ -369,6 +369,26 @@ impl Gateway {
         Ok(())
     }
 
+    /// Checks the request, takes the current index and ranks skills, the query embedded on a
+    /// second thread while BM25 runs (`find` and `route`: latency is the longer of the two).
+    fn answer(&self, ask: &Ask<'_>) -> Result<(Prepared, skg_index::Answer), ApiError> {
+        self.check(ask)?;
+        let started = Instant::now();
+        let loaded = self.current();
+        let mut q = ask.query(None);
+        q.mode = ask.mode.unwrap_or(Mode::Hybrid);
+        let (answer, vector) = loaded.index.search_embedding(&q, || {
+            self.query_vector(&loaded, ask.text, ask.mode)
+                .map(|v| v.as_ref().clone())
+        })?;
+        let prepared = Prepared {
+            loaded,
+            vector: vector.map(Arc::new),
+            started,
+        };
+        Ok((prepared, answer))
+    }
+
     /// Checks the request, takes the current index and the query vector.
     fn prepare(&self, ask: &Ask<'_>) -> Result<Prepared, ApiError> {
         self.check(ask)?;
@@ -409,9 +429,8 @@ impl Gateway {
     /// `find`: one result per skill.
     pub(crate) fn find(&self, req: &FindRequest) -> Result<FindResponse, ApiError> {
         let ask = req.ask();
-        let p = self.prepare(&ask)?;
+        let (p, answer) = self.answer(&ask)?;
         let ix = &p.loaded.index;
-        let answer = ix.search(&ask.query(p.vector()))?;
         let mut out = wire::find(ix, ask.text, &answer, self.served(&p.loaded, answer.mode));
         out.took_ms = p.took_ms();
         Ok(out)
@@ -432,9 +451,8 @@ impl Gateway {
     /// skill's `SKILL.md`.
     pub(crate) fn route(&self, req: &RouteRequest) -> Result<RouteResponse, ApiError> {
         let ask = req.ask();
-        let p = self.prepare(&ask)?;
+        let (p, answer) = self.answer(&ask)?;
         let ix = &p.loaded.index;
-        let answer = ix.search(&ask.query(p.vector()))?;
         let bundle = skg_index::route(ix, &answer, req.token_budget);
         let mut out = wire::route(
             ix,

@@ -126,6 +126,54 @@ fn benches(c: &mut Criterion) {
         at(95),
         at(99)
     );
+    // As the gateway runs it: one single-threaded session, embedded first, or embedded on a
+    // second thread while BM25 runs (`Index::search_embedding`).
+    let single = std::sync::Mutex::new(
+        skg_embed::Embedder::load(&model, 1).unwrap_or_else(|e| panic!("{e}")),
+    );
+    let embed_one = |task: &str| -> Option<Vec<f32>> {
+        single
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .embed(&[task], 1)
+            .ok()?
+            .pop()
+    };
+    let timed = |name: &str, f: &dyn Fn(&str)| {
+        for t in tasks.iter().take(5) {
+            f(t);
+        }
+        let mut ms: Vec<f64> = tasks
+            .iter()
+            .map(|t| {
+                let start = Instant::now();
+                f(t);
+                start.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        let at = |p: usize| ms[(p * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1];
+        eprintln!(
+            "  {name:<52} p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
+            at(50),
+            at(95),
+            at(99)
+        );
+    };
+    timed("route, 1-thread session, embed then search", &|task| {
+        let v = embed_one(task);
+        let q = Query::new(task, v.as_deref(), 5);
+        let answer = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
+        std::hint::black_box(skg_index::route(&index, &answer, Some(8_000)));
+    });
+    timed("route, 1-thread session, embedding beside BM25", &|task| {
+        let mut q = Query::new(task, None, 5);
+        q.mode = skg_index::Mode::Hybrid;
+        let (answer, _) = index
+            .search_embedding(&q, || embed_one(task))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::hint::black_box(skg_index::route(&index, &answer, Some(8_000)));
+    });
     let mut group = c.benchmark_group("route");
     group
         .sample_size(10)
