@@ -149,24 +149,93 @@ pub struct BuildInput<'a> {
 /// what it is about.
 pub const SECTION_CHARS: usize = 320;
 
+/// Which documents get a dense vector, and as what text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DenseTexts {
+    /// L2 sections per skill embedded besides its L0 and L1 (`SKILL.md`'s first).
+    pub sections: usize,
+    /// Characters of the L1 overview embedded: `None` the whole text (the model reads its first
+    /// 256 tokens), `Some(0)` no L1 vector, `Some(n)` the first `n` characters. Overviews are the
+    /// long texts of an index build (median ~1,100 characters), and a transformer's cost grows
+    /// with the tokens it is given.
+    pub overview_chars: Option<usize>,
+}
+
+impl DenseTexts {
+    /// The manifest's record of it (absent keys are the defaults, so older indexes compare
+    /// equal to a default build).
+    pub fn record(&self, options: &mut serde_json::Value) {
+        if self.sections > 0 {
+            options["dense_sections"] = self.sections.into();
+        }
+        if let Some(n) = self.overview_chars {
+            options["overview_chars"] = n.into();
+        }
+    }
+
+    /// What an index's manifest says it was built with.
+    pub fn recorded(options: &serde_json::Value) -> DenseTexts {
+        let n = |k: &str| {
+            options
+                .get(k)
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+        };
+        DenseTexts {
+            sections: n("dense_sections").unwrap_or(0),
+            overview_chars: n("overview_chars"),
+        }
+    }
+
+    /// The documents that get a vector: each skill's L0, its L1 (unless `overview_chars` is
+    /// 0), and its first `sections` L2 sections (`SKILL.md`'s before other files', each file's
+    /// in order).
+    pub fn targets(&self, documents: &[Document]) -> Vec<usize> {
+        let mut out: Vec<usize> = dense_targets(documents)
+            .into_iter()
+            .filter(|&i| documents[i].level != Level::L1 || self.overview_chars != Some(0))
+            .collect();
+        if self.sections > 0 {
+            let mut by_skill: HashMap<&str, Vec<usize>> = HashMap::new();
+            for (i, d) in documents.iter().enumerate() {
+                if d.level == Level::L2 {
+                    by_skill.entry(d.skill.as_str()).or_default().push(i);
+                }
+            }
+            for docs in by_skill.values_mut() {
+                docs.sort_by_key(|&i| (documents[i].file != "SKILL.md", i));
+                out.extend(docs.iter().take(self.sections));
+            }
+            out.sort_unstable();
+        }
+        out
+    }
+
+    /// The text `d` is embedded as.
+    pub fn text(&self, d: &Document) -> String {
+        match (d.level, self.overview_chars) {
+            (Level::L1, Some(n)) if n > 0 => cut(d.text.clone(), n),
+            _ => dense_text(d),
+        }
+    }
+}
+
+/// `t` cut to its first `chars` characters.
+fn cut(mut t: String, chars: usize) -> String {
+    if let Some((at, _)) = t.char_indices().nth(chars) {
+        t.truncate(at);
+    }
+    t
+}
+
 /// The documents that get a dense vector: each skill's L0 and L1, and its first `sections` L2
 /// sections (`SKILL.md`'s before other files', each file's in order).
 pub fn dense_targets_with(documents: &[Document], sections: usize) -> Vec<usize> {
-    let mut out = dense_targets(documents);
-    if sections > 0 {
-        let mut by_skill: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (i, d) in documents.iter().enumerate() {
-            if d.level == Level::L2 {
-                by_skill.entry(d.skill.as_str()).or_default().push(i);
-            }
-        }
-        for docs in by_skill.values_mut() {
-            docs.sort_by_key(|&i| (documents[i].file != "SKILL.md", i));
-            out.extend(docs.iter().take(sections));
-        }
-        out.sort_unstable();
+    DenseTexts {
+        sections,
+        overview_chars: None,
     }
-    out
+    .targets(documents)
 }
 
 /// The text a document is embedded as: an abstract or overview whole, an L2 section as its title
@@ -175,11 +244,7 @@ pub fn dense_text(d: &Document) -> String {
     if d.level != Level::L2 {
         return d.text.clone();
     }
-    let mut t = format!("{}\n{}", d.title, d.text);
-    if let Some((cut, _)) = t.char_indices().nth(SECTION_CHARS) {
-        t.truncate(cut);
-    }
-    t
+    cut(format!("{}\n{}", d.title, d.text), SECTION_CHARS)
 }
 
 /// The documents that get a dense vector: each skill's L0 (abstract) and L1 (overview).

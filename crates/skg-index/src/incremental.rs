@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 use skg_model::{Document, Skill};
 
-use crate::{Index, Vectors, dense_targets_with, dense_text};
+use crate::{DenseTexts, Index, Vectors};
 
 /// Packages by what happened to them since the previous index.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -121,22 +121,26 @@ pub struct VectorPlan {
 }
 
 impl VectorPlan {
-    /// What a build of `documents` embeds with `model` (each skill's L0, L1 and first `sections`
-    /// L2 sections), given the previous index and what changed since (`None`: a whole build), and
+    /// What a build of `documents` embeds with `model` (the documents and texts `dense` names), given the previous index and what changed since (`None`: a whole build), and
     /// example requests as `(document, text)`.
     pub fn new(
         documents: &[Document],
-        sections: usize,
+        dense: &DenseTexts,
         previous: Option<(&Index, &PackageDiff)>,
         examples: &[(usize, String)],
         model: &str,
     ) -> VectorPlan {
-        let all = dense_targets_with(documents, sections);
+        let all = dense.targets(documents);
+        // A vector is carried over only when its document was embedded as the same text: the
+        // previous index must have cut overviews the same way.
+        let previous = previous.filter(|(old, _)| {
+            DenseTexts::recorded(&old.manifest.options).overview_chars == dense.overview_chars
+        });
         let (reused, mut targets) = match previous {
             Some((old, diff)) => reuse_vectors(old, diff, documents, &all, model),
             None => (Vec::new(), all),
         };
-        let mut texts: Vec<String> = targets.iter().map(|&i| dense_text(&documents[i])).collect();
+        let mut texts: Vec<String> = targets.iter().map(|&i| dense.text(&documents[i])).collect();
         for (doc, text) in examples {
             targets.push(*doc);
             texts.push(text.clone());

@@ -37,7 +37,7 @@ use std::path::PathBuf;
 
 pub use crate::{
     artifact::{
-        BuildInput, ContentRow, DEFAULT_MIN_CONFIDENCE, DocEntry, INDEX_SCHEMA_VERSION,
+        BuildInput, ContentRow, DEFAULT_MIN_CONFIDENCE, DenseTexts, DocEntry, INDEX_SCHEMA_VERSION,
         IndexManifest, SECTION_CHARS, SkillEntry, Vectors, build, dense_targets,
         dense_targets_with, dense_text, read_manifest, skill_markdown,
     },

@@ -951,6 +951,102 @@ fn section_vectors_are_the_first_sections_cut_to_their_opening() {
 }
 
 #[test]
+fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
+    let f = fixture();
+    let levels = |d: &crate::DenseTexts| -> Vec<Level> {
+        d.targets(&f.docs)
+            .iter()
+            .map(|&i| f.docs[i].level)
+            .collect()
+    };
+    let whole = crate::DenseTexts::default();
+    let none = crate::DenseTexts {
+        sections: 0,
+        overview_chars: Some(0),
+    };
+    let cut = crate::DenseTexts {
+        sections: 0,
+        overview_chars: Some(4),
+    };
+    // Whole and cut overviews embed the same documents; 0 drops every L1 and nothing else.
+    assert_eq!(whole.targets(&f.docs), crate::dense_targets(&f.docs));
+    assert_eq!(cut.targets(&f.docs), whole.targets(&f.docs));
+    let l1 = levels(&whole).iter().filter(|l| **l == Level::L1).count();
+    assert!(l1 > 0);
+    assert_eq!(levels(&none).len(), levels(&whole).len() - l1);
+    assert!(levels(&none).iter().all(|l| *l != Level::L1));
+    // The cut applies to overviews only, by characters (not bytes).
+    let mut overview = f
+        .docs
+        .iter()
+        .find(|d| d.level == Level::L1)
+        .unwrap()
+        .clone();
+    overview.text = "éèêëx".into();
+    assert_eq!(cut.text(&overview), "éèêë");
+    assert_eq!(whole.text(&overview), "éèêëx");
+    let abstract_ = f.docs.iter().find(|d| d.level == Level::L0).unwrap();
+    assert_eq!(cut.text(abstract_), abstract_.text);
+    // The manifest records what is not the default, and reads back what it recorded.
+    for d in [
+        whole,
+        none,
+        cut,
+        crate::DenseTexts {
+            sections: 3,
+            overview_chars: None,
+        },
+    ] {
+        let mut options = json!({});
+        d.record(&mut options);
+        assert_eq!(crate::DenseTexts::recorded(&options), d);
+    }
+    let mut options = json!({});
+    whole.record(&mut options);
+    assert_eq!(
+        options,
+        json!({}),
+        "a default build's manifest is unchanged"
+    );
+}
+
+/// A vector is carried over from the previous index only when that index cut overviews the
+/// same way: its document was embedded as the same text.
+#[test]
+fn vectors_are_carried_over_only_under_the_same_overview_cut() {
+    let f = hashed(fixture());
+    let vectors = vectors_for(&f.docs, "m");
+    let dir = tempfile::tempdir().unwrap();
+    let cut = crate::DenseTexts {
+        sections: 0,
+        overview_chars: Some(4),
+    };
+    let mut options = json!({});
+    cut.record(&mut options);
+    build(
+        &input(&f, Some(&vectors)),
+        &dir.path().join("old"),
+        options,
+        &[],
+    )
+    .unwrap();
+    let old = Index::open(&dir.path().join("old")).unwrap();
+    let diff = crate::diff_packages(&old, &f.skills);
+    let same = crate::VectorPlan::new(&f.docs, &cut, Some((&old, &diff)), &[], "m");
+    assert_eq!(same.reused.len(), vectors.rows.len());
+    assert!(same.texts.is_empty());
+    let other = crate::VectorPlan::new(
+        &f.docs,
+        &crate::DenseTexts::default(),
+        Some((&old, &diff)),
+        &[],
+        "m",
+    );
+    assert!(other.reused.is_empty());
+    assert_eq!(other.texts.len(), vectors.rows.len());
+}
+
+#[test]
 fn cross_validation_with_a_flat_model_keeps_the_first_stage_order() {
     let dir = tempfile::tempdir().unwrap();
     let index = built(dir.path(), &fixture(), None);

@@ -63,8 +63,8 @@ pub struct BuildJob {
     pub min_confidence: f64,
     /// Threads for embedding inference.
     pub threads: usize,
-    /// L2 sections per skill that get a vector.
-    pub dense_sections: usize,
+    /// Which documents get a vector, and as what text.
+    pub dense: skg_index::DenseTexts,
 }
 
 impl BuildJob {
@@ -78,7 +78,7 @@ impl BuildJob {
             examples: None,
             min_confidence: skg_index::DEFAULT_MIN_CONFIDENCE,
             threads: skg_embed::DEFAULT_THREADS,
-            dense_sections: 0,
+            dense: skg_index::DenseTexts::default(),
         }
     }
 }
@@ -144,7 +144,7 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
     let vectors = if job.embeddings {
         let plan = skg_index::VectorPlan::new(
             &documents,
-            job.dense_sections,
+            &job.dense,
             previous.as_ref().zip(diff.as_ref()),
             &examples,
             skg_embed::MODEL_ID,
@@ -180,9 +180,7 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         .unwrap_or_default();
     let mut options = serde_json::json!({"min_confidence": job.min_confidence, "audit": audit.display().to_string(),
         "examples": job.examples.as_ref().map(|p| serde_json::json!({"file": p.display().to_string(), "vectors": examples.len()}))});
-    if job.dense_sections > 0 {
-        options["dense_sections"] = job.dense_sections.into();
-    }
+    job.dense.record(&mut options);
     let manifest = skg_index::build(&input, &job.out, options, &extra)
         .at(|| format!("cannot write {}", job.out.display()))?;
     let texts_embedded = embedding.as_ref().map_or(0, |e| e.embedded);

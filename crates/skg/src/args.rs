@@ -388,6 +388,10 @@ pub struct IndexBuildArgs {
     /// sees the body (a skill's best vector answers for it).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub dense_sections: usize,
+    /// Embed only the first N characters of each skill's L1 overview (0: no overview vector;
+    /// default: the whole overview, of which the model reads 256 tokens).
+    #[arg(long, value_name = "N")]
+    pub overview_chars: Option<usize>,
     /// Threads for embedding inference.
     #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,

@@ -37,7 +37,10 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
         examples: args.examples.clone(),
         min_confidence: args.min_confidence,
         threads: args.threads,
-        dense_sections: args.dense_sections,
+        dense: skg_index::DenseTexts {
+            sections: args.dense_sections,
+            overview_chars: args.overview_chars,
+        },
         ..BuildJob::new(
             args.audit.clone(),
             args.out.clone().unwrap_or_else(|| default_out(&args.audit)),
