@@ -228,16 +228,6 @@ fn cut(mut t: String, chars: usize) -> String {
     t
 }
 
-/// The documents that get a dense vector: each skill's L0 and L1, and its first `sections` L2
-/// sections (`SKILL.md`'s before other files', each file's in order).
-pub fn dense_targets_with(documents: &[Document], sections: usize) -> Vec<usize> {
-    DenseTexts {
-        sections,
-        overview_chars: None,
-    }
-    .targets(documents)
-}
-
 /// The text a document is embedded as: an abstract or overview whole, an L2 section as its title
 /// and the first [`SECTION_CHARS`] characters of its text.
 pub fn dense_text(d: &Document) -> String {

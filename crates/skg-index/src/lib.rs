@@ -38,8 +38,8 @@ use std::path::PathBuf;
 pub use crate::{
     artifact::{
         BuildInput, ContentRow, DEFAULT_MIN_CONFIDENCE, DenseTexts, DocEntry, INDEX_SCHEMA_VERSION,
-        IndexManifest, SECTION_CHARS, SkillEntry, Vectors, build, dense_targets,
-        dense_targets_with, dense_text, read_manifest, skill_markdown,
+        IndexManifest, SECTION_CHARS, SkillEntry, Vectors, build, dense_targets, dense_text,
+        read_manifest, skill_markdown,
     },
     bm25::{FIELDS, FieldWeights},
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},

@@ -174,10 +174,9 @@ pub struct Index {
     dim: usize,
     vectors: Vec<f32>,
     vector_docs: Vec<u32>,
-    /// Each skill's dense rows.
-    skill_rows: Vec<Vec<u32>>,
-    /// The nearest-neighbour graph over the rows, when switched on ([`Index::use_ann`]).
-    ann: Option<crate::ann::Ann>,
+    /// The nearest-neighbour graph over the rows and each skill's rows (for exact rescoring),
+    /// when switched on ([`Index::use_ann`]).
+    ann: Option<(crate::ann::Ann, Vec<Vec<u32>>)>,
     by_id: HashMap<String, u32>,
     content: Content,
     catalog_tokens: u64,
@@ -303,11 +302,6 @@ impl Index {
             .filter(|s| s.routable())
             .map(|s| u64::from(s.tokens))
             .sum();
-        let mut skill_rows = vec![Vec::new(); skills.len()];
-        for (row, &doc) in vector_docs.iter().enumerate() {
-            skill_rows[docs[doc as usize].skill as usize]
-                .push(u32::try_from(row).unwrap_or(u32::MAX));
-        }
         Ok(Index {
             catalog_tokens,
             content: Content::open(&dir.join("content.ndjson"), skills.len())?,
@@ -318,7 +312,6 @@ impl Index {
             dim,
             vectors,
             vector_docs,
-            skill_rows,
             ann: None,
             by_id,
         })
@@ -336,13 +329,19 @@ impl Index {
             self.ann = None;
             return Ok(false);
         }
-        self.ann = Some(crate::ann::Ann::build(&self.vectors, self.dim, options)?);
+        let mut skill_rows = vec![Vec::new(); self.skills.len()];
+        for (row, &doc) in self.vector_docs.iter().enumerate() {
+            skill_rows[self.docs[doc as usize].skill as usize]
+                .push(u32::try_from(row).unwrap_or(u32::MAX));
+        }
+        let graph = crate::ann::Ann::build(&self.vectors, self.dim, options)?;
+        self.ann = Some((graph, skill_rows));
         Ok(true)
     }
 
     /// The graph's options, when the index uses one.
     pub fn ann(&self) -> Option<crate::ann::AnnOptions> {
-        self.ann.as_ref().map(crate::ann::Ann::options)
+        self.ann.as_ref().map(|(graph, _)| graph.options())
     }
 
     /// Number of dense rows.
@@ -508,7 +507,7 @@ impl Index {
         v: &[f32],
         also: &HashMap<u32, (f32, u32)>,
     ) -> HashMap<u32, (f32, u32)> {
-        let Some(ann) = &self.ann else {
+        let Some((ann, skill_rows)) = &self.ann else {
             return self.dense_scan(q, v);
         };
         if v.len() != self.dim || self.dim == 0 {
@@ -526,7 +525,7 @@ impl Index {
         skills
             .into_iter()
             .filter_map(|skill| {
-                self.skill_rows[skill as usize]
+                skill_rows[skill as usize]
                     .iter()
                     .map(|&row| {
                         let r = row as usize * self.dim;
@@ -585,9 +584,10 @@ impl Index {
     /// BM25 runs on this one (`q.vector` is ignored): a request's latency becomes the longer of
     /// the two instead of their sum. `embed` returning `None` (no model, a failure) gives the
     /// BM25 answer, as a query without a vector does. Returns the answer and the vector.
-    pub fn search_embedding<F>(&self, q: &Query<'_>, embed: F) -> Result<(Answer, Option<Vec<f32>>)>
+    pub fn search_embedding<F, V>(&self, q: &Query<'_>, embed: F) -> Result<(Answer, Option<V>)>
     where
-        F: FnOnce() -> Option<Vec<f32>> + Send,
+        F: FnOnce() -> Option<V> + Send,
+        V: AsRef<[f32]> + Send,
     {
         let terms = self.bm25.terms(q.text);
         let wants_vector = q.mode != Mode::Bm25 && self.dim > 0;
@@ -600,16 +600,16 @@ impl Index {
                 .transpose();
             let vector = embedding
                 .and_then(|h| h.join().ok().flatten())
-                .filter(|v| v.len() == self.dim);
+                .filter(|v| v.as_ref().len() == self.dim);
             (lexical, vector)
         });
-        let mode = effective_mode(q.mode, vector.as_deref());
+        let mode = effective_mode(q.mode, vector.as_ref().map(AsRef::as_ref));
         let lexical = match lexical? {
             Some(l) => l,
             None if mode == Mode::Dense => HashMap::new(),
             None => self.bm25_skills(q, &terms, Self::lexical_want(q))?,
         };
-        let answer = self.rank(q, terms, mode, vector.as_deref(), &lexical);
+        let answer = self.rank(q, terms, mode, vector.as_ref().map(AsRef::as_ref), &lexical);
         Ok((answer, vector))
     }
 

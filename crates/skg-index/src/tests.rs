@@ -920,9 +920,16 @@ fn ranker_features_by_hand() {
 #[test]
 fn section_vectors_are_the_first_sections_cut_to_their_opening() {
     let f = fixture();
+    let sections = |n: usize| {
+        crate::DenseTexts {
+            sections: n,
+            overview_chars: None,
+        }
+        .targets(&f.docs)
+    };
     // Without sections: the L0 and L1 documents only.
     let base = crate::dense_targets(&f.docs);
-    assert_eq!(crate::dense_targets_with(&f.docs, 0), base);
+    assert_eq!(sections(0), base);
     // pdf-tools has two L2 sections (Forms, Merge): one → the first, two or more → both.
     let l2 = |targets: &[usize]| -> Vec<&str> {
         targets
@@ -931,11 +938,8 @@ fn section_vectors_are_the_first_sections_cut_to_their_opening() {
             .map(|&i| f.docs[i].title.as_str())
             .collect()
     };
-    assert_eq!(l2(&crate::dense_targets_with(&f.docs, 1)), ["Forms"]);
-    assert_eq!(
-        l2(&crate::dense_targets_with(&f.docs, 5)),
-        ["Forms", "Merge"]
-    );
+    assert_eq!(l2(&sections(1)), ["Forms"]);
+    assert_eq!(l2(&sections(5)), ["Forms", "Merge"]);
     // An abstract is embedded whole; a section as title + text, cut at SECTION_CHARS characters.
     assert_eq!(crate::dense_text(&f.docs[0]), f.docs[0].text);
     assert_eq!(

@@ -3,7 +3,7 @@
 
 use std::{collections::BTreeMap, fmt, path::Path, time::Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use skg_measure::{Input, Options};
 use skg_model::{Progress, Stage};
 use skg_store::{Manifest, Staging, tables};
@@ -11,7 +11,7 @@ use skg_store::{Manifest, Staging, tables};
 use crate::{ExtractData, IoContext as _, Result};
 
 /// What a measurement reports (`skg measure`).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize)]
 pub struct Report {
     out: String,
     seconds: f64,

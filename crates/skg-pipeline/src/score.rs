@@ -91,7 +91,12 @@ pub fn execute(
         &options,
         serde_json::json!({
             "model": match source {
-                ModelSource::Bundled => "bundled slop-v1".to_owned(),
+                ModelSource::Bundled => format!(
+                    "bundled {}",
+                    Path::new(skg_score::model::BUNDLED_PATH)
+                        .file_stem()
+                        .map_or_else(Default::default, |s| s.to_string_lossy())
+                ),
                 ModelSource::File(p) => p.display().to_string(),
             },
             "model_data_hash": model.training.data_hash,

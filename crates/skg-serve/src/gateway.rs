@@ -146,7 +146,7 @@ pub struct Gateway {
     pub(crate) cfg: Config,
     current: ArcSwap<Loaded>,
     embedder: Option<Arc<dyn Embed>>,
-    query_vectors: Option<quick_cache::sync::Cache<String, Arc<Vec<f32>>>>,
+    query_vectors: Option<quick_cache::sync::Cache<String, Arc<[f32]>>>,
     reload_lock: tokio::sync::Mutex<()>,
     last_reload_error: Mutex<Option<String>>,
     pub(crate) compute: tokio::sync::Semaphore,
@@ -164,13 +164,13 @@ fn now() -> u64 {
 /// on, its query vector, the clock.
 struct Prepared {
     loaded: Arc<Loaded>,
-    vector: Option<Arc<Vec<f32>>>,
+    vector: Option<Arc<[f32]>>,
     started: Instant,
 }
 
 impl Prepared {
     fn vector(&self) -> Option<&[f32]> {
-        self.vector.as_deref().map(Vec::as_slice)
+        self.vector.as_deref()
     }
 
     fn took_ms(&self) -> f64 {
@@ -311,12 +311,7 @@ impl Gateway {
     }
 
     /// The query vector, when hybrid retrieval is possible for this index.
-    fn query_vector(
-        &self,
-        loaded: &Loaded,
-        text: &str,
-        mode: Option<Mode>,
-    ) -> Option<Arc<Vec<f32>>> {
+    fn query_vector(&self, loaded: &Loaded, text: &str, mode: Option<Mode>) -> Option<Arc<[f32]>> {
         if mode == Some(Mode::Bm25) {
             return None;
         }
@@ -330,7 +325,7 @@ impl Gateway {
         }
         match e.embed(text) {
             Ok(v) => {
-                let v = Arc::new(v);
+                let v: Arc<[f32]> = v.into();
                 if let Some(c) = &self.query_vectors {
                     self.metrics.query_cache(false);
                     c.insert(text.to_owned(), Arc::clone(&v));
@@ -377,13 +372,12 @@ impl Gateway {
         let loaded = self.current();
         let mut q = ask.query(None);
         q.mode = ask.mode.unwrap_or(Mode::Hybrid);
-        let (answer, vector) = loaded.index.search_embedding(&q, || {
-            self.query_vector(&loaded, ask.text, ask.mode)
-                .map(|v| v.as_ref().clone())
-        })?;
+        let (answer, vector) = loaded
+            .index
+            .search_embedding(&q, || self.query_vector(&loaded, ask.text, ask.mode))?;
         let prepared = Prepared {
             loaded,
-            vector: vector.map(Arc::new),
+            vector,
             started,
         };
         Ok((prepared, answer))
