@@ -29,6 +29,7 @@ mod read;
 mod relations;
 mod source;
 mod summary;
+mod texts;
 mod walk;
 
 use rayon::prelude::*;
@@ -41,6 +42,7 @@ pub use crate::{
     fingerprint::{change_stamp, content_fingerprint},
     source::{RegistrySource, cache_dir, checkout_git, load_registries_toml, resolve_inputs},
     summary::{RegistrySummary, Summary},
+    texts::package_texts,
 };
 
 /// Resource limits; going over one is a diagnostic, never an abort. Their defaults are defined

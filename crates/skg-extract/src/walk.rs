@@ -28,6 +28,8 @@ pub(crate) struct Package {
 #[derive(Debug, Default)]
 pub(crate) struct WalkResult {
     pub(crate) packages: Vec<Package>,
+    /// Every file walked, registry-relative.
+    pub(crate) files: Vec<String>,
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// Files whose path is not UTF-8: the shown (lossy, U+FFFD) path → the real one.
     pub(crate) real_paths: std::collections::HashMap<String, PathBuf>,
@@ -173,7 +175,8 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
         }
         files.push(shown);
     }
-    result.packages = group(files);
+    result.packages = group(files.clone());
+    result.files = files;
     result
 }
 

@@ -14,8 +14,10 @@ mod edge;
 mod ids;
 mod keys;
 mod measure;
+mod package;
 mod registry;
 mod score;
+pub mod security;
 mod skill;
 mod stage;
 
@@ -27,6 +29,7 @@ pub use crate::{
     ids::{DocId, RegistryName, SkillId},
     keys::SkillKeys,
     measure::{ALL_SCOPE, CodeModule, CodeTool, CommunityRow, MetricRow, limits},
+    package::{FileText, PackageText},
     registry::{RegistryInput, RegistryKind},
     score::Score,
     skill::{

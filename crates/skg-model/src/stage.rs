@@ -16,6 +16,8 @@ pub enum Stage {
     Measure,
     /// All four, with the report.
     Audit,
+    /// Security findings and verdicts of every package.
+    Scan,
 }
 
 impl Stage {
@@ -35,6 +37,7 @@ impl Stage {
             Stage::Score => "score",
             Stage::Measure => "measure",
             Stage::Audit => "audit",
+            Stage::Scan => "scan",
         }
     }
 

@@ -178,7 +178,7 @@ fn stage_key(
         Stage::Measure => {
             k.options(&plan.measure)?;
         }
-        Stage::Audit => return Err(not_a_stage()),
+        Stage::Audit | Stage::Scan => return Err(not_a_stage()),
     }
     for (up, hash) in upstream {
         k.part(up.as_str(), hash.as_bytes());
@@ -296,7 +296,7 @@ fn run_stage(
                 progress,
             )?))
         }
-        Stage::Audit => return Err(not_a_stage()),
+        Stage::Audit | Stage::Scan => return Err(not_a_stage()),
     })
 }
 

@@ -12,6 +12,7 @@ pub mod canonicalize;
 pub mod extract;
 pub mod index;
 pub mod measure;
+pub mod scan;
 pub mod score;
 
 use std::path::Path;

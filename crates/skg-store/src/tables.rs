@@ -4,7 +4,9 @@
 //! code and cannot drift from the row type. Bump [`skg_model::SCHEMA_VERSION`] on any change here.
 
 use skg_model::{
-    Cluster, CommunityRow, Diagnostic, Document, Edge, Member, MetricRow, Role, Score, Skill, Stage,
+    Cluster, CommunityRow, Diagnostic, Document, Edge, Member, MetricRow, Role, Score, Skill,
+    Stage,
+    security::{Finding, Verdict},
 };
 
 /// Column types as written to Parquet.
@@ -797,6 +799,100 @@ pub static COMMUNITIES: Table<CommunityRow> = Table {
 /// All tables `skg measure` writes.
 pub static MEASURE_TABLES: &[&dyn TableSpec] = &[&METRICS, &COMMUNITIES];
 
+/// `findings` (scan): one row per security finding.
+pub static FINDINGS: Table<Finding> = Table {
+    name: "findings",
+    doc: "one row per security finding: rule, category, severity after context, confidence, path:line, evidence and the context that lowered or raised it (rules: SECURITY.md)",
+    columns: &[
+        col(
+            "skill_id",
+            Get::Str(|f| f.skill_id.as_str()),
+            "package id `<registry>:<root>` (the skill's id when it is a skill)",
+        ),
+        col("rule", Get::Str(|f| &f.rule), "rule id `SKG-…`"),
+        col(
+            "category",
+            Get::Str(|f| f.category.as_str()),
+            "prompt-injection, exfiltration, credential-access, remote-execution, reverse-shell, persistence, defense-evasion, privilege-escalation, obfuscation, crypto-mining, supply-chain, deception",
+        ),
+        col(
+            "severity",
+            Get::Str(|f| f.severity.as_str()),
+            "low | medium | high | critical, after context",
+        ),
+        col(
+            "base_severity",
+            Get::Str(|f| f.base_severity.as_str()),
+            "the rule's severity before context",
+        ),
+        col(
+            "confidence",
+            Get::F64(|f| f.confidence),
+            "how sure the rule is (0–1)",
+        ),
+        col(
+            "path",
+            Get::Str(|f| &f.path),
+            "file relative to the registry folder",
+        ),
+        col("line", Get::U32(|f| f.line), "1-based line"),
+        col(
+            "snippet",
+            Get::Str(|f| &f.snippet),
+            "the evidence, one line, at most 200 characters",
+        ),
+        col("message", Get::Str(|f| &f.message), "what was found"),
+        col(
+            "context",
+            Get::StrList(|f| strs(&f.context)),
+            "what lowered or raised the severity (`lowered: …`, `raised: …`)",
+        ),
+        col(
+            "file_hash",
+            Get::Str(|f| &f.file_hash),
+            "blake3 of the file's text (acknowledgements hold while it is unchanged)",
+        ),
+    ],
+};
+
+/// `verdicts` (scan): one row per package scanned.
+pub static VERDICTS: Table<Verdict> = Table {
+    name: "verdicts",
+    doc: "one row per package scanned: safe | suspicious | unsafe, the score (noisy-or of severity weight × confidence over its findings) and the rules that fired",
+    columns: &[
+        col("skill_id", Get::Str(|v| v.skill_id.as_str()), "package id"),
+        col("registry", Get::Str(|v| &v.registry), "registry name"),
+        col(
+            "verdict",
+            Get::Str(|v| v.verdict.as_str()),
+            "safe | suspicious | unsafe",
+        ),
+        col(
+            "score",
+            Get::F64(|v| v.score),
+            "1 − Π(1 − weight(severity) × confidence) over the findings",
+        ),
+        col(
+            "findings",
+            Get::U32(|v| v.findings),
+            "findings, all severities",
+        ),
+        col(
+            "rules",
+            Get::StrList(|v| strs(&v.rules)),
+            "rules that fired, sorted",
+        ),
+        col(
+            "top",
+            Get::Str(|v| &v.top),
+            "the strongest finding: `rule severity: message`",
+        ),
+    ],
+};
+
+/// All tables `skg scan` writes.
+pub static SCAN_TABLES: &[&dyn TableSpec] = &[&FINDINGS, &VERDICTS];
+
 /// All tables `skg canonicalize` writes, in order (its `edges` table has the `EDGES` columns and
 /// holds only `duplicate_of` / `variant_of`).
 pub static CANON_TABLES: &[&dyn TableSpec] =
@@ -811,6 +907,7 @@ pub static STAGES: &[(Stage, &[&dyn TableSpec])] = &[
     (Stage::Canonicalize, CANON_TABLES),
     (Stage::Score, SCORE_TABLES),
     (Stage::Measure, MEASURE_TABLES),
+    (Stage::Scan, SCAN_TABLES),
 ];
 
 /// The schema as markdown (for `skg schema`), one section per stage.

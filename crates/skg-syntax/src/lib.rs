@@ -13,11 +13,13 @@
 mod javascript;
 mod language;
 mod python;
+mod shell;
 mod structure;
 mod tools;
 
 pub use crate::{
     language::Language,
+    shell::{Redirect, ShellCommand, ShellFacts, shell_commands, shell_commands_within},
     structure::{Structure, plain_structure, structure, structure_within},
     tools::{ToolDef, tool_definitions},
 };
@@ -87,8 +89,17 @@ pub(crate) fn parse(
     source: &str,
     budget: std::time::Duration,
 ) -> Result<tree_sitter::Tree, ParseStop> {
+    parse_grammar(&language.grammar(), source, budget)
+}
+
+/// Parses `source` with `grammar`, giving up after `budget`.
+pub(crate) fn parse_grammar(
+    grammar: &tree_sitter::Language,
+    source: &str,
+    budget: std::time::Duration,
+) -> Result<tree_sitter::Tree, ParseStop> {
     let mut parser = tree_sitter::Parser::new();
-    if parser.set_language(&language.grammar()).is_err() {
+    if parser.set_language(grammar).is_err() {
         // The grammars are compiled in and ABI-checked by the unit tests.
         return Err(ParseStop::Failed);
     }

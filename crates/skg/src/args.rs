@@ -68,6 +68,11 @@ pub enum Command {
     Serve(ServeArgs),
     /// Serve MCP over stdio (one JSON-RPC message per line) for agent hosts that launch skg.
     Mcp(McpArgs),
+    /// Scan packages for malicious and unsafe content (prompt injection, download-and-execute,
+    /// exfiltration, reverse shells, persistence, obfuscation, typosquats): findings with
+    /// evidence, a verdict per package (safe | suspicious | unsafe), SARIF 2.1.0. Reads text
+    /// only; nothing is executed (SECURITY.md).
+    Scan(ScanArgs),
     /// Print the schema of the output tables (markdown).
     Schema(SchemaArgs),
 }
@@ -128,6 +133,65 @@ pub struct ExtractArgs {
     /// Print every diagnostic (path:line: severity[code]: message) on stderr.
     #[arg(long)]
     pub show_diagnostics: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Registries: registries.toml files, folders holding one, skill folders (folders with only
+    /// an MCP config, `.mcp.json`, are scanned too).
+    #[arg(default_value = DEFAULT_INPUT)]
+    pub inputs: Vec<PathBuf>,
+    /// Output folder (replaced atomically when the run succeeds).
+    #[arg(short, long, default_value_os_t = Stage::Scan.default_dir())]
+    pub out: PathBuf,
+    /// Also write the findings as a SARIF 2.1.0 log (GitHub code scanning) to this file.
+    #[arg(long)]
+    pub sarif: Option<PathBuf>,
+    /// Lowest severity written to the SARIF log.
+    #[arg(long, value_enum, default_value_t = SeverityArg::Medium)]
+    pub sarif_min_severity: SeverityArg,
+    /// Measure the verdicts against labels: CSV `path,label,attack_type` (`label` malicious or
+    /// benign; `path` a package folder or a file in it, relative to the registry folder).
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
+    /// Score from which a package is unsafe.
+    #[arg(long, default_value_t = skg_scan::Options::default().unsafe_at)]
+    pub unsafe_at: f64,
+    /// Score from which a package is suspicious.
+    #[arg(long, default_value_t = skg_scan::Options::default().suspicious_at)]
+    pub suspicious_at: f64,
+    /// Print every finding (path:line: severity rule: message) on stderr.
+    #[arg(long)]
+    pub show_findings: bool,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
+}
+
+/// A finding's severity on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    /// Everything.
+    Low,
+    /// Medium and above.
+    Medium,
+    /// High and above.
+    High,
+    /// Critical only.
+    Critical,
+}
+
+impl From<SeverityArg> for skg_scan::Severity {
+    fn from(s: SeverityArg) -> Self {
+        match s {
+            SeverityArg::Low => skg_scan::Severity::Low,
+            SeverityArg::Medium => skg_scan::Severity::Medium,
+            SeverityArg::High => skg_scan::Severity::High,
+            SeverityArg::Critical => skg_scan::Severity::Critical,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@ pub(crate) mod canonicalize;
 pub(crate) mod extract;
 pub(crate) mod index;
 pub(crate) mod measure;
+pub(crate) mod scan;
 pub(crate) mod schema;
 pub(crate) mod score;
 pub(crate) mod serve;

@@ -1,0 +1,133 @@
+//! The text files of every package, for the security scan (which never reads the disk itself).
+
+use rayon::prelude::*;
+use skg_model::{
+    Diagnostic, DiagnosticCode, FileText, PackageText, Progress, RegistryKind, Severity, SkillId,
+};
+
+use crate::{
+    Limits, RegistrySource,
+    read::{Disk, Files, TextFile},
+    walk,
+};
+
+/// MCP server configs scanned as packages when no `SKILL.md` owns them.
+const MCP_CONFIGS: &[&str] = &[".mcp.json", "mcp.json"];
+
+/// Every package's text files, and what could not be read. Packages are skill folders and
+/// folders holding an MCP config (`.mcp.json`, `mcp.json`) that no skill folder owns; tool
+/// catalogs yield none. Sorted by id; each package's main file first.
+pub fn package_texts(
+    sources: &[RegistrySource],
+    limits: &Limits,
+    progress: &dyn Progress,
+) -> (Vec<PackageText>, Vec<Diagnostic>) {
+    let mut out = Vec::new();
+    let mut diagnostics = Vec::new();
+    for src in sources {
+        if src.kind != RegistryKind::Skills {
+            continue;
+        }
+        let walked = walk::walk(&src.name, &src.local_path, limits);
+        diagnostics.extend(walked.diagnostics);
+        let disk = Disk {
+            root: &src.local_path,
+            real_paths: &walked.real_paths,
+        };
+        let units = with_mcp_configs(walked.packages, &walked.files);
+        progress.phase(&format!("read {}", src.name), units.len() as u64);
+        let read: Vec<(PackageText, Vec<Diagnostic>)> = units
+            .par_iter()
+            .map(|pkg| {
+                let mut diags = Vec::new();
+                let mut files = Vec::new();
+                let main = walk::join(&pkg.root, &pkg.skill_file);
+                let all =
+                    std::iter::once(main).chain(pkg.files.iter().map(|f| walk::join(&pkg.root, f)));
+                for path in all {
+                    match disk.text(&path, limits.max_file_bytes) {
+                        TextFile::Text { text, .. } => files.push(FileText { path, text }),
+                        TextFile::Binary { .. } => {}
+                        TextFile::Unreadable(e) => diags.push(Diagnostic {
+                            registry: src.name.clone(),
+                            path,
+                            line: None,
+                            severity: Severity::Warning,
+                            code: DiagnosticCode::Io,
+                            message: format!("cannot read: {e}; not scanned"),
+                        }),
+                    }
+                }
+                progress.advance(1);
+                (
+                    PackageText {
+                        id: SkillId::new(&src.name, &pkg.root),
+                        registry: src.name.clone(),
+                        root: pkg.root.clone(),
+                        files,
+                    },
+                    diags,
+                )
+            })
+            .collect();
+        for (p, d) in read {
+            out.push(p);
+            diagnostics.extend(d);
+        }
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    (out, diagnostics)
+}
+
+/// The skill packages, plus one package per MCP config that no skill package owns (holding
+/// only that file), sorted by root.
+fn with_mcp_configs(mut packages: Vec<walk::Package>, files: &[String]) -> Vec<walk::Package> {
+    let owned = |path: &str| {
+        packages
+            .iter()
+            .any(|p| p.root == "." || path.starts_with(&format!("{}/", p.root)))
+    };
+    let mut extra = Vec::new();
+    for f in files {
+        let (dir, name) = f.rsplit_once('/').unwrap_or((".", f.as_str()));
+        if MCP_CONFIGS.contains(&name) && !owned(f) {
+            extra.push(walk::Package {
+                root: dir.to_owned(),
+                skill_file: name.to_owned(),
+                files: Vec::new(),
+            });
+        }
+    }
+    packages.extend(extra);
+    packages.sort_by(|a, b| a.root.cmp(&b.root));
+    packages.dedup_by(|a, b| a.root == b.root);
+    packages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_mcp_config_outside_skill_folders_is_a_package_of_its_own() {
+        let skill = walk::Package {
+            root: "a".into(),
+            skill_file: "SKILL.md".into(),
+            files: vec![".mcp.json".into()],
+        };
+        let files: Vec<String> = ["a/SKILL.md", "a/.mcp.json", "b/.mcp.json", "c/readme.md"]
+            .map(String::from)
+            .to_vec();
+        let units = with_mcp_configs(vec![skill.clone()], &files);
+        assert_eq!(units.len(), 2);
+        assert_eq!(units[0], skill);
+        assert_eq!(
+            units[1],
+            walk::Package {
+                root: "b".into(),
+                skill_file: ".mcp.json".into(),
+                files: Vec::new()
+            }
+        );
+    }
+}

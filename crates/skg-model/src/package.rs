@@ -1,0 +1,29 @@
+//! A package's files as text: what the security scan reads (it never reads the disk itself).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{RegistryName, SkillId};
+
+/// One text file of a package.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileText {
+    /// The path relative to the registry root (`/`-separated), as findings cite it.
+    pub path: String,
+    /// The text (BOM removed, line endings normalized to `\n`; cut at the file-size limit).
+    pub text: String,
+}
+
+/// The text files of one package: a skill folder (its `SKILL.md` first) or a folder holding
+/// only an MCP server config (`.mcp.json`), which is not a skill but is scanned like one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageText {
+    /// `<registry>:<root>` (the skill's id when the package is a skill).
+    pub id: SkillId,
+    /// The registry it was read from.
+    pub registry: RegistryName,
+    /// The package folder relative to the registry root.
+    pub root: String,
+    /// Its text files, sorted by path, the package's main file (`SKILL.md`, else the MCP
+    /// config) first. Binary and unreadable files are left out (a diagnostic says so).
+    pub files: Vec<FileText>,
+}

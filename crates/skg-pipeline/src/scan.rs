@@ -1,0 +1,173 @@
+//! Scan: registries → the `findings` and `verdicts` tables (and a SARIF log when asked).
+
+use std::{
+    collections::BTreeMap,
+    fmt,
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+use serde::Serialize;
+use skg_model::{PackageText, Progress, RegistryInput, Stage};
+use skg_scan::{Evaluation, Options, Scan, Severity, Summary};
+use skg_store::{Manifest, Staging, tables};
+
+use crate::{IoContext as _, Result};
+
+/// A scan run.
+#[derive(Debug, Clone)]
+pub struct Job<'a> {
+    /// Registries (folders, `registries.toml`, git sources), as for extract.
+    pub inputs: &'a [PathBuf],
+    /// The output folder.
+    pub out: &'a Path,
+    /// Verdict thresholds.
+    pub options: Options,
+    /// Resource limits for reading.
+    pub limits: skg_extract::Limits,
+    /// Write a SARIF 2.1.0 log of the findings of at least this severity here.
+    pub sarif: Option<(&'a Path, Severity)>,
+    /// Labels (`path,label,attack_type` CSV text) to measure the verdicts against.
+    pub labels: Option<&'a str>,
+}
+
+/// What a scan reports (`skg scan`).
+#[derive(Debug, Serialize)]
+pub struct Report {
+    out: String,
+    sarif: Option<String>,
+    elapsed_seconds: f64,
+    packages: usize,
+    safe: usize,
+    suspicious: usize,
+    r#unsafe: usize,
+    findings: usize,
+    read_diagnostics: usize,
+    #[serde(flatten)]
+    summary: Summary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evaluation: Option<Evaluation>,
+}
+
+/// Reads the registries, scans every package, writes the folder (and the SARIF log).
+///
+/// # Errors
+/// The inputs do not resolve to registries, the labels are not a labels file, or an output
+/// cannot be written.
+pub fn execute(job: &Job<'_>, progress: &dyn Progress) -> Result<(Report, Scan)> {
+    let started = Instant::now();
+    let sources = skg_extract::resolve_inputs(job.inputs)
+        .at(|| "cannot resolve the registries to scan".to_owned())?;
+    let (packages, diagnostics) = skg_extract::package_texts(&sources, &job.limits, progress);
+    for d in &diagnostics {
+        tracing::warn!(registry = %d.registry, path = %d.path, "{}", d.message);
+    }
+    let scan = skg_scan::scan(&packages, &job.options, progress);
+    let registries = inputs(&sources, &packages);
+    let mut counts = BTreeMap::new();
+    counts.insert("findings".to_owned(), scan.findings.len() as u64);
+    counts.insert("verdicts".to_owned(), scan.verdicts.len() as u64);
+    let options = crate::manifest_options(&job.options, serde_json::json!({}))?;
+    progress.phase("write tables", tables::SCAN_TABLES.len() as u64);
+    let write = || -> skg_store::Result<()> {
+        let mut staging = Staging::begin(job.out)?;
+        staging.write_table(&tables::FINDINGS, &scan.findings)?;
+        staging.write_table(&tables::VERDICTS, &scan.verdicts)?;
+        staging.commit(Manifest::new(Stage::Scan, registries, counts, options))?;
+        Ok(())
+    };
+    write().at(|| format!("cannot write {}", job.out.display()))?;
+    if let Some((path, min)) = job.sarif {
+        let log = skg_scan::sarif(&scan.findings, min, env!("CARGO_PKG_VERSION"));
+        let mut bytes =
+            serde_json::to_vec_pretty(&log).at(|| "cannot serialize the SARIF log".to_owned())?;
+        bytes.push(b'\n');
+        skg_artifact::write_file(path, &bytes).at(|| format!("cannot write {}", path.display()))?;
+    }
+    let evaluation = match job.labels {
+        Some(text) => {
+            let labels = skg_scan::read_labels(text)
+                .map_err(|e| crate::Error::Invalid(format!("labels: {e}")))?;
+            Some(skg_scan::evaluate(&scan, &labels))
+        }
+        None => None,
+    };
+    let (safe, suspicious, r#unsafe) = scan.counts();
+    let report = Report {
+        out: job.out.display().to_string(),
+        sarif: job.sarif.map(|(p, _)| p.display().to_string()),
+        elapsed_seconds: crate::millis(started.elapsed().as_secs_f64()),
+        packages: scan.verdicts.len(),
+        safe,
+        suspicious,
+        r#unsafe,
+        findings: scan.findings.len(),
+        read_diagnostics: diagnostics.len(),
+        summary: Summary::of(&scan),
+        evaluation,
+    };
+    Ok((report, scan))
+}
+
+/// The registries scanned, as manifest inputs (the content hash covers every text scanned).
+fn inputs(sources: &[skg_extract::RegistrySource], packages: &[PackageText]) -> Vec<RegistryInput> {
+    sources
+        .iter()
+        .map(|s| {
+            let mut h = blake3::Hasher::new();
+            let mut n = 0;
+            for p in packages.iter().filter(|p| p.registry == s.name) {
+                n += 1;
+                for f in &p.files {
+                    h.update(f.path.as_bytes());
+                    h.update(b"\0");
+                    h.update(blake3::hash(f.text.as_bytes()).as_bytes());
+                }
+            }
+            RegistryInput {
+                name: s.name.clone(),
+                kind: s.kind,
+                path: s.display_path.clone(),
+                git: s.git.clone(),
+                rev: s.rev.clone(),
+                source: s.source.clone(),
+                license: s.license.clone(),
+                content_hash: h.finalize().to_hex().to_string(),
+                skills: n,
+            }
+        })
+        .collect()
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "skg scan → {}: {} packages: {} safe, {} suspicious, {} unsafe; {} findings in {:.2} s",
+            self.out,
+            self.packages,
+            self.safe,
+            self.suspicious,
+            self.r#unsafe,
+            self.findings,
+            self.elapsed_seconds
+        )?;
+        if let Some(s) = &self.sarif {
+            writeln!(f, "SARIF 2.1.0 log: {s}")?;
+        }
+        if self.read_diagnostics > 0 {
+            writeln!(
+                f,
+                "{} file(s) could not be read (logged)",
+                self.read_diagnostics
+            )?;
+        }
+        writeln!(f)?;
+        write!(f, "{}", self.summary)?;
+        if let Some(e) = &self.evaluation {
+            writeln!(f)?;
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,2699 @@
+//! The rules. Each reads one kind of text (instructions, shell commands, scripts, metadata) and
+//! reports findings with the context that lowered or raised them.
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    sync::LazyLock,
+};
+
+use base64::Engine as _;
+use regex::Regex;
+use skg_model::{FileText, PackageText};
+use skg_syntax::{Language, ShellCommand, ShellFacts};
+
+use crate::{
+    Category, Finding, Severity,
+    markdown::{Kind, Segment, segments},
+};
+
+/// A rule: its id, category, severity before context, and what it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    /// `SKG-…`.
+    pub id: &'static str,
+    /// Short kebab-case name (SARIF `name`).
+    pub name: &'static str,
+    /// What it is about.
+    pub category: Category,
+    /// Severity before context.
+    pub severity: Severity,
+    /// One sentence: what it finds and why it matters.
+    pub help: &'static str,
+}
+
+macro_rules! rules {
+    ($($konst:ident = $id:literal, $name:literal, $cat:ident, $sev:ident, $help:literal;)*) => {
+        $(const $konst: Rule = Rule { id: $id, name: $name, category: Category::$cat, severity: Severity::$sev, help: $help };)*
+        /// Every rule, by id.
+        pub const RULES: &[Rule] = &[$($konst),*];
+    };
+}
+
+rules! {
+    INJ_OVERRIDE = "SKG-INJ-001", "instruction-override", PromptInjection, High,
+        "Tells the agent to ignore, forget or override its previous instructions, rules or guardrails.";
+    INJ_ROLE = "SKG-INJ-002", "role-hijack", PromptInjection, Medium,
+        "Gives the agent a new identity or mode (developer/DAN mode, fake system markers).";
+    INJ_CONCEAL = "SKG-INJ-003", "concealment", PromptInjection, High,
+        "Tells the agent to keep something from the user or to act silently.";
+    INJ_SECRET = "SKG-INJ-004", "secret-request", Exfiltration, High,
+        "Asks the agent to send, reveal or collect secrets (tokens, keys, credentials, environment).";
+    INJ_HIDDEN = "SKG-INJ-005", "hidden-instruction", PromptInjection, Medium,
+        "Addresses the agent in an HTML comment, which a reader of the rendered skill never sees.";
+    INJ_UNICODE = "SKG-INJ-006", "invisible-unicode", PromptInjection, Medium,
+        "Invisible characters: Unicode tag characters (hidden ASCII), bidirectional overrides, zero-width runs.";
+    RCE_DOWNLOAD = "SKG-RCE-001", "download-and-execute", RemoteExecution, High,
+        "Code fetched from the network is run at once (curl|sh, interpreter -c \"$(curl …)\", download then execute).";
+    RCE_DECODE = "SKG-RCE-002", "decode-and-execute", RemoteExecution, High,
+        "Encoded data is decoded and run (base64 -d | sh, eval of decoded text, exec(b64decode(…))).";
+    RCE_ARCHIVE = "SKG-RCE-003", "protected-archive", RemoteExecution, Medium,
+        "A password-protected archive is unpacked (hides its content from scanners), worse when just downloaded.";
+    SHELL_REVERSE = "SKG-SHELL-001", "reverse-shell", ReverseShell, Critical,
+        "An interactive shell is handed to a network peer (nc -e, /dev/tcp redirection, socat exec, socket + dup2).";
+    PERSIST = "SKG-PERSIST-001", "persistence", Persistence, High,
+        "Writes commands into shell start-up files, cron, SSH authorized_keys, or system services.";
+    EVADE = "SKG-EVADE-001", "defense-evasion", DefenseEvasion, High,
+        "Switches off security tools or wipes logs and shell history.";
+    DESTROY = "SKG-EVADE-002", "destructive-command", DefenseEvasion, High,
+        "Deletes or overwrites the system or the home folder (rm -rf /, dd to a disk, mkfs).";
+    PRIVESC = "SKG-PRIV-001", "privilege-escalation", PrivilegeEscalation, High,
+        "setuid bits, sudoers edits, admin-group membership, world-writable system paths.";
+    EXFIL_CMD = "SKG-EXFIL-001", "exfiltration-command", Exfiltration, Critical,
+        "A command sends the environment, credential files or secrets to a network peer (HTTP body, DNS name, socket).";
+    EXFIL_CODE = "SKG-EXFIL-002", "exfiltration-code", Exfiltration, High,
+        "Code reads credentials or the whole environment and makes a network call (flow approximated within one file).";
+    CRED_READ = "SKG-CRED-001", "credential-read", CredentialAccess, Medium,
+        "Reads a credential store: SSH keys, cloud credentials, browser profiles, keychains, .env, /etc/shadow.";
+    OBF_CODE = "SKG-OBF-001", "obfuscated-code", Obfuscation, Medium,
+        "Code assembled or hidden to defeat reading: long encoded literals, __import__/getattr chains, char-code assembly.";
+    OBF_BLOB = "SKG-OBF-002", "encoded-instructions", Obfuscation, High,
+        "A base64 or hex blob decodes to commands, URLs or instructions.";
+    OBF_SECRET = "SKG-OBF-003", "encoded-secret", Exfiltration, Medium,
+        "A secret is encoded (base64/hex) — the usual step before smuggling it out in a URL or DNS name.";
+    MINE = "SKG-MINE-001", "crypto-miner", CryptoMining, High,
+        "Runs a cryptocurrency miner or talks to a mining pool (stratum).";
+    TYPO = "SKG-SUPPLY-001", "typosquat", SupplyChain, Medium,
+        "A name one edit away from a popular package or skill.";
+    INDEX = "SKG-SUPPLY-002", "foreign-package-index", SupplyChain, Medium,
+        "Installs packages from an index other than the public one (--extra-index-url, --registry): dependency confusion.";
+    PURPOSE = "SKG-DECEPT-001", "purpose-mismatch", Deception, Medium,
+        "Declares a local purpose (formatter, converter, checker) but sends data over the network.";
+}
+
+/// Names that count as popular for the typosquat rule: skill names found in at least two
+/// registries of the scan, and the most-installed packages and tools (`popular-names.txt`).
+#[derive(Debug)]
+pub(crate) struct NameIndex {
+    popular: HashSet<String>,
+}
+
+const POPULAR: &str = include_str!("popular-names.txt");
+
+impl NameIndex {
+    pub(crate) fn new(packages: &[PackageText]) -> NameIndex {
+        let mut popular: HashSet<String> = POPULAR
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_owned)
+            .collect();
+        let mut seen: BTreeMap<String, HashSet<&str>> = BTreeMap::new();
+        for p in packages {
+            if let Some(n) = p
+                .files
+                .first()
+                .and_then(|f| frontmatter_value(&f.text, "name"))
+            {
+                seen.entry(n.to_ascii_lowercase())
+                    .or_default()
+                    .insert(p.registry.as_str());
+            }
+        }
+        popular.extend(
+            seen.into_iter()
+                .filter(|(_, r)| r.len() >= 2)
+                .map(|(n, _)| n),
+        );
+        NameIndex { popular }
+    }
+
+    /// The popular name `word` is one edit (insert, delete, substitute, swap) away from.
+    fn near(&self, word: &str) -> Option<&str> {
+        if word.len() < 5 || self.popular.contains(word) {
+            return None;
+        }
+        self.popular
+            .iter()
+            .filter(|p| p.len() >= 5 && p.len().abs_diff(word.len()) <= 1)
+            .filter(|p| strsim::damerau_levenshtein(p, word) == 1)
+            .min()
+            .map(String::as_str)
+    }
+}
+
+/// A top-level `key: value` of a file's YAML frontmatter, unquoted (the scan reads only `name`
+/// and `description`, for context; extract parses frontmatter in full).
+pub(crate) fn frontmatter_value(text: &str, key: &str) -> Option<String> {
+    let rest = text.strip_prefix("---")?;
+    for l in rest.lines().skip(1) {
+        if l.trim_end() == "---" {
+            break;
+        }
+        if let Some(v) = l.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
+            let v = v.trim().trim_matches(|c| c == '"' || c == '\'').trim();
+            if !v.is_empty() && v != "|" && v != ">" {
+                return Some(v.to_owned());
+            }
+        }
+    }
+    None
+}
+
+/// What the package says it is for.
+struct Purpose {
+    /// Name and description, lowercase.
+    claim: String,
+    /// Security work (detection, pentest, forensics…): attack patterns may be described.
+    security: bool,
+    /// A local job (format, convert, count…) that has no reason to send data anywhere.
+    local: Option<String>,
+}
+
+static SECURITY_PURPOSE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(security|secure|pentest\w*|penetration|red[- ]?team\w*|blue[- ]?team|malware|threat|forensic\w*|incident[- ]response|vulnerabilit\w*|exploit\w*|ctf|siem|yara|sigma|hardening|attack|offensive|osint|soc2?|cve)\b",
+    )
+});
+static LOCAL_PURPOSE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(format(?:ter|ting)?|lint(?:er|ing)?|convert(?:er)?|counter|count(?:s|ing)?|sort(?:er|ing)?|calculat\w+|pars(?:e|er|ing)|validat\w+|checker|hash(?:ing)?|renam\w+|diff|compar\w+|preview|reporter|prettif\w+|minif\w+|beautif\w+|annotat\w+|inspector|sorter)\b",
+    )
+});
+
+fn re(s: &str) -> Regex {
+    Regex::new(s).unwrap_or_else(|e| panic!("static regex {s}: {e}"))
+}
+
+/// Where a piece of code sits, which decides who runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place<'a> {
+    /// A code block or inline code under `section`.
+    Markdown { section: &'a str, inline: bool },
+    /// Inside an HTML comment: hidden from a reader.
+    Hidden,
+    /// The command an MCP client runs to start a server.
+    McpLaunch,
+    /// A script file of the package.
+    Script,
+}
+
+struct Ctx<'a> {
+    pkg: &'a PackageText,
+    file: &'a FileText,
+    file_hash: String,
+    purpose: &'a Purpose,
+    names: &'a NameIndex,
+    out: Vec<Finding>,
+}
+
+impl Ctx<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        rule: Rule,
+        confidence: f64,
+        line: u32,
+        snippet: &str,
+        message: String,
+        mut context: Vec<String>,
+        place: Place<'_>,
+        adjust: i32,
+    ) {
+        let mut severity = rule.severity;
+        let mut adjust = adjust;
+        match place {
+            Place::Hidden => {
+                context.push("raised: hidden in an HTML comment".into());
+                adjust += 1;
+            }
+            Place::McpLaunch => {
+                context.push("raised: runs whenever the MCP client starts the server".into());
+                adjust += 1;
+            }
+            Place::Markdown { .. } | Place::Script => {}
+        }
+        if self.purpose.security && !matches!(place, Place::McpLaunch | Place::Hidden) {
+            context.push(
+                "lowered: the skill's stated purpose is security work, so the pattern may be described rather than instructed"
+                    .into(),
+            );
+            adjust -= 2;
+        }
+        for _ in 0..adjust.max(0) {
+            severity = severity.raise();
+        }
+        for _ in 0..(-adjust).max(0) {
+            severity = severity.lower();
+        }
+        self.out.push(Finding {
+            skill_id: self.pkg.id.clone(),
+            rule: rule.id.to_owned(),
+            category: rule.category,
+            severity,
+            base_severity: rule.severity,
+            confidence,
+            path: self.file.path.clone(),
+            line,
+            snippet: clip(snippet),
+            message,
+            context,
+            file_hash: self.file_hash.clone(),
+        });
+    }
+}
+
+/// One line, whitespace collapsed, at most 200 characters.
+fn clip(s: &str) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= 200 {
+        one
+    } else {
+        let mut t: String = one.chars().take(199).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Every finding of one package.
+pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding> {
+    let main = pkg.files.first();
+    let name = main
+        .and_then(|f| frontmatter_value(&f.text, "name"))
+        .unwrap_or_else(|| pkg.root.rsplit('/').next().unwrap_or("").to_owned());
+    let description = main
+        .and_then(|f| frontmatter_value(&f.text, "description"))
+        .unwrap_or_default();
+    let claim = format!("{name} {description}");
+    let purpose = Purpose {
+        claim: format!("{claim} {}", pkg.root).to_ascii_lowercase(),
+        security: SECURITY_PURPOSE.is_match(&claim),
+        local: LOCAL_PURPOSE.find(&claim).map(|m| m.as_str().to_owned()),
+    };
+    let mut all = Vec::new();
+    for file in &pkg.files {
+        let mut ctx = Ctx {
+            pkg,
+            file,
+            file_hash: blake3::hash(file.text.as_bytes()).to_hex().to_string(),
+            purpose: &purpose,
+            names,
+            out: Vec::new(),
+        };
+        let lower = file.path.to_ascii_lowercase();
+        let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
+        let fname = lower.rsplit('/').next().unwrap_or("");
+        unicode_rule(&mut ctx);
+        if fname == ".mcp.json" || fname == "mcp.json" {
+            mcp_config(&mut ctx);
+        } else {
+            match ext {
+                "md" | "markdown" | "mdx" => markdown_rules(&mut ctx),
+                "sh" | "bash" | "zsh" | "ksh" => {
+                    shell_rules(&mut ctx, &file.text, 1, Place::Script);
+                    blob_rule(&mut ctx, &file.text, 1, Place::Script);
+                }
+                "py" => code_rules(&mut ctx, Language::Python, &file.text, 1, Place::Script),
+                "js" | "mjs" | "cjs" | "jsx" => {
+                    code_rules(&mut ctx, Language::JavaScript, &file.text, 1, Place::Script);
+                }
+                "ts" | "mts" | "cts" => {
+                    code_rules(&mut ctx, Language::TypeScript, &file.text, 1, Place::Script);
+                }
+                "ps1" => powershell_rules(&mut ctx, &file.text, 1, Place::Script),
+                _ => blob_rule(&mut ctx, &file.text, 1, Place::Script),
+            }
+        }
+        all.extend(ctx.out);
+    }
+    // Metadata: the name, and what the package says it is against what it does.
+    if let Some(main) = main {
+        let mut ctx = Ctx {
+            pkg,
+            file: main,
+            file_hash: blake3::hash(main.text.as_bytes()).to_hex().to_string(),
+            purpose: &purpose,
+            names,
+            out: Vec::new(),
+        };
+        typosquat_rule(&mut ctx, &name);
+        if let Some(local) = &purpose.local {
+            let sends = all.iter().find(|f| {
+                matches!(f.category, Category::Exfiltration)
+                    || f.rule == RCE_DOWNLOAD.id
+                    || f.rule == SHELL_REVERSE.id
+            });
+            if let Some(f) = sends {
+                let msg = format!(
+                    "declares a local purpose (\"{local}\") but {} at {}:{}",
+                    f.message, f.path, f.line
+                );
+                let snippet = format!("{name}: {description}");
+                ctx.emit(PURPOSE, 0.6, 1, &snippet, msg, Vec::new(), Place::Script, 0);
+            }
+        }
+        all.extend(ctx.out);
+    }
+    all
+}
+
+// ---------------------------------------------------------------- markdown
+
+fn markdown_rules(ctx: &mut Ctx<'_>) {
+    let text = ctx.file.text.clone();
+    for seg in segments(&text) {
+        match &seg.kind {
+            Kind::Frontmatter => {
+                if let Some(d) = frontmatter_value(&seg.text, "description") {
+                    instruction_rules(
+                        ctx,
+                        &d,
+                        1,
+                        Place::Markdown {
+                            section: "",
+                            inline: false,
+                        },
+                    );
+                }
+                blob_rule(ctx, &seg.text, 1, Place::Script);
+            }
+            Kind::Prose | Kind::Heading => {
+                instruction_rules(
+                    ctx,
+                    &seg.text,
+                    seg.line,
+                    Place::Markdown {
+                        section: &seg.section,
+                        inline: false,
+                    },
+                );
+                blob_rule(
+                    ctx,
+                    &seg.text,
+                    seg.line,
+                    Place::Markdown {
+                        section: &seg.section,
+                        inline: false,
+                    },
+                );
+            }
+            Kind::Comment => comment_rules(ctx, &seg),
+            Kind::InlineCode => {
+                let place = Place::Markdown {
+                    section: &seg.section,
+                    inline: true,
+                };
+                shell_rules(ctx, &seg.text, seg.line, place);
+            }
+            Kind::Code(lang) => code_block(ctx, lang, &seg),
+        }
+    }
+}
+
+fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
+    let place = Place::Markdown {
+        section: &seg.section,
+        inline: false,
+    };
+    match lang {
+        // Code blocks are often mislabelled (a shell line in a `python` block): commands are
+        // read as shell too (the shell rules fire only on specific commands).
+        "python" | "py" | "python3" | "ipython" => {
+            code_rules(ctx, Language::Python, &seg.text, seg.line, place);
+            shell_rules(ctx, &strip_prompts(&seg.text), seg.line, place);
+        }
+        "js" | "javascript" | "node" | "mjs" | "jsx" => {
+            code_rules(ctx, Language::JavaScript, &seg.text, seg.line, place);
+            shell_rules(ctx, &strip_prompts(&seg.text), seg.line, place);
+        }
+        "ts" | "typescript" | "tsx" => {
+            code_rules(ctx, Language::TypeScript, &seg.text, seg.line, place);
+            shell_rules(ctx, &strip_prompts(&seg.text), seg.line, place);
+        }
+        "powershell" | "ps1" | "pwsh" | "ps" => {
+            powershell_rules(ctx, &seg.text, seg.line, place);
+        }
+        "json" | "yaml" | "yml" | "toml" | "xml" | "html" | "css" | "sql" | "csv" | "diff"
+        | "go" | "rust" | "rs" | "java" | "c" | "cpp" | "mermaid" | "markdown" | "md" => {
+            blob_rule(ctx, &seg.text, seg.line, place);
+        }
+        // Shell, consoles, and blocks without a language: read as shell (rules fire only on
+        // specific commands, so prose read as shell finds nothing).
+        _ => {
+            let code = strip_prompts(&seg.text);
+            shell_rules(ctx, &code, seg.line, place);
+            powershell_rules(ctx, &seg.text, seg.line, place);
+            blob_rule(ctx, &seg.text, seg.line, place);
+        }
+    }
+}
+
+/// `$ cmd` console lines without their prompt (line count kept).
+fn strip_prompts(code: &str) -> String {
+    code.lines()
+        .map(|l| {
+            let t = l.trim_start();
+            t.strip_prefix("$ ")
+                .or_else(|| t.strip_prefix("% "))
+                .or_else(|| t.strip_prefix("> "))
+                .unwrap_or(l)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn comment_rules(ctx: &mut Ctx<'_>, seg: &Segment) {
+    static ADDRESSED: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\b(assistant|agent|ai|claude|model|llm|you)\b[^.\n]{0,40}\b(must|should|shall|always|never|need to|are required to)\b[^.\n]{0,60}\b(run|execute|send|read|fetch|download|open|install|call|forward|upload|ignore|include)\b",
+        )
+    });
+    let before = ctx.out.len();
+    instruction_rules(ctx, &seg.text, seg.line, Place::Hidden);
+    shell_rules(ctx, &seg.text, seg.line, Place::Hidden);
+    blob_rule(ctx, &seg.text, seg.line, Place::Hidden);
+    if ctx.out.len() == before
+        && let Some(m) = ADDRESSED.find(&seg.text)
+    {
+        ctx.emit(
+            INJ_HIDDEN,
+            0.6,
+            seg.line,
+            m.as_str(),
+            "an HTML comment tells the agent what to do; a reader of the rendered skill never sees it"
+                .into(),
+            Vec::new(),
+            Place::Markdown {
+                section: &seg.section,
+                inline: false,
+            },
+            0,
+        );
+    }
+}
+
+// ---------------------------------------------------------------- instructions
+
+static OVERRIDE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|all|any|your|system|safety|original)\b[^.\n]{0,25}?\b(instructions?|prompts?|rules|guidelines|guardrails|polic(?:y|ies)|directives|constraints)\b",
+    )
+});
+static ROLE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\byou are now (?:an? |in |the )?(?:unrestricted|unfiltered|jailbroken|dan\b|developer mode|god mode|admin)|\b(?:developer|god|jailbreak|dan) mode (?:is )?(?:enabled|activated|on)\b|<\|im_start\|>|<\|?system\|?>|\[system\]\s*:|^\s*system\s*:\s*you are)",
+    )
+});
+static CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:do not|don't|never|without)\s+(?:tell|telling|inform|informing|notify|notifying|alert|alerting)\s+(?:the\s+)?(?:user|human|operator|owner)\b|\b(?:do not|don't|never|without)\s+(?:mention|mentioning|reveal|revealing|disclose|disclosing)\b[^.\n]{0,50}\bto\s+(?:the\s+)?(?:user|human|operator)\b|\bhide\s+(?:this|it|these|the\s+\w+)\s+from\s+(?:the\s+)?(?:user|human)\b|\bthe\s+user\s+(?:must|should|need)\s+(?:not|never)\s+(?:know|see|notice|find out)\b|\b(?:silently|secretly|covertly|quietly|invisibly)\s+(?:\w+\s+){0,3}?(?:send|upload|post|forward|run|execute|install|copy|read|exfiltrate|transmit|collect|download)\b)",
+    )
+});
+/// Text ending in a negation ("do not silently run …" is a safety rule, not concealment).
+static NEGATED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b(?:not|never|no|n't|without)\s+$"));
+static SEND_VERB: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(send|forward|post|upload|transmit|exfiltrate|leak|append|attach|report|submit|beacon|pipe|copy)\b",
+    )
+});
+static SECRET_NOUN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:session|access|auth|bearer|api|github|aws|npm|oauth|refresh)[\s_-]?tokens?\b|\bapi[\s_-]?keys?\b|\bsecret\s+keys?\b|\bpasswords\b|\bcredentials\b|\bprivate\s+keys?\b|\bssh\s+keys?\b|\bsession\s+cookies?\b|\.env\s+files?\b|\benvironment\s+variables\b|\benv\s+vars\b|\bid_rsa\b|~/\.ssh|~/\.aws|\bseed\s+phrase\b|\bmnemonic\b|\b(?:user|session|all|private|personal|browser|conversation)\s+(?:data|history|files|information)\b)",
+    )
+});
+static DESTINATION: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(https?://|\bwebhook\b|\bremote\s+(?:server|host|endpoint)\b|\bthe\s+url\b|\bthis\s+url\b|\bexternal\s+(?:server|host|endpoint)\b|\bcollector\b|\bfor\s+(?:audit|compliance|verification|backup)\b)",
+    )
+});
+static LEGIT_AUTH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(authorization|bearer|header|x-api-key|oauth|authenticate|never\s+(?:send|share|post|commit|log|expose)|do\s+not\s+(?:send|share|post|commit|log|expose)|don't\s+(?:send|share|post|commit|log|expose)|redact|mask)\b",
+    )
+});
+
+fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>) {
+    for sentence in sentences(text) {
+        let quoted = |m: &regex::Match<'_>| {
+            let before = &sentence[..m.start()];
+            before.matches('"').count() % 2 == 1
+                || before.matches('“').count() > before.matches('”').count()
+        };
+        if let Some(m) = OVERRIDE.find(sentence) {
+            let mut context = Vec::new();
+            let mut adjust = 0;
+            if quoted(&m) {
+                context.push("lowered: inside quotes (an example, not an instruction)".into());
+                adjust -= 1;
+            }
+            ctx.emit(
+                INJ_OVERRIDE,
+                0.8,
+                line,
+                sentence,
+                "tells the agent to ignore or override its instructions".into(),
+                context,
+                place,
+                adjust,
+            );
+        }
+        if let Some(m) = ROLE.find(sentence) {
+            let mut context = Vec::new();
+            let mut adjust = 0;
+            if quoted(&m) {
+                context.push("lowered: inside quotes (an example, not an instruction)".into());
+                adjust -= 1;
+            }
+            ctx.emit(
+                INJ_ROLE,
+                0.6,
+                line,
+                sentence,
+                "gives the agent a new identity or a fake system marker".into(),
+                context,
+                place,
+                adjust,
+            );
+        }
+        if let Some(m) = CONCEAL.find(sentence)
+            && !NEGATED.is_match(&sentence[..m.start()])
+        {
+            ctx.emit(
+                INJ_CONCEAL,
+                0.8,
+                line,
+                sentence,
+                "tells the agent to keep what it does from the user".into(),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+        if SEND_VERB.is_match(sentence)
+            && SECRET_NOUN.is_match(sentence)
+            && DESTINATION.is_match(sentence)
+            && !LEGIT_AUTH.is_match(sentence)
+        {
+            ctx.emit(
+                INJ_SECRET,
+                0.75,
+                line,
+                sentence,
+                "asks the agent to send secrets or credentials to a remote destination".into(),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+    }
+}
+
+/// Sentences of a paragraph (split at `.`, `!`, `?` followed by a space, and at line ends).
+fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.split_inclusive(['\n', '!', '?'])
+        .flat_map(|p| p.split_inclusive(". "))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+fn unicode_rule(ctx: &mut Ctx<'_>) {
+    let text = ctx.file.text.clone();
+    for (i, l) in text.lines().enumerate() {
+        let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        // Tag characters after a black flag (U+1F3F4) spell an emoji subdivision flag
+        // (England, Scotland, Wales): those are text, not hidden instructions.
+        let mut tags = String::new();
+        let mut in_flag = false;
+        for c in l.chars() {
+            if c == '\u{1F3F4}' {
+                in_flag = true;
+            } else if ('\u{E0000}'..='\u{E007F}').contains(&c) {
+                if c == '\u{E007F}' {
+                    in_flag = false;
+                } else if !in_flag {
+                    tags.extend(char::from_u32(c as u32 - 0xE0000));
+                }
+            } else {
+                in_flag = false;
+            }
+        }
+        if !tags.is_empty() {
+            ctx.emit(
+                INJ_UNICODE,
+                0.95,
+                line,
+                &format!("hidden text: {tags}"),
+                "Unicode tag characters carry text a reader never sees".into(),
+                Vec::new(),
+                Place::Script,
+                1,
+            );
+            continue;
+        }
+        let bidi = l
+            .chars()
+            .filter(|c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'))
+            .count();
+        let chars: Vec<char> = l.chars().collect();
+        let zero = chars
+            .iter()
+            .enumerate()
+            .filter(|&(j, c)| match c {
+                '\u{200B}' | '\u{200C}' | '\u{2060}'..='\u{2064}' => true,
+                '\u{FEFF}' => !(i == 0 && j == 0),
+                // A joiner between two non-ASCII characters builds emoji and scripts.
+                '\u{200D}' => {
+                    j == 0
+                        || j + 1 >= chars.len()
+                        || chars[j - 1].is_ascii()
+                        || chars[j + 1].is_ascii()
+                }
+                _ => false,
+            })
+            .count();
+        if bidi > 0 || zero >= 3 {
+            let shown: String = l
+                .chars()
+                .map(|c| {
+                    if c.is_control() || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}') {
+                        '\u{FFFD}'
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            ctx.emit(
+                INJ_UNICODE,
+                0.7,
+                line,
+                &shown,
+                format!("{bidi} bidirectional control and {zero} zero-width character(s): text shown differs from text read"),
+                Vec::new(),
+                Place::Script,
+                0,
+            );
+        }
+    }
+}
+
+static B64: LazyLock<Regex> =
+    LazyLock::new(|| re(r"[A-Za-z0-9+/]{24,}={0,2}|[A-Za-z0-9_-]{32,}={0,2}"));
+static HEX: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:[0-9a-fA-F]{2}){16,}\b|(?:\\x[0-9a-fA-F]{2}){12,}"));
+static DECODED_DANGER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(https?://|\b(?:curl|wget|bash|sh|nc|ncat|powershell|iex|eval|exec|chmod|/bin/|python3?\s+-c|rm\s+-rf|base64)\b|\b(?:ignore|disregard)\b.{0,40}\binstructions\b|\bsystem prompt\b|\bdo not tell\b)",
+    )
+});
+
+/// Decoded text of a blob when it is mostly printable ASCII.
+fn decode_blob(blob: &str) -> Option<String> {
+    let bytes = if blob.starts_with("\\x") {
+        let hex: String = blob.split("\\x").collect();
+        decode_hex(&hex)?
+    } else if blob.len().is_multiple_of(2) && blob.bytes().all(|b| b.is_ascii_hexdigit()) {
+        decode_hex(blob)?
+    } else {
+        let std = base64::engine::general_purpose::STANDARD;
+        let url = base64::engine::general_purpose::URL_SAFE;
+        let t = blob.trim_end_matches('=');
+        let pad = |s: &str| {
+            let mut s = s.to_owned();
+            while !s.len().is_multiple_of(4) {
+                s.push('=');
+            }
+            s
+        };
+        std.decode(pad(t)).or_else(|_| url.decode(pad(t))).ok()?
+    };
+    if bytes.len() < 12 {
+        return None;
+    }
+    let printable = bytes
+        .iter()
+        .filter(|&&b| b == b'\n' || b == b'\t' || (0x20..0x7f).contains(&b))
+        .count();
+    (printable * 100 >= bytes.len() * 95).then(|| String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn decode_hex(h: &str) -> Option<Vec<u8>> {
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn blob_rule(ctx: &mut Ctx<'_>, text: &str, line0: u32, place: Place<'_>) {
+    for (i, l) in text.lines().enumerate() {
+        if l.contains("data:image/") || l.contains("data:font/") || l.contains("sha256-") {
+            continue;
+        }
+        let line = line0 + u32::try_from(i).unwrap_or(0);
+        for m in B64.find_iter(l).chain(HEX.find_iter(l)) {
+            let Some(decoded) = decode_blob(m.as_str()) else {
+                continue;
+            };
+            if let Some(d) = DECODED_DANGER.find(&decoded) {
+                ctx.emit(
+                    OBF_BLOB,
+                    0.85,
+                    line,
+                    &format!("{} → {}", m.as_str(), decoded),
+                    format!(
+                        "an encoded blob decodes to text with `{}` in it",
+                        d.as_str()
+                    ),
+                    Vec::new(),
+                    place,
+                    0,
+                );
+                // The decoded text is read again as shell and as instructions.
+                let before = ctx.out.len();
+                shell_rules(ctx, &decoded, line, place);
+                instruction_rules(ctx, &decoded, line, place);
+                for f in &mut ctx.out[before..] {
+                    f.context.push("raised: found in decoded base64/hex".into());
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- shell
+
+const DOWNLOADERS: &[&str] = &[
+    "curl",
+    "wget",
+    "fetch",
+    "aria2c",
+    "iwr",
+    "invoke-webrequest",
+    "irm",
+    "invoke-restmethod",
+    "http",
+    "https",
+    "lwp-download",
+    "ftp",
+    "tftp",
+];
+const INTERPRETERS: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "php",
+    "pwsh",
+    "powershell",
+    "iex",
+    "invoke-expression",
+    "source",
+    ".",
+    "osascript",
+    "deno",
+    "bun",
+];
+const SENDERS: &[&str] = &[
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "telnet",
+    "openssl",
+    "scp",
+    "rsync",
+    "ftp",
+    "sftp",
+    "iwr",
+    "invoke-webrequest",
+    "irm",
+    "invoke-restmethod",
+    "http",
+    "https",
+    "ssh",
+    "sendmail",
+    "mail",
+    "mutt",
+];
+const WRAPPERS: &[&str] = &[
+    "sudo", "doas", "env", "nohup", "exec", "command", "time", "nice", "xargs", "timeout",
+    "setsid", "stdbuf", "busybox",
+];
+
+/// The command actually run: `sudo -E bash -s` → (`bash`, [`-s`]); paths reduced to names.
+fn effective(c: &ShellCommand) -> (String, Vec<&str>) {
+    let mut name = base_name(&c.name);
+    let mut args: Vec<&str> = c.args.iter().map(String::as_str).collect();
+    let mut guard = 0;
+    while WRAPPERS.contains(&name.as_str()) && guard < 4 {
+        guard += 1;
+        // Skip the wrapper's own options and VAR=value pairs (timeout's duration too).
+        let skip = args.iter().position(|a| {
+            !(a.starts_with('-')
+                || a.contains('=')
+                || a.chars().all(|c| c.is_ascii_digit() || c == 's'))
+        });
+        let Some(i) = skip else {
+            break;
+        };
+        name = base_name(args[i]);
+        args = args[i + 1..].to_vec();
+    }
+    (name, args)
+}
+
+fn base_name(s: &str) -> String {
+    s.rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(s)
+        .trim_end_matches(".exe")
+        .to_ascii_lowercase()
+}
+
+static URL: LazyLock<Regex> = LazyLock::new(|| re(r#"(?i)\b(?:https?|ftp)://([^/\s'"`$:?#)]+)"#));
+static IP_HOST: LazyLock<Regex> = LazyLock::new(|| re(r"^\d{1,3}(?:\.\d{1,3}){3}$"));
+
+/// Hosts whose install scripts are the documented way to install common tools.
+const KNOWN_INSTALLERS: &[&str] = &[
+    "sh.rustup.rs",
+    "rustup.rs",
+    "get.docker.com",
+    "raw.githubusercontent.com",
+    "github.com",
+    "astral.sh",
+    "bun.sh",
+    "deno.land",
+    "deno.com",
+    "brew.sh",
+    "nodejs.org",
+    "deb.nodesource.com",
+    "rpm.nodesource.com",
+    "get.pnpm.io",
+    "install.python-poetry.org",
+    "pyenv.run",
+    "ollama.com",
+    "cli.github.com",
+    "get.helm.sh",
+    "starship.rs",
+    "fly.io",
+    "sdk.cloud.google.com",
+    "awscli.amazonaws.com",
+    "aka.ms",
+    "dot.net",
+    "claude.ai",
+    "anthropic.com",
+    "go.dev",
+    "golang.org",
+    "nixos.org",
+    "install.determinate.systems",
+    "get.sdkman.io",
+    "volta.sh",
+    "foundry.paradigm.xyz",
+    "get.k3s.io",
+    "dl.k8s.io",
+    "mise.run",
+    "mise.jdx.dev",
+    "opencode.ai",
+    "cursor.com",
+    "npmjs.com",
+    "registry.npmjs.org",
+    "pypi.org",
+    "files.pythonhosted.org",
+    "gitlab.com",
+    "sh.vector.dev",
+    "tailscale.com",
+    "pkgx.sh",
+    "get.rvm.io",
+    "cdn.jsdelivr.net",
+    "vercel.com",
+    "supabase.com",
+    "railway.app",
+    "railway.com",
+    "stripe.com",
+    "cloudflare.com",
+    "hashicorp.com",
+    "releases.hashicorp.com",
+    "apt.llvm.org",
+    "docs.astral.sh",
+    "get.jenkins.io",
+    "zed.dev",
+    "openclaw.ai",
+    "codex.openai.com",
+    "openai.com",
+];
+/// Hosts and patterns an attacker uses and an installer does not.
+const SHADY_HOSTS: &[&str] = &[
+    "pastebin.com",
+    "paste.ee",
+    "hastebin.com",
+    "glot.io",
+    "transfer.sh",
+    "termbin.com",
+    "ix.io",
+    "0x0.st",
+    "bit.ly",
+    "tinyurl.com",
+    "is.gd",
+    "t.co",
+    "ngrok.io",
+    "ngrok-free.app",
+    "ngrok.app",
+    "trycloudflare.com",
+    "serveo.net",
+    "localhost.run",
+    "duckdns.org",
+    "no-ip.com",
+    "ddns.net",
+    "webhook.site",
+    "requestbin.net",
+    "pipedream.net",
+    "interact.sh",
+    "oast.fun",
+    "oast.me",
+    "burpcollaborator.net",
+    "rentry.co",
+    "pastes.dev",
+    "anonfiles.com",
+    "file.io",
+    "temp.sh",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HostKind {
+    Known,
+    Shady,
+    Unknown,
+    None,
+}
+
+fn host_of(args: &[&str]) -> (HostKind, String) {
+    static BARE: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}(?:/|$)"));
+    let mut found = (HostKind::None, String::new());
+    let bare: Vec<String> = args
+        .iter()
+        .filter(|a| !a.contains("://") && BARE.is_match(a))
+        .map(|a| format!("https://{a}"))
+        .collect();
+    let all: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(bare.iter().map(String::as_str))
+        .collect();
+    for a in &all {
+        for cap in URL.captures_iter(a) {
+            let host = cap[1].to_ascii_lowercase();
+            let plain_http = a.to_ascii_lowercase().contains("http://");
+            let ends = |list: &[&str]| {
+                list.iter()
+                    .any(|h| host == *h || host.ends_with(&format!(".{h}")))
+            };
+            let kind = if IP_HOST.is_match(&host)
+                || ends(SHADY_HOSTS)
+                || std::path::Path::new(&host)
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("onion"))
+            {
+                HostKind::Shady
+            } else if ends(KNOWN_INSTALLERS) && !plain_http {
+                HostKind::Known
+            } else {
+                HostKind::Unknown
+            };
+            if found.0 == HostKind::None || kind == HostKind::Shady {
+                found = (kind, host);
+            }
+        }
+    }
+    found
+}
+
+static INSTALL_SECTION: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(install\w*|set ?up|setup|prerequisites?|requirements?|getting started|quick ?start|dependencies|upgrade|update|uninstall)\b",
+    )
+});
+
+/// An installation section lowers a download-and-execute when the host is the skill's own tool
+/// (its domain's name appears in what the skill says it is): the README telling the user how to
+/// install what the skill wraps. A stager's "prerequisite" from an unrelated host is not lowered.
+fn install_context(
+    purpose: &Purpose,
+    place: Place<'_>,
+    host: &(HostKind, String),
+) -> Option<(i32, String)> {
+    let Place::Markdown { section, .. } = place else {
+        return None;
+    };
+    if !INSTALL_SECTION.is_match(section) || host.0 == HostKind::Known {
+        return None;
+    }
+    let label = registrable_label(&host.1);
+    let squash = |t: &str| t.replace(['-', '_', ' '], "");
+    let related = label.is_some_and(|l| {
+        let l = squash(&l);
+        squash(&purpose.claim).contains(&l) || squash(&section.to_ascii_lowercase()).contains(&l)
+    });
+    Some(if related {
+        (
+            -2,
+            format!(
+                "lowered: under \"{section}\", the install step of the tool the skill is about (`{}`)",
+                host.1
+            ),
+        )
+    } else {
+        (
+            -1,
+            format!("lowered: under \"{section}\", an installation step shown to the user"),
+        )
+    })
+}
+
+/// The name a host is registered under (`astral` for `docs.astral.sh`, `example` for
+/// `a.b.example.co.uk`), when at least three letters.
+fn registrable_label(host: &str) -> Option<String> {
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    let mut i = parts.len() - 2;
+    if parts.len() >= 3
+        && parts[parts.len() - 1].len() == 2
+        && matches!(
+            parts[i],
+            "co" | "com" | "org" | "net" | "ac" | "gov" | "edu"
+        )
+    {
+        i -= 1;
+    }
+    let l = parts[i].to_ascii_lowercase();
+    (l.len() >= 3).then_some(l)
+}
+
+fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
+    if code.len() > 200_000 {
+        return;
+    }
+    let facts = skg_syntax::shell_commands(code);
+    if facts.commands.is_empty() {
+        return;
+    }
+    let code_lines: Vec<&str> = code.lines().collect();
+    let line_at = |c: &ShellCommand| line0 + c.line - 1;
+    let src = |c: &ShellCommand| {
+        code_lines
+            .get((c.line as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or("")
+            .to_owned()
+    };
+    let eff: Vec<(String, Vec<&str>)> = facts.commands.iter().map(effective).collect();
+    for (i, c) in facts.commands.iter().enumerate() {
+        let (name, args) = &eff[i];
+        let line = line_at(c);
+        let snippet = src(c);
+        download_exec(ctx, &facts, &eff, i, line, &snippet, place, code);
+        decode_exec(ctx, &facts, &eff, i, line, &snippet, place);
+        reverse_shell(ctx, &facts, &eff, i, line, &snippet, place);
+        persistence(ctx, c, name, args, line, &snippet, place);
+        evasion(ctx, c, name, args, line, &snippet, place);
+        privesc(ctx, c, name, args, line, &snippet, place);
+        exfil(ctx, &facts, &eff, i, line, &snippet, place);
+        // Credential stores read by a command that does not send them (sending is EXFIL).
+        if READERS.contains(&name.as_str())
+            && !SENDERS.contains(&name.as_str())
+            && let Some(p) = args.iter().find(|a| CRED_PATH.is_match(a))
+        {
+            ctx.emit(
+                CRED_READ,
+                0.7,
+                line,
+                &snippet,
+                format!("`{name}` reads the credential store `{p}`"),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+        if name == "security"
+            && args.first().is_some_and(|a| {
+                matches!(
+                    *a,
+                    "find-generic-password" | "find-internet-password" | "dump-keychain"
+                )
+            })
+        {
+            ctx.emit(
+                CRED_READ,
+                0.8,
+                line,
+                &snippet,
+                "reads the macOS keychain".into(),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+        // Miners.
+        if MINERS.contains(&name.as_str())
+            || args
+                .iter()
+                .any(|a| a.to_ascii_lowercase().contains("stratum+"))
+        {
+            ctx.emit(
+                MINE,
+                0.95,
+                line,
+                &snippet,
+                "runs a cryptocurrency miner or connects to a mining pool".into(),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+        // Password-protected archives.
+        let protected = (name == "unzip" && args.iter().any(|a| a.starts_with("-P")))
+            || (matches!(name.as_str(), "7z" | "7za" | "7zz")
+                && args.iter().any(|a| a.starts_with("-p") && a.len() > 2))
+            || (name == "unrar" && args.iter().any(|a| a.starts_with("-p") && a.len() > 2));
+        if protected {
+            let downloaded = eff
+                .iter()
+                .any(|(n, _)| DOWNLOADERS.contains(&n.as_str()) || n == "gh");
+            ctx.emit(
+                RCE_ARCHIVE,
+                0.8,
+                line,
+                &snippet,
+                "unpacks a password-protected archive, whose content no scanner could read".into(),
+                if downloaded {
+                    vec!["raised: the snippet also downloads".into()]
+                } else {
+                    Vec::new()
+                },
+                place,
+                i32::from(downloaded),
+            );
+        }
+        // Package installs: other indexes, and typosquatted names.
+        package_install(ctx, name, args, line, &snippet, place);
+        // Interpreters given code inline: read that code too.
+        inline_code(ctx, name, args, line, place);
+    }
+}
+
+const MINERS: &[&str] = &[
+    "xmrig",
+    "minerd",
+    "cpuminer",
+    "ccminer",
+    "t-rex",
+    "nbminer",
+    "ethminer",
+    "lolminer",
+    "phoenixminer",
+    "nanominer",
+    "xmr-stak",
+    "bfgminer",
+    "cgminer",
+    "gminer",
+];
+
+fn is_interpreter(name: &str, args: &[&str]) -> bool {
+    if INTERPRETERS.contains(&name) {
+        // `python script.py` runs a local file; `python -` or plain `python` reads stdin.
+        return true;
+    }
+    (name == "eval") || (name == "xargs" && args.iter().any(|a| INTERPRETERS.contains(a)))
+}
+
+/// An interpreter that runs what it reads on standard input: no program given (`sh`, `sudo
+/// bash`, `python3 -`, `bash -s -- args`), or PowerShell's `iex`. `python3 -c '…'` or
+/// `node script.js` read their input as data.
+fn runs_stdin(name: &str, args: &[&str]) -> bool {
+    if matches!(name, "iex" | "invoke-expression") {
+        return true;
+    }
+    if name == "xargs" {
+        return args.iter().any(|a| INTERPRETERS.contains(a));
+    }
+    if !INTERPRETERS.contains(&name) || matches!(name, "source" | ".") {
+        return matches!(name, "source" | ".")
+            && args.iter().any(|a| *a == "/dev/stdin" || *a == "-");
+    }
+    for a in args {
+        match *a {
+            "-" | "-s" | "--" => return true,
+            "-c" | "-e" | "-m" | "--eval" | "-p" | "--print" | "-lc" => return false,
+            a if a.starts_with('-') => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+#[allow(clippy::too_many_arguments)]
+fn download_exec(
+    ctx: &mut Ctx<'_>,
+    facts: &ShellFacts,
+    eff: &[(String, Vec<&str>)],
+    i: usize,
+    line: u32,
+    snippet: &str,
+    place: Place<'_>,
+    code: &str,
+) {
+    let (name, args) = &eff[i];
+    let c = &facts.commands[i];
+    let mut how: Option<String> = None;
+    let mut host = (HostKind::None, String::new());
+    if DOWNLOADERS.contains(&name.as_str()) {
+        host = host_of(args);
+        // Piped into an interpreter.
+        if let Some((_, (n, _))) = facts
+            .downstream(i)
+            .map(|(j, _)| (j, &eff[j]))
+            .find(|(_, (n, a))| runs_stdin(n, a))
+        {
+            how = Some(format!(
+                "`{name}` output is piped into `{n}`, which runs it"
+            ));
+        }
+        // Inside `$( )` of an interpreter's or eval's argument.
+        if how.is_none()
+            && let Some(p) = c.parent
+            && is_interpreter(&eff[p].0, &eff[p].1)
+        {
+            how = Some(format!("`{}` runs what `{name}` downloads", eff[p].0));
+        }
+        // Saved to a file that a later command of the same statement runs.
+        if how.is_none()
+            && let Some(file) = output_file(args, c)
+        {
+            let stem = base_name(&file);
+            let runs = facts
+                .commands
+                .iter()
+                .enumerate()
+                .skip(i + 1)
+                .find(|(j, o)| {
+                    o.statement == c.statement && {
+                        let (on, oa) = &eff[*j];
+                        base_name(&o.name) == stem && o.name.contains('/')
+                            || (is_interpreter(on, oa)
+                                && oa.first().is_some_and(|a| base_name(a) == stem))
+                    }
+                });
+            if let Some((_, o)) = runs {
+                how = Some(format!("`{name}` saves `{file}` and `{}` runs it", o.name));
+            }
+        }
+    } else if is_interpreter(name, args) && (name != "eval" || !args.is_empty()) {
+        // `bash <(curl …)`, `python -c "$(curl …)"`, `iex (iwr …)` written as shell.
+        let joined = args.join(" ").to_ascii_lowercase();
+        if ["<(curl", "<(wget", "$(curl", "$(wget", "`curl", "`wget"]
+            .iter()
+            .any(|p| joined.contains(p))
+            && !facts.commands.iter().any(|o| o.parent == Some(i))
+        {
+            how = Some(format!("`{name}` runs a download"));
+            host = host_of(args);
+        }
+    }
+    let Some(how) = how else {
+        return;
+    };
+    let mut context = Vec::new();
+    let mut adjust = 0;
+    match host.0 {
+        HostKind::Known => {
+            context.push(format!(
+                "lowered: `{}` is the documented install host of a common tool",
+                host.1
+            ));
+            adjust -= 2;
+        }
+        HostKind::Shady => {
+            context.push(format!(
+                "raised: `{}` is a raw IP, paste site, tunnel or URL shortener, or served over plain HTTP",
+                host.1
+            ));
+            adjust += 1;
+        }
+        HostKind::Unknown | HostKind::None => {}
+    }
+    if let Some((a, why)) = install_context(ctx.purpose, place, &host) {
+        context.push(why);
+        adjust += a;
+    }
+    if code.contains("/tmp/.") || code.contains("$TMPDIR/.") {
+        context.push("raised: runs a hidden file in a temporary folder".into());
+        adjust += 1;
+    }
+    ctx.emit(
+        RCE_DOWNLOAD,
+        0.9,
+        line,
+        snippet,
+        format!(
+            "{how}{}",
+            if host.1.is_empty() {
+                String::new()
+            } else {
+                format!(" (from {})", host.1)
+            }
+        ),
+        context,
+        place,
+        adjust,
+    );
+}
+
+/// The file a downloader writes (`-o f`, `-O f`, `--output f`, `> f`).
+fn output_file(args: &[&str], c: &ShellCommand) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if matches!(
+            *a,
+            "-o" | "-O" | "--output" | "--output-document" | "-OutFile" | "-outfile"
+        ) {
+            return it.next().map(|s| (*s).to_owned());
+        }
+        if let Some(v) = a.strip_prefix("--output=").or_else(|| a.strip_prefix("-O"))
+            && !v.is_empty()
+            && v != "-"
+        {
+            {
+                return Some(v.to_owned());
+            }
+        }
+    }
+    c.redirects
+        .iter()
+        .find(|r| r.op == ">" || r.op == ">>")
+        .map(|r| r.target.clone())
+}
+
+fn is_decoder(name: &str, args: &[&str]) -> bool {
+    match name {
+        "base64" | "gbase64" => args
+            .iter()
+            .any(|a| matches!(*a, "-d" | "--decode" | "-D" | "-di" | "-id")),
+        "xxd" => args.iter().any(|a| a.starts_with("-r")),
+        "openssl" => args.iter().any(|a| *a == "base64" || *a == "enc") && args.contains(&"-d"),
+        "uudecode" | "base32" => true,
+        _ => false,
+    }
+}
+
+fn decode_exec(
+    ctx: &mut Ctx<'_>,
+    facts: &ShellFacts,
+    eff: &[(String, Vec<&str>)],
+    i: usize,
+    line: u32,
+    snippet: &str,
+    place: Place<'_>,
+) {
+    let (name, args) = &eff[i];
+    let c = &facts.commands[i];
+    if !is_decoder(name, args) {
+        return;
+    }
+    let into = facts.downstream(i).map(|(j, _)| &eff[j]).find(|(n, a)| {
+        runs_stdin(n, a)
+            || matches!(
+                n.as_str(),
+                "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "telnet"
+            )
+    });
+    let parent = c
+        .parent
+        .map(|p| &eff[p])
+        .filter(|(n, a)| is_interpreter(n, a));
+    if let Some((n, _)) = into.or(parent) {
+        let runs = INTERPRETERS.contains(&n.as_str()) || n == "eval" || n == "xargs";
+        ctx.emit(
+            RCE_DECODE,
+            0.9,
+            line,
+            snippet,
+            if runs && !SENDERS.contains(&n.as_str()) {
+                format!("decoded data is run by `{n}`")
+            } else {
+                format!("decoded data drives the network command `{n}`")
+            },
+            Vec::new(),
+            place,
+            0,
+        );
+    }
+}
+
+fn reverse_shell(
+    ctx: &mut Ctx<'_>,
+    facts: &ShellFacts,
+    eff: &[(String, Vec<&str>)],
+    i: usize,
+    line: u32,
+    snippet: &str,
+    place: Place<'_>,
+) {
+    let (name, args) = &eff[i];
+    let c = &facts.commands[i];
+    let net = matches!(
+        name.as_str(),
+        "nc" | "ncat" | "netcat" | "nc.traditional" | "telnet"
+    );
+    let shellish = |a: &&str| {
+        let b = base_name(a);
+        matches!(
+            b.as_str(),
+            "sh" | "bash" | "zsh" | "dash" | "cmd" | "powershell" | "pwsh"
+        )
+    };
+    let why = if net
+        && args.iter().any(|a| {
+            matches!(*a, "-e" | "-c")
+                || a.starts_with("-e") && a.len() > 2 && args.iter().any(shellish)
+        }) {
+        Some(format!("`{name} -e` hands a shell to the connection"))
+    } else if c
+        .redirects
+        .iter()
+        .any(|r| r.target.starts_with("/dev/tcp/") || r.target.starts_with("/dev/udp/"))
+        || args
+            .iter()
+            .any(|a| a.contains("/dev/tcp/") || a.contains("/dev/udp/"))
+    {
+        Some("a shell's input and output are redirected to /dev/tcp".to_owned())
+    } else if name == "socat"
+        && args.iter().any(|a| {
+            let l = a.to_ascii_lowercase();
+            l.starts_with("exec:") || l.starts_with("system:")
+        })
+    {
+        Some("`socat exec:` hands a program to the connection".to_owned())
+    } else if net
+        && facts.commands.iter().enumerate().any(|(j, o)| {
+            o.pipeline == c.pipeline
+                && j != i
+                && is_interpreter(&eff[j].0, &eff[j].1)
+                && INTERPRETERS[..6].contains(&eff[j].0.as_str())
+        })
+    {
+        Some(format!("`{name}` is piped to or from a shell"))
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        ctx.emit(SHELL_REVERSE, 0.9, line, snippet, why, Vec::new(), place, 0);
+    }
+}
+
+static PERSIST_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\.bashrc|\.bash_profile|\.zshrc|\.zprofile|\.profile|/etc/profile|/etc/bash\.bashrc|config\.fish|/etc/cron|/var/spool/cron|authorized_keys|/etc/systemd/system|\.config/systemd/user|/library/launch(?:agents|daemons)|/etc/rc\.local|/etc/init\.d|\.git/hooks/|/etc/ld\.so\.preload)",
+    )
+});
+static PERSIST_PAYLOAD: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:curl|wget|nc|ncat|socat|base64|python3?\s+-c|perl\s+-e|bash\s+-i|/dev/tcp)\b|/tmp/|ssh-(?:rsa|ed25519)\s+AAAA)",
+    )
+});
+
+fn persistence(
+    ctx: &mut Ctx<'_>,
+    c: &ShellCommand,
+    name: &str,
+    args: &[&str],
+    line: u32,
+    snippet: &str,
+    place: Place<'_>,
+) {
+    let target = c
+        .redirects
+        .iter()
+        .filter(|r| r.op.contains('>'))
+        .map(|r| r.target.as_str())
+        .chain(if name == "tee" {
+            args.to_vec()
+        } else {
+            Vec::new()
+        })
+        .find(|t| PERSIST_PATH.is_match(t));
+    let crontab = name == "crontab" && !args.iter().any(|a| matches!(*a, "-l" | "-e" | "-r"));
+    if target.is_none() && !crontab {
+        return;
+    }
+    let payload = PERSIST_PAYLOAD.is_match(snippet);
+    let keys = target.is_some_and(|t| t.contains("authorized_keys") || t.contains("ld.so.preload"));
+    let what = target.map_or_else(|| "the crontab".to_owned(), |t| format!("`{t}`"));
+    let (adjust, context) = if payload || keys {
+        (
+            0,
+            vec!["raised: what is written downloads, connects or runs a payload".to_owned()],
+        )
+    } else {
+        (
+            -2,
+            vec![
+                "lowered: what is written is configuration (PATH, aliases), not a payload"
+                    .to_owned(),
+            ],
+        )
+    };
+    ctx.emit(
+        PERSIST,
+        0.8,
+        line,
+        snippet,
+        format!("writes to {what}, which runs again at every login, schedule or boot"),
+        if keys { Vec::new() } else { context },
+        place,
+        if keys { 0 } else { adjust },
+    );
+}
+
+fn evasion(
+    ctx: &mut Ctx<'_>,
+    c: &ShellCommand,
+    name: &str,
+    args: &[&str],
+    line: u32,
+    snippet: &str,
+    place: Place<'_>,
+) {
+    const GUARDS: &[&str] = &[
+        "firewalld",
+        "ufw",
+        "apparmor",
+        "auditd",
+        "selinux",
+        "clamav",
+        "clamd",
+        "falcon-sensor",
+        "crowdstrike",
+        "defender",
+        "mdatp",
+        "sysmon",
+        "osqueryd",
+        "wazuh-agent",
+        "fail2ban",
+        "rsyslog",
+        "syslog",
+        "systemd-journald",
+    ];
+    let lower: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
+    let has = |s: &str| lower.iter().any(|a| a == s);
+    let why = match name {
+        "setenforce" if has("0") || has("permissive") => Some("switches SELinux off"),
+        "ufw" if has("disable") => Some("switches the firewall off"),
+        "systemctl" | "service"
+            if (has("stop") || has("disable") || has("mask"))
+                && lower
+                    .iter()
+                    .any(|a| GUARDS.iter().any(|g| a.starts_with(g))) =>
+        {
+            Some("stops a security or logging service")
+        }
+        "iptables" | "ip6tables" if has("-f") || has("--flush") => {
+            Some("flushes the firewall rules")
+        }
+        "set-mppreference" if lower.iter().any(|a| a.starts_with("-disable")) => {
+            Some("switches Microsoft Defender protection off")
+        }
+        "spctl" if has("--master-disable") => Some("switches Gatekeeper off"),
+        "csrutil" if has("disable") => Some("switches System Integrity Protection off"),
+        "unset" if has("histfile") => Some("stops shell history"),
+        "history" if has("-c") => Some("clears shell history"),
+        "export"
+            if lower
+                .iter()
+                .any(|a| a.starts_with("histfile=/dev/null") || a == "histsize=0") =>
+        {
+            Some("stops shell history")
+        }
+        "rm" | "shred" | "truncate" | "unlink"
+            if lower.iter().any(|a| a.starts_with("/var/log")) =>
+        {
+            Some("deletes system logs")
+        }
+        _ => None,
+    };
+    let why = why.or_else(|| {
+        c.redirects
+            .iter()
+            .any(|r| r.op == ">" && r.target.starts_with("/var/log"))
+            .then_some("empties a system log")
+    });
+    if let Some(why) = why {
+        ctx.emit(
+            EVADE,
+            0.85,
+            line,
+            snippet,
+            why.to_owned(),
+            Vec::new(),
+            place,
+            0,
+        );
+    }
+    // Destructive.
+    let rm_root = name == "rm"
+        && lower.iter().any(|a| a.starts_with('-') && a.contains('r'))
+        && lower.iter().any(|a| {
+            matches!(
+                a.as_str(),
+                "/" | "/*"
+                    | "~"
+                    | "~/"
+                    | "~/*"
+                    | "$home"
+                    | "${home}"
+                    | "$home/"
+                    | "$home/*"
+                    | "/home"
+                    | "/etc"
+                    | "/usr"
+            )
+        });
+    let disk = (name == "dd"
+        && lower.iter().any(|a| {
+            a.starts_with("of=/dev/sd")
+                || a.starts_with("of=/dev/nvme")
+                || a.starts_with("of=/dev/disk")
+        }))
+        || name.starts_with("mkfs")
+        || lower.iter().any(|a| a == "--no-preserve-root");
+    if rm_root || disk {
+        ctx.emit(
+            DESTROY,
+            0.9,
+            line,
+            snippet,
+            "deletes or overwrites the system, a disk or the home folder".into(),
+            Vec::new(),
+            place,
+            0,
+        );
+    }
+}
+
+fn privesc(
+    ctx: &mut Ctx<'_>,
+    c: &ShellCommand,
+    name: &str,
+    args: &[&str],
+    line: u32,
+    snippet: &str,
+    place: Place<'_>,
+) {
+    let system = |a: &&str| {
+        let a = a.trim_end_matches('/');
+        a.is_empty()
+            || [
+                "/etc", "/usr", "/bin", "/sbin", "/var", "/opt", "/lib", "/root", "/boot",
+            ]
+            .iter()
+            .any(|p| a == *p || a.starts_with(&format!("{p}/")))
+    };
+    let mut why: Option<(&str, i32)> = None;
+    if name == "chmod" {
+        let mode = args
+            .iter()
+            .find(|a| !a.starts_with('-') || a.starts_with("-R"));
+        let modes: Vec<&&str> = args.iter().filter(|a| !a.starts_with('/')).collect();
+        let setuid = modes.iter().any(|m| {
+            m.contains("+s")
+                || (m.len() == 4
+                    && (m.starts_with('4') || m.starts_with('2') || m.starts_with('6'))
+                    && m.chars().all(|c| c.is_ascii_digit()))
+        });
+        let world = modes
+            .iter()
+            .any(|m| **m == "777" || **m == "a+rwx" || **m == "o+w");
+        let _ = mode;
+        if setuid {
+            why = Some(("sets the setuid/setgid bit", 0));
+        } else if world && args.iter().any(system) {
+            why = Some(("makes a system path world-writable", 0));
+        }
+    }
+    if matches!(name, "usermod" | "gpasswd" | "adduser")
+        && args
+            .iter()
+            .any(|a| matches!(*a, "sudo" | "wheel" | "root" | "admin"))
+    {
+        why = Some(("adds a user to an administrators' group", 0));
+    }
+    let sudoers = c
+        .redirects
+        .iter()
+        .any(|r| r.op.contains('>') && r.target.starts_with("/etc/sudoers"))
+        || (name == "tee" && args.iter().any(|a| a.starts_with("/etc/sudoers")))
+        || args.iter().any(|a| a.contains("NOPASSWD"));
+    if sudoers {
+        why = Some(("edits sudoers (passwordless root)", 0));
+    }
+    if let Some((why, adjust)) = why {
+        ctx.emit(
+            PRIVESC,
+            0.8,
+            line,
+            snippet,
+            why.into(),
+            Vec::new(),
+            place,
+            adjust,
+        );
+    }
+}
+
+/// Credential stores: what a stealer reads (a project's `.env` is not here: reading it is
+/// everyday work; sending it is [`SENT_FILE`]).
+static CRED_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(~/\.ssh/id_|\$home/\.ssh/id_|/\.ssh/id_(?:rsa|dsa|ecdsa|ed25519)\b|~/\.ssh/?$|~/\.ssh/\*|\.aws/credentials|\.config/gcloud/(?:credentials|application_default)|\.docker/config\.json|\.git-credentials|\.netrc\b|/etc/shadow|/login data\b|/google/chrome/[^\s]*/cookies|\.mozilla/firefox/[^\s]*(?:logins\.json|key4\.db|cookies\.sqlite)|keychain-db|login\.keychain|wallet\.dat|\.ethereum/keystore|\.config/solana/id\.json|\.electrum/wallets)",
+    )
+});
+/// Files whose content must not leave the machine (credential stores and `.env` files).
+static SENT_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(~/\.ssh/(?:id_\w+|config|known_hosts)?(?:$|[\s'\x22)])|\$home/\.ssh/id_\w+(?:$|[\s'\x22)])|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:$|[\s'\x22)])|\.aws/credentials|\.kube/config|\.docker/config\.json|\.git-credentials|\.netrc\b|/etc/shadow|login data|cookies\.sqlite|keychain|wallet\.dat|(?:^|[\s/@'\x22])\.env(?:\.local|\.production)?\b)",
+    )
+});
+/// Commands that read a file's content.
+const READERS: &[&str] = &[
+    "cat",
+    "cp",
+    "scp",
+    "tar",
+    "zip",
+    "7z",
+    "base64",
+    "xxd",
+    "od",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "strings",
+    "sqlite3",
+    "gpg",
+    "openssl",
+    "rsync",
+    "type",
+    "get-content",
+    "copy-item",
+];
+static WHOLE_ENV: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(\$\(\s*(?:env|printenv|set|export -p)\b|`\s*(?:env|printenv)\b|/proc/self/environ)")
+});
+static SECRET_VAR: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\$\{?\(?([A-Z][A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|COOKIE|SESSION|DATABASE_URL|DB_URL|DSN|CONNECTION_STRING)[A-Z0-9_]*)",
+    )
+});
+
+fn exfil(
+    ctx: &mut Ctx<'_>,
+    facts: &ShellFacts,
+    eff: &[(String, Vec<&str>)],
+    i: usize,
+    line: u32,
+    snippet: &str,
+    place: Place<'_>,
+) {
+    let (name, args) = &eff[i];
+    let c = &facts.commands[i];
+    // DNS: a lookup of a name built at run time.
+    if matches!(
+        name.as_str(),
+        "dig" | "nslookup" | "host" | "drill" | "resolvectl"
+    ) && args
+        .iter()
+        .any(|a| a.contains("$(") || a.contains("${") || a.contains('`') || SECRET_VAR.is_match(a))
+    {
+        let secret = args
+            .iter()
+            .any(|a| SECRET_VAR.is_match(a) || WHOLE_ENV.is_match(a) || CRED_PATH.is_match(a));
+        ctx.emit(
+            EXFIL_CMD,
+            0.85,
+            line,
+            snippet,
+            "looks up a DNS name built from data at run time (DNS exfiltration)".into(),
+            Vec::new(),
+            place,
+            if secret { 0 } else { -1 },
+        );
+        return;
+    }
+    if !SENDERS.contains(&name.as_str()) {
+        return;
+    }
+    // What the command sends: its body/upload arguments, the URL's interpolations, and what is
+    // piped into it.
+    let mut body: Vec<&str> = Vec::new();
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        let is_flag = matches!(
+            *a,
+            "-d" | "--data"
+                | "--data-raw"
+                | "--data-binary"
+                | "--data-urlencode"
+                | "-F"
+                | "--form"
+                | "-T"
+                | "--upload-file"
+                | "--post-data"
+                | "--post-file"
+                | "--body-data"
+                | "--body-file"
+                | "-Body"
+                | "-InFile"
+        );
+        if is_flag {
+            if let Some(v) = it.next() {
+                body.push(v);
+            }
+        } else if matches!(
+            *a,
+            "-H" | "--header"
+                | "-u"
+                | "--user"
+                | "-A"
+                | "--user-agent"
+                | "-o"
+                | "--output"
+                | "-X"
+                | "--request"
+                | "-e"
+                | "--referer"
+                | "-b"
+                | "--cookie"
+                | "--oauth2-bearer"
+                | "-E"
+                | "--cert"
+                | "--key"
+                | "--cacert"
+                | "-w"
+                | "--write-out"
+                | "-m"
+                | "--max-time"
+                | "--connect-timeout"
+                | "--header="
+                | "-Headers"
+                | "-Method"
+                | "-O"
+                | "--output-document"
+                | "-P"
+                | "-i"
+                | "-l"
+                | "-p"
+        ) {
+            // Options with a value that is not sent as data (authentication goes in headers).
+            it.next();
+        } else if a.starts_with("--data")
+            || a.starts_with("--post-")
+            || a.starts_with("-d") && a.len() > 2
+        {
+            body.push(a);
+        } else if a.contains("://") || !a.starts_with('-') {
+            // URL or host: data interpolated into it leaves too.
+            if a.contains("$(") || SECRET_VAR.is_match(a) {
+                body.push(a);
+            }
+        }
+    }
+    let upstream: Vec<&(String, Vec<&str>)> = facts
+        .commands
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.pipeline == c.pipeline && o.position < c.position)
+        .map(|(j, _)| &eff[j])
+        .collect();
+    // Commands inside the sender's own `$( )` feed it too.
+    let inner: Vec<&(String, Vec<&str>)> = facts
+        .commands
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.parent == Some(i))
+        .map(|(j, _)| &eff[j])
+        .collect();
+    let whole_env = body.iter().any(|b| WHOLE_ENV.is_match(b))
+        || upstream
+            .iter()
+            .chain(&inner)
+            .any(|(n, _)| matches!(n.as_str(), "env" | "printenv" | "set"));
+    let upstream_secret = upstream
+        .iter()
+        .flat_map(|(_, a)| a.iter())
+        .find_map(|a| SECRET_VAR.captures(a).map(|c| c[1].to_owned()));
+    let upstream_file = upstream
+        .iter()
+        .find(|(n, a)| {
+            matches!(
+                n.as_str(),
+                "cat" | "base64" | "tar" | "zip" | "gzip" | "xxd" | "od" | "head" | "tail"
+            ) && a
+                .iter()
+                .any(|x| x.starts_with('/') || x.starts_with('~') || x.starts_with("$HOME"))
+        })
+        .and_then(|(_, a)| {
+            a.iter()
+                .find(|x| x.starts_with('/') || x.starts_with('~') || x.starts_with("$HOME"))
+        })
+        .map(|s| (*s).to_owned());
+    let cred = body
+        .iter()
+        .find(|b| SENT_FILE.is_match(b))
+        .map(|s| (*s).to_owned())
+        .or_else(|| {
+            upstream
+                .iter()
+                .flat_map(|(_, a)| a.iter())
+                .find(|a| SENT_FILE.is_match(a))
+                .map(|s| (*s).to_owned())
+        });
+    let secret = body
+        .iter()
+        .find_map(|b| SECRET_VAR.captures(b).map(|c| c[1].to_owned()))
+        .or(upstream_secret);
+    let host = host_of(args);
+    let (why, adjust) = if whole_env {
+        (
+            "sends the whole environment (every secret in it)".to_owned(),
+            0,
+        )
+    } else if let Some(p) = cred {
+        (format!("sends the credential store `{p}`"), 0)
+    } else if let Some(v) = secret {
+        // An API key in a request to an API is how APIs are called; to a raw IP, paste site or
+        // tunnel it is not, nor is a vendor's credential sent to a host that is not the vendor's.
+        if host.0 == HostKind::Shady {
+            (
+                format!("sends the secret `${v}` in a request body or URL"),
+                -1,
+            )
+        } else if let Some(vendor) = foreign_vendor(&v, &host.1) {
+            (
+                format!("sends the {vendor} credential `${v}` to a host that is not {vendor}'s"),
+                -1,
+            )
+        } else {
+            (
+                format!(
+                    "sends the secret `${v}` in a request body or URL (usual for the API it belongs to)"
+                ),
+                -3,
+            )
+        }
+    } else if let Some(p) = upstream_file {
+        (format!("sends the content of `{p}`"), -2)
+    } else {
+        return;
+    };
+    ctx.emit(
+        EXFIL_CMD,
+        0.9,
+        line,
+        snippet,
+        format!(
+            "`{name}` {why}{}",
+            if host.1.is_empty() {
+                String::new()
+            } else {
+                format!(" to {}", host.1)
+            }
+        ),
+        Vec::new(),
+        place,
+        adjust,
+    );
+}
+
+/// Credentials named after a vendor, and the domains that vendor's APIs live on.
+const VENDORS: &[(&str, &str, &[&str])] = &[
+    (
+        "AWS_",
+        "AWS",
+        &["amazonaws.com", "aws.amazon.com", "amazon.com"],
+    ),
+    ("ANTHROPIC_", "Anthropic", &["anthropic.com", "claude.ai"]),
+    ("OPENAI_", "OpenAI", &["openai.com", "openai.azure.com"]),
+    (
+        "GITHUB_",
+        "GitHub",
+        &["github.com", "githubusercontent.com", "ghcr.io"],
+    ),
+    (
+        "GH_",
+        "GitHub",
+        &["github.com", "githubusercontent.com", "ghcr.io"],
+    ),
+    ("NPM_", "npm", &["npmjs.org", "npmjs.com"]),
+    ("SLACK_", "Slack", &["slack.com"]),
+    ("STRIPE_", "Stripe", &["stripe.com"]),
+    ("HF_", "Hugging Face", &["huggingface.co"]),
+    ("HUGGINGFACE_", "Hugging Face", &["huggingface.co"]),
+    ("DOCKER_", "Docker", &["docker.com", "docker.io"]),
+    ("TELEGRAM_", "Telegram", &["telegram.org"]),
+    ("DISCORD_", "Discord", &["discord.com", "discordapp.com"]),
+    ("GOOGLE_", "Google", &["googleapis.com", "google.com"]),
+    ("GEMINI_", "Google", &["googleapis.com", "google.com"]),
+    (
+        "AZURE_",
+        "Azure",
+        &[
+            "azure.com",
+            "microsoft.com",
+            "windows.net",
+            "microsoftonline.com",
+            "azure.net",
+        ],
+    ),
+];
+
+/// The vendor of credential `var` when `host` is known and is not one of its domains.
+fn foreign_vendor(var: &str, host: &str) -> Option<&'static str> {
+    if host.is_empty() {
+        return None;
+    }
+    let (_, vendor, domains) = VENDORS
+        .iter()
+        .find(|(prefix, _, _)| var.starts_with(prefix))?;
+    let own = domains
+        .iter()
+        .any(|d| host == *d || host.ends_with(&format!(".{d}")));
+    (!own).then_some(*vendor)
+}
+
+static INDEX_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:--extra-index-url|--index-url|-i|--registry|--trusted-host|--find-links|-f)(?:=(.*))?$",
+    )
+});
+
+fn package_install(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    args: &[&str],
+    line: u32,
+    snippet: &str,
+    place: Place<'_>,
+) {
+    let pip = matches!(name, "pip" | "pip3" | "uv" | "pipx" | "poetry")
+        || (name.starts_with("python") && args.contains(&"pip"));
+    let npm = matches!(name, "npm" | "yarn" | "pnpm" | "bun" | "npx");
+    if !(pip || npm)
+        || !args
+            .iter()
+            .any(|a| matches!(*a, "install" | "i" | "add" | "-y" | "--yes"))
+    {
+        return;
+    }
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if let Some(cap) = INDEX_FLAG.captures(a) {
+            let value = cap
+                .get(1)
+                .map(|m| m.as_str().to_owned())
+                .or_else(|| it.next().map(|s| (*s).to_owned()));
+            let Some(value) = value else { continue };
+            let host = host_of(&[value.as_str()]);
+            let public = [
+                "pypi.org",
+                "pythonhosted.org",
+                "registry.npmjs.org",
+                "npmjs.org",
+                "download.pytorch.org",
+                "registry.yarnpkg.com",
+                "pypi.nvidia.com",
+                "data.pyg.org",
+            ]
+            .iter()
+            .any(|h| host.1 == *h || host.1.ends_with(&format!(".{h}")));
+            if !public
+                && (a.starts_with("--extra")
+                    || a.starts_with("--registry")
+                    || a.starts_with("--trusted"))
+            {
+                ctx.emit(
+                    INDEX,
+                    0.7,
+                    line,
+                    snippet,
+                    format!("installs packages from `{value}` besides the public index: a name there shadows the public one"),
+                    Vec::new(),
+                    place,
+                    0,
+                );
+            }
+        }
+    }
+    for a in args
+        .iter()
+        .filter(|a| !a.starts_with('-') && !matches!(**a, "install" | "i" | "add" | "pip"))
+    {
+        let pkg = a
+            .split(['=', '<', '>', '[', '@', '~'])
+            .next()
+            .unwrap_or(a)
+            .to_ascii_lowercase();
+        if let Some(near) = ctx.names.near(&pkg) {
+            ctx.emit(
+                TYPO,
+                0.8,
+                line,
+                snippet,
+                format!("installs `{pkg}`, one edit away from the popular `{near}`"),
+                vec!["raised: the misspelt name is installed, not only shown".into()],
+                place,
+                1,
+            );
+        }
+    }
+}
+
+/// `python -c "…"`, `node -e "…"`, `bash -c "…"`: the inline program is read too.
+fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: Place<'_>) {
+    let flag = match name {
+        "python" | "python2" | "python3" | "sh" | "bash" | "zsh" | "dash" | "ksh" => "-c",
+        "node" | "deno" | "bun" | "perl" | "ruby" => "-e",
+        _ => return,
+    };
+    let Some(pos) = args
+        .iter()
+        .position(|a| *a == flag || (flag == "-c" && *a == "-lc"))
+    else {
+        return;
+    };
+    let Some(code) = args.get(pos + 1) else {
+        return;
+    };
+    if code.contains("$(") && code.len() < 12 {
+        return;
+    }
+    match name {
+        "python" | "python2" | "python3" => code_rules(ctx, Language::Python, code, line, place),
+        "node" | "deno" | "bun" => code_rules(ctx, Language::JavaScript, code, line, place),
+        "sh" | "bash" | "zsh" | "dash" | "ksh" => {
+            if !code.starts_with("$(") {
+                shell_rules(ctx, code, line, place);
+            }
+        }
+        _ => blob_rule(ctx, code, line, place),
+    }
+}
+
+fn powershell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
+    static IEX: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)(\b(?:iex|invoke-expression)\b[^\n]{0,80}\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)\b|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,200}\|\s*(?:iex|invoke-expression)\b|downloadstring\([^)]*\)\s*\|\s*iex|-e(?:nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{40,})",
+        )
+    });
+    for (i, l) in code.lines().enumerate() {
+        if let Some(m) = IEX.find(l) {
+            let line = line0 + u32::try_from(i).unwrap_or(0);
+            let host = host_of(&[l]);
+            let mut context = Vec::new();
+            let mut adjust = 0;
+            if host.0 == HostKind::Known {
+                context.push(format!(
+                    "lowered: `{}` is the documented install host of a common tool",
+                    host.1
+                ));
+                adjust -= 2;
+            }
+            if let Some((a, why)) = install_context(ctx.purpose, place, &host) {
+                context.push(why);
+                adjust += a;
+            }
+            ctx.emit(
+                RCE_DOWNLOAD,
+                0.9,
+                line,
+                l,
+                format!(
+                    "PowerShell runs downloaded or encoded code (`{}`)",
+                    clip(m.as_str())
+                ),
+                context,
+                place,
+                adjust,
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------- scripts
+
+static NET_SINK_PY: &[&str] = &[
+    "post",
+    "put",
+    "patch",
+    "urlopen",
+    "Request",
+    "sendall",
+    "sendto",
+    "create_connection",
+    "sendmail",
+    "gethostbyname",
+    "getaddrinfo",
+    "connect",
+    "request",
+];
+static NET_SINK_JS: &[&str] = &[
+    "fetch",
+    "post",
+    "put",
+    "patch",
+    "request",
+    "connect",
+    "createConnection",
+    "sendBeacon",
+    "lookup",
+    "resolve",
+    "resolve4",
+    "resolveTxt",
+    "WebSocket",
+    "XMLHttpRequest",
+];
+static NET_RECV: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(requests|httpx|session|client|s|sock|socket|conn|urllib|request|http|https|axios|net|dns|smtp|server|aiohttp|got|superagent|needle|navigator|ws)$",
+    )
+});
+static PY_WHOLE_ENV: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(dict\(os\.environ\)|os\.environ\.copy\(\)|os\.environ\.items\(\)|json\.dumps\(\s*(?:dict\()?os\.environ|str\(os\.environ\)|\{\*\*os\.environ\}|JSON\.stringify\(\s*process\.env\s*\)|Object\.(?:entries|keys|values)\(\s*process\.env\s*\)|/proc/self/environ)",
+    )
+});
+static CODE_SECRET: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"(os\.environ(?:\.get)?[\[(]\s*['"]|os\.getenv\(\s*['"]|process\.env\.|process\.env\[\s*['"])([A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION|DATABASE_URL|DB_URL|DSN|CONNECTION_STRING)[A-Z0-9_]*)"#,
+    )
+});
+static EXEC_DECODED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?s)\b(exec|eval|compile|Function|runInNewContext|runInThisContext|execSync|exec_command|system|popen|spawn)\s*\((?:[^()]|\([^()]*\)|\((?:[^()]|\([^()]*\))*\)){0,200}?(b64decode|decodebytes|a85decode|b32decode|fromhex|unhexlify|codecs\.decode|zlib\.decompress|marshal\.loads|\batob\b|Buffer\.from\([^)]*(?:base64|hex)|urlopen|requests\.get|\.text\b|\.content\b|fetch\(|responseText|open\(\s*[rf]?['\x22](?:/tmp/|/var/tmp/|/dev/shm/)\.)",
+    )
+});
+static OBFUSCATION: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"(getattr\(\s*__import__|__import__\(\s*['"][a-z]+['"]\s*\+|__import__\(\s*(?:chr|bytes|''\.join|"".join|base64)|(?:chr\(\d+\)\s*\+\s*){6,}|String\.fromCharCode\((?:\s*\d+\s*,){7,}|(?:\\x[0-9a-fA-F]{2}){16,}|\[::-1\]\)?\s*\)\s*$|['"][A-Za-z0-9+/]{160,}={0,2}['"])"#,
+    )
+});
+
+fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, place: Place<'_>) {
+    static SHELL_STRING: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"(?:os\.system|subprocess\.(?:run|call|Popen|check_output|check_call)|execSync|exec|spawnSync)\(\s*[fr]?(?:"([^"\n]{4,})"|'([^'\n]{4,})')"#,
+        )
+    });
+    static PRINT_SECRET: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"\b(?:print|console\.(?:log|error|info)|sys\.stdout\.write|process\.stdout\.write|logging\.\w+|logger\.\w+)\s*\((?:[^()\n]|\([^()\n]*\))*?(?:os\.environ(?:\.get)?[\[(]\s*['"]|os\.getenv\(\s*['"]|process\.env\.|process\.env\[\s*['"])[A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)"#,
+        )
+    });
+    if code.len() > 500_000 {
+        return;
+    }
+    let facts = skg_syntax::analyze(language, code);
+    let line_of =
+        |offset: usize| line0 + u32::try_from(code[..offset].matches('\n').count()).unwrap_or(0);
+    let src_line = |l: u32| {
+        code.lines()
+            .nth((l - line0) as usize)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let sinks: &[&str] = if language == Language::Python {
+        NET_SINK_PY
+    } else {
+        NET_SINK_JS
+    };
+    let sink = facts.calls.iter().find(|c| {
+        sinks.contains(&c.name.as_str())
+            && (c
+                .receiver
+                .as_deref()
+                .is_some_and(|r| NET_RECV.is_match(r.rsplit('.').next().unwrap_or(r)))
+                || matches!(
+                    c.name.as_str(),
+                    "fetch"
+                        | "urlopen"
+                        | "create_connection"
+                        | "sendBeacon"
+                        | "gethostbyname"
+                        | "getaddrinfo"
+                ))
+    });
+    let sink_line = sink.map(|c| line0 + c.line - 1);
+    // Sources.
+    let whole = PY_WHOLE_ENV.find(code);
+    let cred = CRED_PATH.find(code);
+    let secret = CODE_SECRET.captures(code);
+    if let Some(sl) = sink_line {
+        let (what, at, adjust) = if let Some(m) = whole {
+            ("the whole environment".to_owned(), m.start(), 1)
+        } else if let Some(m) = cred {
+            (
+                format!("the credential store `{}`", m.as_str().trim()),
+                m.start(),
+                1,
+            )
+        } else if let Some(c) = &secret {
+            (
+                format!("the secret `{}`", &c[2]),
+                c.get(0).map_or(0, |m| m.start()),
+                -2,
+            )
+        } else {
+            (String::new(), 0, 0)
+        };
+        if !what.is_empty() {
+            let src_at = line_of(at);
+            let close = src_at.abs_diff(sl) <= 30;
+            let name = sink.map_or("", |c| c.name.as_str());
+            ctx.emit(
+                EXFIL_CODE,
+                if close { 0.85 } else { 0.65 },
+                sl,
+                &src_line(sl),
+                format!("reads {what} (line {src_at}) and calls `{name}` (line {sl}); flow approximated within the file"),
+                Vec::new(),
+                place,
+                adjust,
+            );
+        }
+    } else if let Some(m) = whole {
+        ctx.emit(
+            CRED_READ,
+            0.5,
+            line_of(m.start()),
+            &src_line(line_of(m.start())),
+            "collects the whole environment (every secret in it)".into(),
+            Vec::new(),
+            place,
+            -1,
+        );
+    } else if let Some(m) =
+        cred.filter(|m| !m.as_str().trim().starts_with(".env") && !m.as_str().contains(".env"))
+    {
+        ctx.emit(
+            CRED_READ,
+            0.6,
+            line_of(m.start()),
+            &src_line(line_of(m.start())),
+            format!("reads the credential store `{}`", m.as_str().trim()),
+            Vec::new(),
+            place,
+            0,
+        );
+    }
+    // A secret written to output: into logs, or — for an MCP server — into the agent's context.
+    if let Some(m) = PRINT_SECRET.find(code) {
+        let l = line_of(m.start());
+        ctx.emit(
+            OBF_SECRET,
+            0.8,
+            l,
+            &src_line(l),
+            "writes a secret from the environment to output (logs, or the agent's context)".into(),
+            Vec::new(),
+            place,
+            0,
+        );
+    }
+    // A secret encoded (the step before smuggling it in a URL or a DNS name).
+    if let Some(c) = &secret {
+        let rest = &code[c.get(0).map_or(0, |m| m.start()).saturating_sub(200)..];
+        let rest = &rest[..rest.len().min(600)];
+        if [
+            "b64encode",
+            "hexlify",
+            ".hex()",
+            "btoa(",
+            "toString('base64')",
+            "toString(\"base64\")",
+            "toString('hex')",
+        ]
+        .iter()
+        .any(|e| rest.contains(e))
+        {
+            let url = rest.contains("http://") || rest.contains("https://");
+            let l = line_of(c.get(0).map_or(0, |m| m.start()));
+            ctx.emit(
+                OBF_SECRET,
+                if url { 0.9 } else { 0.75 },
+                l,
+                &src_line(l),
+                format!(
+                    "encodes the secret `{}`{}",
+                    &c[2],
+                    if url { " into a URL" } else { "" }
+                ),
+                Vec::new(),
+                place,
+                i32::from(url),
+            );
+        }
+    }
+    if let Some(m) = EXEC_DECODED.find(code) {
+        let l = line_of(m.start());
+        ctx.emit(
+            RCE_DECODE,
+            0.95,
+            l,
+            &src_line(l),
+            "runs decoded, downloaded or hidden-file data as code".into(),
+            Vec::new(),
+            place,
+            0,
+        );
+    }
+    // Reverse shells in code: a socket whose descriptor becomes the shell's standard streams.
+    let socket =
+        code.contains("socket") || code.contains("net.Socket") || code.contains("net.connect");
+    let dup = code.contains("dup2") || code.contains("pty.spawn") || code.contains("fileno()");
+    let shell = code.contains("/bin/sh")
+        || code.contains("/bin/bash")
+        || code.contains("pty.spawn")
+        || code.contains("cmd.exe");
+    if socket && dup && shell {
+        let at = code
+            .find("dup2")
+            .or_else(|| code.find("pty.spawn"))
+            .unwrap_or(0);
+        let l = line_of(at);
+        ctx.emit(
+            SHELL_REVERSE,
+            0.85,
+            l,
+            &src_line(l),
+            "connects a socket to a shell's standard streams".into(),
+            Vec::new(),
+            place,
+            0,
+        );
+    }
+    if let Some(m) = OBFUSCATION.find(code) {
+        let l = line_of(m.start());
+        ctx.emit(
+            OBF_CODE,
+            0.6,
+            l,
+            &src_line(l),
+            "code is encoded or assembled at run time instead of written plainly".into(),
+            Vec::new(),
+            place,
+            0,
+        );
+    }
+    // Shell commands run from code (subprocess, os.system, child_process): read them as shell.
+    for cap in SHELL_STRING.captures_iter(code) {
+        let s = cap.get(1).or_else(|| cap.get(2)).map_or("", |m| m.as_str());
+        let l = line_of(cap.get(0).map_or(0, |m| m.start()));
+        shell_rules(ctx, s, l, place);
+    }
+    blob_rule(ctx, code, line0, place);
+}
+
+// ---------------------------------------------------------------- MCP configs
+
+fn mcp_config(ctx: &mut Ctx<'_>) {
+    let text = ctx.file.text.clone();
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+        blob_rule(ctx, &text, 1, Place::McpLaunch);
+        return;
+    };
+    let servers = json
+        .get("mcpServers")
+        .or_else(|| json.get("servers"))
+        .and_then(serde_json::Value::as_object);
+    let Some(servers) = servers else {
+        return;
+    };
+    let line_of = |needle: &str| {
+        text.find(needle).map_or(1, |at| {
+            u32::try_from(text[..at].matches('\n').count() + 1).unwrap_or(1)
+        })
+    };
+    for (server, cfg) in servers {
+        let command = cfg
+            .get("command")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        let args: Vec<String> = cfg
+            .get("args")
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if command.is_empty() {
+            continue;
+        }
+        let line = args.iter().max_by_key(|a| a.len()).map_or_else(
+            || line_of(command),
+            |a| line_of(&serde_json::to_string(a).unwrap_or_default()[1..]),
+        );
+        let before = ctx.out.len();
+        // A server whose command is a network client: the client's messages (tool calls, and
+        // what the agent passes in them) go to that host.
+        let launched = base_name(command);
+        if matches!(
+            launched.as_str(),
+            "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "telnet"
+        ) {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let host = host_of(&refs);
+            let stdin = refs.windows(2).any(|w| {
+                matches!(
+                    w[0],
+                    "-d" | "--data" | "--data-binary" | "-T" | "--upload-file"
+                ) && (w[1] == "@-" || w[1] == "-")
+            }) || matches!(
+                launched.as_str(),
+                "nc" | "ncat" | "netcat" | "socat" | "telnet"
+            );
+            ctx.emit(
+                EXFIL_CMD,
+                0.8,
+                line,
+                &format!("{command} {}", args.join(" ")),
+                format!(
+                    "server `{server}` is `{launched}`: what the client sends goes to {}",
+                    if host.1.is_empty() {
+                        "a network peer".to_owned()
+                    } else {
+                        host.1.clone()
+                    }
+                ),
+                Vec::new(),
+                Place::Script,
+                if stdin { -1 } else { -2 },
+            );
+        }
+        // An interpreter given its program inline: read the program itself. Otherwise the launch
+        // as one shell line, each argument quoted as the client passes it (no shell expands it).
+        let name = base_name(command);
+        let flag = args
+            .iter()
+            .position(|a| matches!(a.as_str(), "-c" | "-e" | "-lc" | "--eval"));
+        match (name.as_str(), flag.and_then(|i| args.get(i + 1))) {
+            ("sh" | "bash" | "zsh" | "dash" | "ksh", Some(code)) => {
+                shell_rules(ctx, code, line, Place::McpLaunch);
+            }
+            ("python" | "python2" | "python3", Some(code)) => {
+                code_rules(ctx, Language::Python, code, line, Place::McpLaunch);
+            }
+            ("node" | "deno" | "bun", Some(code)) => {
+                code_rules(ctx, Language::JavaScript, code, line, Place::McpLaunch);
+            }
+            _ => {
+                let quoted: Vec<String> = std::iter::once(command.to_owned())
+                    .chain(args.iter().map(|a| shell_quote(a)))
+                    .collect();
+                shell_rules(ctx, &quoted.join(" "), line, Place::McpLaunch);
+            }
+        }
+        for f in &mut ctx.out[before..] {
+            f.line = line;
+            f.message = format!("server `{server}`: {}", f.message);
+        }
+        // Secrets given literally in the config's env.
+        if let Some(env) = cfg.get("env").and_then(serde_json::Value::as_object) {
+            for (k, v) in env {
+                let v = v.as_str().unwrap_or("");
+                let Some(decoded) = decode_blob(v).filter(|_| v.len() >= 16) else {
+                    continue;
+                };
+                if DECODED_DANGER.is_match(&decoded) {
+                    ctx.emit(
+                        OBF_BLOB,
+                        0.85,
+                        line_of(k),
+                        &format!("{k}={v} → {decoded}"),
+                        format!("server `{server}`: environment value decodes to commands or URLs"),
+                        Vec::new(),
+                        Place::McpLaunch,
+                        0,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `a` as one shell word.
+fn shell_quote(a: &str) -> String {
+    if a.contains('\'') {
+        format!(
+            "\"{}\"",
+            a.replace('\\', "\\\\")
+                .replace('"', "\\\"")
+                .replace('$', "\\$")
+                .replace('`', "\\`")
+        )
+    } else {
+        format!("'{a}'")
+    }
+}
+
+// ---------------------------------------------------------------- metadata
+
+fn typosquat_rule(ctx: &mut Ctx<'_>, name: &str) {
+    let lower = name.to_ascii_lowercase();
+    let candidates = std::iter::once(lower.as_str()).chain(lower.split(['-', '_', ' ', '.']));
+    for word in candidates {
+        if let Some(near) = ctx.names.near(word) {
+            let near = near.to_owned();
+            ctx.emit(
+                TYPO,
+                0.6,
+                1,
+                name,
+                format!("the name `{word}` is one edit away from the popular `{near}`"),
+                Vec::new(),
+                Place::Script,
+                0,
+            );
+            return;
+        }
+    }
+}

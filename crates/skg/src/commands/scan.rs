@@ -1,0 +1,57 @@
+//! `skg scan`: registries → `findings`, `verdicts` (and a SARIF log).
+
+use std::io::Write;
+
+use anyhow::Context as _;
+
+use crate::{ExitStatus, GlobalArgs, args::ScanArgs, progress::Bar};
+
+pub(crate) fn run(args: &ScanArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
+    let labels = match &args.labels {
+        Some(p) => Some(
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
+        ),
+        None => None,
+    };
+    let job = skg_pipeline::scan::Job {
+        inputs: &args.inputs,
+        out: &args.out,
+        options: skg_scan::Options {
+            unsafe_at: args.unsafe_at,
+            suspicious_at: args.suspicious_at,
+        },
+        limits: args.limits.options().limits,
+        sarif: args
+            .sarif
+            .as_deref()
+            .map(|p| (p, args.sarif_min_severity.into())),
+        labels: labels.as_deref(),
+    };
+    let bar = Bar::new(global.quiet > 0);
+    let (report, scan) = skg_pipeline::scan::execute(&job, &bar)?;
+    bar.finish();
+    if args.show_findings {
+        let mut err = std::io::stderr().lock();
+        for f in &scan.findings {
+            let context = if f.context.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", f.context.join("; "))
+            };
+            writeln!(
+                err,
+                "{}:{}: {} {} ({:.2}) {}: {}{context}\n    {}",
+                f.path,
+                f.line,
+                f.severity.as_str(),
+                f.rule,
+                f.confidence,
+                f.category.as_str(),
+                f.message,
+                f.snippet
+            )?;
+        }
+    }
+    super::emit(args.format, &report, |out| write!(out, "{report}"))?;
+    Ok(ExitStatus::Success)
+}
