@@ -30,6 +30,8 @@ pub(crate) struct Segment {
     pub(crate) line: u32,
     /// The nearest heading above it (empty before the first).
     pub(crate) section: String,
+    /// Inside a table.
+    pub(crate) table: bool,
 }
 
 /// Line starts of `text` (byte offsets), for offset → line.
@@ -81,6 +83,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                 text: text[..end].to_owned(),
                 line: 1,
                 section: String::new(),
+                table: false,
             });
             end
         }
@@ -93,6 +96,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
     let mut buf_at: Option<usize> = None;
     let mut in_heading = false;
     let mut code: Option<(String, usize, String)> = None;
+    let in_table = std::cell::Cell::new(false);
     let flush = |buf: &mut String,
                  at: &mut Option<usize>,
                  heading: bool,
@@ -109,6 +113,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                     text: t,
                     line: lines.line(body_start + a),
                     section: section.clone(),
+                    table: in_table.get(),
                 });
             }
         }
@@ -140,6 +145,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                         text: t,
                         line: lines.line(body_start + at),
                         section: section.clone(),
+                        table: in_table.get(),
                     });
                 }
             }
@@ -157,6 +163,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                     text: t.to_string(),
                     line: lines.line(body_start + range.start),
                     section: section.clone(),
+                    table: in_table.get(),
                 });
                 buf_at.get_or_insert(range.start);
                 buf.push_str(&t);
@@ -174,6 +181,11 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                 );
             }
             Event::SoftBreak | Event::HardBreak => buf.push(' '),
+            Event::Start(Tag::Table(_)) => in_table.set(true),
+            Event::End(TagEnd::Table) => {
+                flush(&mut buf, &mut buf_at, in_heading, &mut section, &mut out);
+                in_table.set(false);
+            }
             Event::Start(Tag::Heading { .. }) => {
                 flush(&mut buf, &mut buf_at, in_heading, &mut section, &mut out);
                 in_heading = true;
@@ -223,6 +235,7 @@ fn html(
             text: inner.to_owned(),
             line: lines.line(at + offset + inner_start),
             section: section.to_owned(),
+            table: false,
         });
         let consumed = end.map_or(rest.len(), |e| inner_start + e + 3);
         offset += consumed;

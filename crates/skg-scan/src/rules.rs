@@ -169,14 +169,20 @@ struct Purpose {
     local: Option<String>,
 }
 
+/// Headings under which attacks are described, listed or quoted, not instructed.
+static DESCRIBES: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:malicious|attacks?|threats?|detection|detects?|detected|blocked|blocks|blocklist|denylist|red flags?|dangerous|anti-?patterns?|examples? of|indicators?|signatures?|iocs?|vulnerab\w+|exploits?|payloads?|injections?|what (?:it|we|this) (?:catches|finds|detects|flags|blocks)|bad examples?|never do|do not|don't|exfiltration|privilege escalation|persistence|obfuscation|backdoors?|reverse shells?|command injection|typosquat\w*|stagers?|malware|(?:sample|example) output|output)\b|❌|⛔|🚫)",
+    )
+});
 static SECURITY_PURPOSE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(security|secure|pentest\w*|penetration|red[- ]?team\w*|blue[- ]?team|malware|threat|forensic\w*|incident[- ]response|vulnerabilit\w*|exploit\w*|ctf|siem|yara|sigma|hardening|attack|offensive|osint|soc2?|cve)\b",
+        r"(?i)\b(security|secure|pentest\w*|penetration|red[- ]?team\w*|blue[- ]?team|malware|threat|forensic\w*|incident[- ]response|vulnerabilit\w*|exploit\w*|ctf|siem|yara|sigma|hardening|attacks?|injections?|offensive|osint|soc2?|cve|phishing|jailbreaks?|auditor|vetting|vet|malicious|guardrails?|defen[cs]e|defender|firewall)\b",
     )
 });
 static LOCAL_PURPOSE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(format(?:ter|ting)?|lint(?:er|ing)?|convert(?:er)?|counter|count(?:s|ing)?|sort(?:er|ing)?|calculat\w+|pars(?:e|er|ing)|validat\w+|checker|hash(?:ing)?|renam\w+|diff|compar\w+|preview|reporter|prettif\w+|minif\w+|beautif\w+|annotat\w+|inspector|sorter)\b",
+        r"(?i)\b(formatter|linter|converter|counter|sorter|calculator|parser|validator|checker|hasher|renamer|prettifier|minifier|beautifier|annotator|inspector|splitter|normalizer|reporter|previewer|differ)\b",
     )
 });
 
@@ -187,8 +193,12 @@ fn re(s: &str) -> Regex {
 /// Where a piece of code sits, which decides who runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place<'a> {
-    /// A code block or inline code under `section`.
-    Markdown { section: &'a str, inline: bool },
+    /// Text, a code block or inline code under `section` (in a table: `table`).
+    Markdown {
+        section: &'a str,
+        inline: bool,
+        table: bool,
+    },
     /// Inside an HTML comment: hidden from a reader.
     Hidden,
     /// The command an MCP client runs to start a server.
@@ -230,7 +240,21 @@ impl Ctx<'_> {
                 context.push("raised: runs whenever the MCP client starts the server".into());
                 adjust += 1;
             }
-            Place::Markdown { .. } | Place::Script => {}
+            Place::Markdown { section, table, .. } => {
+                if let Some(m) = DESCRIBES.find(section) {
+                    context.push(format!(
+                        "lowered: under \"{section}\" (\"{}\"), which describes attacks rather than instructing them",
+                        m.as_str()
+                    ));
+                    adjust -= 1;
+                } else if table {
+                    context.push(
+                        "lowered: in a table, where commands are listed rather than run".into(),
+                    );
+                    adjust -= 1;
+                }
+            }
+            Place::Script => {}
         }
         if self.purpose.security && !matches!(place, Place::McpLaunch | Place::Hidden) {
             context.push(
@@ -283,7 +307,21 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
     let description = main
         .and_then(|f| frontmatter_value(&f.text, "description"))
         .unwrap_or_default();
-    let claim = format!("{name} {description}");
+    // What the skill says it is: name, description, and its opening paragraph (for a skill
+    // without a description, that is what a reader sees first).
+    let opening: String = main
+        .map(|f| {
+            segments(&f.text)
+                .into_iter()
+                .filter(|s| matches!(s.kind, Kind::Prose | Kind::Heading))
+                .take(3)
+                .map(|s| s.text)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    let opening: String = opening.chars().take(400).collect();
+    let claim = format!("{name} {description} {opening}");
     let purpose = Purpose {
         claim: format!("{claim} {}", pkg.root).to_ascii_lowercase(),
         security: SECURITY_PURPOSE.is_match(&claim),
@@ -371,6 +409,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>) {
                         Place::Markdown {
                             section: "",
                             inline: false,
+                            table: false,
                         },
                     );
                 }
@@ -384,6 +423,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>) {
                     Place::Markdown {
                         section: &seg.section,
                         inline: false,
+                        table: seg.table,
                     },
                 );
                 blob_rule(
@@ -393,6 +433,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>) {
                     Place::Markdown {
                         section: &seg.section,
                         inline: false,
+                        table: seg.table,
                     },
                 );
             }
@@ -401,6 +442,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>) {
                 let place = Place::Markdown {
                     section: &seg.section,
                     inline: true,
+                    table: seg.table,
                 };
                 shell_rules(ctx, &seg.text, seg.line, place);
             }
@@ -413,27 +455,32 @@ fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
     let place = Place::Markdown {
         section: &seg.section,
         inline: false,
+        table: seg.table,
     };
     match lang {
         // Code blocks are often mislabelled (a shell line in a `python` block): commands are
         // read as shell too (the shell rules fire only on specific commands).
         "python" | "py" | "python3" | "ipython" => {
             code_rules(ctx, Language::Python, &seg.text, seg.line, place);
-            shell_rules(ctx, &strip_prompts(&seg.text), seg.line, place);
+            shell_rules(ctx, &shell_lines(&seg.text), seg.line, place);
         }
         "js" | "javascript" | "node" | "mjs" | "jsx" => {
             code_rules(ctx, Language::JavaScript, &seg.text, seg.line, place);
-            shell_rules(ctx, &strip_prompts(&seg.text), seg.line, place);
+            shell_rules(ctx, &shell_lines(&seg.text), seg.line, place);
         }
         "ts" | "typescript" | "tsx" => {
             code_rules(ctx, Language::TypeScript, &seg.text, seg.line, place);
-            shell_rules(ctx, &strip_prompts(&seg.text), seg.line, place);
+            shell_rules(ctx, &shell_lines(&seg.text), seg.line, place);
         }
         "powershell" | "ps1" | "pwsh" | "ps" => {
             powershell_rules(ctx, &seg.text, seg.line, place);
         }
-        "json" | "yaml" | "yml" | "toml" | "xml" | "html" | "css" | "sql" | "csv" | "diff"
-        | "go" | "rust" | "rs" | "java" | "c" | "cpp" | "mermaid" | "markdown" | "md" => {
+        "json" | "jsonc" | "json5" | "yaml" | "yml" | "toml" | "xml" | "html" | "css" | "sql"
+        | "csv" | "diff" | "go" | "rust" | "rs" | "java" | "kotlin" | "swift" | "c" | "cpp"
+        | "csharp" | "cs" | "mermaid" | "markdown" | "md" | "hcl" | "terraform" | "tf" | "ini"
+        | "conf" | "nginx" | "properties" | "text" | "txt" | "plaintext" | "output" | "log"
+        | "graphql" | "proto" | "dot" | "latex" | "tex" | "r" | "scala" | "ruby" | "rb" | "php"
+        | "lua" | "elixir" | "haskell" => {
             blob_rule(ctx, &seg.text, seg.line, place);
         }
         // Shell, consoles, and blocks without a language: read as shell (rules fire only on
@@ -445,6 +492,45 @@ fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
             blob_rule(ctx, &seg.text, seg.line, place);
         }
     }
+}
+
+/// The lines of a code block in another language that are shell commands (start with a
+/// command the rules know), the others blanked (line count kept).
+fn shell_lines(code: &str) -> String {
+    strip_prompts(code)
+        .lines()
+        .map(|l| {
+            let first = l
+                .split_whitespace()
+                .next()
+                .map(base_name)
+                .unwrap_or_default();
+            let known = DOWNLOADERS.contains(&first.as_str())
+                || SENDERS.contains(&first.as_str())
+                || WRAPPERS.contains(&first.as_str())
+                || matches!(
+                    first.as_str(),
+                    "bash"
+                        | "sh"
+                        | "zsh"
+                        | "chmod"
+                        | "echo"
+                        | "rm"
+                        | "crontab"
+                        | "base64"
+                        | "dig"
+                        | "nslookup"
+                        | "pip"
+                        | "pip3"
+                        | "npm"
+                        | "npx"
+                        | "xmrig"
+                        | "setenforce"
+                );
+            if known { l } else { "" }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `$ cmd` console lines without their prompt (line count kept).
@@ -485,6 +571,7 @@ fn comment_rules(ctx: &mut Ctx<'_>, seg: &Segment) {
             Place::Markdown {
                 section: &seg.section,
                 inline: false,
+                table: seg.table,
             },
             0,
         );
@@ -527,11 +614,20 @@ static DESTINATION: LazyLock<Regex> = LazyLock::new(|| {
 });
 static LEGIT_AUTH: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(authorization|bearer|header|x-api-key|oauth|authenticate|never\s+(?:send|share|post|commit|log|expose)|do\s+not\s+(?:send|share|post|commit|log|expose)|don't\s+(?:send|share|post|commit|log|expose)|redact|mask)\b",
+        r"(?i)\b(authorization|bearer|header|x-api-key|oauth|authenticate|never\s+(?:send|share|post|commit|log|expose)|do\s+not\s+(?:send|share|post|commit|log|expose)|don't\s+(?:send|share|post|commit|log|expose)|only\s+(?:send|share|use)|redact|mask)\b",
     )
 });
 
 fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>) {
+    // Invisible characters between letters would hide the words from the rules (and not from
+    // the model reading them): read the text as a model does.
+    let visible: String;
+    let text = if text.chars().any(invisible) {
+        visible = text.chars().filter(|c| !invisible(*c)).collect();
+        visible.as_str()
+    } else {
+        text
+    };
     for sentence in sentences(text) {
         let quoted = |m: &regex::Match<'_>| {
             let before = &sentence[..m.start()];
@@ -605,6 +701,11 @@ fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>)
             );
         }
     }
+}
+
+/// Zero-width, bidirectional-control and tag characters.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
 }
 
 /// Sentences of a paragraph (split at `.`, `!`, `?` followed by a space, and at line ends).
@@ -771,6 +872,7 @@ fn blob_rule(ctx: &mut Ctx<'_>, text: &str, line0: u32, place: Place<'_>) {
                 shell_rules(ctx, &decoded, line, place);
                 instruction_rules(ctx, &decoded, line, place);
                 for f in &mut ctx.out[before..] {
+                    f.line = line;
                     f.context.push("raised: found in decoded base64/hex".into());
                 }
             }
@@ -1115,7 +1217,22 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             .unwrap_or("")
             .to_owned()
     };
-    let eff: Vec<(String, Vec<&str>)> = facts.commands.iter().map(effective).collect();
+    let eff: Vec<(String, Vec<&str>)> = facts
+        .commands
+        .iter()
+        .map(|c| {
+            // `key = value` / `key: value` lines of config text read as shell are not commands.
+            if c.args
+                .first()
+                .is_some_and(|a| a == "=" || a.starts_with('='))
+                || c.name.ends_with(':')
+            {
+                (String::new(), Vec::new())
+            } else {
+                effective(c)
+            }
+        })
+        .collect();
     for (i, c) in facts.commands.iter().enumerate() {
         let (name, args) = &eff[i];
         let line = line_at(c);
@@ -1130,7 +1247,9 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         // Credential stores read by a command that does not send them (sending is EXFIL).
         if READERS.contains(&name.as_str())
             && !SENDERS.contains(&name.as_str())
-            && let Some(p) = args.iter().find(|a| CRED_PATH.is_match(a))
+            && let Some(p) = args
+                .iter()
+                .find(|a| CRED_PATH.is_match(a) && !a.to_ascii_lowercase().ends_with(".pub"))
         {
             ctx.emit(
                 CRED_READ,
@@ -1692,7 +1811,8 @@ fn evasion(
                 || a.starts_with("of=/dev/nvme")
                 || a.starts_with("of=/dev/disk")
         }))
-        || name.starts_with("mkfs")
+        || name == "mkfs"
+        || name.starts_with("mkfs.")
         || lower.iter().any(|a| a == "--no-preserve-root");
     if rm_root || disk {
         ctx.emit(
@@ -2317,6 +2437,8 @@ static OBFUSCATION: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, place: Place<'_>) {
+    static ASSIGNED: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^\s*(?:const|let|var)?\s*([A-Za-z_]\w*)\s*=[^=]"));
     static SHELL_STRING: LazyLock<Regex> = LazyLock::new(|| {
         re(
             r#"(?:os\.system|subprocess\.(?:run|call|Popen|check_output|check_call)|execSync|exec|spawnSync)\(\s*[fr]?(?:"([^"\n]{4,})"|'([^'\n]{4,})')"#,
@@ -2324,7 +2446,7 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
     });
     static PRINT_SECRET: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r#"\b(?:print|console\.(?:log|error|info)|sys\.stdout\.write|process\.stdout\.write|logging\.\w+|logger\.\w+)\s*\((?:[^()\n]|\([^()\n]*\))*?(?:os\.environ(?:\.get)?[\[(]\s*['"]|os\.getenv\(\s*['"]|process\.env\.|process\.env\[\s*['"])[A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)"#,
+            r#"\b(?:print|console\.(?:log|error|info)|sys\.stdout\.write|process\.stdout\.write|logging\.\w+|logger\.\w+)\s*\((?:[^()\n]|\([^()\n]*\))*?[^!(\w.](?:os\.environ(?:\.get)?[\[(]\s*['"]|os\.getenv\(\s*['"]|process\.env\.|process\.env\[\s*['"])[A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)"#,
         )
     });
     if code.len() > 500_000 {
@@ -2437,23 +2559,32 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
             0,
         );
     }
-    // A secret encoded (the step before smuggling it in a URL or a DNS name).
+    // A secret encoded (the step before smuggling it in a URL or a DNS name): the encoder is
+    // applied on the line that reads the secret, or to the variable that line assigns.
     if let Some(c) = &secret {
-        let rest = &code[c.get(0).map_or(0, |m| m.start()).saturating_sub(200)..];
-        let rest = &rest[..rest.len().min(600)];
-        if [
-            "b64encode",
-            "hexlify",
-            ".hex()",
+        let at = c.get(0).map_or(0, |m| m.start());
+        let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = code[at..].find('\n').map_or(code.len(), |i| at + i);
+        let read_line = &code[line_start..line_end];
+        let var = ASSIGNED.captures(read_line).map(|m| m[1].to_owned());
+        let encoders = [
+            "b64encode(",
+            "urlsafe_b64encode(",
+            "hexlify(",
             "btoa(",
-            "toString('base64')",
-            "toString(\"base64\")",
-            "toString('hex')",
-        ]
-        .iter()
-        .any(|e| rest.contains(e))
-        {
-            let url = rest.contains("http://") || rest.contains("https://");
+            "Buffer.from(",
+        ];
+        let encoded_here =
+            encoders.iter().any(|e| read_line.contains(e)) && !read_line.contains("b64decode");
+        let rest = &code[line_end..code.len().min(line_end + 600)];
+        let encoded_later = var.as_ref().is_some_and(|v| {
+            encoders
+                .iter()
+                .any(|e| rest.contains(&format!("{e}{v}")) || rest.contains(&format!("{e}{v}.")))
+        });
+        if encoded_here || encoded_later {
+            let window = &code[line_start..code.len().min(line_end + 600)];
+            let url = window.contains("http://") || window.contains("https://");
             let l = line_of(c.get(0).map_or(0, |m| m.start()));
             ctx.emit(
                 OBF_SECRET,
