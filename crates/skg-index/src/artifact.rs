@@ -41,6 +41,10 @@ pub struct SkillEntry {
     pub alias_of: Option<SkillId>,
     /// Quarantined by the slop score (not routed unless asked).
     pub quarantined: bool,
+    /// Found unsafe by the security scan (risk tier `unsafe`): never routed nor found, whatever
+    /// the request asks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub r#unsafe: bool,
     /// The slop score, when scored.
     pub slop_score: Option<f64>,
     /// Approximate tokens of the skill's `SKILL.md` (bytes / 4), for bundle accounting.
@@ -60,9 +64,9 @@ pub struct SkillEntry {
 }
 
 impl SkillEntry {
-    /// Routed by default: not an alias and not quarantined.
+    /// Routed by default: not an alias, not quarantined, not unsafe.
     pub fn routable(&self) -> bool {
-        self.alias_of.is_none() && !self.quarantined
+        self.alias_of.is_none() && !self.quarantined && !self.r#unsafe
     }
 }
 
@@ -311,6 +315,7 @@ fn entries(input: &BuildInput<'_>) -> Vec<SkillEntry> {
                 when_not_to_use: s.when_not_to_use.clone(),
                 alias_of: alias.get(s.id.as_str()).map(|c| (*c).clone()),
                 quarantined: sc.is_some_and(|s| s.quarantined),
+                r#unsafe: s.risk_tier == skg_model::RiskTier::Unsafe,
                 slop_score: sc.map(|s| s.slop_score),
                 tokens: u32::try_from(s.bytes.div_ceil(4)).unwrap_or(u32::MAX),
                 depends_on: pick(dep),

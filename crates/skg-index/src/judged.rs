@@ -278,10 +278,9 @@ pub fn evaluate(
     // The whole catalog: every routable skill's SKILL.md (what the bundle is a part of); the
     // listing: every routable skill's name and description (what agents are handed each turn).
     let routable = || {
-        index
-            .skills
-            .iter()
-            .filter(|s| s.routable() || (options.include_quarantined && s.alias_of.is_none()))
+        index.skills.iter().filter(|s| {
+            s.routable() || (options.include_quarantined && s.alias_of.is_none() && !s.r#unsafe)
+        })
     };
     let catalog_tokens: u64 = routable().map(|s| u64::from(s.tokens)).sum();
     let listing_tokens: u64 = routable()

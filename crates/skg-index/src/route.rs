@@ -62,7 +62,8 @@ pub struct Bundle {
     pub cycles: Vec<Vec<String>>,
     /// Broken capability chains, as sentences.
     pub type_errors: Vec<String>,
-    /// Dependencies named by a bundle skill that the index does not hold.
+    /// Dependencies named by a bundle skill that the index does not hold (or holds as unsafe:
+    /// withheld).
     pub missing: Vec<String>,
     /// Tokens of the bundle.
     pub tokens: u64,
@@ -119,7 +120,7 @@ pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundl
 }
 
 /// Adds the `depends_on` closure of the chosen skills, breadth first from the seeds in rank
-/// order; returns the dependencies the index does not hold.
+/// order; returns the dependencies the index does not hold or withholds as unsafe.
 fn dependency_closure(
     index: &Index,
     chosen: &mut Chosen,
@@ -131,6 +132,10 @@ fn dependency_closure(
         let entry = &index.skills[s as usize];
         for d in &entry.depends_on {
             match index.skill(d.as_str()) {
+                // An unsafe dependency is withheld: the bundle says it is missing.
+                Some((_, dep)) if dep.r#unsafe => {
+                    missing.insert(d.to_string());
+                }
                 Some((di, _)) => {
                     if seen.insert(di) {
                         chosen.push((

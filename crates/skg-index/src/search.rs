@@ -466,7 +466,9 @@ impl Index {
 
     fn allowed(&self, skill: u32, q: &Query<'_>) -> bool {
         let s = &self.skills[skill as usize];
-        (q.include_aliases || s.alias_of.is_none()) && (q.include_quarantined || !s.quarantined)
+        !s.r#unsafe
+            && (q.include_aliases || s.alias_of.is_none())
+            && (q.include_quarantined || !s.quarantined)
     }
 
     /// BM25 of the `want` best allowed skills: (best doc score − penalty, best doc), found in one

@@ -229,6 +229,53 @@ fn quarantined_and_aliases_are_left_out_unless_asked() {
 }
 
 #[test]
+fn an_unsafe_skill_is_never_found_nor_routed_whatever_the_request_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut f = fixture();
+    for s in &mut f.skills {
+        if s.id.as_str() == "r:charts" {
+            s.risk_tier = skg_model::RiskTier::Unsafe;
+        }
+    }
+    let index = built(dir.path(), &f, None);
+    let (_, charts) = index.skill("r:charts").unwrap();
+    assert!(charts.r#unsafe && !charts.routable());
+    let mut q = Query::new("draw charts from tables", None, 5);
+    q.include_quarantined = true;
+    q.include_aliases = true;
+    let hits = names(&index, &index.search(&q).unwrap().hits);
+    assert!(!hits.contains(&"r:charts".to_owned()), "{hits:?}");
+    // A route to a skill that depends on it gets it as missing, not in the bundle: deploy needs
+    // build (unsafe here), which needs fetch.
+    let mut f = chain_fixture(false);
+    f.skills[1].risk_tier = skg_model::RiskTier::Unsafe;
+    let dir2 = tempfile::tempdir().unwrap();
+    let input = BuildInput {
+        skills: &f.skills,
+        documents: &f.docs,
+        edges: &f.edges,
+        members: None,
+        scores: None,
+        registries: &[],
+        vectors: None,
+        min_confidence: 0.5,
+    };
+    build(&input, &dir2.path().join("i"), json!({}), &[]).unwrap();
+    let chain = Index::open(&dir2.path().join("i")).unwrap();
+    let a = chain
+        .search(&Query::new("deploy the release to production", None, 1))
+        .unwrap();
+    let b = crate::route(&chain, &a, None);
+    assert_eq!(plan_ids(&b), vec!["r:deploy"]);
+    assert_eq!(b.missing, vec!["r:build".to_owned()]);
+    // A safe skill of the same index is still found by the same words.
+    let q = Query::new("clean csv tables", None, 5);
+    let mut q = q;
+    q.include_quarantined = true;
+    assert_eq!(names(&index, &index.search(&q).unwrap().hits)[0], "r:csv");
+}
+
+#[test]
 fn when_not_to_use_is_negative_evidence() {
     let dir = tempfile::tempdir().unwrap();
     let index = built(dir.path(), &fixture(), None);

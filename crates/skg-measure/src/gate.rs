@@ -117,6 +117,20 @@ pub struct GateReport {
 }
 
 impl GateReport {
+    /// Adds the security check: at most `limit` packages the scan found unsafe (`count`),
+    /// acknowledged findings already left out of the verdicts.
+    pub fn check_unsafe(&mut self, count: usize, limit: u64) {
+        let passed = count as u64 <= limit;
+        self.checks.push(Check {
+            scope: skg_model::ALL_SCOPE.to_owned(),
+            name: "max_unsafe".to_owned(),
+            value: Some(count as f64),
+            limit: limit as f64,
+            passed,
+        });
+        self.passed &= passed;
+    }
+
     /// The checks that failed.
     pub fn failed(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.passed)

@@ -137,6 +137,10 @@ pub struct Finding {
     pub context: Vec<String>,
     /// blake3 of the file's text (an acknowledgement holds while the file is unchanged).
     pub file_hash: String,
+    /// Acknowledged in a reviewed allow file (same rule, path and file hash): kept, but left out
+    /// of the verdict.
+    #[serde(default)]
+    pub acknowledged: bool,
 }
 
 /// A skill's verdict.

@@ -127,7 +127,8 @@ pub enum RiskTier {
     Exec,
     /// Runs programs with credentials or unrestricted shell plus network.
     Critical,
-    /// Instructs something dangerous (pipe-to-shell installs, `sudo`, recursive deletes of `/` or `~`).
+    /// Dangerous: `skg scan`'s verdict (malicious or unsafe instructions, code or configuration),
+    /// applied by `skg audit`; quarantined from routing and never a canonical.
     Unsafe,
 }
 

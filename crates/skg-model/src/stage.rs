@@ -14,7 +14,7 @@ pub enum Stage {
     Score,
     /// The Skill Knowledge Graph's metrics.
     Measure,
-    /// All four, with the report.
+    /// All of them, with the report.
     Audit,
     /// Security findings and verdicts of every package.
     Scan,
@@ -22,8 +22,9 @@ pub enum Stage {
 
 impl Stage {
     /// The stages `skg audit` runs, in order.
-    pub const PIPELINE: [Stage; 4] = [
+    pub const PIPELINE: [Stage; 5] = [
         Stage::Extract,
+        Stage::Scan,
         Stage::Canonicalize,
         Stage::Score,
         Stage::Measure,

@@ -21,11 +21,13 @@ use skg_artifact::key::{self, KeyBuilder, KeyFile};
 use skg_model::{ALL_SCOPE, Edge, MetricRow, Progress, RegistryInput, Role, Stage};
 use skg_store::tables;
 
-use crate::{Error, IoContext as _, Result, canonicalize, extract, measure, read_table, score};
+use crate::{
+    Error, IoContext as _, Result, canonicalize, extract, measure, read_table, scan, score,
+};
 
 /// Bumped when a stage's output for the same key would change in a way the key does not capture
 /// (kept with the tool's version in every key).
-const KEY_FORMAT: &str = "skg-audit-key-2";
+const KEY_FORMAT: &str = "skg-audit-key-3";
 
 /// Everything an audit runs with, stage by stage: the command line converted once.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +42,8 @@ pub struct Plan {
     pub threads: usize,
     /// Extract's options.
     pub extract: skg_extract::Options,
+    /// The security scan's options.
+    pub scan: skg_scan::Options,
     /// Canonicalize's options.
     pub canon: skg_canon::Options,
     /// Compare descriptions with the embedding model (when it is installed).
@@ -61,6 +65,7 @@ impl Plan {
             force: false,
             threads: skg_embed::DEFAULT_THREADS,
             extract: skg_extract::Options::default(),
+            scan: skg_scan::Options::default(),
             canon: skg_canon::Options::default(),
             embeddings: true,
             score: skg_score::Options::default(),
@@ -75,6 +80,7 @@ impl Plan {
 #[serde(untagged)]
 enum StageSummary {
     Extract(extract::Report),
+    Scan(Box<scan::Report>),
     Canonicalize(Box<canonicalize::Summary>),
     Score(score::Report),
     Measure(Box<measure::Report>),
@@ -102,6 +108,7 @@ pub struct Summary {
     skills: usize,
     aliases: usize,
     quarantined: usize,
+    r#unsafe: usize,
     diagnostics: usize,
     metrics: Option<MetricRow>,
     gate_passed: bool,
@@ -164,6 +171,12 @@ fn stage_key(
                     .as_bytes(),
             );
         }
+        Stage::Scan => {
+            // It reads the registries itself (their content is in extract's output hash, an
+            // upstream part of this key) with extract's limits.
+            k.options(&plan.scan)?;
+            k.options(&plan.extract.limits)?;
+        }
         Stage::Canonicalize => {
             k.options(&plan.canon)?;
             k.part(
@@ -178,7 +191,7 @@ fn stage_key(
         Stage::Measure => {
             k.options(&plan.measure)?;
         }
-        Stage::Audit | Stage::Scan => return Err(not_a_stage()),
+        Stage::Audit => return Err(not_a_stage()),
     }
     for (up, hash) in upstream {
         k.part(up.as_str(), hash.as_bytes());
@@ -250,13 +263,27 @@ fn run_stage(
 ) -> Result<StageSummary> {
     let dir = stages_dir.join(stage.as_str());
     let extract_dir = stages_dir.join(Stage::Extract.as_str());
+    let scan_dir = stages_dir.join(Stage::Scan.as_str());
     let canon_dir = stages_dir.join(Stage::Canonicalize.as_str());
     Ok(match stage {
         Stage::Extract => {
             StageSummary::Extract(extract::execute(&plan.inputs, &dir, &plan.extract, progress)?.0)
         }
+        Stage::Scan => {
+            let job = scan::Job {
+                inputs: &plan.inputs,
+                out: &dir,
+                options: plan.scan.clone(),
+                limits: plan.extract.limits.clone(),
+                sarif: None,
+                labels: None,
+            };
+            StageSummary::Scan(Box::new(scan::execute(&job, progress)?.0))
+        }
         Stage::Canonicalize => {
-            let x = crate::read_extract(&extract_dir)?;
+            // Unsafe skills never win a canonical: the scan's verdicts set their risk tier.
+            let mut x = crate::read_extract(&extract_dir)?;
+            scan::apply_verdicts(&mut x.skills, &scan::read_verdicts(&scan_dir)?);
             let job = canonicalize::Job {
                 out: dir,
                 options: plan.canon,
@@ -296,7 +323,7 @@ fn run_stage(
                 progress,
             )?))
         }
-        Stage::Audit | Stage::Scan => return Err(not_a_stage()),
+        Stage::Audit => return Err(not_a_stage()),
     })
 }
 
@@ -311,7 +338,11 @@ fn report(
 ) -> Result<Summary> {
     progress.stage("report");
     progress.phase("read tables", 1);
-    let ex = crate::read_extract(&stages_dir.join(Stage::Extract.as_str()))?;
+    let mut ex = crate::read_extract(&stages_dir.join(Stage::Extract.as_str()))?;
+    let scan_dir = stages_dir.join(Stage::Scan.as_str());
+    let verdicts = scan::read_verdicts(&scan_dir)?;
+    let findings = read_table(&scan_dir, Stage::Scan, &tables::FINDINGS)?;
+    scan::apply_verdicts(&mut ex.skills, &verdicts);
     let canon_dir = stages_dir.join(Stage::Canonicalize.as_str());
     let members = read_table(&canon_dir, Stage::Canonicalize, &tables::MEMBERS)?;
     let clusters = read_table(&canon_dir, Stage::Canonicalize, &tables::CLUSTERS)?;
@@ -351,6 +382,8 @@ fn report(
         scores: &scores,
         metrics: &metrics,
         communities: &communities,
+        findings: &findings,
+        verdicts: &verdicts,
     };
     let html = skg_report::render(&input, &options)?;
 
@@ -367,6 +400,7 @@ fn report(
         &plan.out,
         stages_dir,
         &html,
+        &ex.skills,
         &all_edges,
         ex.registries.clone(),
         options,
@@ -383,6 +417,10 @@ fn report(
         skills: ex.skills.len(),
         aliases: members.iter().filter(|m| m.role == Role::Duplicate).count(),
         quarantined: scores.iter().filter(|s| s.quarantined).count(),
+        r#unsafe: verdicts
+            .iter()
+            .filter(|v| v.verdict == skg_scan::VerdictKind::Unsafe)
+            .count(),
         diagnostics: ex.diagnostics.len(),
         gate_passed: all
             .as_ref()
@@ -428,8 +466,13 @@ impl fmt::Display for Summary {
         }
         writeln!(
             f,
-            "\n{} skills: {} aliases, {} quarantined, {} diagnostics; embeddings: {}",
-            self.skills, self.aliases, self.quarantined, self.diagnostics, self.embeddings
+            "\n{} skills: {} aliases, {} quarantined, {} unsafe, {} diagnostics; embeddings: {}",
+            self.skills,
+            self.aliases,
+            self.quarantined,
+            self.r#unsafe,
+            self.diagnostics,
+            self.embeddings
         )?;
         if let Some(m) = &self.metrics {
             let x = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v:.3}"));

@@ -8,7 +8,7 @@ use std::{
 };
 
 use serde::Serialize;
-use skg_model::{PackageText, Progress, RegistryInput, Stage};
+use skg_model::{PackageText, Progress, RegistryInput, RiskTier, Skill, Stage};
 use skg_scan::{Evaluation, Options, Scan, Severity, Summary};
 use skg_store::{Manifest, Staging, tables};
 
@@ -169,5 +169,33 @@ impl fmt::Display for Report {
             write!(f, "{e}")?;
         }
         Ok(())
+    }
+}
+
+/// The verdicts of a scan folder.
+///
+/// # Errors
+/// The folder is not a finished scan output.
+pub fn read_verdicts(dir: &Path) -> Result<Vec<skg_scan::Verdict>> {
+    crate::read_table(dir, Stage::Scan, &tables::VERDICTS)
+}
+
+/// Gives every skill the scan found unsafe the risk tier `unsafe` (with the verdict as its
+/// first reason); a skill the scan did not find unsafe is never `unsafe` (extract assigns at most
+/// `critical`).
+pub fn apply_verdicts(skills: &mut [Skill], verdicts: &[skg_scan::Verdict]) {
+    let unsafe_: std::collections::HashMap<&str, &skg_scan::Verdict> = verdicts
+        .iter()
+        .filter(|v| v.verdict == skg_scan::VerdictKind::Unsafe)
+        .map(|v| (v.skill_id.as_str(), v))
+        .collect();
+    for s in skills {
+        if let Some(v) = unsafe_.get(s.id.as_str()) {
+            s.risk_tier = RiskTier::Unsafe;
+            s.risk_reasons.insert(
+                0,
+                format!("unsafe: skg scan verdict {:.2} ({})", v.score, v.top),
+            );
+        }
     }
 }

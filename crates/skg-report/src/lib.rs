@@ -43,6 +43,10 @@ pub struct Input<'a> {
     pub metrics: &'a [MetricRow],
     /// Communities per scope (measure).
     pub communities: &'a [CommunityRow],
+    /// Security findings (scan).
+    pub findings: &'a [skg_model::security::Finding],
+    /// Security verdicts per package (scan).
+    pub verdicts: &'a [skg_model::security::Verdict],
 }
 
 /// How the report is drawn.

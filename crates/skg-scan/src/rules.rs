@@ -282,6 +282,7 @@ impl Ctx<'_> {
             message,
             context,
             file_hash: self.file_hash.clone(),
+            acknowledged: false,
         });
     }
 }

@@ -3,18 +3,20 @@
 
 use std::{collections::BTreeMap, path::Path, path::PathBuf};
 
-use skg_model::{Edge, RegistryInput, Stage};
+use skg_model::{Edge, RegistryInput, Skill, Stage};
 
 use crate::{Manifest, Result, Staging, read_manifest, tables};
 
 /// Publishes the audit folder at `out` from the finished stage folders in `stages_dir`:
 /// `index.html`, every stage's tables hard-linked at the top — but `edges`, written whole from
-/// `edges` (extract's relations and canonicalize's `duplicate_of` / `variant_of` together) —,
+/// `edges` (extract's relations and canonicalize's `duplicate_of` / `variant_of` together), and
+/// `skills`, written from `skills` (extract's rows with the scan's verdicts applied) —,
 /// `stages/` itself (keys included), and a manifest with `options`.
 pub fn publish_audit(
     out: &Path,
     stages_dir: &Path,
     html: &str,
+    skills: &[Skill],
     edges: &[Edge],
     registries: Vec<RegistryInput>,
     options: serde_json::Value,
@@ -26,7 +28,7 @@ pub fn publish_audit(
         let dir = stages_dir.join(stage.as_str());
         let m = read_manifest(&dir)?;
         for t in *stage_tables {
-            if t.name() == tables::EDGES.name {
+            if t.name() == tables::EDGES.name || t.name() == tables::SKILLS.name {
                 continue;
             }
             let rows = m
@@ -38,6 +40,8 @@ pub fn publish_audit(
             counts.insert(t.name().to_owned(), rows);
         }
     }
+    staging.write_table(&tables::SKILLS, skills)?;
+    counts.insert(tables::SKILLS.name.to_owned(), skills.len() as u64);
     staging.write_table(&tables::EDGES, edges)?;
     counts.insert(tables::EDGES.name.to_owned(), edges.len() as u64);
     staging.link_dir("stages", stages_dir)?;

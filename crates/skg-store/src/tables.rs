@@ -852,6 +852,11 @@ pub static FINDINGS: Table<Finding> = Table {
             Get::Str(|f| &f.file_hash),
             "blake3 of the file's text (acknowledgements hold while it is unchanged)",
         ),
+        col(
+            "acknowledged",
+            Get::Bool(|f| f.acknowledged),
+            "acknowledged in the allow file (same rule, path and file hash): left out of the verdict",
+        ),
     ],
 };
 
@@ -904,10 +909,10 @@ pub static EXTRACT_TABLES: &[&dyn TableSpec] = &[&SKILLS, &DOCUMENTS, &EDGES, &D
 /// Every stage's tables, in pipeline order.
 pub static STAGES: &[(Stage, &[&dyn TableSpec])] = &[
     (Stage::Extract, EXTRACT_TABLES),
+    (Stage::Scan, SCAN_TABLES),
     (Stage::Canonicalize, CANON_TABLES),
     (Stage::Score, SCORE_TABLES),
     (Stage::Measure, MEASURE_TABLES),
-    (Stage::Scan, SCAN_TABLES),
 ];
 
 /// The schema as markdown (for `skg schema`), one section per stage.

@@ -49,7 +49,7 @@ pub enum Command {
     Measure(MeasureArgs),
     /// Fail (exit 1) when measured routability is below thresholds or regressed from a baseline.
     Gate(GateArgs),
-    /// Audit registries end to end (extract → canonicalize → score → measure) into
+    /// Audit registries end to end (extract → scan → canonicalize → score → measure) into
     /// `reports/<name>/`: an HTML report, every table as Parquet, a manifest. Stages whose inputs
     /// did not change are reused.
     Audit(AuditArgs),
@@ -160,6 +160,14 @@ pub struct ScanArgs {
     /// Score from which a package is suspicious.
     #[arg(long, default_value_t = skg_scan::Options::default().suspicious_at)]
     pub suspicious_at: f64,
+    /// Reviewed findings to acknowledge: a TOML allow file of `[[allow]]` entries (`rule`,
+    /// `path`, `file_hash`, `reason`); a finding whose file changed is raised again.
+    #[arg(long)]
+    pub allow: Option<PathBuf>,
+    /// Write an allow file acknowledging every current finding of at least
+    /// `--sarif-min-severity` (a baseline: later scans with `--allow` report only what is new).
+    #[arg(long)]
+    pub write_allow: Option<PathBuf>,
     /// Print every finding (path:line: severity rule: message) on stderr.
     #[arg(long)]
     pub show_findings: bool,
@@ -220,6 +228,9 @@ pub struct AuditArgs {
     /// The RScore the report checks against (as `skg gate --min-rscore`).
     #[arg(long, default_value_t = limits::RSCORE)]
     pub min_rscore: f64,
+    /// Reviewed security findings to acknowledge (a `skg scan --allow` file).
+    #[arg(long)]
+    pub scan_allow: Option<PathBuf>,
     /// Recompute every stage, fresh or not.
     #[arg(long)]
     pub force: bool,
@@ -409,6 +420,14 @@ pub struct GateArgs {
     /// Allowed RScore drop against the baseline (default 0.02).
     #[arg(long)]
     pub tolerance: Option<f64>,
+    /// Fail when more than this many packages are unsafe (`skg scan` verdicts; acknowledge
+    /// reviewed findings with `skg scan --allow`).
+    #[arg(long)]
+    pub max_unsafe: Option<u64>,
+    /// Where the scan verdicts are: a scan folder or an audit folder (default: the gated folder
+    /// when it is an audit, else `reports/scan`).
+    #[arg(long)]
+    pub scan: Option<PathBuf>,
     /// Which scopes are gated: `(all)` (default), a registry's name, or `each` (the union and
     /// every registry).
     #[arg(long)]

@@ -1,4 +1,4 @@
-//! `skg audit`: extract → canonicalize → score → measure into one folder with an HTML report
+//! `skg audit`: extract → scan → canonicalize → score → measure into one folder with an HTML report
 //! (the stage loop, keys and reuse: [`skg_pipeline::audit`]).
 
 use std::{
@@ -17,6 +17,9 @@ pub(crate) fn plan(args: &AuditArgs) -> anyhow::Result<Plan> {
     plan.force = args.force;
     plan.threads = args.threads;
     plan.extract = args.limits.options();
+    if let Some(p) = &args.scan_allow {
+        plan.scan.allow = super::scan::read_allow(p)?.allow;
+    }
     plan.embeddings = !args.no_embeddings;
     plan.score.threshold = args.threshold;
     plan.measure.min_confidence = args.min_confidence;

@@ -57,6 +57,11 @@ struct Printed {
 /// Metric rows of a measure folder or of `skg measure --format json` output.
 fn read_metrics(path: &Path) -> anyhow::Result<Vec<MetricRow>> {
     if path.is_dir() {
+        // A measure folder, or an audit folder (which holds measure's tables at its top).
+        if skg_store::read_stage_manifest(path, Stage::Audit).is_ok() {
+            return skg_store::read_ndjson(path, tables::METRICS.name)
+                .with_context(|| format!("cannot read metrics from {}", path.display()));
+        }
         return Ok(skg_pipeline::read_table(
             path,
             Stage::Measure,
@@ -92,8 +97,28 @@ pub(crate) fn gate(args: &GateArgs) -> anyhow::Result<ExitStatus> {
     let options = GateOptions::resolve(flags.combine(file));
     let metrics = read_metrics(&args.measure)?;
     let baseline = args.baseline.as_deref().map(read_metrics).transpose()?;
-    let report = skg_measure::gate(&metrics, baseline.as_deref(), &options)
+    let mut report = skg_measure::gate(&metrics, baseline.as_deref(), &options)
         .with_context(|| args.measure.display().to_string())?;
+    if let Some(limit) = args.max_unsafe {
+        let dir = args.scan.clone().unwrap_or_else(|| {
+            if skg_store::read_stage_manifest(&args.measure, Stage::Audit).is_ok() {
+                args.measure.clone()
+            } else {
+                Stage::Scan.default_dir()
+            }
+        });
+        let verdicts: Vec<skg_scan::Verdict> =
+            if skg_store::read_stage_manifest(&dir, Stage::Audit).is_ok() {
+                skg_store::read_ndjson(&dir, tables::VERDICTS.name)?
+            } else {
+                skg_pipeline::scan::read_verdicts(&dir)?
+            };
+        let count = verdicts
+            .iter()
+            .filter(|v| v.verdict == skg_scan::VerdictKind::Unsafe)
+            .count();
+        report.check_unsafe(count, limit);
+    }
     super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         let mut out = std::io::stdout().lock();

@@ -19,6 +19,10 @@ pub(crate) fn run(args: &ScanArgs, global: &GlobalArgs) -> anyhow::Result<ExitSt
         options: skg_scan::Options {
             unsafe_at: args.unsafe_at,
             suspicious_at: args.suspicious_at,
+            allow: match &args.allow {
+                Some(p) => read_allow(p)?.allow,
+                None => Vec::new(),
+            },
         },
         limits: args.limits.options().limits,
         sarif: args
@@ -52,6 +56,39 @@ pub(crate) fn run(args: &ScanArgs, global: &GlobalArgs) -> anyhow::Result<ExitSt
             )?;
         }
     }
+    if let Some(path) = &args.write_allow {
+        let current: Vec<skg_scan::Finding> = scan
+            .findings
+            .iter()
+            .filter(|f| !f.acknowledged)
+            .cloned()
+            .collect();
+        let mut file = skg_scan::AllowFile::of(
+            &current,
+            args.sarif_min_severity.into(),
+            "baseline: acknowledged when the allow file was written",
+        );
+        if let Some(p) = &args.allow {
+            file.allow.extend(read_allow(p)?.allow);
+            file.allow.sort();
+            file.allow.dedup();
+        }
+        let text = toml::to_string(&file).context("cannot write the allow file")?;
+        skg_artifact::write_file(path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        tracing::info!(
+            entries = file.allow.len(),
+            "allow file written to {}",
+            path.display()
+        );
+    }
     super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     Ok(ExitStatus::Success)
+}
+
+/// An allow file (TOML), with its path in any error.
+pub(crate) fn read_allow(path: &std::path::Path) -> anyhow::Result<skg_scan::AllowFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    toml::from_str(&text).with_context(|| format!("{}: not an allow file", path.display()))
 }
