@@ -33,14 +33,14 @@ if [ "${1:-}" = "--build-only" ]; then
 fi
 secs=${1:-60}; shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(frontmatter markdown registry script catalog gateway)
+[ ${#targets[@]} -gt 0 ] || targets=(frontmatter markdown registry script catalog gateway scan)
 
 # Seed corpus: SKILL.md and other markdown of the demo registries, fixture scripts, catalogs.
 seed() {
   local t=$1 dir=fuzz/corpus/$1
   mkdir -p "$dir"
   case $t in
-    frontmatter|markdown)
+    frontmatter|markdown|scan)
       find registries tests/fixtures -name '*.md' -size -64k -print0 | while IFS= read -r -d '' f; do
         cp "$f" "$dir/$(sha1sum "$f" | cut -c1-16)"; done ;;
     script)

@@ -64,5 +64,7 @@ impl Progress for NoProgress {
 ///
 /// Bump on any change of a column's name, type or meaning; readers refuse other versions.
 /// History: 2 added `script_structures`; 3 made the metrics (`tlis`, `mean_degree`, `gnci`,
-/// `cfi`, `rscore`) nullable float64 columns instead of JSON text.
-pub const SCHEMA_VERSION: u32 = 3;
+/// `cfi`, `rscore`) nullable float64 columns instead of JSON text; 4 added the scan's `findings`
+/// and `verdicts` and made risk tier `unsafe` the scan's verdict (extract assigns at most
+/// `critical`).
+pub const SCHEMA_VERSION: u32 = 4;

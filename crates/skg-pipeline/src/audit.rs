@@ -172,10 +172,16 @@ fn stage_key(
             );
         }
         Stage::Scan => {
-            // It reads the registries itself (their content is in extract's output hash, an
-            // upstream part of this key) with extract's limits.
+            // It reads the registries itself (MCP-config folders included, which extract's
+            // output does not hold), with extract's limits.
             k.options(&plan.scan)?;
             k.options(&plan.extract.limits)?;
+            k.part(
+                "registries",
+                skg_extract::content_fingerprint(sources)
+                    .at(|| "cannot read the registries".to_owned())?
+                    .as_bytes(),
+            );
         }
         Stage::Canonicalize => {
             k.options(&plan.canon)?;

@@ -588,12 +588,24 @@ static OVERRIDE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static ROLE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(\byou are now (?:an? |in |the )?(?:unrestricted|unfiltered|jailbroken|dan\b|developer mode|god mode|admin)|\b(?:developer|god|jailbreak|dan) mode (?:is )?(?:enabled|activated|on)\b|<\|im_start\|>|<\|?system\|?>|\[system\]\s*:|^\s*system\s*:\s*you are)",
+        r"(?i)(\byou are now (?:an? |in |the )?(?:unrestricted|unfiltered|jailbroken|dan\b|developer mode|god mode|admin)|\b(?:god|jailbreak|dan) mode (?:is )?(?:enabled|activated|on)\b|<\|im_start\|>|<\|?system\|?>|\[system\]\s*:|^\s*system\s*:\s*you are)",
     )
 });
 static CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)(\b(?:do not|don't|never|without)\s+(?:tell|telling|inform|informing|notify|notifying|alert|alerting)\s+(?:the\s+)?(?:user|human|operator|owner)\b|\b(?:do not|don't|never|without)\s+(?:mention|mentioning|reveal|revealing|disclose|disclosing)\b[^.\n]{0,50}\bto\s+(?:the\s+)?(?:user|human|operator)\b|\bhide\s+(?:this|it|these|the\s+\w+)\s+from\s+(?:the\s+)?(?:user|human)\b|\bthe\s+user\s+(?:must|should|need)\s+(?:not|never)\s+(?:know|see|notice|find out)\b|\b(?:silently|secretly|covertly|quietly|invisibly)\s+(?:\w+\s+){0,3}?(?:send|upload|post|forward|run|execute|install|copy|read|exfiltrate|transmit|collect|download)\b)",
+    )
+});
+/// A sentence that discusses a phrase (an example, a warning, advice) instead of giving it.
+static DISCUSSES: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(e\.g\.|for example|such as|phrases? like|attackers?|malicious|injection|injected|warning|beware|avoid|tip|wording|override-style|never follow|do not follow|don't follow|as data|you can (?:say|tell))",
+    )
+});
+/// The user's own key for the API the skill calls ("append your API key to requests").
+static OWN_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)your\s+(?:own\s+)?(?:\w+\s+)?(?:api[\s_-]?key|access[\s_-]?token|api[\s_-]?token|token)",
     )
 });
 /// Text ending in a negation ("do not silently run …" is a safety rule, not concealment).
@@ -635,11 +647,17 @@ fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>)
             before.matches('"').count() % 2 == 1
                 || before.matches('“').count() > before.matches('”').count()
         };
+        let discussed = DISCUSSES.find(sentence).map(|m| m.as_str().to_owned());
         if let Some(m) = OVERRIDE.find(sentence) {
             let mut context = Vec::new();
             let mut adjust = 0;
             if quoted(&m) {
                 context.push("lowered: inside quotes (an example, not an instruction)".into());
+                adjust -= 1;
+            } else if let Some(d) = &discussed {
+                context.push(format!(
+                    "lowered: the sentence talks about the phrase (\"{d}\") rather than giving it"
+                ));
                 adjust -= 1;
             }
             ctx.emit(
@@ -689,16 +707,26 @@ fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>)
             && SECRET_NOUN.is_match(sentence)
             && DESTINATION.is_match(sentence)
             && !LEGIT_AUTH.is_match(sentence)
+            && !OWN_KEY.is_match(sentence)
         {
+            let (context, adjust) = match &discussed {
+                Some(d) => (
+                    vec![format!(
+                        "lowered: the sentence talks about the request (\"{d}\") rather than making it"
+                    )],
+                    -1,
+                ),
+                None => (Vec::new(), 0),
+            };
             ctx.emit(
                 INJ_SECRET,
                 0.75,
                 line,
                 sentence,
                 "asks the agent to send secrets or credentials to a remote destination".into(),
-                Vec::new(),
+                context,
                 place,
-                0,
+                adjust,
             );
         }
     }

@@ -44,9 +44,9 @@ fn statuses(s: &serde_json::Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn expect(s: &serde_json::Value, want: [&str; 4]) {
+fn expect(s: &serde_json::Value, want: [&str; 5]) {
     let got = statuses(s);
-    let stages = ["extract", "canonicalize", "score", "measure"];
+    let stages = ["extract", "scan", "canonicalize", "score", "measure"];
     let want: Vec<(String, String)> = stages
         .iter()
         .zip(want)
@@ -70,7 +70,7 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
 
     // Cold: every stage runs; the folder holds the report, every table and the stages.
     let first = audit(d, &model, &[]);
-    expect(&first, ["computed"; 4]);
+    expect(&first, ["computed"; 5]);
     let out = d.join("audit");
     let html = String::from_utf8(read(&out.join("index.html"))).expect("UTF-8");
     for id in [
@@ -79,6 +79,7 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
         "duplicates",
         "slop",
         "graph",
+        "security",
         "diagnostics",
     ] {
         assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
@@ -102,6 +103,8 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
         "scores",
         "metrics",
         "communities",
+        "findings",
+        "verdicts",
     ] {
         assert!(tables.contains(&t), "{t} in {tables:?}");
         assert!(out.join(format!("{t}.parquet")).is_file(), "{t}.parquet");
@@ -118,11 +121,11 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
         n(&out.join("stages/extract/edges.ndjson"))
             + n(&out.join("stages/canonicalize/edges.ndjson"))
     );
-    let embedded = &first["stages"][1]["summary"]["embedding"];
+    let embedded = &first["stages"][2]["summary"]["embedding"];
     assert_eq!(embedded["embedded"], embedded["unique_texts"], "{embedded}");
 
     // Warm: nothing changed, nothing runs, same bytes.
-    expect(&audit(d, &model, &[]), ["reused"; 4]);
+    expect(&audit(d, &model, &[]), ["reused"; 5]);
     assert_eq!(read(&out.join("index.html")).len(), html.len());
     assert!(read(&out.join("index.html")) == html.as_bytes());
 
@@ -130,14 +133,15 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
     let skill = registries.join("devflow/skills/executing-plans/SKILL.md");
     let text = std::fs::read_to_string(&skill).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(&skill, &text).unwrap_or_else(|e| panic!("{e}"));
-    expect(&audit(d, &model, &[]), ["reused"; 4]);
+    expect(&audit(d, &model, &[]), ["reused"; 5]);
 
-    // A file no skill owns: extract re-reads, writes the same tables, so nothing after it runs.
+    // A file no skill owns: extract and the scan (which read the registries) re-read, write the
+    // same tables, so nothing after them runs.
     std::fs::write(registries.join("devflow/NOTES.txt"), "not a skill\n")
         .unwrap_or_else(|e| panic!("{e}"));
     expect(
         &audit(d, &model, &[]),
-        ["computed", "reused", "reused", "reused"],
+        ["computed", "computed", "reused", "reused", "reused"],
     );
 
     // A skill's body changes: everything downstream of its rows runs, but its description is
@@ -145,13 +149,13 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
     std::fs::write(&skill, format!("{text}\nOne more line of instructions.\n"))
         .unwrap_or_else(|e| panic!("{e}"));
     let s = audit(d, &model, &[]);
-    expect(&s, ["computed"; 4]);
-    assert_eq!(s["stages"][1]["summary"]["embedding"]["embedded"], 0, "{s}");
+    expect(&s, ["computed"; 5]);
+    assert_eq!(s["stages"][2]["summary"]["embedding"]["embedded"], 0, "{s}");
 
     // Options reach only the stages that read them.
     expect(
         &audit(d, &model, &["--threshold", "0.5"]),
-        ["reused", "reused", "computed", "computed"],
+        ["reused", "reused", "reused", "computed", "computed"],
     );
     expect(
         &audit(
@@ -159,7 +163,7 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
             &model,
             &["--threshold", "0.5", "--min-confidence", "0.6"],
         ),
-        ["reused", "reused", "reused", "computed"],
+        ["reused", "reused", "reused", "reused", "computed"],
     );
     // A stage folder that lost its _SUCCESS is not trusted.
     std::fs::remove_file(out.join("stages/score/_SUCCESS")).unwrap_or_else(|e| panic!("{e}"));
@@ -169,7 +173,7 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
             &model,
             &["--threshold", "0.5", "--min-confidence", "0.6"],
         ),
-        ["reused", "reused", "computed", "reused"],
+        ["reused", "reused", "reused", "computed", "reused"],
     );
 }
 

@@ -160,8 +160,15 @@ fn demo_registries_end_to_end() {
             s["id"]
         );
     }
+    // Pipe-to-shell makes a skill critical here; whether it is unsafe is the scan's verdict.
     let risky = by_id["demo/community:shipfast/quick-deploy"];
-    assert_eq!(risky["risk_tier"], "unsafe");
+    assert_eq!(risky["risk_tier"], "critical");
+    assert!(
+        risky["risk_reasons"].as_array().is_some_and(|r| r
+            .iter()
+            .any(|x| x.as_str().is_some_and(|x| x.contains("skg scan")))),
+        "{risky}"
+    );
 
     // Relations the demo was written to contain.
     let edges = rows(&out, "edges");
