@@ -95,6 +95,9 @@ rules! {
 #[derive(Debug)]
 pub(crate) struct NameIndex {
     popular: HashSet<String>,
+    /// Every popular name of at least five letters, and every one-letter deletion of it → the
+    /// names it came from (a symmetric-delete index: two words one edit apart share a key).
+    deletes: std::collections::HashMap<String, Vec<String>>,
 }
 
 const POPULAR: &str = include_str!("popular-names.txt");
@@ -124,7 +127,18 @@ impl NameIndex {
                 .filter(|(_, r)| r.len() >= 2)
                 .map(|(n, _)| n),
         );
-        NameIndex { popular }
+        let mut deletes: std::collections::HashMap<String, Vec<String>> =
+            std::collections::HashMap::new();
+        for p in popular.iter().filter(|p| p.len() >= 5) {
+            for k in std::iter::once(p.clone()).chain(one_deletions(p)) {
+                deletes.entry(k).or_default().push(p.clone());
+            }
+        }
+        for v in deletes.values_mut() {
+            v.sort();
+            v.dedup();
+        }
+        NameIndex { popular, deletes }
     }
 
     /// The popular name `word` is one edit (insert, delete, substitute, swap) away from.
@@ -132,13 +146,24 @@ impl NameIndex {
         if word.len() < 5 || self.popular.contains(word) {
             return None;
         }
-        self.popular
-            .iter()
-            .filter(|p| p.len() >= 5 && p.len().abs_diff(word.len()) <= 1)
+        std::iter::once(word.to_owned())
+            .chain(one_deletions(word))
+            .filter_map(|k| self.deletes.get(&k))
+            .flatten()
             .filter(|p| strsim::damerau_levenshtein(p, word) == 1)
             .min()
             .map(String::as_str)
     }
+}
+
+/// `word` with each one character removed.
+fn one_deletions(word: &str) -> impl Iterator<Item = String> + '_ {
+    word.char_indices().map(move |(i, c)| {
+        let mut w = String::with_capacity(word.len());
+        w.push_str(&word[..i]);
+        w.push_str(&word[i + c.len_utf8()..]);
+        w
+    })
 }
 
 /// A top-level `key: value` of a file's YAML frontmatter, unquoted (the scan reads only `name`
@@ -186,8 +211,11 @@ static LOCAL_PURPOSE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A rule's regular expression, with ASCII word boundaries: the rules' words are ASCII, and a
+/// Unicode `\b` makes the regex engine leave its fast DFA on any non-ASCII text.
 fn re(s: &str) -> Regex {
-    Regex::new(s).unwrap_or_else(|e| panic!("static regex {s}: {e}"))
+    let ascii = s.replace("\\b", "(?-u:\\b)");
+    Regex::new(&ascii).unwrap_or_else(|e| panic!("static regex {s}: {e}"))
 }
 
 /// Where a piece of code sits, which decides who runs it.
@@ -599,13 +627,13 @@ static CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
 /// A sentence that discusses a phrase (an example, a warning, advice) instead of giving it.
 static DISCUSSES: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(e\.g\.|for example|such as|phrases? like|attackers?|malicious|injection|injected|warning|beware|avoid|tip|wording|override-style|never follow|do not follow|don't follow|as data|you can (?:say|tell))",
+        r"(?i)(\be\.g\.|\bfor example\b|\bsuch as\b|\bphrases? like\b|\battackers?\b|\bmalicious\b|\binjection\b|\binjected\b|\bwarning\b|\bbeware\b|\bavoid\b|\btip\b|\bwording\b|\boverride-style\b|\bnever follow\b|\bdo not follow\b|\bdon't follow\b|\bas data\b|\byou can (?:say|tell)\b)",
     )
 });
 /// The user's own key for the API the skill calls ("append your API key to requests").
 static OWN_KEY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)your\s+(?:own\s+)?(?:\w+\s+)?(?:api[\s_-]?key|access[\s_-]?token|api[\s_-]?token|token)",
+        r"(?i)\byour\s+(?:own\s+)?(?:\w+\s+)?(?:api[\s_-]?key|access[\s_-]?token|api[\s_-]?token|token)\b",
     )
 });
 /// Text ending in a negation ("do not silently run …" is a safety rule, not concealment).
@@ -1229,8 +1257,17 @@ fn registrable_label(host: &str) -> Option<String> {
     (l.len() >= 3).then_some(l)
 }
 
+/// Words without which no shell rule can fire (every rule needs one of these commands, paths or
+/// flags): text without any is not parsed. Most inline code (`config.json`, `--verbose`) and much
+/// prose read as shell is skipped this way.
+static SHELL_TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:curl|wget|fetch|aria2c|iwr|irm|invoke-\w+|nc|ncat|netcat|socat|telnet|openssl|scp|rsync|ftp|sftp|ssh|sendmail|mail|mutt|http|https|base64|base32|xxd|uudecode|eval|chmod|chown|usermod|gpasswd|adduser|rm|shred|truncate|unlink|dd|mkfs\S*|crontab|tee|setenforce|ufw|systemctl|service|iptables|ip6tables|set-mppreference|spctl|csrutil|unset|history|export|security|dig|nslookup|host|drill|resolvectl|pip3?|uv|pipx|poetry|npm|npx|yarn|pnpm|bun|unzip|7za?|7zz|unrar|env|printenv|xmrig|minerd|cpuminer|ccminer|t-rex|nbminer|ethminer|lolminer|phoenixminer|nanominer|bfgminer|cgminer|gminer|cat|cp|tar|zip|sqlite3|gpg|python[23]?|node|deno|perl|ruby|bash|sh|zsh|dash|ksh)\b|/dev/(?:tcp|udp)|stratum\+|authorized_keys|\.bashrc|\.zshrc|\.profile|/etc/|nopasswd|histfile|--no-preserve-root|>>)",
+    )
+});
+
 fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
-    if code.len() > 200_000 {
+    if code.len() > 200_000 || !SHELL_TRIGGER.is_match(code) {
         return;
     }
     let facts = skg_syntax::shell_commands(code);
@@ -2481,7 +2518,15 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
     if code.len() > 500_000 {
         return;
     }
-    let facts = skg_syntax::analyze(language, code);
+    // Sources first: the syntax tree is needed only to find a network call that could carry one.
+    let whole = PY_WHOLE_ENV.find(code);
+    let cred = CRED_PATH.find(code);
+    let secret = CODE_SECRET.captures(code);
+    let facts = if whole.is_some() || cred.is_some() || secret.is_some() {
+        skg_syntax::analyze(language, code)
+    } else {
+        skg_syntax::ScriptFacts::default()
+    };
     let line_of =
         |offset: usize| line0 + u32::try_from(code[..offset].matches('\n').count()).unwrap_or(0);
     let src_line = |l: u32| {
@@ -2512,10 +2557,6 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
                 ))
     });
     let sink_line = sink.map(|c| line0 + c.line - 1);
-    // Sources.
-    let whole = PY_WHOLE_ENV.find(code);
-    let cred = CRED_PATH.find(code);
-    let secret = CODE_SECRET.captures(code);
     if let Some(sl) = sink_line {
         let (what, at, adjust) = if let Some(m) = whole {
             ("the whole environment".to_owned(), m.start(), 1)
