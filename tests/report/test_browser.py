@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-SECTIONS = ["summary", "registries", "duplicates", "slop", "graph", "diagnostics"]
+SECTIONS = ["summary", "registries", "duplicates", "slop", "graph", "security", "diagnostics"]
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -8,7 +8,7 @@ import pytest
 
 TABLES = [
     "skills", "documents", "edges", "diagnostics", "members", "clusters", "aliases",
-    "canonical_skills", "scores", "metrics", "communities",
+    "canonical_skills", "scores", "metrics", "communities", "findings", "verdicts",
 ]
 
 # Column → (polars dtype, DuckDB type) for a sample of each documented column type.
@@ -23,6 +23,10 @@ TYPES = {
     ("clusters", "size"): (pl.UInt32, "UINTEGER"),
     ("metrics", "rscore"): (pl.Float64, "DOUBLE"),
     ("communities", "members"): (pl.List(pl.String), "VARCHAR[]"),
+    ("findings", "line"): (pl.UInt32, "UINTEGER"),
+    ("findings", "acknowledged"): (pl.Boolean, "BOOLEAN"),
+    ("verdicts", "score"): (pl.Float64, "DOUBLE"),
+    ("verdicts", "rules"): (pl.List(pl.String), "VARCHAR[]"),
 }
 
 

@@ -125,10 +125,19 @@ pub fn scan(packages: &[PackageText], options: &Options, progress: &dyn Progress
     use rayon::prelude::*;
     progress.phase("scan", packages.len() as u64);
     let names = rules::NameIndex::new(packages);
-    let per: Vec<(Vec<Finding>, Verdict)> = packages
+    let mut per: Vec<Vec<Finding>> = packages
         .par_iter()
         .map(|p| {
-            let mut f = rules::scan_package(p, &names);
+            let f = rules::scan_package(p, &names);
+            progress.advance(1);
+            f
+        })
+        .collect();
+    rules::backdoored_copies(packages, &mut per);
+    let per: Vec<(Vec<Finding>, Verdict)> = packages
+        .iter()
+        .zip(per)
+        .map(|(p, mut f)| {
             for x in &mut f {
                 x.acknowledged = options
                     .allow
@@ -140,7 +149,6 @@ pub fn scan(packages: &[PackageText], options: &Options, progress: &dyn Progress
             });
             f.dedup_by(|a, b| a.path == b.path && a.line == b.line && a.rule == b.rule);
             let v = verdict(p, &f, options);
-            progress.advance(1);
             (f, v)
         })
         .collect();

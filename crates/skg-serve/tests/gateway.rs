@@ -1015,3 +1015,75 @@ async fn slow_headers_are_cut_off() {
     stop.send(()).unwrap();
     server.await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn an_unsafe_skill_is_never_routed_or_found_even_when_quarantined_skills_are_asked_for() {
+    // The skill the route below finds first, marked unsafe by the scan (risk tier `unsafe`).
+    let tmp = tempfile::tempdir().unwrap();
+    let task = json!({"task": "finish the feature branch and merge it", "k": 5, "include_quarantined": true});
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let gw = gateway(&dir, None);
+    let before = call(&gw, post("/v1/route", &task)).await;
+    assert_eq!(before.status, StatusCode::OK, "{}", before.json);
+    let top = before.json["plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["reason"]["kind"] == "retrieved")
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .unwrap();
+
+    let mut ex = extraction();
+    for s in &mut ex.skills {
+        if s.id.as_str() == top {
+            s.risk_tier = skg_model::RiskTier::Unsafe;
+        }
+    }
+    let scores: Vec<Score> = ex.skills.iter().map(|s| score(s, false)).collect();
+    let unsafe_dir = tmp.path().join("unsafe-index");
+    skg_index::build(
+        &skg_index::BuildInput {
+            skills: &ex.skills,
+            documents: &ex.documents,
+            edges: &ex.edges,
+            members: None,
+            scores: Some(&scores),
+            registries: &ex.registries,
+            vectors: None,
+            min_confidence: 0.5,
+        },
+        &unsafe_dir,
+        json!({}),
+        &[],
+    )
+    .unwrap();
+    let gw = gateway(&unsafe_dir, None);
+    let after = call(&gw, post("/v1/route", &task)).await;
+    assert_eq!(after.status, StatusCode::OK, "{}", after.json);
+    let ids: Vec<&str> = after.json["plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.contains(&top.as_str()), "{top} routed: {ids:?}");
+    let found = call(
+        &gw,
+        post(
+            "/v1/skills/find",
+            &json!({"query": "finish the feature branch and merge it", "k": 10, "include_quarantined": true}),
+        ),
+    )
+    .await;
+    assert_eq!(found.status, StatusCode::OK, "{}", found.json);
+    assert!(
+        found.json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["id"] != top.as_str()),
+        "{}",
+        found.json
+    );
+}
