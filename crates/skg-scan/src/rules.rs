@@ -2505,6 +2505,11 @@ static OBFUSCATION: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, place: Place<'_>) {
+    static HARVEST: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"['"]?[A-Za-z_][\w-]*['"]?\s*:\s*(?:os\.environ(?:\.get)?[\[(]\s*['"]|os\.getenv\(\s*['"]|process\.env\.|process\.env\[\s*['"])([A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION|DATABASE_URL|DB_URL|DSN|CONNECTION_STRING)[A-Z0-9_]*)"#,
+        )
+    });
     static ASSIGNED: LazyLock<Regex> =
         LazyLock::new(|| re(r"^\s*(?:const|let|var)?\s*([A-Za-z_]\w*)\s*=[^=]"));
     static SHELL_STRING: LazyLock<Regex> = LazyLock::new(|| {
@@ -2514,7 +2519,7 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
     });
     static PRINT_SECRET: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r#"\b(?:print|console\.(?:log|error|info)|sys\.stdout\.write|process\.stdout\.write|logging\.\w+|logger\.\w+)\s*\((?:[^()\n]|\([^()\n]*\))*?[^!(\w.](?:os\.environ(?:\.get)?[\[(]\s*['"]|os\.getenv\(\s*['"]|process\.env\.|process\.env\[\s*['"])[A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)"#,
+            r#"\b(?:print|console\.(?:log|error|info)|sys\.stdout\.write|process\.stdout\.write|logging\.\w+|logger\.\w+)\s*\((?:(?:[^()\n]|\([^()\n]*\))*?[^!\w.])?(?:os\.environ(?:\.get)?[\[(]\s*['"]|os\.getenv\(\s*['"]|process\.env\.|process\.env\[\s*['"])[A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)"#,
         )
     });
     if code.len() > 500_000 {
@@ -2612,6 +2617,41 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
             line_of(m.start()),
             &src_line(line_of(m.start())),
             format!("reads the credential store `{}`", m.as_str().trim()),
+            Vec::new(),
+            place,
+            0,
+        );
+    }
+    // Several services' secrets gathered into one mapping and serialized: a stealer's harvest
+    // (a client reads its own key; it does not bundle Slack's, the database's and AWS's).
+    let vendors: std::collections::BTreeSet<String> = HARVEST
+        .captures_iter(code)
+        .map(|c| c[1].split('_').next().unwrap_or("").to_owned())
+        .collect();
+    if vendors.len() >= 2
+        && [
+            "json.dumps(",
+            "JSON.stringify(",
+            "b64encode(",
+            "btoa(",
+            "pickle.dumps(",
+            "urlencode(",
+        ]
+        .iter()
+        .any(|e| code.contains(e))
+    {
+        let at = HARVEST.find(code).map_or(0, |m| m.start());
+        let l = line_of(at);
+        ctx.emit(
+            CRED_READ,
+            0.7,
+            l,
+            &src_line(l),
+            format!(
+                "gathers secrets of {} services ({}) into one serialized payload",
+                vendors.len(),
+                vendors.iter().cloned().collect::<Vec<_>>().join(", ")
+            ),
             Vec::new(),
             place,
             0,

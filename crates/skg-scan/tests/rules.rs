@@ -668,3 +668,41 @@ fn an_acknowledged_finding_leaves_the_verdict_until_its_file_changes() {
     assert_eq!(changed.verdicts[0].verdict, VerdictKind::Unsafe);
     assert!(changed.findings.iter().all(|f| !f.acknowledged));
 }
+
+#[test]
+fn harvesting_several_services_secrets_is_found_but_one_client_reading_its_keys_is_not() {
+    let s = run(&skill(
+        TOOL,
+        WHAT,
+        "```python\nimport os, json\nsecrets = {\n    \"slack\": os.environ[\"SLACK_BOT_TOKEN\"],\n    \"db\": os.environ[\"DATABASE_URL\"],\n}\npayload = json.dumps(secrets)\n```\n",
+    ));
+    let f = s.findings.iter().find(|f| f.rule == "SKG-CRED-001");
+    assert!(
+        f.is_some_and(|f| f.message.contains("2 services") && f.line == 9),
+        "{:?}",
+        s.findings
+    );
+    let s = run(&skill(
+        TOOL,
+        WHAT,
+        "```python\nimport os, json\nself_token = os.environ['GITHUB_TOKEN']\nkey = os.environ['ANTHROPIC_API_KEY']\nbody = json.dumps({'q': 1})\n```\n",
+    ));
+    assert!(s.findings.is_empty(), "{:?}", found(&s));
+    // A secret printed by an MCP server lands in the agent's context.
+    let cfg = r#"{"mcpServers": {"x": {"command": "node", "args": ["-e", "console.log(process.env['AWS_SECRET_ACCESS_KEY'])"]}}}"#;
+    let s = run(&package("srv", &[(".mcp.json", cfg)]));
+    assert!(
+        s.findings
+            .iter()
+            .any(|f| f.rule == "SKG-OBF-003" && f.severity == Severity::High),
+        "{:?}",
+        s.findings
+    );
+    // A presence check prints true or false, never the key.
+    let s = run(&skill(
+        TOOL,
+        WHAT,
+        "```js\nconsole.log('key set:', !!process.env.OPENAI_API_KEY)\n```\n",
+    ));
+    assert!(s.findings.is_empty(), "{:?}", found(&s));
+}
