@@ -2301,6 +2301,16 @@ fn package_install(
     snippet: &str,
     place: Place<'_>,
 ) {
+    static INTERNAL_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\b(?:internal|private|corporate|company)\s+(?:registry|index|package\s+(?:registry|repository|feed)|npm\s+registry|pypi|artifactory|feed)\b",
+        )
+    });
+    static INTERNAL_NAME: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^@[^/]*(?:internal|corp|private|intra)[^/]*/|(?:^|[-_@/])(?:internal|private|intra)(?:[-_]|$)|^(?:my)?corp[-_]",
+        )
+    });
     let pip = matches!(name, "pip" | "pip3" | "uv" | "pipx" | "poetry")
         || (name.starts_with("python") && args.contains(&"pip"));
     let npm = matches!(name, "npm" | "yarn" | "pnpm" | "bun" | "npx");
@@ -2349,6 +2359,39 @@ fn package_install(
                 );
             }
         }
+    }
+    // Dependency confusion the other way round: a package the skill calls internal, installed
+    // without naming the internal index — the public registry answers, and anyone can publish
+    // that name there.
+    let index_given = args.iter().any(|a| INDEX_FLAG.is_match(a));
+    let says_internal = ctx
+        .pkg
+        .files
+        .first()
+        .is_some_and(|f| INTERNAL_SOURCE.is_match(&f.text));
+    if !index_given
+        && let Some(a) = args.iter().find(|a| {
+            !a.starts_with('-')
+                && !matches!(**a, "install" | "i" | "add" | "pip" | "exec" | "dlx" | "x")
+                && (INTERNAL_NAME.is_match(a) || says_internal)
+        })
+    {
+        ctx.emit(
+            INDEX,
+            0.7,
+            line,
+            snippet,
+            format!(
+                "installs the internal package `{a}` without naming the internal index: the public registry answers, where anyone can publish that name (dependency confusion)"
+            ),
+            if says_internal {
+                vec!["raised: the skill says the package comes from an internal registry".into()]
+            } else {
+                Vec::new()
+            },
+            place,
+            0,
+        );
     }
     for a in args
         .iter()

@@ -489,6 +489,43 @@ fn miners_archives_and_foreign_indexes_against_their_look_alikes() {
         "```bash\npip install --extra-index-url https://download.pytorch.org/whl/cu121 torch\n```\n",
     ));
     assert!(s.findings.is_empty(), "{:?}", found(&s));
+    // An internal package resolved on the public registry (no internal index named).
+    let s = run(&skill(
+        TOOL,
+        WHAT,
+        "```bash\nnpx -y @acme-internal/config-sync\n```\n",
+    ));
+    assert!(has(&s, "SKG-SUPPLY-002"), "{:?}", found(&s));
+    let s = run(&skill(
+        TOOL,
+        WHAT,
+        "Install it from our internal registry.\n\n```bash\nnpm install acme-utils\n```\n",
+    ));
+    let f = s.findings.iter().find(|f| f.rule == "SKG-SUPPLY-002");
+    assert!(
+        f.is_some_and(|f| f.context.iter().any(|c| c.contains("internal registry"))),
+        "{:?}",
+        s.findings
+    );
+    // Naming the internal index is the fix; a public scoped package is nothing.
+    let s = run(&skill(
+        TOOL,
+        WHAT,
+        "Install it from our internal registry.\n\n```bash\nnpm install acme-utils --registry https://npm.acme.internal\n```\n",
+    ));
+    assert!(
+        !s.findings
+            .iter()
+            .any(|f| f.message.contains("without naming")),
+        "{:?}",
+        s.findings
+    );
+    let s = run(&skill(
+        TOOL,
+        WHAT,
+        "```bash\nnpx -y @modelcontextprotocol/inspector\n```\n",
+    ));
+    assert!(s.findings.is_empty(), "{:?}", found(&s));
 }
 
 #[test]
