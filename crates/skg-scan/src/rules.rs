@@ -2731,14 +2731,15 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
         ];
         let encoded_here =
             encoders.iter().any(|e| read_line.contains(e)) && !read_line.contains("b64decode");
-        let rest = &code[line_end..code.len().min(line_end + 600)];
+        let until = code.floor_char_boundary(code.len().min(line_end + 600));
+        let rest = &code[line_end..until];
         let encoded_later = var.as_ref().is_some_and(|v| {
             encoders
                 .iter()
                 .any(|e| rest.contains(&format!("{e}{v}")) || rest.contains(&format!("{e}{v}.")))
         });
         if encoded_here || encoded_later {
-            let window = &code[line_start..code.len().min(line_end + 600)];
+            let window = &code[line_start..until];
             let url = window.contains("http://") || window.contains("https://");
             let l = line_of(c.get(0).map_or(0, |m| m.start()));
             ctx.emit(
