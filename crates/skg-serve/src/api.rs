@@ -150,10 +150,11 @@ pub(crate) async fn search(
     gw.compute(move |g| g.search(&r)).await.map(Json)
 }
 
-/// One skill by id (routable or not), with its SKILL.md.
+/// One skill by id (routable or not), with its SKILL.md; an unsafe skill's text is withheld.
 #[utoipa::path(get, path = "/v1/skills/{id}",
     params(("id" = String, Path, description = "`registry:path` (may contain slashes)")),
     responses((status = 200, description = "the skill", body = SkillResponse),
+        (status = 403, description = "withheld: the security scan found the skill unsafe (`unsafe_skill`)", body = ApiError),
         (status = 404, description = "no such skill", body = ApiError)))]
 pub(crate) async fn skill(
     State(gw): State<Arc<Gateway>>,

@@ -29,6 +29,8 @@ pub enum ErrorCode {
     ReloadDisabled,
     /// 403: this `Origin` may not call `/mcp`.
     OriginNotAllowed,
+    /// 403: the skill is withheld: the security scan found it unsafe.
+    UnsafeSkill,
     /// 404: no such route or skill.
     NotFound,
     /// 405: the route does not take that method.
@@ -60,7 +62,9 @@ impl ErrorCode {
             | ErrorCode::BadBody
             | ErrorCode::UnsupportedProtocolVersion => StatusCode::BAD_REQUEST,
             ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
-            ErrorCode::ReloadDisabled | ErrorCode::OriginNotAllowed => StatusCode::FORBIDDEN,
+            ErrorCode::ReloadDisabled | ErrorCode::OriginNotAllowed | ErrorCode::UnsafeSkill => {
+                StatusCode::FORBIDDEN
+            }
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
             ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
@@ -82,6 +86,7 @@ impl ErrorCode {
             ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::ReloadDisabled => "reload_disabled",
             ErrorCode::OriginNotAllowed => "origin_not_allowed",
+            ErrorCode::UnsafeSkill => "unsafe_skill",
             ErrorCode::NotFound => "not_found",
             ErrorCode::MethodNotAllowed => "method_not_allowed",
             ErrorCode::Timeout => "timeout",

@@ -12,7 +12,7 @@ use serde::Serialize;
 use skg_index::Index;
 
 use crate::{
-    error::{ApiError, public},
+    error::{ApiError, ErrorCode, public},
     metrics::Metrics,
     wire::{
         self, Ask, FindRequest, FindResponse, HealthIndex, HealthResponse, HealthSource, Mode,
@@ -460,13 +460,20 @@ impl Gateway {
         Ok(out)
     }
 
-    /// One skill by id (routable or not), with its `SKILL.md`.
+    /// One skill by id (routable or not), with its `SKILL.md` — except an unsafe one, whose text
+    /// is withheld (403 `unsafe_skill`).
     pub(crate) fn skill(&self, id: &str) -> Result<SkillResponse, ApiError> {
         let loaded = self.current();
         let ix = &loaded.index;
-        let (pos, _) = ix
+        let (pos, entry) = ix
             .skill(id)
             .ok_or_else(|| ApiError::not_found(format!("no skill with id {id:?} in this index")))?;
+        if entry.r#unsafe {
+            return Err(ApiError::new(
+                ErrorCode::UnsafeSkill,
+                format!("skill {id:?} is withheld: the security scan found it unsafe (`skg scan`)"),
+            ));
+        }
         Ok(wire::skill(ix, pos)?)
     }
 

@@ -1086,4 +1086,12 @@ async fn an_unsafe_skill_is_never_routed_or_found_even_when_quarantined_skills_a
         "{}",
         found.json
     );
+    // Its text is withheld by id too; a safe skill is still served.
+    let path = |id: &str| format!("/v1/skills/{id}");
+    let by_id = call(&gw, get(&path(&top))).await;
+    assert_eq!(by_id.status, StatusCode::FORBIDDEN, "{}", by_id.json);
+    assert_eq!(by_id.json["code"], "unsafe_skill");
+    let other = ids.first().copied().unwrap();
+    let ok = call(&gw, get(&path(other))).await;
+    assert_eq!(ok.status, StatusCode::OK, "{other}: {}", ok.json);
 }
