@@ -20,6 +20,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         registry,
         root: "p".to_owned(),
         files,
+        name: Some(text.lines().next().unwrap_or("").to_owned()),
+        description: text.lines().nth(1).map(str::to_owned),
     };
     let scan = skg_scan::scan(&[package], &skg_scan::Options::default(), &NoProgress);
     assert_eq!(scan.verdicts.len(), 1);

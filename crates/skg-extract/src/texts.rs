@@ -59,12 +59,28 @@ pub fn package_texts(
                     }
                 }
                 progress.advance(1);
+                // What the package says it is, read as extract reads it (repairs included).
+                let declared = |key: &str| -> Option<String> {
+                    let main = files
+                        .first()
+                        .filter(|_| !MCP_CONFIGS.contains(&pkg.skill_file.as_str()))?;
+                    crate::frontmatter::parse(&main.text)
+                        .map
+                        .get(key)
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::trim)
+                        .filter(|v| !v.is_empty())
+                        .map(str::to_owned)
+                };
+                let (name, description) = (declared("name"), declared("description"));
                 (
                     PackageText {
                         id: SkillId::new(&src.name, &pkg.root),
                         registry: src.name.clone(),
                         root: pkg.root.clone(),
                         files,
+                        name,
+                        description,
                     },
                     diags,
                 )

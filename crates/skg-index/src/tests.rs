@@ -250,18 +250,7 @@ fn an_unsafe_skill_is_never_found_nor_routed_whatever_the_request_asks() {
     let mut f = chain_fixture(false);
     f.skills[1].risk_tier = skg_model::RiskTier::Unsafe;
     let dir2 = tempfile::tempdir().unwrap();
-    let input = BuildInput {
-        skills: &f.skills,
-        documents: &f.docs,
-        edges: &f.edges,
-        members: None,
-        scores: None,
-        registries: &[],
-        vectors: None,
-        min_confidence: 0.5,
-    };
-    build(&input, &dir2.path().join("i"), json!({}), &[]).unwrap();
-    let chain = Index::open(&dir2.path().join("i")).unwrap();
+    let chain = index_of_chain(dir2.path(), &f);
     let a = chain
         .search(&Query::new("deploy the release to production", None, 1))
         .unwrap();
@@ -445,7 +434,11 @@ fn chain_fixture(cycle: bool) -> Fixture {
 }
 
 fn chain_index(dir: &Path, cycle: bool) -> Index {
-    let f = chain_fixture(cycle);
+    index_of_chain(dir, &chain_fixture(cycle))
+}
+
+/// The index of a chain fixture (no members, scores or vectors).
+fn index_of_chain(dir: &Path, f: &Fixture) -> Index {
     let input = BuildInput {
         skills: &f.skills,
         documents: &f.docs,

@@ -20,6 +20,7 @@ mod score;
 pub mod security;
 mod skill;
 mod stage;
+mod stats;
 
 pub use crate::{
     canon::{Cluster, Member, Role},
@@ -37,6 +38,7 @@ pub use crate::{
         SkillKind,
     },
     stage::Stage,
+    stats::auc,
 };
 
 /// Progress reporting, implemented by the binary (a progress bar) or ignored. Stages call it;

@@ -26,4 +26,9 @@ pub struct PackageText {
     /// Its text files, sorted by path, the package's main file (`SKILL.md`, else the MCP
     /// config) first. Binary and unreadable files are left out (a diagnostic says so).
     pub files: Vec<FileText>,
+    /// The `name` its `SKILL.md` frontmatter declares (read by extract's frontmatter reader,
+    /// repairs included), when it declares one.
+    pub name: Option<String>,
+    /// The `description` its frontmatter declares, when it declares one.
+    pub description: Option<String>,
 }

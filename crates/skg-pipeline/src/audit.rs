@@ -151,7 +151,7 @@ fn embedding(plan: &Plan) -> Result<Embedding> {
 fn stage_key(
     stage: Stage,
     plan: &Plan,
-    sources: &[skg_extract::RegistrySource],
+    fingerprint: &str,
     embedding: &Embedding,
     slop_model: &skg_score::Model,
     upstream: &BTreeMap<Stage, String>,
@@ -164,24 +164,14 @@ fn stage_key(
     match stage {
         Stage::Extract => {
             k.options(&plan.extract)?;
-            k.part(
-                "registries",
-                skg_extract::content_fingerprint(sources)
-                    .at(|| "cannot read the registries".to_owned())?
-                    .as_bytes(),
-            );
+            k.part("registries", fingerprint.as_bytes());
         }
         Stage::Scan => {
             // It reads the registries itself (MCP-config folders included, which extract's
             // output does not hold), with extract's limits.
             k.options(&plan.scan)?;
             k.options(&plan.extract.limits)?;
-            k.part(
-                "registries",
-                skg_extract::content_fingerprint(sources)
-                    .at(|| "cannot read the registries".to_owned())?
-                    .as_bytes(),
-            );
+            k.part("registries", fingerprint.as_bytes());
         }
         Stage::Canonicalize => {
             k.options(&plan.canon)?;
@@ -216,6 +206,9 @@ pub fn execute(plan: &Plan, progress: &dyn Progress) -> Result<Summary> {
         .at(|| "cannot resolve the registries to read".to_owned())?;
     let embedding = embedding(plan)?;
     let slop_model = skg_score::Model::bundled()?;
+    // The registries' content, read once for the keys of the two stages that read them.
+    let fingerprint = skg_extract::content_fingerprint(&sources)
+        .at(|| "cannot read the registries".to_owned())?;
 
     let mut runs = Vec::new();
     let mut outputs: BTreeMap<Stage, String> = BTreeMap::new();
@@ -223,7 +216,7 @@ pub fn execute(plan: &Plan, progress: &dyn Progress) -> Result<Summary> {
         let t = Instant::now();
         progress.stage(&format!("{}/{} {stage}", i + 1, Stage::PIPELINE.len()));
         let dir = stages_dir.join(stage.as_str());
-        let key = stage_key(stage, plan, &sources, &embedding, &slop_model, &outputs)?;
+        let key = stage_key(stage, plan, &fingerprint, &embedding, &slop_model, &outputs)?;
         let key_path = stages_dir.join(format!("{stage}.key"));
         let fresh = (!plan.force)
             .then(|| key::read(&key_path))

@@ -146,8 +146,8 @@ pub struct Evaluation {
     pub r#unsafe: Confusion,
     /// Positive = `suspicious` or `unsafe` (what a reviewer sees).
     pub flagged: Confusion,
-    /// ROC AUC of the score (ties count half).
-    pub auc: f64,
+    /// ROC AUC of the score (ties count half; `None` without both classes).
+    pub auc: Option<f64>,
     /// Per attack type.
     pub by_type: Vec<TypeRecall>,
 }
@@ -193,31 +193,12 @@ pub fn evaluate(scan: &Scan, labels: &[Label]) -> Evaluation {
         unmatched,
         r#unsafe: Confusion::of(&unsafe_pairs),
         flagged: Confusion::of(&flagged_pairs),
-        auc: auc(&scored),
+        auc: skg_model::auc(
+            &scored.iter().map(|s| s.1).collect::<Vec<_>>(),
+            &scored.iter().map(|s| s.0).collect::<Vec<_>>(),
+        ),
         by_type: types.into_values().collect(),
     }
-}
-
-/// Mann–Whitney AUC: the chance a random positive scores above a random negative (ties half).
-fn auc(scored: &[(bool, f64)]) -> f64 {
-    let pos: Vec<f64> = scored.iter().filter(|s| s.0).map(|s| s.1).collect();
-    let neg: Vec<f64> = scored.iter().filter(|s| !s.0).map(|s| s.1).collect();
-    if pos.is_empty() || neg.is_empty() {
-        return 0.0;
-    }
-    let mut wins = 0.0;
-    for p in &pos {
-        for n in &neg {
-            wins += if p > n {
-                1.0
-            } else if (p - n).abs() < f64::EPSILON {
-                0.5
-            } else {
-                0.0
-            };
-        }
-    }
-    wins / (pos.len() * neg.len()) as f64
 }
 
 impl std::fmt::Display for Evaluation {
@@ -243,7 +224,10 @@ impl std::fmt::Display for Evaluation {
                 c.precision, c.recall, c.f1, c.false_positive_rate, c.tp, c.fp, c.r#fn, c.tn
             )?;
         }
-        writeln!(f, "score ROC AUC {:.3}", self.auc)?;
+        match self.auc {
+            Some(a) => writeln!(f, "score ROC AUC {a:.3}")?,
+            None => writeln!(f, "score ROC AUC n/a (one class only)")?,
+        }
         writeln!(
             f,
             "{:<24} {:>4} {:>7} {:>8}",
@@ -271,7 +255,7 @@ mod tests {
         assert_eq!((c.tp, c.fp, c.r#fn, c.tn), (1, 1, 1, 1));
         assert!((c.precision - 0.5).abs() < 1e-12 && (c.f1 - 0.5).abs() < 1e-12);
         // Positives 0.9, 0.4; negatives 0.4, 0.1: pairs (0.9>0.4, 0.9>0.1, 0.4=0.4, 0.4>0.1) = 3.5/4.
-        let a = auc(&[(true, 0.9), (true, 0.4), (false, 0.4), (false, 0.1)]);
+        let a = skg_model::auc(&[0.9, 0.4, 0.4, 0.1], &[true, true, false, false]).unwrap_or(-1.0);
         assert!((a - 0.875).abs() < 1e-12, "{a}");
     }
 

@@ -114,11 +114,7 @@ impl NameIndex {
             .collect();
         let mut seen: BTreeMap<String, HashSet<&str>> = BTreeMap::new();
         for p in packages {
-            if let Some(n) = p
-                .files
-                .first()
-                .and_then(|f| frontmatter_value(&f.text, "name"))
-            {
+            if let Some(n) = &p.name {
                 seen.entry(n.to_ascii_lowercase())
                     .or_default()
                     .insert(p.registry.as_str());
@@ -168,24 +164,6 @@ fn one_deletions(word: &str) -> impl Iterator<Item = String> + '_ {
     })
 }
 
-/// A top-level `key: value` of a file's YAML frontmatter, unquoted (the scan reads only `name`
-/// and `description`, for context; extract parses frontmatter in full).
-pub(crate) fn frontmatter_value(text: &str, key: &str) -> Option<String> {
-    let rest = text.strip_prefix("---")?;
-    for l in rest.lines().skip(1) {
-        if l.trim_end() == "---" {
-            break;
-        }
-        if let Some(v) = l.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
-            let v = v.trim().trim_matches(|c| c == '"' || c == '\'').trim();
-            if !v.is_empty() && v != "|" && v != ">" {
-                return Some(v.to_owned());
-            }
-        }
-    }
-    None
-}
-
 /// What the package says it is for.
 struct Purpose {
     /// Name and description, lowercase.
@@ -224,11 +202,7 @@ fn re(s: &str) -> Regex {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place<'a> {
     /// Text, a code block or inline code under `section` (in a table: `table`).
-    Markdown {
-        section: &'a str,
-        inline: bool,
-        table: bool,
-    },
+    Markdown { section: &'a str, table: bool },
     /// Inside an HTML comment: hidden from a reader.
     Hidden,
     /// The command an MCP client runs to start a server.
@@ -247,6 +221,14 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The file being read is the package's main file (its `SKILL.md`).
+    fn is_main(&self) -> bool {
+        self.pkg
+            .files
+            .first()
+            .is_some_and(|f| f.path == self.file.path)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
@@ -332,25 +314,33 @@ fn clip(s: &str) -> String {
 /// Every finding of one package.
 pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding> {
     let main = pkg.files.first();
-    let name = main
-        .and_then(|f| frontmatter_value(&f.text, "name"))
+    let name = pkg
+        .name
+        .clone()
         .unwrap_or_else(|| pkg.root.rsplit('/').next().unwrap_or("").to_owned());
-    let description = main
-        .and_then(|f| frontmatter_value(&f.text, "description"))
-        .unwrap_or_default();
+    let description = pkg.description.clone().unwrap_or_default();
     // What the skill says it is: name, description, and its opening paragraph (for a skill
     // without a description, that is what a reader sees first).
-    let opening: String = main
-        .map(|f| {
-            segments(&f.text)
-                .into_iter()
-                .filter(|s| matches!(s.kind, Kind::Prose | Kind::Heading))
-                .take(3)
-                .map(|s| s.text)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default();
+    // The main file's segments, cut once: for the opening below and for its rules.
+    let mut main_segments: Option<Vec<Segment>> = main
+        .filter(|f| f.path.to_ascii_lowercase().ends_with(".md"))
+        .map(|f| segments(&f.text));
+    let opening: String = main_segments
+        .iter()
+        .flatten()
+        .filter(|s| matches!(s.kind, Kind::Prose | Kind::Heading))
+        .take(3)
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    // An MCP config declares its purpose in its servers' names and descriptions.
+    let opening = if main_segments.is_none()
+        && let Some(f) = main
+    {
+        mcp_claim(&f.text)
+    } else {
+        opening
+    };
     let opening: String = opening.chars().take(400).collect();
     let claim = format!("{name} {description} {opening}");
     let purpose = Purpose {
@@ -376,7 +366,13 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             mcp_config(&mut ctx);
         } else {
             match ext {
-                "md" | "markdown" | "mdx" => markdown_rules(&mut ctx),
+                "md" | "markdown" | "mdx" => {
+                    let segs = match main_segments.take().filter(|_| ctx.is_main()) {
+                        Some(m) => m,
+                        None => segments(&file.text),
+                    };
+                    markdown_rules(&mut ctx, segs);
+                }
                 "sh" | "bash" | "zsh" | "ksh" => {
                     shell_rules(&mut ctx, &file.text, 1, Place::Script);
                     blob_rule(&mut ctx, &file.text, 1, Place::Script);
@@ -427,19 +423,17 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
 
 // ---------------------------------------------------------------- markdown
 
-fn markdown_rules(ctx: &mut Ctx<'_>) {
-    let text = ctx.file.text.clone();
-    for seg in segments(&text) {
+fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
+    for seg in segs {
         match &seg.kind {
             Kind::Frontmatter => {
-                if let Some(d) = frontmatter_value(&seg.text, "description") {
+                if let Some(d) = ctx.pkg.description.clone().filter(|_| ctx.is_main()) {
                     instruction_rules(
                         ctx,
                         &d,
                         1,
                         Place::Markdown {
                             section: "",
-                            inline: false,
                             table: false,
                         },
                     );
@@ -453,7 +447,6 @@ fn markdown_rules(ctx: &mut Ctx<'_>) {
                     seg.line,
                     Place::Markdown {
                         section: &seg.section,
-                        inline: false,
                         table: seg.table,
                     },
                 );
@@ -463,7 +456,6 @@ fn markdown_rules(ctx: &mut Ctx<'_>) {
                     seg.line,
                     Place::Markdown {
                         section: &seg.section,
-                        inline: false,
                         table: seg.table,
                     },
                 );
@@ -472,7 +464,6 @@ fn markdown_rules(ctx: &mut Ctx<'_>) {
             Kind::InlineCode => {
                 let place = Place::Markdown {
                     section: &seg.section,
-                    inline: true,
                     table: seg.table,
                 };
                 shell_rules(ctx, &seg.text, seg.line, place);
@@ -485,7 +476,6 @@ fn markdown_rules(ctx: &mut Ctx<'_>) {
 fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
     let place = Place::Markdown {
         section: &seg.section,
-        inline: false,
         table: seg.table,
     };
     match lang {
@@ -601,7 +591,6 @@ fn comment_rules(ctx: &mut Ctx<'_>, seg: &Segment) {
             Vec::new(),
             Place::Markdown {
                 section: &seg.section,
-                inline: false,
                 table: seg.table,
             },
             0,
@@ -980,6 +969,8 @@ const INTERPRETERS: &[&str] = &[
     "deno",
     "bun",
 ];
+/// The shells among the interpreters (what a reverse shell hands out).
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish"];
 const SENDERS: &[&str] = &[
     "curl",
     "wget",
@@ -1694,7 +1685,7 @@ fn reverse_shell(
             o.pipeline == c.pipeline
                 && j != i
                 && is_interpreter(&eff[j].0, &eff[j].1)
-                && INTERPRETERS[..6].contains(&eff[j].0.as_str())
+                && SHELLS.contains(&eff[j].0.as_str())
         })
     {
         Some(format!("`{name}` is piped to or from a shell"))
@@ -2820,6 +2811,28 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
 
 // ---------------------------------------------------------------- MCP configs
 
+/// The servers' names and descriptions of an MCP config (empty when it is not one).
+fn mcp_claim(text: &str) -> String {
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(text) else {
+        return String::new();
+    };
+    let Some(servers) = json
+        .get("mcpServers")
+        .or_else(|| json.get("servers"))
+        .and_then(serde_json::Value::as_object)
+    else {
+        return String::new();
+    };
+    servers
+        .iter()
+        .flat_map(|(name, cfg)| {
+            std::iter::once(name.as_str())
+                .chain(cfg.get("description").and_then(serde_json::Value::as_str))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn mcp_config(ctx: &mut Ctx<'_>) {
     let text = ctx.file.text.clone();
     let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
@@ -3006,12 +3019,7 @@ const ADDED_DANGER: &[Category] = &[
 pub(crate) fn backdoored_copies(packages: &[PackageText], findings: &mut [Vec<Finding>]) {
     let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     for (i, p) in packages.iter().enumerate() {
-        let Some(main) = p.files.first() else {
-            continue;
-        };
-        let name = frontmatter_value(&main.text, "name");
-        let description = frontmatter_value(&main.text, "description");
-        if let (Some(n), Some(d)) = (name, description)
+        if let (Some(n), Some(d)) = (&p.name, &p.description)
             && d.len() >= 20
         {
             let norm = |s: &str| {
@@ -3020,7 +3028,7 @@ pub(crate) fn backdoored_copies(packages: &[PackageText], findings: &mut [Vec<Fi
                     .join(" ")
                     .to_lowercase()
             };
-            groups.entry((norm(&n), norm(&d))).or_default().push(i);
+            groups.entry((norm(n), norm(d))).or_default().push(i);
         }
     }
     for members in groups.values().filter(|m| m.len() >= 2) {

@@ -14,6 +14,8 @@ fn findings() -> Vec<skg_scan::Finding> {
             path: "skills/x y/SKILL.md".into(),
             text: md.into(),
         }],
+        name: Some("x".into()),
+        description: Some("y".into()),
     };
     scan(&[p], &Options::default(), &NoProgress).findings
 }

@@ -262,38 +262,8 @@ pub fn data_hash(x: &[Vec<f64>], clean: &[bool]) -> String {
     h.finalize().to_hex().to_string()
 }
 
-/// Area under the ROC curve of `scores` for `positive` labels (Mann–Whitney, ties counted half).
-/// `None` when one class is absent.
-pub fn auc(scores: &[f64], positive: &[bool]) -> Option<f64> {
-    let pos: Vec<f64> = scores
-        .iter()
-        .zip(positive)
-        .filter(|p| *p.1)
-        .map(|p| *p.0)
-        .collect();
-    let neg: Vec<f64> = scores
-        .iter()
-        .zip(positive)
-        .filter(|p| !*p.1)
-        .map(|p| *p.0)
-        .collect();
-    if pos.is_empty() || neg.is_empty() {
-        return None;
-    }
-    let mut wins = 0.0;
-    for p in &pos {
-        for q in &neg {
-            wins += if p > q {
-                1.0
-            } else if (p - q).abs() < f64::EPSILON {
-                0.5
-            } else {
-                0.0
-            };
-        }
-    }
-    Some(wins / (pos.len() * neg.len()) as f64)
-}
+/// Area under the ROC curve (defined once, in skg-model: the scan's evaluation uses it too).
+pub use skg_model::auc;
 
 #[cfg(test)]
 mod tests {
