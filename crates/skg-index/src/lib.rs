@@ -49,8 +49,8 @@ pub use crate::{
         resolve_examples, skill_keys,
     },
     misses::{DEPTH, Miss, MissClass, MissReport, SIBLING_COSINE, misses},
-    route::{Bundle, BundleSkill, Reason, route},
-    search::{Answer, Fusion, Hit, Index, Mode, Query, SectionHit},
+    route::{Bundle, BundleSkill, Reason, route, route_within},
+    search::{Answer, Fusion, Hit, Index, Mode, Query, Scope, SectionHit},
 };
 
 /// Index errors.

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use petgraph::{algo::tarjan_scc, graph::DiGraph};
 use serde::{Deserialize, Serialize};
 
-use crate::{Answer, Index};
+use crate::{Answer, Index, Scope};
 
 /// Why a skill is in the bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +65,9 @@ pub struct Bundle {
     /// Dependencies named by a bundle skill that the index does not hold (or holds as unsafe:
     /// withheld).
     pub missing: Vec<String>,
+    /// Dependencies outside the caller's scope ([`route_within`]): left out and not named, so a
+    /// scoped caller learns no id it may not see — only that the bundle is incomplete.
+    pub withheld: usize,
     /// Tokens of the bundle.
     pub tokens: u64,
     /// The budget asked for.
@@ -80,6 +83,18 @@ type Chosen = Vec<(u32, Reason)>;
 
 /// Builds the bundle for an answer.
 pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundle {
+    route_within(index, answer, token_budget, None)
+}
+
+/// [`route`] for a caller that sees only `scope`: dependencies and complements outside it are
+/// never added (dependencies are counted in [`Bundle::withheld`]).
+pub fn route_within(
+    index: &Index,
+    answer: &Answer,
+    token_budget: Option<u64>,
+    scope: Option<&Scope>,
+) -> Bundle {
+    let visible = |s: u32| scope.is_none_or(|sc| sc.contains(s));
     let mut seen: BTreeSet<u32> = BTreeSet::new();
     let mut chosen: Chosen = Vec::new();
     for (r, h) in answer.hits.iter().enumerate() {
@@ -87,11 +102,18 @@ pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundl
             chosen.push((h.skill, Reason::Retrieved { rank: r + 1 }));
         }
     }
-    let missing = dependency_closure(index, &mut chosen, &mut seen);
+    let (missing, withheld) = dependency_closure(index, &mut chosen, &mut seen, &visible);
     let tokens_of = |s: u32| u64::from(index.skills[s as usize].tokens);
     let mut tokens: u64 = chosen.iter().map(|c| tokens_of(c.0)).sum();
     if let Some(budget) = token_budget {
-        tokens = add_complements(index, answer, budget, tokens, &mut chosen, &mut seen);
+        tokens = add_complements(
+            index,
+            answer,
+            budget,
+            tokens,
+            (&mut chosen, &mut seen),
+            &visible,
+        );
     }
     let (order, cycles) = plan_order(index, &chosen);
     let plan: Vec<BundleSkill> = order
@@ -115,18 +137,22 @@ pub fn route(index: &Index, answer: &Answer, token_budget: Option<u64>) -> Bundl
         plan,
         cycles,
         missing: missing.into_iter().collect(),
+        withheld,
         catalog_tokens: index.catalog_tokens(),
     }
 }
 
 /// Adds the `depends_on` closure of the chosen skills, breadth first from the seeds in rank
-/// order; returns the dependencies the index does not hold or withholds as unsafe.
+/// order; returns the dependencies the index does not hold or withholds as unsafe, and how many
+/// distinct dependencies are outside the caller's scope.
 fn dependency_closure(
     index: &Index,
     chosen: &mut Chosen,
     seen: &mut BTreeSet<u32>,
-) -> BTreeSet<String> {
+    visible: &dyn Fn(u32) -> bool,
+) -> (BTreeSet<String>, usize) {
     let mut missing = BTreeSet::new();
+    let mut withheld = BTreeSet::new();
     let mut queue: VecDeque<u32> = chosen.iter().map(|c| c.0).collect();
     while let Some(s) = queue.pop_front() {
         let entry = &index.skills[s as usize];
@@ -135,6 +161,9 @@ fn dependency_closure(
                 // An unsafe dependency is withheld: the bundle says it is missing.
                 Some((_, dep)) if dep.r#unsafe => {
                     missing.insert(d.to_string());
+                }
+                Some((di, _)) if !visible(di) => {
+                    withheld.insert(di);
                 }
                 Some((di, _)) => {
                     if seen.insert(di) {
@@ -153,18 +182,20 @@ fn dependency_closure(
             }
         }
     }
-    missing
+    (missing, withheld.len())
 }
 
-/// Adds the retrieved skills' routable complements (`complements`, then `co_used_with`), best
-/// seed first, each with its own dependencies, while they fit the budget; returns the tokens.
+/// Adds the retrieved skills' routable, visible complements (`complements`, then
+/// `co_used_with`), best seed first, each with its own dependencies, while they fit the budget;
+/// returns the tokens. A complement whose dependencies include an unsafe or invisible skill is
+/// left out (it is optional; a bundle with a hole is not).
 fn add_complements(
     index: &Index,
     answer: &Answer,
     budget: u64,
     mut tokens: u64,
-    chosen: &mut Chosen,
-    seen: &mut BTreeSet<u32>,
+    (chosen, seen): (&mut Chosen, &mut BTreeSet<u32>),
+    visible: &dyn Fn(u32) -> bool,
 ) -> u64 {
     let tokens_of = |s: u32| u64::from(index.skills[s as usize].tokens);
     for h in &answer.hits {
@@ -173,22 +204,27 @@ fn add_complements(
             let Some((ci, ce)) = index.skill(c.as_str()) else {
                 continue;
             };
-            if seen.contains(&ci) || !ce.routable() {
+            if seen.contains(&ci) || !ce.routable() || !visible(ci) {
                 continue;
             }
             let mut add = vec![ci];
             let mut q = VecDeque::from([ci]);
             let mut local: BTreeSet<u32> = BTreeSet::from([ci]);
+            let mut hole = false;
             while let Some(x) = q.pop_front() {
                 for d in &index.skills[x as usize].depends_on {
-                    if let Some((di, _)) = index.skill(d.as_str())
+                    if let Some((di, de)) = index.skill(d.as_str())
                         && !seen.contains(&di)
                         && local.insert(di)
                     {
+                        hole |= de.r#unsafe || !visible(di);
                         add.push(di);
                         q.push_back(di);
                     }
                 }
+            }
+            if hole {
+                continue;
             }
             let cost: u64 = add.iter().map(|&x| tokens_of(x)).sum();
             if tokens + cost > budget {

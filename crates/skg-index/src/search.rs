@@ -106,6 +106,40 @@ pub struct Query<'a> {
     pub weights: FieldWeights,
     /// Candidates each ranking contributes to the fusion (and BM25 skills gathered).
     pub pool: usize,
+    /// The skills this query may see (a tenant's allow list); `None`: every skill. Applied where
+    /// candidates are gathered, so a scoped query still returns `k` skills when it can.
+    pub scope: Option<&'a Scope>,
+}
+
+/// A set of skills a caller may see (positions in [`Index::skills`]), fixed for one index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    visible: Vec<bool>,
+    count: usize,
+}
+
+impl Scope {
+    /// The skills of `index` for which `sees` is true.
+    pub fn new(index: &Index, mut sees: impl FnMut(&SkillEntry) -> bool) -> Scope {
+        let visible: Vec<bool> = index.skills.iter().map(&mut sees).collect();
+        let count = visible.iter().filter(|v| **v).count();
+        Scope { visible, count }
+    }
+
+    /// Whether the skill at `skill` is in the scope (false for positions out of range).
+    pub fn contains(&self, skill: u32) -> bool {
+        self.visible.get(skill as usize).copied().unwrap_or(false)
+    }
+
+    /// Skills in the scope.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// No skill is in the scope.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
 }
 
 impl<'a> Query<'a> {
@@ -127,6 +161,7 @@ impl<'a> Query<'a> {
             min_score: 0.0,
             weights: FieldWeights::default(),
             pool: 50,
+            scope: None,
         }
     }
 }
@@ -469,6 +504,7 @@ impl Index {
         !s.r#unsafe
             && (q.include_aliases || s.alias_of.is_none())
             && (q.include_quarantined || !s.quarantined)
+            && q.scope.is_none_or(|scope| scope.contains(skill))
     }
 
     /// BM25 of the `want` best allowed skills: (best doc score − penalty, best doc), found in one

@@ -521,6 +521,93 @@ fn route_reports_a_cycle_instead_of_looping() {
     assert_eq!(ids[3], "r:notify");
 }
 
+#[test]
+fn a_scoped_query_and_route_stay_inside_the_scope() {
+    // deploy → build → fetch; deploy complements notify.
+    let dir = tempfile::tempdir().unwrap();
+    let index = chain_index(dir.path(), false);
+    // The caller sees deploy, fetch and notify, not build.
+    let scope = crate::Scope::new(&index, |s| s.id.as_str() != "r:build");
+    assert_eq!(scope.len(), 3);
+    let mut q = Query::new("build the artifact and deploy the release", None, 4);
+    q.scope = Some(&scope);
+    let a = index.search(&q).unwrap();
+    let found = names(&index, &a.hits);
+    assert!(!found.contains(&"r:build".to_owned()), "{found:?}");
+    assert!(
+        a.rejected
+            .iter()
+            .all(|h| index.skills[h.skill as usize].id.as_str() != "r:build")
+    );
+    assert!(found.contains(&"r:deploy".to_owned()), "{found:?}");
+    // deploy's dependency build is withheld, not named; the closure stops there (fetch came only
+    // through build); the complement is added within the budget.
+    let only_deploy = crate::Answer {
+        hits: a
+            .hits
+            .iter()
+            .filter(|h| index.skills[h.skill as usize].id.as_str() == "r:deploy")
+            .cloned()
+            .collect(),
+        ..a.clone()
+    };
+    let b = crate::route_within(&index, &only_deploy, Some(1_000_000), Some(&scope));
+    assert_eq!(plan_ids(&b), vec!["r:deploy", "r:notify"]);
+    assert_eq!(b.withheld, 1);
+    assert!(b.missing.is_empty(), "{:?}", b.missing);
+    // Unscoped, the same answer routes the whole chain.
+    let full = crate::route(&index, &only_deploy, Some(1_000_000));
+    assert_eq!(
+        plan_ids(&full),
+        vec!["r:fetch", "r:build", "r:deploy", "r:notify"]
+    );
+    assert_eq!(full.withheld, 0);
+}
+
+#[test]
+fn a_complement_whose_dependency_is_unsafe_or_hidden_is_left_out() {
+    // notify (the complement of deploy) depends on fetch; with `unsafe_fetch`, fetch is unsafe.
+    let make = |unsafe_fetch: bool| {
+        let mut f = chain_fixture(false);
+        let edge = |a: &str, b: &str, kind: &str| -> Edge {
+            from(json!({"src": a, "dst": b, "kind": kind, "confidence": 1.0,
+                "source": "EXTRACTED", "extractor": "frontmatter", "evidence": []}))
+        };
+        f.edges = vec![
+            edge("r:notify", "r:fetch", "depends_on"),
+            edge("r:deploy", "r:notify", "complements"),
+        ];
+        if unsafe_fetch {
+            f.skills[0].risk_tier = skg_model::RiskTier::Unsafe;
+        }
+        f
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let index = index_of_chain(dir.path(), &make(true));
+    let a = index
+        .search(&Query::new("deploy the release to production", None, 1))
+        .unwrap();
+    assert_eq!(names(&index, &a.hits), vec!["r:deploy"]);
+    let b = crate::route(&index, &a, Some(1_000_000));
+    assert_eq!(
+        plan_ids(&b),
+        vec!["r:deploy"],
+        "the unsafe fetch must not ride in with notify"
+    );
+    // Safe, but hidden from the caller: the same.
+    let dir2 = tempfile::tempdir().unwrap();
+    let index2 = index_of_chain(dir2.path(), &make(false));
+    let a = index2
+        .search(&Query::new("deploy the release to production", None, 1))
+        .unwrap();
+    let scope = crate::Scope::new(&index2, |s| s.id.as_str() != "r:fetch");
+    let b = crate::route_within(&index2, &a, Some(1_000_000), Some(&scope));
+    assert_eq!(plan_ids(&b), vec!["r:deploy"]);
+    let open = crate::route(&index2, &a, Some(1_000_000));
+    // deploy (retrieved) first; notify after fetch, which it depends on.
+    assert_eq!(plan_ids(&open), vec!["r:deploy", "r:fetch", "r:notify"]);
+}
+
 /// Stand-in vectors that depend on the text only, so a carried-over vector equals a recomputed one.
 fn vec_of(text: &str) -> Vec<f32> {
     let h = blake3::hash(text.as_bytes());

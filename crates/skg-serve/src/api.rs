@@ -3,7 +3,7 @@
 use std::{sync::Arc, time::Instant};
 
 use axum::{
-    Json, Router,
+    Extension, Json, Router,
     extract::{FromRequest, MatchedPath, Path, Request, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     middleware::{self, Next},
@@ -18,6 +18,7 @@ use tower_http::{
 };
 
 use crate::{
+    access::Access,
     error::{ApiError, ErrorCode},
     gateway::Gateway,
     mcp,
@@ -43,21 +44,32 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 }
 
 /// The gateway's axum app (every route, limits and layers; state included).
+///
+/// The read routes (`/v1/*`, `/mcp`) pass [`authenticate`] first: with a keys file, each needs a
+/// key and answers within the key's scope. `/health`, `/metrics` and `/openapi.json` stay open
+/// (load balancers and scrapers call them; they carry no skill), `/admin/reload` has its own
+/// token.
 pub fn router(gw: Arc<Gateway>) -> Router {
     let cfg = gw.config().clone();
-    Router::new()
+    let reads = Router::new()
         .route("/v1/route", post(route))
         .route("/v1/skills/find", post(find))
         .route("/v1/search", post(search))
         .route("/v1/skills/{*id}", get(skill))
-        .route("/health", get(health))
-        .route("/metrics", get(metrics))
-        .route("/openapi.json", get(openapi_doc))
-        .route("/admin/reload", post(admin_reload))
         .route(
             "/mcp",
             post(mcp::http).get(mcp::http_get).delete(mcp::http_get),
         )
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&gw),
+            authenticate,
+        ));
+    Router::new()
+        .merge(reads)
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi_doc))
+        .route("/admin/reload", post(admin_reload))
         .fallback(not_found)
         .layer(CatchPanicLayer::custom(
             |_: Box<dyn std::any::Any + Send>| {
@@ -82,6 +94,35 @@ pub fn router(gw: Arc<Gateway>) -> Router {
         .with_state(gw)
 }
 
+/// The tenant a request was answered for (metrics and the access log read it).
+#[derive(Debug, Clone)]
+struct TenantLabel(String);
+
+/// The key a request presents: `Authorization: Bearer <key>`, else `X-Api-Key: <key>`.
+fn presented_key(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()))
+        .map(str::trim)
+}
+
+/// Who is asking ([`Gateway::authenticate`]): the request carries its [`Access`] to the handler;
+/// a refusal (401, 429) is answered here.
+async fn authenticate(State(gw): State<Arc<Gateway>>, mut req: Request, next: Next) -> Response {
+    match gw.authenticate(presented_key(req.headers())) {
+        Ok(access) => {
+            let label = TenantLabel(access.tenant().to_owned());
+            req.extensions_mut().insert(access);
+            let mut resp = next.run(req).await;
+            resp.extensions_mut().insert(label);
+            resp
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
 /// Counts and times every request; gives bare error statuses from layers (413, 405, timeouts …)
 /// the JSON error body.
 async fn observe(
@@ -95,6 +136,10 @@ async fn observe(
     let started = Instant::now();
     let mut resp = next.run(req).await;
     let status = resp.status();
+    let tenant = resp
+        .extensions()
+        .get::<TenantLabel>()
+        .map_or_else(|| "-".to_owned(), |t| t.0.clone());
     let is_json = resp
         .headers()
         .get(header::CONTENT_TYPE)
@@ -107,11 +152,20 @@ async fn observe(
             resp.headers_mut().insert(header::ALLOW, a);
         }
     }
+    let took = started.elapsed();
     gw.metrics.request(
-        &route,
-        &method,
-        status.as_u16(),
-        started.elapsed().as_secs_f64(),
+        (&route, &method, status.as_u16()),
+        &tenant,
+        took.as_secs_f64(),
+    );
+    tracing::info!(
+        target: "skg::access",
+        tenant = %tenant,
+        method = %method,
+        route = %route,
+        status = status.as_u16(),
+        ms = took.as_secs_f64() * 1000.0,
+        "request"
     );
     resp
 }
@@ -121,46 +175,52 @@ async fn not_found() -> ApiError {
 }
 
 /// Route a task to a small, ordered, dependency-complete skill bundle.
-#[utoipa::path(post, path = "/v1/route", request_body = RouteRequest,
+#[utoipa::path(post, path = "/v1/route", request_body = RouteRequest, security((), ("api_key" = [])),
     responses((status = 200, description = "the bundle: plan (dependencies first), cycles, type errors, token accounting, rejected; `tools` in the asked format", body = RouteResponse), ErrorResponses))]
 pub(crate) async fn route(
     State(gw): State<Arc<Gateway>>,
+    Extension(access): Extension<Access>,
     ApiJson(r): ApiJson<RouteRequest>,
 ) -> Result<Json<RouteResponse>, ApiError> {
-    gw.compute(move |g| g.route(&r)).await.map(Json)
+    gw.compute(move |g| g.route(&r, &access)).await.map(Json)
 }
 
 /// Find skills: one result per skill, best first.
-#[utoipa::path(post, path = "/v1/skills/find", request_body = FindRequest,
+#[utoipa::path(post, path = "/v1/skills/find", request_body = FindRequest, security((), ("api_key" = [])),
     responses((status = 200, description = "results with name, description, root_uri, uri, level, score, abstract; rejected", body = FindResponse), ErrorResponses))]
 pub(crate) async fn find(
     State(gw): State<Arc<Gateway>>,
+    Extension(access): Extension<Access>,
     ApiJson(r): ApiJson<FindRequest>,
 ) -> Result<Json<FindResponse>, ApiError> {
-    gw.compute(move |g| g.find(&r)).await.map(Json)
+    gw.compute(move |g| g.find(&r, &access)).await.map(Json)
 }
 
 /// Search sections: several hits per skill.
-#[utoipa::path(post, path = "/v1/search", request_body = FindRequest,
+#[utoipa::path(post, path = "/v1/search", request_body = FindRequest, security((), ("api_key" = [])),
     responses((status = 200, description = "section hits", body = SearchResponse), ErrorResponses))]
 pub(crate) async fn search(
     State(gw): State<Arc<Gateway>>,
+    Extension(access): Extension<Access>,
     ApiJson(r): ApiJson<FindRequest>,
 ) -> Result<Json<SearchResponse>, ApiError> {
-    gw.compute(move |g| g.search(&r)).await.map(Json)
+    gw.compute(move |g| g.search(&r, &access)).await.map(Json)
 }
 
 /// One skill by id (routable or not), with its SKILL.md; an unsafe skill's text is withheld.
-#[utoipa::path(get, path = "/v1/skills/{id}",
+#[utoipa::path(get, path = "/v1/skills/{id}", security((), ("api_key" = [])),
     params(("id" = String, Path, description = "`registry:path` (may contain slashes)")),
     responses((status = 200, description = "the skill", body = SkillResponse),
+        (status = 401, description = "no, an unknown or a revoked API key", body = ApiError),
         (status = 403, description = "withheld: the security scan found the skill unsafe (`unsafe_skill`)", body = ApiError),
-        (status = 404, description = "no such skill", body = ApiError)))]
+        (status = 404, description = "no such skill, or one outside what the key may see", body = ApiError),
+        (status = 429, description = "the key's rate limit is reached (`Retry-After`)", body = ApiError)))]
 pub(crate) async fn skill(
     State(gw): State<Arc<Gateway>>,
+    Extension(access): Extension<Access>,
     Path(id): Path<String>,
 ) -> Result<Json<SkillResponse>, ApiError> {
-    gw.compute(move |g| g.skill(&id)).await.map(Json)
+    gw.compute(move |g| g.skill(&id, &access)).await.map(Json)
 }
 
 /// Index loaded, revision, counts, model, degraded reasons.

@@ -31,6 +31,8 @@ pub enum ErrorCode {
     OriginNotAllowed,
     /// 403: the skill is withheld: the security scan found it unsafe.
     UnsafeSkill,
+    /// 403: this key may not ask for that (e.g. quarantined skills).
+    Forbidden,
     /// 404: no such route or skill.
     NotFound,
     /// 405: the route does not take that method.
@@ -43,6 +45,8 @@ pub enum ErrorCode {
     UnsupportedMediaType,
     /// 422: well-formed JSON asking for something invalid.
     InvalidRequest,
+    /// 429: this key's rate limit is reached (see `Retry-After`).
+    RateLimited,
     /// 500: the gateway failed on this request.
     Internal,
     /// 503: the gateway cannot answer now (timeout, shutting down).
@@ -62,15 +66,17 @@ impl ErrorCode {
             | ErrorCode::BadBody
             | ErrorCode::UnsupportedProtocolVersion => StatusCode::BAD_REQUEST,
             ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
-            ErrorCode::ReloadDisabled | ErrorCode::OriginNotAllowed | ErrorCode::UnsafeSkill => {
-                StatusCode::FORBIDDEN
-            }
+            ErrorCode::ReloadDisabled
+            | ErrorCode::OriginNotAllowed
+            | ErrorCode::UnsafeSkill
+            | ErrorCode::Forbidden => StatusCode::FORBIDDEN,
             ErrorCode::NotFound => StatusCode::NOT_FOUND,
             ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
             ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::Internal | ErrorCode::Error => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::Unavailable | ErrorCode::ReloadFailed => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -87,12 +93,14 @@ impl ErrorCode {
             ErrorCode::ReloadDisabled => "reload_disabled",
             ErrorCode::OriginNotAllowed => "origin_not_allowed",
             ErrorCode::UnsafeSkill => "unsafe_skill",
+            ErrorCode::Forbidden => "forbidden",
             ErrorCode::NotFound => "not_found",
             ErrorCode::MethodNotAllowed => "method_not_allowed",
             ErrorCode::Timeout => "timeout",
             ErrorCode::PayloadTooLarge => "payload_too_large",
             ErrorCode::UnsupportedMediaType => "unsupported_media_type",
             ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::RateLimited => "rate_limited",
             ErrorCode::Internal => "internal",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::ReloadFailed => "reload_failed",
@@ -112,6 +120,10 @@ pub struct ApiError {
     #[serde(skip)]
     #[schema(ignore)]
     pub detail: Option<String>,
+    /// Seconds before a retry can succeed (sent as `Retry-After` with 429).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -121,6 +133,7 @@ impl ApiError {
             code,
             message: message.into(),
             detail: None,
+            retry_after: None,
         }
     }
 
@@ -146,6 +159,7 @@ impl ApiError {
             code: ErrorCode::Internal,
             message: message.into(),
             detail: Some(detail.to_string()),
+            retry_after: None,
         }
     }
 
@@ -204,8 +218,23 @@ impl IntoResponse for ApiError {
         if status.is_server_error() {
             tracing::error!("{self}");
         }
+        let retry_after = self.retry_after;
+        let unauthorized = self.code == ErrorCode::Unauthorized;
         // A status the code does not carry can't happen: the code is the only source.
-        (status, Json(self)).into_response()
+        let mut resp = (status, Json(self)).into_response();
+        if let Some(s) = retry_after {
+            resp.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(s),
+            );
+        }
+        if unauthorized {
+            resp.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"skg\""),
+            );
+        }
+        resp
     }
 }
 

@@ -2,6 +2,7 @@
 //! operations the HTTP API and the MCP server share.
 
 use std::{
+    collections::HashMap,
     path::PathBuf,
     sync::{Arc, Mutex},
     time::{Duration, Instant, SystemTime},
@@ -9,9 +10,10 @@ use std::{
 
 use arc_swap::ArcSwap;
 use serde::Serialize;
-use skg_index::Index;
+use skg_index::{Index, Scope};
 
 use crate::{
+    access::{Access, Keys, KeysError, KeysFile, Refusal},
     error::{ApiError, ErrorCode, public},
     metrics::Metrics,
     wire::{
@@ -60,6 +62,11 @@ pub struct Config {
     /// Dense retrieval through a nearest-neighbour graph when the index has at least this many
     /// dense rows (`None`: always the exact scan); see `skg_index::ann`.
     pub ann_min_rows: Option<usize>,
+    /// The keys file (`skg keys`): every read endpoint then requires a key, and each key sees
+    /// only its skills. `None`: open mode (every caller sees every skill but unsafe ones).
+    pub keys_file: Option<PathBuf>,
+    /// How often the keys file is re-read (a revoked key is refused within one interval).
+    pub keys_poll: Duration,
 }
 
 /// The settings' defaults, defined once (the command line shows them from here).
@@ -78,6 +85,8 @@ pub mod defaults {
     pub const MAX_QUERY_CHARS: usize = 4000;
     /// Query vectors kept for repeated tasks.
     pub const QUERY_CACHE: usize = 4096;
+    /// How often the keys file is re-read, in milliseconds.
+    pub const KEYS_POLL_MS: u64 = 2_000;
 
     /// Retrieval computations at once: the core count.
     pub fn compute_slots() -> usize {
@@ -102,6 +111,8 @@ impl Config {
             degraded: Vec::new(),
             query_cache: defaults::QUERY_CACHE,
             ann_min_rows: Some(skg_index::ann::DEFAULT_MIN_ROWS),
+            keys_file: None,
+            keys_poll: Duration::from_millis(defaults::KEYS_POLL_MS),
         }
     }
 }
@@ -113,6 +124,61 @@ pub struct Loaded {
     pub index: Index,
     /// When it was loaded (seconds since the Unix epoch).
     pub loaded_at: u64,
+    /// The skills each key view sees in this index (by [`crate::access::Tenant::view`]),
+    /// computed on first use.
+    scopes: Mutex<HashMap<u64, Arc<Scope>>>,
+}
+
+impl Loaded {
+    fn new(index: Index) -> Loaded {
+        Loaded {
+            index,
+            loaded_at: now(),
+            scopes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// What `access` may see in this index (`None`: every skill the index serves).
+    pub fn scope(&self, access: &Access) -> Option<Arc<Scope>> {
+        let key = access.key()?;
+        let mut scopes = self
+            .scopes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(Arc::clone(scopes.entry(key.view).or_insert_with(|| {
+            Arc::new(Scope::new(&self.index, |s| key.sees(s)))
+        })))
+    }
+}
+
+/// Why the gateway could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The index folder could not be opened.
+    #[error(transparent)]
+    Index(#[from] skg_index::Error),
+    /// The keys file could not be read.
+    #[error(transparent)]
+    Keys(#[from] KeysError),
+}
+
+/// What re-reading the keys file did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeysReload {
+    /// The gateway runs open: there is no keys file.
+    Open,
+    /// The file did not change.
+    Unchanged,
+    /// New keys are in force.
+    Reloaded {
+        /// Keys in the file (revoked ones included).
+        keys: usize,
+    },
+    /// The file could not be read; the previous keys stay in force.
+    Failed {
+        /// Why (`path:line:column: …` for a parse error).
+        error: String,
+    },
 }
 
 /// What a reload did.
@@ -149,6 +215,9 @@ pub struct Gateway {
     query_vectors: Option<quick_cache::sync::Cache<String, Arc<[f32]>>>,
     reload_lock: tokio::sync::Mutex<()>,
     last_reload_error: Mutex<Option<String>>,
+    /// The keys in force and the hash of the text they came from (`None`: open mode).
+    keys: Option<ArcSwap<(Keys, blake3::Hash)>>,
+    keys_error: Mutex<Option<String>>,
     pub(crate) compute: tokio::sync::Semaphore,
     pub(crate) metrics: Metrics,
     pub(crate) started: Instant,
@@ -165,6 +234,7 @@ fn now() -> u64 {
 struct Prepared {
     loaded: Arc<Loaded>,
     vector: Option<Arc<[f32]>>,
+    scope: Option<Arc<Scope>>,
     started: Instant,
 }
 
@@ -195,8 +265,21 @@ fn open_index(cfg: &Config) -> skg_index::Result<Index> {
 }
 
 impl Gateway {
-    /// Opens the index folder (refusing an unfinished one) and builds the gateway.
-    pub fn open(cfg: Config, embedder: Option<Arc<dyn Embed>>) -> skg_index::Result<Gateway> {
+    /// Opens the index folder (refusing an unfinished one) and the keys file, when there is one,
+    /// and builds the gateway.
+    ///
+    /// # Errors
+    /// The index folder or the keys file cannot be read.
+    pub fn open(cfg: Config, embedder: Option<Arc<dyn Embed>>) -> Result<Gateway, OpenError> {
+        let keys = match &cfg.keys_file {
+            None => None,
+            Some(path) => {
+                let text = crate::access::read_text(path)?;
+                let file = KeysFile::parse(&text, path)?;
+                let keys = Keys::compile(&file, None, path)?;
+                Some(ArcSwap::from_pointee((keys, blake3::hash(text.as_bytes()))))
+            }
+        };
         let index = open_index(&cfg)?;
         let metrics = Metrics::new();
         metrics.index_loaded(&index);
@@ -204,15 +287,14 @@ impl Gateway {
         Ok(Gateway {
             compute: tokio::sync::Semaphore::new(cfg.compute_slots.max(1)),
             cfg,
-            current: ArcSwap::from_pointee(Loaded {
-                index,
-                loaded_at: now(),
-            }),
+            current: ArcSwap::from_pointee(Loaded::new(index)),
             embedder,
             query_vectors: (cfg_query_cache > 0)
                 .then(|| quick_cache::sync::Cache::new(cfg_query_cache)),
             reload_lock: tokio::sync::Mutex::new(()),
             last_reload_error: Mutex::new(None),
+            keys,
+            keys_error: Mutex::new(None),
             metrics,
             started: Instant::now(),
         })
@@ -238,10 +320,7 @@ impl Gateway {
                 Ok(index) => {
                     let to = index.manifest.content_hash.clone();
                     self.metrics.index_loaded(&index);
-                    self.current.store(Arc::new(Loaded {
-                        index,
-                        loaded_at: now(),
-                    }));
+                    self.current.store(Arc::new(Loaded::new(index)));
                     ReloadOutcome::Reloaded { from: serving, to }
                 }
                 Err(e) => failed(&e, serving),
@@ -265,6 +344,99 @@ impl Gateway {
         }
         self.metrics.reload(&outcome);
         outcome
+    }
+
+    /// Re-reads the keys file when its text changed; a file that cannot be read or parsed keeps
+    /// the previous keys in force (and `/health` says why). Blocking: call from a blocking
+    /// thread.
+    pub fn reload_keys_blocking(&self) -> KeysReload {
+        let (Some(keys), Some(path)) = (&self.keys, &self.cfg.keys_file) else {
+            return KeysReload::Open;
+        };
+        let current = keys.load_full();
+        let outcome = match crate::access::read_text(path) {
+            Err(e) => KeysReload::Failed {
+                error: e.to_string(),
+            },
+            Ok(text) if blake3::hash(text.as_bytes()) == current.1 => KeysReload::Unchanged,
+            Ok(text) => match KeysFile::parse(&text, path)
+                .and_then(|f| Keys::compile(&f, Some(&current.0), path))
+            {
+                Ok(new) => {
+                    let n = new.len();
+                    keys.store(Arc::new((new, blake3::hash(text.as_bytes()))));
+                    KeysReload::Reloaded { keys: n }
+                }
+                Err(e) => KeysReload::Failed {
+                    error: e.to_string(),
+                },
+            },
+        };
+        let mut last = self
+            .keys_error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &outcome {
+            KeysReload::Failed { error } => {
+                if last.as_deref() != Some(error.as_str()) {
+                    tracing::warn!(
+                        "keys file not reloaded, the previous keys stay in force: {error}"
+                    );
+                }
+                *last = Some(error.clone());
+            }
+            KeysReload::Reloaded { keys } => {
+                tracing::info!(keys, "keys file reloaded");
+                *last = None;
+            }
+            KeysReload::Unchanged | KeysReload::Open => *last = None,
+        }
+        outcome
+    }
+
+    /// How often the keys file is re-read, when there is one.
+    pub fn keys_poll(&self) -> Option<Duration> {
+        self.keys.as_ref().map(|_| self.cfg.keys_poll)
+    }
+
+    /// Who is asking, from the key presented (`None`: no key sent), after the key's rate
+    /// limit: in open mode, anyone. Refusals are counted by reason (and rate-limited requests
+    /// by tenant).
+    ///
+    /// # Errors
+    /// 401 for a missing, unknown or revoked key; 429 (with `Retry-After`) when the key's
+    /// bucket is empty.
+    pub fn authenticate(&self, presented: Option<&str>) -> Result<Access, ApiError> {
+        let Some(keys) = &self.keys else {
+            return Ok(Access::Open);
+        };
+        let refused = |r: Refusal| {
+            self.metrics.refusal(r);
+            let message = match r {
+                Refusal::Missing => {
+                    "this gateway requires an API key: send Authorization: Bearer <key> (skg keys add)"
+                }
+                Refusal::Unknown => "the API key is not valid",
+                Refusal::Revoked => "the API key was revoked",
+            };
+            ApiError::new(ErrorCode::Unauthorized, message)
+        };
+        let presented = presented.ok_or_else(|| refused(Refusal::Missing))?;
+        let tenant = keys.load().0.authenticate(presented).map_err(refused)?;
+        if let Err(wait) = tenant.take() {
+            self.metrics.rate_limited(&tenant.name);
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            let mut e = ApiError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "the rate limit of this key is reached; retry in {:.1} s",
+                    wait.as_secs_f64()
+                ),
+            );
+            e.retry_after = Some(seconds.max(1));
+            return Err(e);
+        }
+        Ok(Access::Key(tenant))
     }
 
     /// [`Gateway::reload_blocking`] from async code; concurrent reloads run one at a time.
@@ -307,6 +479,16 @@ impl Gateway {
                 loaded.index.manifest.content_hash
             ));
         }
+        if let Some(e) = self
+            .keys_error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+        {
+            out.push(format!(
+                "the keys file could not be re-read ({e}); the previous keys stay in force"
+            ));
+        }
         out
     }
 
@@ -339,9 +521,23 @@ impl Gateway {
         }
     }
 
-    /// Refuses empty or too long texts, `k` out of range and a non-finite floor (422); every
-    /// retrieval operation starts with it, whoever calls.
-    fn check(&self, ask: &Ask<'_>) -> Result<(), ApiError> {
+    /// Resolves `k` (the request's, else the key's, else the default), then refuses empty or
+    /// too long texts, `k` out of range and a non-finite floor (422), and quarantined skills to
+    /// a key that may not see them (403); every retrieval operation starts with it, whoever
+    /// calls.
+    fn check(&self, ask: &mut Ask<'_>, access: &Access) -> Result<(), ApiError> {
+        let key = access.key();
+        let k = ask
+            .k
+            .or_else(|| key.and_then(|t| t.k))
+            .unwrap_or(wire::defaults::K);
+        ask.k = Some(k);
+        if ask.include_quarantined && key.is_some_and(|t| !t.quarantined) {
+            return Err(ApiError::new(
+                ErrorCode::Forbidden,
+                "this API key may not see quarantined skills",
+            ));
+        }
         if ask.text.trim().is_empty() {
             return Err(ApiError::invalid("the task/query is empty"));
         }
@@ -352,10 +548,10 @@ impl Gateway {
                 self.cfg.max_query_chars
             )));
         }
-        if ask.k == 0 || ask.k > self.cfg.max_k {
+        if k == 0 || k > self.cfg.max_k {
             return Err(ApiError::invalid(format!(
-                "k must be between 1 and {}, got {}",
-                self.cfg.max_k, ask.k
+                "k must be between 1 and {}, got {k}",
+                self.cfg.max_k
             )));
         }
         if ask.min_score.is_some_and(|s| !s.is_finite()) {
@@ -366,30 +562,38 @@ impl Gateway {
 
     /// Checks the request, takes the current index and ranks skills, the query embedded on a
     /// second thread while BM25 runs (`find` and `route`: latency is the longer of the two).
-    fn answer(&self, ask: &Ask<'_>) -> Result<(Prepared, skg_index::Answer), ApiError> {
-        self.check(ask)?;
+    fn answer(
+        &self,
+        mut ask: Ask<'_>,
+        access: &Access,
+    ) -> Result<(Prepared, skg_index::Answer), ApiError> {
+        self.check(&mut ask, access)?;
         let started = Instant::now();
         let loaded = self.current();
+        let scope = loaded.scope(access);
         let mut q = ask.query(None);
         q.mode = ask.mode.unwrap_or(Mode::Hybrid);
+        q.scope = scope.as_deref();
         let (answer, vector) = loaded
             .index
             .search_embedding(&q, || self.query_vector(&loaded, ask.text, ask.mode))?;
         let prepared = Prepared {
-            loaded,
             vector,
+            scope: scope.clone(),
+            loaded,
             started,
         };
         Ok((prepared, answer))
     }
 
-    /// Checks the request, takes the current index and the query vector.
-    fn prepare(&self, ask: &Ask<'_>) -> Result<Prepared, ApiError> {
-        self.check(ask)?;
+    /// Checks the request, takes the current index, the caller's scope and the query vector.
+    fn prepare(&self, ask: &mut Ask<'_>, access: &Access) -> Result<Prepared, ApiError> {
+        self.check(ask, access)?;
         let started = Instant::now();
         let loaded = self.current();
         let vector = self.query_vector(&loaded, ask.text, ask.mode);
         Ok(Prepared {
+            scope: loaded.scope(access),
             loaded,
             vector,
             started,
@@ -421,33 +625,49 @@ impl Gateway {
     }
 
     /// `find`: one result per skill.
-    pub(crate) fn find(&self, req: &FindRequest) -> Result<FindResponse, ApiError> {
-        let ask = req.ask();
-        let (p, answer) = self.answer(&ask)?;
+    pub(crate) fn find(
+        &self,
+        req: &FindRequest,
+        access: &Access,
+    ) -> Result<FindResponse, ApiError> {
+        let (p, answer) = self.answer(req.ask(), access)?;
         let ix = &p.loaded.index;
-        let mut out = wire::find(ix, ask.text, &answer, self.served(&p.loaded, answer.mode));
+        let mut out = wire::find(ix, &req.query, &answer, self.served(&p.loaded, answer.mode));
         out.took_ms = p.took_ms();
         Ok(out)
     }
 
     /// `search`: section hits, several per skill.
-    pub(crate) fn search(&self, req: &FindRequest) -> Result<SearchResponse, ApiError> {
-        let ask = req.ask();
-        let p = self.prepare(&ask)?;
+    pub(crate) fn search(
+        &self,
+        req: &FindRequest,
+        access: &Access,
+    ) -> Result<SearchResponse, ApiError> {
+        let mut ask = req.ask();
+        let p = self.prepare(&mut ask, access)?;
         let ix = &p.loaded.index;
-        let (hits, mode) = ix.search_sections(&ask.query(p.vector()))?;
+        let mut q = ask.query(p.vector());
+        q.scope = p.scope.as_deref();
+        let (hits, mode) = ix.search_sections(&q)?;
         let mut out = wire::search(ix, ask.text, &hits, self.served(&p.loaded, mode));
         out.took_ms = p.took_ms();
         Ok(out)
     }
 
-    /// `route`: the bundle, with tools in the asked format and, with `include_content`, each
-    /// skill's `SKILL.md`.
-    pub(crate) fn route(&self, req: &RouteRequest) -> Result<RouteResponse, ApiError> {
-        let ask = req.ask();
-        let (p, answer) = self.answer(&ask)?;
+    /// `route`: the bundle (within the caller's scope), with tools in the asked format and,
+    /// with `include_content`, each skill's `SKILL.md`. A key's `token_budget` applies when the
+    /// request gives none.
+    pub(crate) fn route(
+        &self,
+        req: &RouteRequest,
+        access: &Access,
+    ) -> Result<RouteResponse, ApiError> {
+        let (p, answer) = self.answer(req.ask(), access)?;
         let ix = &p.loaded.index;
-        let bundle = skg_index::route(ix, &answer, req.token_budget);
+        let budget = req
+            .token_budget
+            .or_else(|| access.key().and_then(|t| t.token_budget));
+        let bundle = skg_index::route_within(ix, &answer, budget, p.scope.as_deref());
         let mut out = wire::route(
             ix,
             req,
@@ -455,26 +675,54 @@ impl Gateway {
             &bundle,
             self.served(&p.loaded, answer.mode),
         )?;
+        if let Some(scope) = p.scope.as_deref() {
+            for step in &mut out.plan {
+                keep_visible(ix, scope, &mut step.depends_on);
+            }
+        }
         self.metrics.bundle(bundle.plan.len(), bundle.tokens);
         out.took_ms = p.took_ms();
         Ok(out)
     }
 
     /// One skill by id (routable or not), with its `SKILL.md` — except an unsafe one, whose text
-    /// is withheld (403 `unsafe_skill`).
-    pub(crate) fn skill(&self, id: &str) -> Result<SkillResponse, ApiError> {
+    /// is withheld (403 `unsafe_skill`), and one outside the caller's scope, which does not exist
+    /// for it (404, the same answer as an unknown id).
+    pub(crate) fn skill(&self, id: &str, access: &Access) -> Result<SkillResponse, ApiError> {
         let loaded = self.current();
         let ix = &loaded.index;
-        let (pos, entry) = ix
-            .skill(id)
-            .ok_or_else(|| ApiError::not_found(format!("no skill with id {id:?} in this index")))?;
+        let not_found = || ApiError::not_found(format!("no skill with id {id:?} in this index"));
+        let (pos, entry) = ix.skill(id).ok_or_else(not_found)?;
+        let scope = loaded.scope(access);
+        if let Some(scope) = scope.as_deref()
+            && !scope.contains(pos)
+        {
+            return Err(not_found());
+        }
         if entry.r#unsafe {
             return Err(ApiError::new(
                 ErrorCode::UnsafeSkill,
                 format!("skill {id:?} is withheld: the security scan found it unsafe (`skg scan`)"),
             ));
         }
-        Ok(wire::skill(ix, pos)?)
+        let mut out = wire::skill(ix, pos)?;
+        if let Some(scope) = scope.as_deref() {
+            if out
+                .alias_of
+                .as_deref()
+                .is_some_and(|a| !visible_id(ix, scope, a))
+            {
+                out.alias_of = None;
+            }
+            for ids in [
+                &mut out.depends_on,
+                &mut out.complements,
+                &mut out.co_used_with,
+            ] {
+                keep_visible(ix, scope, ids);
+            }
+        }
+        Ok(out)
     }
 
     /// `/health`: the served index and why answers are degraded.
@@ -515,6 +763,17 @@ impl Gateway {
             version: env!("CARGO_PKG_VERSION").to_owned(),
         }
     }
+}
+
+/// Whether `id` names no skill of the index or one inside `scope`: ids a scoped caller may
+/// receive (a declared relation the index does not hold names no skill).
+fn visible_id(ix: &Index, scope: &Scope, id: &str) -> bool {
+    ix.skill(id).is_none_or(|(pos, _)| scope.contains(pos))
+}
+
+/// Drops the ids of skills outside `scope`.
+fn keep_visible(ix: &Index, scope: &Scope, ids: &mut Vec<String>) {
+    ids.retain(|id| visible_id(ix, scope, id));
 }
 
 /// A failed reload: what failed in words without paths (the full error is logged).

@@ -10,9 +10,14 @@
 //! swaps the pointer, only when the manifest's content hash changed. A failed reload keeps the
 //! last good index serving and `/health` says so.
 //!
+//! Tenants: with a keys file ([`Config::keys_file`], written by `skg keys`), every read route
+//! needs an API key, and each key sees only its skills — on every endpoint, MCP included — at
+//! its own rate ([`access`]). The file is re-read every [`Config::keys_poll`].
+//!
 //! Query embeddings come through the [`Embed`] trait (the binary plugs skg-embed in); without one
 //! the gateway answers with BM25 only and `/health` gives the reason.
 
+pub mod access;
 mod api;
 mod error;
 mod gateway;
@@ -26,7 +31,7 @@ use std::sync::Arc;
 pub use crate::{
     api::router,
     error::{ApiError, ErrorCode},
-    gateway::{Config, Embed, Gateway, Loaded, ReloadOutcome, defaults},
+    gateway::{Config, Embed, Gateway, KeysReload, Loaded, OpenError, ReloadOutcome, defaults},
 };
 
 /// Serves `gateway` on `listener` until `shutdown` resolves, then lets in-flight requests finish.
@@ -40,6 +45,20 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let header_timeout = gateway.config().header_read_timeout;
+    // With a keys file: re-read it every interval (a revoked key is refused within one).
+    let keys_watch = gateway.keys_poll().map(|every| {
+        let gw = Arc::clone(&gateway);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let g = Arc::clone(&gw);
+                let _ = tokio::task::spawn_blocking(move || g.reload_keys_blocking()).await;
+            }
+        })
+    });
     let app = router(gateway);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -72,6 +91,9 @@ pub async fn serve(
         }
     }
     drop(listener);
+    if let Some(w) = keys_watch {
+        w.abort();
+    }
     graceful.shutdown().await;
     Ok(())
 }

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use axum::{
-    Json,
+    Extension, Json,
     body::Bytes,
     extract::State,
     http::{HeaderMap, StatusCode, header},
@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 use crate::{
+    access::Access,
     error::{ApiError, ErrorCode},
     gateway::Gateway,
     wire::{FindRequest, RouteRequest, SkillRequest, defaults as wire_defaults},
@@ -123,6 +124,7 @@ fn answer<T: Serialize>(r: Result<T, ApiError>) -> Value {
 
 async fn call_tool(
     gw: &Arc<Gateway>,
+    access: &Access,
     name: &str,
     arguments: &Value,
 ) -> Result<Value, (i64, String)> {
@@ -131,31 +133,35 @@ async fn call_tool(
             let a: FindArgs = args(arguments)?;
             let req = FindRequest {
                 query: a.query,
-                k: a.k.unwrap_or(wire_defaults::K),
+                k: a.k,
                 mode: None,
                 include_quarantined: false,
                 min_score: None,
             };
-            answer(gw.compute(move |g| g.find(&req)).await)
+            let access = access.clone();
+            answer(gw.compute(move |g| g.find(&req, &access)).await)
         }
         "get_skill" => {
             let a: SkillRequest = args(arguments)?;
-            answer(gw.compute(move |g| g.skill(&a.id)).await)
+            let access = access.clone();
+            answer(gw.compute(move |g| g.skill(&a.id, &access)).await)
         }
         "route_task" => {
             let a: RouteArgs = args(arguments)?;
             let mut req = RouteRequest::new(a.task);
-            req.k = a.k.unwrap_or(wire_defaults::K);
+            req.k = a.k;
             req.token_budget = a.token_budget;
             req.include_content = true;
-            answer(gw.compute(move |g| g.route(&req)).await)
+            let access = access.clone();
+            answer(gw.compute(move |g| g.route(&req, &access)).await)
         }
         other => return Err((INVALID_PARAMS, format!("unknown tool `{other}`"))),
     })
 }
 
-/// Answers one JSON-RPC message; `None` for notifications and responses (nothing to send).
-pub async fn handle(gw: &Arc<Gateway>, msg: Value) -> Option<Value> {
+/// Answers one JSON-RPC message for `access` (what the caller's key may see); `None` for
+/// notifications and responses (nothing to send).
+pub async fn handle(gw: &Arc<Gateway>, access: &Access, msg: Value) -> Option<Value> {
     let Value::Object(obj) = &msg else {
         return Some(rpc_error(
             &Value::Null,
@@ -220,7 +226,7 @@ pub async fn handle(gw: &Arc<Gateway>, msg: Value) -> Option<Value> {
                     "`arguments` must be an object",
                 ));
             }
-            match call_tool(gw, name, &args).await {
+            match call_tool(gw, access, name, &args).await {
                 Ok(r) => rpc_result(&id, &r),
                 Err((code, m)) => rpc_error(&id, code, m),
             }
@@ -253,14 +259,17 @@ fn origin_allowed(gw: &Gateway, headers: &HeaderMap) -> bool {
 
 /// MCP streamable HTTP endpoint (JSON-RPC 2.0; tools find_skills, get_skill, route_task): one
 /// message in, its response out (202 for notifications).
-#[utoipa::path(post, path = "/mcp",
+#[utoipa::path(post, path = "/mcp", security((), ("api_key" = [])),
     request_body(content = Object, description = "one JSON-RPC 2.0 message", content_type = "application/json"),
     responses((status = 200, description = "JSON-RPC response"),
         (status = 202, description = "notification accepted"),
         (status = 400, description = "not JSON, or an unsupported MCP-Protocol-Version", body = ApiError),
-        (status = 403, description = "Origin not allowed", body = ApiError)))]
+        (status = 401, description = "no, an unknown or a revoked API key", body = ApiError),
+        (status = 403, description = "Origin not allowed", body = ApiError),
+        (status = 429, description = "the key's rate limit is reached (`Retry-After`)", body = ApiError)))]
 pub(crate) async fn http(
     State(gw): State<Arc<Gateway>>,
+    Extension(access): Extension<Access>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -299,7 +308,7 @@ pub(crate) async fn http(
                 .into_response();
         }
     };
-    match handle(&gw, msg).await {
+    match handle(&gw, &access, msg).await {
         Some(answer) => Json(answer).into_response(),
         None => StatusCode::ACCEPTED.into_response(),
     }
@@ -326,7 +335,7 @@ where
             continue;
         }
         let answer = match serde_json::from_str::<Value>(&line) {
-            Ok(msg) => handle(&gw, msg).await,
+            Ok(msg) => handle(&gw, &Access::Open, msg).await,
             Err(e) => Some(rpc_error(
                 &Value::Null,
                 PARSE_ERROR,

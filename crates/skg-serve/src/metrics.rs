@@ -18,11 +18,23 @@ struct RequestLabels {
     route: String,
     method: String,
     status: u16,
+    tenant: String,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     route: String,
+    tenant: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TenantLabels {
+    tenant: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: String,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -57,6 +69,8 @@ pub(crate) struct Metrics {
     bundle_skills: Histogram,
     bundle_tokens: Histogram,
     query_cache: Family<OutcomeLabels, Counter>,
+    rate_limited: Family<TenantLabels, Counter>,
+    refusals: Family<ReasonLabels, Counter>,
 }
 
 impl Metrics {
@@ -65,7 +79,7 @@ impl Metrics {
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "http_requests",
-            "HTTP requests by route, method and status",
+            "HTTP requests by route, method, status and tenant (`open` without keys, `-` when refused)",
             requests.clone(),
         );
         let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
@@ -73,7 +87,7 @@ impl Metrics {
         );
         registry.register(
             "http_request_duration_seconds",
-            "HTTP request latency by route",
+            "HTTP request latency by route and tenant",
             latency.clone(),
         );
         let reloads = Family::<OutcomeLabels, Counter>::default();
@@ -117,6 +131,18 @@ impl Metrics {
             "query vector lookups by outcome (hit, miss)",
             query_cache.clone(),
         );
+        let rate_limited = Family::<TenantLabels, Counter>::default();
+        registry.register(
+            "rate_limited",
+            "requests refused with 429 by tenant (the key's bucket was empty)",
+            rate_limited.clone(),
+        );
+        let refusals = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "auth_refusals",
+            "requests refused with 401 by reason (missing, unknown, revoked key)",
+            refusals.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -129,22 +155,47 @@ impl Metrics {
             bundle_skills,
             bundle_tokens,
             query_cache,
+            rate_limited,
+            refusals,
         }
     }
 
-    pub(crate) fn request(&self, route: &str, method: &str, status: u16, seconds: f64) {
+    pub(crate) fn request(
+        &self,
+        (route, method, status): (&str, &str, u16),
+        tenant: &str,
+        seconds: f64,
+    ) {
         self.requests
             .get_or_create(&RequestLabels {
                 route: route.to_owned(),
                 method: method.to_owned(),
                 status,
+                tenant: tenant.to_owned(),
             })
             .inc();
         self.latency
             .get_or_create(&RouteLabels {
                 route: route.to_owned(),
+                tenant: tenant.to_owned(),
             })
             .observe(seconds);
+    }
+
+    pub(crate) fn rate_limited(&self, tenant: &str) {
+        self.rate_limited
+            .get_or_create(&TenantLabels {
+                tenant: tenant.to_owned(),
+            })
+            .inc();
+    }
+
+    pub(crate) fn refusal(&self, reason: crate::access::Refusal) {
+        self.refusals
+            .get_or_create(&ReasonLabels {
+                reason: reason.as_str().to_owned(),
+            })
+            .inc();
     }
 
     pub(crate) fn index_loaded(&self, index: &skg_index::Index) {

@@ -25,6 +25,12 @@ pub(crate) enum ErrorResponses {
     /// Malformed request or not JSON.
     #[response(status = 400)]
     BadRequest(#[to_schema] ApiError),
+    /// No, an unknown or a revoked API key (gateways started with `--keys`).
+    #[response(status = 401)]
+    Unauthorized(#[to_schema] ApiError),
+    /// The key may not ask for this (`include_quarantined` without the quarantine policy).
+    #[response(status = 403)]
+    Forbidden(#[to_schema] ApiError),
     /// Body over the gateway's limit.
     #[response(status = 413)]
     PayloadTooLarge(#[to_schema] ApiError),
@@ -34,6 +40,9 @@ pub(crate) enum ErrorResponses {
     /// Well-formed JSON asking for something invalid (empty task, k out of range, unknown field).
     #[response(status = 422)]
     Invalid(#[to_schema] ApiError),
+    /// The key's rate limit is reached; `Retry-After` says in how many seconds to retry.
+    #[response(status = 429, headers(("Retry-After" = u64, description = "seconds")))]
+    RateLimited(#[to_schema] ApiError),
     /// The gateway failed on this request.
     #[response(status = 500)]
     Internal(#[to_schema] ApiError),
@@ -49,7 +58,23 @@ impl Modify for Bearer {
         if let Some(c) = doc.components.as_mut() {
             c.add_security_scheme(
                 "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+                SecurityScheme::Http(
+                    HttpBuilder::new()
+                        .scheme(HttpAuthScheme::Bearer)
+                        .description(Some("the admin token (SKG_ADMIN_TOKEN)"))
+                        .build(),
+                ),
+            );
+            c.add_security_scheme(
+                "api_key",
+                SecurityScheme::Http(
+                    HttpBuilder::new()
+                        .scheme(HttpAuthScheme::Bearer)
+                        .description(Some(
+                            "an API key from `skg keys add` (also accepted as `X-Api-Key`); required when the gateway runs with --keys, and each key sees only its skills",
+                        ))
+                        .build(),
+                ),
             );
         }
     }

@@ -16,10 +16,6 @@ pub mod defaults {
     pub const K: usize = 5;
 }
 
-fn default_k() -> usize {
-    defaults::K
-}
-
 pub use skg_index::{Mode, Reason, adapt::Format};
 
 /// `POST /v1/route` (and the MCP tool `route_task`, which takes `task`, `k`, `token_budget`).
@@ -28,10 +24,11 @@ pub use skg_index::{Mode, Reason, adapt::Format};
 pub struct RouteRequest {
     /// The task, in words.
     pub task: String,
-    /// Distinct skills retrieved before the dependency closure (at most the gateway's max_k).
-    #[serde(default = "default_k")]
+    /// Distinct skills retrieved before the dependency closure (at most the gateway's max_k;
+    /// default: the key's `k`, else 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, default = 5)]
-    pub k: usize,
+    pub k: Option<usize>,
     /// Tokens the bundle may use: dependencies are kept past it (the overrun is reported),
     /// complements are added within it.
     #[serde(default)]
@@ -58,7 +55,7 @@ impl RouteRequest {
     pub fn new(task: impl Into<String>) -> RouteRequest {
         RouteRequest {
             task: task.into(),
-            k: defaults::K,
+            k: None,
             token_budget: None,
             format: Format::Bundle,
             mode: None,
@@ -92,10 +89,10 @@ impl RouteRequest {
 pub struct FindRequest {
     /// What the agent needs to do, in words.
     pub query: String,
-    /// Distinct skills wanted (at most the gateway's max_k).
-    #[serde(default = "default_k")]
+    /// Distinct skills wanted (at most the gateway's max_k; default: the key's `k`, else 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, default = 5)]
-    pub k: usize,
+    pub k: Option<usize>,
     /// Evidence used (default: hybrid when the gateway has the model, else BM25).
     #[serde(default)]
     pub mode: Option<Mode>,
@@ -131,7 +128,8 @@ pub struct SkillRequest {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ask<'a> {
     pub text: &'a str,
-    pub k: usize,
+    /// `None`: the key's default, else [`defaults::K`] (the gateway resolves it first).
+    pub k: Option<usize>,
     pub mode: Option<Mode>,
     pub include_quarantined: bool,
     pub min_score: Option<f32>,
@@ -143,7 +141,7 @@ impl<'a> Ask<'a> {
     where
         'a: 'q,
     {
-        let mut q = skg_index::Query::new(self.text, vector, self.k);
+        let mut q = skg_index::Query::new(self.text, vector, self.k.unwrap_or(defaults::K));
         if let Some(m) = self.mode {
             q.mode = m;
         }
@@ -333,6 +331,8 @@ pub struct RouteResponse {
     pub type_errors: Vec<String>,
     /// Dependencies the index does not hold.
     pub missing: Vec<String>,
+    /// Dependencies outside what the caller's key may see: left out and not named.
+    pub withheld: usize,
     /// Token accounting.
     pub tokens: Tokens,
     /// The best skills below the floor.
@@ -642,6 +642,7 @@ pub fn route(
         cycles: bundle.cycles.clone(),
         type_errors: bundle.type_errors.clone(),
         missing: bundle.missing.clone(),
+        withheld: bundle.withheld,
         tokens: Tokens {
             bundle: bundle.tokens,
             budget: bundle.token_budget,

@@ -13,145 +13,21 @@
     reason = "a panic is the test failure"
 )]
 
-use std::{
-    path::{Path, PathBuf},
-    sync::Arc,
-};
+use std::sync::Arc;
 
 use axum::{
     body::Body,
     http::{Request, StatusCode, header},
 };
-use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
-use skg_model::{Member, Score, Skill};
-use skg_serve::{Config, Gateway, router};
-use tower::ServiceExt as _;
+use skg_serve::{Config, Gateway};
 
-const QUARANTINED: &str = "demo/devflow:skills/reviewing-code";
-const ALIAS: &str = "demo/devflow:skills/requesting-review";
+mod common;
 
-fn demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../registries")
-}
-
-fn extraction() -> skg_extract::Extraction {
-    let sources = skg_extract::resolve_inputs(&[demo()]).unwrap();
-    skg_extract::extract(
-        &sources,
-        &skg_extract::Options::default(),
-        &skg_extract::NoProgress,
-    )
-}
-
-fn score(s: &Skill, quarantined: bool) -> Score {
-    serde_json::from_value(json!({
-        "id": s.id, "registry": s.registry, "path": s.path,
-        "slop_score": if quarantined { 0.1 } else { 0.9 }, "quarantined": quarantined,
-        "threshold": 0.4, "reasons": [], "contributions": [], "features": [],
-    }))
-    .unwrap()
-}
-
-/// Builds the demo index at `dest`; `drop` leaves one skill out (another revision).
-fn build_index(dest: &Path, drop: Option<&str>) -> skg_index::IndexManifest {
-    let mut ex = extraction();
-    if let Some(d) = drop {
-        ex.skills.retain(|s| s.id.as_str() != d);
-    }
-    assert!(ex.skills.iter().any(|s| s.id.as_str() == QUARANTINED));
-    let scores: Vec<Score> = ex
-        .skills
-        .iter()
-        .map(|s| score(s, s.id.as_str() == QUARANTINED))
-        .collect();
-    let canonical = "demo/devflow:skills/finishing-a-branch";
-    let members: Vec<Member> = ex
-        .skills
-        .iter()
-        .filter(|s| s.id.as_str() == ALIAS)
-        .map(|s| {
-            serde_json::from_value(json!({
-                "id": s.id, "registry": s.registry, "path": s.path, "name": s.name,
-                "cluster_id": canonical, "role": "duplicate", "variant_of": null,
-                "quality": 0.5, "quality_source": "test", "nearest_description": 1.0,
-                "reason": "test alias",
-            }))
-            .unwrap()
-        })
-        .collect();
-    skg_index::build(
-        &skg_index::BuildInput {
-            skills: &ex.skills,
-            documents: &ex.documents,
-            edges: &ex.edges,
-            members: Some(&members),
-            scores: Some(&scores),
-            registries: &ex.registries,
-            vectors: None,
-            min_confidence: 0.5,
-        },
-        dest,
-        json!({}),
-        &[],
-    )
-    .unwrap()
-}
-
-fn gateway(dir: &Path, token: Option<&str>) -> Arc<Gateway> {
-    let mut cfg = Config::new(dir.to_path_buf());
-    cfg.admin_token = token.map(str::to_owned);
-    cfg.max_body_bytes = 4096;
-    cfg.max_query_chars = 500;
-    Arc::new(Gateway::open(cfg, None).unwrap())
-}
-
-struct Reply {
-    status: StatusCode,
-    json: Value,
-    content_type: String,
-}
-
-async fn call(gw: &Arc<Gateway>, req: Request<Body>) -> Reply {
-    let resp = router(Arc::clone(gw)).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let content_type = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .map(|v| v.to_str().unwrap().to_owned())
-        // 202 (an MCP notification) has no body and no content type.
-        .unwrap_or_default();
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    let json = if content_type.starts_with("application/json") {
-        serde_json::from_slice(&bytes).unwrap()
-    } else {
-        Value::String(String::from_utf8_lossy(&bytes).into_owned())
-    };
-    Reply {
-        status,
-        json,
-        content_type,
-    }
-}
-
-fn post(uri: &str, body: &Value) -> Request<Body> {
-    Request::post(uri)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap()
-}
-
-/// `POST /admin/reload` with the test token.
-fn reload() -> Request<Body> {
-    Request::post("/admin/reload")
-        .header(header::AUTHORIZATION, "Bearer s3cret")
-        .body(Body::empty())
-        .unwrap()
-}
-
-fn get(uri: &str) -> Request<Body> {
-    Request::get(uri).body(Body::empty()).unwrap()
-}
+use common::{
+    ALIAS, QUARANTINED, Reply, build_index, call, extraction, gateway, get, post, reload, score,
+};
+use skg_model::Score;
 
 #[tokio::test]
 async fn health_find_search_and_skill() {
@@ -517,7 +393,7 @@ async fn every_client_error_is_json_4xx() {
     let m = call(&gw, get("/metrics")).await;
     let text = m.json.as_str().unwrap();
     assert!(
-        text.contains(r#"skg_http_requests_total{route="/v1/route",method="POST",status="422"} 4"#),
+        text.contains(r#"skg_http_requests_total{route="/v1/route",method="POST",status="422",tenant="open"} 4"#),
         "{text}"
     );
 }
@@ -533,7 +409,13 @@ async fn reload_only_when_stale_and_refuses_partial_artifacts() {
     build_index(&partial, None);
     std::fs::remove_file(partial.join("_SUCCESS")).unwrap();
     let err = Gateway::open(Config::new(partial.clone()), None).unwrap_err();
-    assert!(matches!(err, skg_index::Error::Unfinished(_)), "{err}");
+    assert!(
+        matches!(
+            err,
+            skg_serve::OpenError::Index(skg_index::Error::Unfinished(_))
+        ),
+        "{err}"
+    );
 
     let gw = gateway(&dir, Some("s3cret"));
     // Same revision on disk: nothing loaded.

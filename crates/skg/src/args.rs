@@ -68,6 +68,10 @@ pub enum Command {
     Serve(ServeArgs),
     /// Serve MCP over stdio (one JSON-RPC message per line) for agent hosts that launch skg.
     Mcp(McpArgs),
+    /// Manage the gateway's API keys (`skg serve --keys FILE`): add a key for a tenant with what
+    /// it may see and how often it may ask, list keys, revoke one. Only hashes are stored.
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// Scan packages for malicious and unsafe content (prompt injection, download-and-execute,
     /// exfiltration, reverse shells, persistence, obfuscation, typosquats): findings with
     /// evidence, a verdict per package (safe | suspicious | unsafe), SARIF 2.1.0. Reads text
@@ -679,6 +683,79 @@ pub struct ServeArgs {
     /// Quarantine threshold `--watch` audits with.
     #[arg(long, default_value_t = skg_score::Options::DEFAULT_THRESHOLD)]
     pub threshold: f64,
+    /// The keys file (`skg keys add`): every read endpoint then needs an API key and each key
+    /// sees only its skills. Re-read when it changes.
+    #[arg(long, value_name = "FILE", conflicts_with = "open")]
+    pub keys: Option<PathBuf>,
+    /// Milliseconds between reads of the keys file (a revoked key is refused within one).
+    #[arg(long, default_value_t = skg_serve::defaults::KEYS_POLL_MS)]
+    pub keys_poll_ms: u64,
+    /// Serve without keys on an address other than loopback (anyone who reaches it sees every
+    /// skill). Without `--keys`, only loopback addresses are served open unless this is given.
+    #[arg(long)]
+    pub open: bool,
+}
+
+/// `skg keys …`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Add a key for a tenant; prints the key once (only its hash is stored).
+    Add(KeysAddArgs),
+    /// List the keys (ids, tenants, policies; never a key).
+    List(KeysFileArgs),
+    /// Revoke a key by id (it stays listed; a running gateway refuses it within one poll).
+    Revoke(KeysRevokeArgs),
+}
+
+/// The keys file.
+#[derive(Debug, Clone, Args)]
+pub struct KeysFileArgs {
+    /// The keys file (created by the first `add`).
+    #[arg(long, value_name = "FILE", default_value = "skg-keys.toml")]
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// `skg keys add`.
+#[derive(Debug, Clone, Args)]
+pub struct KeysAddArgs {
+    #[command(flatten)]
+    pub file: KeysFileArgs,
+    /// The tenant the key belongs to (metrics and logs are labelled with it).
+    #[arg(long)]
+    pub tenant: String,
+    /// Skill-id pattern the key may see, a glob over `registry:path` (repeatable; default: all).
+    #[arg(long, value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Skill-id pattern the key may not see (repeatable; wins over --allow).
+    #[arg(long, value_name = "PATTERN")]
+    pub deny: Vec<String>,
+    /// The key may see quarantined skills (unsafe ones stay withheld from everyone).
+    #[arg(long)]
+    pub quarantined: bool,
+    /// Requests per second on average (default: unlimited).
+    #[arg(long, value_name = "PER_SECOND")]
+    pub rate: Option<f64>,
+    /// Requests at once above the average (default: one second's worth).
+    #[arg(long, requires = "rate")]
+    pub burst: Option<u32>,
+    /// `k` when a request does not say.
+    #[arg(long)]
+    pub k: Option<usize>,
+    /// Token budget of a route when the request does not say.
+    #[arg(long)]
+    pub token_budget: Option<u64>,
+}
+
+/// `skg keys revoke`.
+#[derive(Debug, Clone, Args)]
+pub struct KeysRevokeArgs {
+    #[command(flatten)]
+    pub file: KeysFileArgs,
+    /// The key's id (`skg keys list`).
+    pub id: String,
 }
 
 #[derive(Debug, Args)]

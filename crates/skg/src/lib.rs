@@ -47,6 +47,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Route(args) => commands::index::route(&args),
         Command::Serve(args) => commands::serve::serve(&args, &cli.global),
         Command::Mcp(args) => commands::serve::mcp(&args),
+        Command::Keys(cmd) => commands::keys::run(&cmd),
         Command::Scan(args) => commands::scan::run(&args, &cli.global),
         Command::Schema(args) => commands::schema::run(&args),
     }

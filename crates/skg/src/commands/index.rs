@@ -358,7 +358,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
         }
     };
     let mut req = RouteRequest::new(&args.task);
-    req.k = args.k;
+    req.k = Some(args.k);
     req.token_budget = args.token_budget;
     req.include_quarantined = args.include_quarantined;
     let answer = index.search(&req.query(vector.as_deref()))?;

@@ -5,6 +5,7 @@ pub(crate) mod audit;
 pub(crate) mod canonicalize;
 pub(crate) mod extract;
 pub(crate) mod index;
+pub(crate) mod keys;
 pub(crate) mod measure;
 pub(crate) mod scan;
 pub(crate) mod schema;

@@ -66,7 +66,19 @@ fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
     cfg.ann_min_rows = (!args.no_ann).then_some(args.ann_min_rows);
     cfg.allowed_origins.clone_from(&args.allow_origin);
     cfg.degraded = degraded;
+    cfg.keys_file.clone_from(&args.keys);
+    cfg.keys_poll = Duration::from_millis(args.keys_poll_ms.max(50));
     cfg
+}
+
+/// Without a keys file the gateway is open: fine on loopback, refused elsewhere unless `--open`.
+fn check_open(args: &ServeArgs, addr: std::net::SocketAddr) -> anyhow::Result<()> {
+    if args.keys.is_none() && !args.open && !addr.ip().is_loopback() {
+        anyhow::bail!(
+            "{addr} is not a loopback address: serve it with --keys FILE (skg keys add), or --open to let anyone who reaches it read every skill"
+        );
+    }
+    Ok(())
 }
 
 fn stderr_line(line: &str) {
@@ -91,9 +103,10 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         let addr = listener.local_addr()?;
+        check_open(args, addr)?;
         let health = gw.health();
         stderr_line(&format!(
-            "skg serve: http://{addr} — index {} ({} routable skills, revision {}){}; MCP at /mcp; admin reload {}",
+            "skg serve: http://{addr} — index {} ({} routable skills, revision {}){}; MCP at /mcp; {}; admin reload {}",
             args.index.display(),
             health.index.counts.get("routable").unwrap_or(&0),
             &health.index.revision[..12.min(health.index.revision.len())],
@@ -102,6 +115,10 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
             } else {
                 format!(" — degraded: {}", health.degraded.join("; "))
             },
+            args.keys.as_ref().map_or_else(
+                || "open (no keys)".to_owned(),
+                |k| format!("API keys from {}", k.display())
+            ),
             if gw.config().admin_token.is_some() { "on" } else { "off (set SKG_ADMIN_TOKEN)" },
         ));
         let stop = Arc::new(AtomicBool::new(false));
