@@ -20,6 +20,7 @@
     reason = "this crate reads its index folder (and exports bundles)"
 )]
 
+pub mod abstain;
 pub mod adapt;
 pub mod ann;
 mod artifact;
@@ -27,6 +28,7 @@ mod bm25;
 mod eval;
 mod incremental;
 mod judged;
+pub mod listing;
 mod misses;
 pub mod parity;
 pub mod rerank;

@@ -1359,3 +1359,82 @@ fn search_embedding_answers_as_search_with_the_vector() {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever the order, budget and cut: the listing never exceeds the budget, no description
+    /// is longer than the cut, every listed skill's dependencies are listed, the markdown block is
+    /// exactly `chars` long, and the same input gives the same listing.
+    #[test]
+    fn a_listing_keeps_its_budget_cut_and_dependencies(
+        budget in 0usize..400,
+        description_chars in 1usize..40,
+        order in proptest::strategy::Strategy::prop_shuffle(
+            proptest::sample::subsequence(vec![0u32, 1, 2, 3], 0..=4),
+        ),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = chain_index(dir.path(), false);
+        let cut = crate::listing::ListingOptions { budget_chars: budget, description_chars };
+        let order: Vec<(u32, crate::listing::ListedFor)> = order
+            .iter()
+            .enumerate()
+            .map(|(r, &s)| (s, crate::listing::ListedFor::Ranked { rank: r + 1 }))
+            .collect();
+        let l = crate::listing::pack(&index, &order, &cut, None);
+        proptest::prop_assert!(l.chars <= budget);
+        proptest::prop_assert_eq!(l.markdown().chars().count(), l.chars);
+        proptest::prop_assert!(crate::listing::within_cut(&index, &l));
+        let listed: std::collections::BTreeSet<&str> = l.skills.iter().map(|x| x.id.as_str()).collect();
+        for x in &l.skills {
+            for d in &index.skills[x.skill as usize].depends_on {
+                proptest::prop_assert!(listed.contains(d.as_str()), "{} listed without {}", x.id, d);
+            }
+        }
+        proptest::prop_assert_eq!(crate::listing::pack(&index, &order, &cut, None), l);
+    }
+}
+
+#[test]
+fn a_listing_puts_the_best_ranked_group_that_fits_first() {
+    // deploy → build → fetch; notify alone. Lines are `- name: description`.
+    let dir = tempfile::tempdir().unwrap();
+    let index = chain_index(dir.path(), false);
+    let pos = |id: &str| index.skill(id).unwrap().0;
+    let order = crate::listing::ranked_order(&index, &[pos("r:deploy"), pos("r:notify")], false);
+    let wide = crate::listing::ListingOptions {
+        budget_chars: 10_000,
+        description_chars: 250,
+    };
+    let l = crate::listing::pack(&index, &order, &wide, None);
+    let ids: Vec<&str> = l.skills.iter().map(|x| x.id.as_str()).collect();
+    // deploy, its closure right after it (build, then fetch), then notify; nothing else left.
+    assert_eq!(ids, vec!["r:deploy", "r:build", "r:fetch", "r:notify"]);
+    assert_eq!(
+        l.skills[0].line,
+        "- deploy: Deploy the release to production servers."
+    );
+    let expected: usize = l.skills.iter().map(|x| x.line.chars().count() + 1).sum();
+    assert_eq!(l.chars, expected);
+    // A budget that holds notify's line but not deploy's group: deploy is left out, notify listed.
+    let notify_line = "- notify: Notify the team.".chars().count() + 1;
+    let tight = crate::listing::ListingOptions {
+        budget_chars: notify_line,
+        description_chars: 250,
+    };
+    let l = crate::listing::pack(&index, &order, &tight, None);
+    let ids: Vec<&str> = l.skills.iter().map(|x| x.id.as_str()).collect();
+    assert_eq!(ids, vec!["r:notify"]);
+    assert_eq!(
+        l.left_out, 3,
+        "deploy's group, build's and fetch's (from the catalog tail)"
+    );
+    // Descriptions are cut with an ellipsis.
+    let short = crate::listing::ListingOptions {
+        budget_chars: 10_000,
+        description_chars: 6,
+    };
+    let l = crate::listing::pack(&index, &order, &short, None);
+    assert_eq!(l.skills[0].line, "- deploy: Deplo…");
+}

@@ -24,8 +24,8 @@ use crate::{
     mcp,
     openapi::{self, ErrorResponses},
     wire::{
-        FindRequest, FindResponse, HealthResponse, RouteRequest, RouteResponse, SearchResponse,
-        SkillResponse,
+        FindRequest, FindResponse, HealthResponse, ListingFormat, ListingRequest, ListingResponse,
+        RouteRequest, RouteResponse, SearchResponse, SkillResponse,
     },
 };
 
@@ -56,6 +56,7 @@ pub fn router(gw: Arc<Gateway>) -> Router {
         .route("/v1/skills/find", post(find))
         .route("/v1/search", post(search))
         .route("/v1/skills/{*id}", get(skill))
+        .route("/v1/listing", get(listing_get).post(listing))
         .route(
             "/mcp",
             post(mcp::http).get(mcp::http_get).delete(mcp::http_get),
@@ -67,6 +68,7 @@ pub fn router(gw: Arc<Gateway>) -> Router {
     Router::new()
         .merge(reads)
         .route("/health", get(health))
+        .route("/ready", get(ready))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi_doc))
         .route("/admin/reload", post(admin_reload))
@@ -207,6 +209,43 @@ pub(crate) async fn search(
     gw.compute(move |g| g.search(&r, &access)).await.map(Json)
 }
 
+/// The skills an agent host should list for a task within its character budget: most relevant
+/// first, dependencies of listed skills kept, the budget never exceeded, the same bytes for the
+/// same task and index (a prompt cache survives).
+#[utoipa::path(post, path = "/v1/listing", request_body = ListingRequest, security((), ("api_key" = [])),
+    responses((status = 200, description = "the listing (`format: markdown`: the block alone, text/markdown)", body = ListingResponse), ErrorResponses))]
+pub(crate) async fn listing(
+    State(gw): State<Arc<Gateway>>,
+    Extension(access): Extension<Access>,
+    ApiJson(r): ApiJson<ListingRequest>,
+) -> Result<Response, ApiError> {
+    let format = r.format;
+    let out = gw.compute(move |g| g.listing(&r, &access)).await?;
+    Ok(match format {
+        ListingFormat::Json => Json(out).into_response(),
+        ListingFormat::Markdown => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/markdown; charset=utf-8"),
+            )],
+            out.markdown,
+        )
+            .into_response(),
+    })
+}
+
+/// [`listing`] with query parameters (`?task=…&budget_chars=…&description_chars=…&format=…`).
+#[utoipa::path(get, path = "/v1/listing", params(ListingRequest), security((), ("api_key" = [])),
+    responses((status = 200, description = "the listing", body = ListingResponse), ErrorResponses))]
+pub(crate) async fn listing_get(
+    State(gw): State<Arc<Gateway>>,
+    Extension(access): Extension<Access>,
+    query: Result<axum::extract::Query<ListingRequest>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let axum::extract::Query(r) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
+    listing(State(gw), Extension(access), ApiJson(r)).await
+}
+
 /// One skill by id (routable or not), with its SKILL.md; an unsafe skill's text is withheld.
 #[utoipa::path(get, path = "/v1/skills/{id}", security((), ("api_key" = [])),
     params(("id" = String, Path, description = "`registry:path` (may contain slashes)")),
@@ -227,6 +266,26 @@ pub(crate) async fn skill(
 #[utoipa::path(get, path = "/health", responses((status = 200, description = "health", body = HealthResponse)))]
 pub(crate) async fn health(State(gw): State<Arc<Gateway>>) -> Json<HealthResponse> {
     Json(gw.health())
+}
+
+/// Readiness for a load balancer: 200 once the index is loaded, 503 while the gateway drains
+/// before shutting down (in-flight requests finish; new ones should go elsewhere).
+#[utoipa::path(get, path = "/ready", responses(
+    (status = 200, description = "ready: `{ready: true, revision}`"),
+    (status = 503, description = "draining: `{ready: false, revision}`")))]
+pub(crate) async fn ready(State(gw): State<Arc<Gateway>>) -> Response {
+    let revision = gw.current().index.manifest.content_hash.clone();
+    let ready = gw.is_ready();
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        Json(serde_json::json!({"ready": ready, "revision": revision})),
+    )
+        .into_response()
 }
 
 /// Prometheus metrics (OpenMetrics text).

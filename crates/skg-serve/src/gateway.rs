@@ -17,8 +17,9 @@ use crate::{
     error::{ApiError, ErrorCode, public},
     metrics::Metrics,
     wire::{
-        self, Ask, FindRequest, FindResponse, HealthIndex, HealthResponse, HealthSource, Mode,
-        RouteRequest, RouteResponse, SearchResponse, Served, SkillResponse,
+        self, Ask, FindRequest, FindResponse, HealthIndex, HealthResponse, HealthSource,
+        ListingRequest, ListingResponse, Mode, RouteRequest, RouteResponse, SearchResponse, Served,
+        SkillResponse,
     },
 };
 
@@ -67,6 +68,16 @@ pub struct Config {
     pub keys_file: Option<PathBuf>,
     /// How often the keys file is re-read (a revoked key is refused within one interval).
     pub keys_poll: Duration,
+    /// How often the index folder's manifest is checked for a new revision (`None`: only on
+    /// `/admin/reload` or `--watch`). Replicas over one published folder each reload on their
+    /// own within an interval.
+    pub index_poll: Option<Duration>,
+    /// How long a shutting-down gateway keeps accepting connections after `/ready` turned 503.
+    pub drain_grace: Duration,
+    /// The floor a request gets when it gives no `min_score` (`None`: the index's, 0): hits must
+    /// score above it, else the answer abstains (`nothing_cleared_the_floor`). `skg eval
+    /// --out-of-scope` measures what a floor keeps and rejects.
+    pub min_score: Option<f32>,
 }
 
 /// The settings' defaults, defined once (the command line shows them from here).
@@ -113,6 +124,9 @@ impl Config {
             ann_min_rows: Some(skg_index::ann::DEFAULT_MIN_ROWS),
             keys_file: None,
             keys_poll: Duration::from_millis(defaults::KEYS_POLL_MS),
+            index_poll: None,
+            drain_grace: Duration::ZERO,
+            min_score: None,
         }
     }
 }
@@ -221,6 +235,8 @@ pub struct Gateway {
     pub(crate) compute: tokio::sync::Semaphore,
     pub(crate) metrics: Metrics,
     pub(crate) started: Instant,
+    /// Ready for traffic: the index is loaded and the gateway is not draining.
+    ready: std::sync::atomic::AtomicBool,
 }
 
 fn now() -> u64 {
@@ -297,7 +313,21 @@ impl Gateway {
             keys_error: Mutex::new(None),
             metrics,
             started: Instant::now(),
+            ready: std::sync::atomic::AtomicBool::new(true),
         })
+    }
+
+    /// Ready for traffic (`/ready`): true once the index is loaded (the gateway never listens
+    /// before), false while draining.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Stops advertising readiness (a load balancer then sends no new requests) while in-flight
+    /// ones finish: called when shutdown begins.
+    pub fn drain(&self) {
+        self.ready
+            .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The index served now (a request keeps this one until it finishes).
@@ -554,6 +584,7 @@ impl Gateway {
                 self.cfg.max_k
             )));
         }
+        ask.min_score = ask.min_score.or(self.cfg.min_score);
         if ask.min_score.is_some_and(|s| !s.is_finite()) {
             return Err(ApiError::invalid("min_score must be a finite number"));
         }
@@ -568,10 +599,25 @@ impl Gateway {
         access: &Access,
     ) -> Result<(Prepared, skg_index::Answer), ApiError> {
         self.check(&mut ask, access)?;
+        let k = ask.k.unwrap_or(wire::defaults::K);
+        self.answer_many(ask, access, k)
+    }
+
+    /// [`Gateway::answer`] for `k` skills whatever the request's `k` (listings rank many more
+    /// skills than a request may ask for); the request is checked first.
+    fn answer_many(
+        &self,
+        mut ask: Ask<'_>,
+        access: &Access,
+        k: usize,
+    ) -> Result<(Prepared, skg_index::Answer), ApiError> {
+        self.check(&mut ask, access)?;
+        ask.k = Some(k);
         let started = Instant::now();
         let loaded = self.current();
         let scope = loaded.scope(access);
         let mut q = ask.query(None);
+        q.pool = q.pool.max(k);
         q.mode = ask.mode.unwrap_or(Mode::Hybrid);
         q.scope = scope.as_deref();
         let (answer, vector) = loaded
@@ -682,6 +728,67 @@ impl Gateway {
         }
         self.metrics.bundle(bundle.plan.len(), bundle.tokens);
         out.took_ms = p.took_ms();
+        Ok(out)
+    }
+
+    /// `listing`: the skills to list for the task within the budget (inside the caller's
+    /// scope), packed from the task's ranking, or from the catalog by name without a task.
+    pub(crate) fn listing(
+        &self,
+        req: &ListingRequest,
+        access: &Access,
+    ) -> Result<ListingResponse, ApiError> {
+        /// Largest budget accepted (a whole-catalog listing of 100k skills is ~10 MB).
+        const MAX_BUDGET: usize = 1 << 20;
+        if req.budget_chars == 0 || req.budget_chars > MAX_BUDGET {
+            return Err(ApiError::invalid(format!(
+                "budget_chars must be between 1 and {MAX_BUDGET}, got {}",
+                req.budget_chars
+            )));
+        }
+        if req.description_chars == 0 || req.description_chars > 4000 {
+            return Err(ApiError::invalid(format!(
+                "description_chars must be between 1 and 4000, got {}",
+                req.description_chars
+            )));
+        }
+        let cut = skg_index::listing::ListingOptions {
+            budget_chars: req.budget_chars,
+            description_chars: req.description_chars,
+        };
+        let include_quarantined = req.include_quarantined;
+        if let Some(task) = req.task.as_deref() {
+            let ask = Ask {
+                text: task,
+                k: Some(1),
+                mode: None,
+                include_quarantined,
+                min_score: None,
+            };
+            let (p, answer) =
+                self.answer_many(ask, access, skg_index::listing::RANKED_CANDIDATES)?;
+            let ix = &p.loaded.index;
+            let ranking: Vec<u32> = answer.hits.iter().map(|h| h.skill).collect();
+            let order = skg_index::listing::ranked_order(ix, &ranking, include_quarantined);
+            let l = skg_index::listing::pack(ix, &order, &cut, p.scope.as_deref());
+            let mut out = wire::listing(ix, Some(task), &l, self.served(&p.loaded, answer.mode));
+            out.took_ms = p.took_ms();
+            return Ok(out);
+        }
+        let started = Instant::now();
+        if include_quarantined && access.key().is_some_and(|t| !t.quarantined) {
+            return Err(ApiError::new(
+                ErrorCode::Forbidden,
+                "this API key may not see quarantined skills",
+            ));
+        }
+        let loaded = self.current();
+        let scope = loaded.scope(access);
+        let ix = &loaded.index;
+        let order = skg_index::listing::catalog_order(ix, include_quarantined);
+        let l = skg_index::listing::pack(ix, &order, &cut, scope.as_deref());
+        let mut out = wire::listing(ix, None, &l, self.served(&loaded, skg_index::Mode::Bm25));
+        out.took_ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(out)
     }
 

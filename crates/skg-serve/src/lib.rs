@@ -35,6 +35,9 @@ pub use crate::{
 };
 
 /// Serves `gateway` on `listener` until `shutdown` resolves, then lets in-flight requests finish.
+/// When `shutdown` resolves, `/ready` turns 503 at once and connections are still accepted for
+/// [`Config::drain_grace`] (a load balancer's health check notices and stops sending) before the
+/// listener closes.
 ///
 /// Each connection is served by hyper's HTTP/1 server with a timer, so a client that does not
 /// finish sending a request's headers within [`Config::header_read_timeout`] is disconnected
@@ -59,13 +62,30 @@ pub async fn serve(
             }
         })
     });
+    // With an index poll: reload when the folder's revision changes (replicas over one
+    // published folder each roll on their own).
+    let index_watch = gateway.config().index_poll.map(|every| {
+        let gw = Arc::clone(&gateway);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                gw.reload().await;
+            }
+        })
+    });
+    let drain = Arc::clone(&gateway);
     let app = router(gateway);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(header_timeout)
         .keep_alive(true);
+    let grace = drain.config().drain_grace;
     tokio::pin!(shutdown);
+    let mut draining: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -87,11 +107,18 @@ pub async fn serve(
                     }
                 });
             }
-            () = &mut shutdown => break,
+            () = &mut shutdown, if draining.is_none() => {
+                drain.drain();
+                if grace.is_zero() {
+                    break;
+                }
+                draining = Some(Box::pin(tokio::time::sleep(grace)));
+            }
+            () = async { if let Some(d) = draining.as_mut() { d.await } }, if draining.is_some() => break,
         }
     }
     drop(listener);
-    if let Some(w) = keys_watch {
+    for w in [keys_watch, index_watch].into_iter().flatten() {
         w.abort();
     }
     graceful.shutdown().await;

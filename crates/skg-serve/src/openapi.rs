@@ -91,7 +91,10 @@ impl Modify for Bearer {
         api::find,
         api::search,
         api::skill,
+        api::listing,
+        api::listing_get,
         api::health,
+        api::ready,
         api::metrics,
         api::openapi_doc,
         api::admin_reload,
@@ -105,6 +108,8 @@ impl Modify for Bearer {
         wire::RouteRequest,
         wire::FindRequest,
         wire::SkillRequest,
+        wire::ListingRequest,
+        wire::ListingFormat,
     )),
     modifiers(&Bearer)
 )]

@@ -397,6 +397,121 @@ impl std::fmt::Display for RouteResponse {
     }
 }
 
+/// The listing's shape on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ListingFormat {
+    /// A JSON answer (the skills, the markdown block, the accounting).
+    #[default]
+    Json,
+    /// The markdown block alone (`text/markdown`), as a host inserts it.
+    Markdown,
+}
+
+/// `POST /v1/listing` (and `GET /v1/listing?task=…&budget_chars=…`): the skills an agent host
+/// should list for this task within its budget.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ListingRequest {
+    /// The task (without one: the catalog by name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// Characters the listing may take (every line and its newline).
+    #[serde(default = "default_budget_chars")]
+    #[schema(default = 8000, minimum = 1)]
+    pub budget_chars: usize,
+    /// Characters of each description (longer ones end in `…`).
+    #[serde(default = "default_description_chars")]
+    #[schema(default = 250, minimum = 1)]
+    pub description_chars: usize,
+    /// `json` (default) or `markdown` (the block alone).
+    #[serde(default)]
+    pub format: ListingFormat,
+    /// List quarantined skills too (keys need the quarantine policy).
+    #[serde(default)]
+    pub include_quarantined: bool,
+}
+
+fn default_budget_chars() -> usize {
+    skg_index::listing::DEFAULT_BUDGET_CHARS
+}
+
+fn default_description_chars() -> usize {
+    skg_index::listing::DEFAULT_DESCRIPTION_CHARS
+}
+
+/// One listed skill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ListedSkill {
+    /// Skill id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Its line in the markdown block.
+    pub line: String,
+    /// Where to read it.
+    pub root_uri: String,
+    /// Why it is listed.
+    #[schema(value_type = Object)]
+    pub reason: skg_index::listing::ListedFor,
+}
+
+/// `POST /v1/listing`: the listing, most relevant first, dependencies of listed skills kept, the
+/// budget never exceeded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ListingResponse {
+    /// The task, when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// How it was answered.
+    #[serde(flatten)]
+    pub served: Served,
+    /// The listed skills, in order.
+    pub skills: Vec<ListedSkill>,
+    /// The markdown block (one `- name: description` line per skill).
+    pub markdown: String,
+    /// Characters of the block.
+    pub chars: usize,
+    /// The budget asked for.
+    pub budget_chars: usize,
+    /// The description cut asked for.
+    pub description_chars: usize,
+    /// Skills offered that did not fit.
+    pub left_out: usize,
+    /// Milliseconds the gateway spent.
+    pub took_ms: f64,
+}
+
+/// The listing answer (took_ms filled in by the caller).
+pub fn listing(
+    ix: &Index,
+    task: Option<&str>,
+    l: &skg_index::listing::Listing,
+    served: Served,
+) -> ListingResponse {
+    ListingResponse {
+        task: task.map(str::to_owned),
+        served,
+        skills: l
+            .skills
+            .iter()
+            .map(|x| ListedSkill {
+                id: x.id.clone(),
+                name: ix.skills[x.skill as usize].name.clone(),
+                line: x.line.clone(),
+                root_uri: root_uri(&x.id),
+                reason: x.reason.clone(),
+            })
+            .collect(),
+        markdown: l.markdown(),
+        chars: l.chars,
+        budget_chars: l.options.budget_chars,
+        description_chars: l.options.description_chars,
+        left_out: l.left_out,
+        took_ms: 0.0,
+    }
+}
+
 /// `GET /v1/skills/{id}`: one skill (routable or not) with its `SKILL.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SkillResponse {

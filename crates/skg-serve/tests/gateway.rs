@@ -726,6 +726,8 @@ async fn openapi_documents_every_route() {
             "/mcp",
             "/metrics",
             "/openapi.json",
+            "/ready",
+            "/v1/listing",
             "/v1/route",
             "/v1/search",
             "/v1/skills/find",
@@ -976,4 +978,85 @@ async fn an_unsafe_skill_is_never_routed_or_found_even_when_quarantined_skills_a
     let other = ids.first().copied().unwrap();
     let ok = call(&gw, get(&path(other))).await;
     assert_eq!(ok.status, StatusCode::OK, "{other}: {}", ok.json);
+}
+
+#[tokio::test]
+async fn listing_fits_the_budget_keeps_dependencies_and_is_stable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let gw = gateway(&dir, None);
+    let ask = json!({"task": "finish the feature branch and merge it", "budget_chars": 600,
+                     "description_chars": 80});
+    let l = call(&gw, post("/v1/listing", &ask)).await;
+    assert_eq!(l.status, StatusCode::OK, "{}", l.json);
+    let chars = l.json["chars"].as_u64().unwrap();
+    let markdown = l.json["markdown"].as_str().unwrap();
+    assert!(chars <= 600 && chars > 0, "{}", l.json);
+    assert_eq!(markdown.chars().count() as u64, chars);
+    let skills = l.json["skills"].as_array().unwrap();
+    assert_eq!(skills.len(), markdown.lines().count());
+    for s in skills {
+        let line = s["line"].as_str().unwrap();
+        let name = s["name"].as_str().unwrap();
+        assert!(line.starts_with(&format!("- {name}: ")), "{line}");
+        assert!(
+            line.chars().count() <= name.chars().count() + 4 + 80,
+            "{line}"
+        );
+    }
+    assert_eq!(skills[0]["reason"]["kind"], "ranked");
+    // The same task gives the same bytes (a host's prompt cache survives).
+    let again = call(&gw, post("/v1/listing", &ask)).await;
+    assert_eq!(again.json["markdown"], l.json["markdown"]);
+    // The markdown block alone, and the same listing through GET.
+    let req = Request::post("/v1/listing")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(
+            json!({"task": "finish the feature branch and merge it", "budget_chars": 600,
+                   "description_chars": 80, "format": "markdown"})
+            .to_string(),
+        ))
+        .unwrap();
+    let md = call(&gw, req).await;
+    assert!(
+        md.content_type.starts_with("text/markdown"),
+        "{}",
+        md.content_type
+    );
+    assert_eq!(md.json.as_str().unwrap(), markdown);
+    let g = call(
+        &gw,
+        get("/v1/listing?task=finish%20the%20feature%20branch%20and%20merge%20it&budget_chars=600&description_chars=80"),
+    )
+    .await;
+    assert_eq!(g.json["markdown"], l.json["markdown"]);
+    // Without a task: the catalog by name (dependencies kept right after the skill that needs
+    // them); an impossible budget or cut is refused.
+    let c = call(&gw, get("/v1/listing?budget_chars=100000")).await;
+    // The catalog's skills by name; each one's dependencies right after it.
+    let names: Vec<String> = c.json["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["reason"]["kind"] == "catalog")
+        .map(|s| s["name"].as_str().unwrap().to_lowercase())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    assert_eq!(c.json["left_out"], 0);
+    for bad in [
+        json!({"budget_chars": 0}),
+        json!({"description_chars": 0}),
+        json!({"budget": 5}),
+    ] {
+        let r = call(&gw, post("/v1/listing", &bad)).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{bad}: {}",
+            r.json
+        );
+    }
 }

@@ -31,7 +31,7 @@ use skg_serve::{
 
 mod common;
 
-use common::{QUARANTINED, build_index, call, get, post};
+use common::{ALIAS, QUARANTINED, build_index, call, get, post};
 
 /// The demo index, built once for the whole file.
 fn index_dir() -> &'static Path {
@@ -154,7 +154,11 @@ async fn everything_seen(
     key: &str,
     all: &[(String, bool)],
     quarantined: bool,
-) -> (BTreeSet<String>, Vec<(String, StatusCode)>) {
+) -> (
+    BTreeSet<String>,
+    Vec<(String, StatusCode)>,
+    BTreeSet<String>,
+) {
     let ids: BTreeSet<String> = all.iter().map(|(i, _)| i.clone()).collect();
     let mut seen = BTreeSet::new();
     let mut statuses = Vec::new();
@@ -194,6 +198,32 @@ async fn everything_seen(
             note(format!("mcp {tool} {task}"), &r, &mut seen);
         }
     }
+    // Listings: for each task, and the catalog without one (the whole catalog fits).
+    for task in TASKS {
+        let body =
+            json!({"task": task, "budget_chars": 100_000, "include_quarantined": quarantined});
+        let r = call(gw, with_key(post("/v1/listing", &body), key)).await;
+        note(format!("listing {task}"), &r, &mut seen);
+    }
+    let r = call(
+        gw,
+        with_key(
+            get(&format!(
+                "/v1/listing?budget_chars=100000&include_quarantined={quarantined}"
+            )),
+            key,
+        ),
+    )
+    .await;
+    let catalog: BTreeSet<String> = r.json["skills"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    note("catalog listing".to_owned(), &r, &mut seen);
     for (id, _) in all {
         let r = call(gw, with_key(get(&format!("/v1/skills/{id}")), key)).await;
         note(format!("GET {id}"), &r, &mut seen);
@@ -202,7 +232,7 @@ async fn everything_seen(
         let r = call(gw, with_key(post("/mcp", &msg), key)).await;
         note(format!("mcp get_skill {id}"), &r, &mut seen);
     }
-    (seen, statuses)
+    (seen, statuses, catalog)
 }
 
 proptest! {
@@ -236,7 +266,32 @@ proptest! {
         );
         let gw = keyed_gateway(&path, Duration::from_mins(1));
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let (seen, statuses) = rt.block_on(everything_seen(&gw, &key, &all, quarantined));
+        let (seen, statuses, catalog) = rt.block_on(everything_seen(&gw, &key, &all, quarantined));
+        // Without a task the whole catalog fits the budget: exactly the visible skills but the
+        // alias (aliases are not listed) whose dependency closure is visible too (a skill listed
+        // without its dependencies would fail when used), and those dependencies.
+        let ix = skg_index::Index::open(index_dir()).unwrap();
+        let closure_visible = |id: &str| {
+            let mut stack = vec![id.to_owned()];
+            let mut seen = BTreeSet::new();
+            while let Some(x) = stack.pop() {
+                if !seen.insert(x.clone()) {
+                    continue;
+                }
+                if !visible.contains(&x) {
+                    return false;
+                }
+                let (_, e) = ix.skill(&x).unwrap();
+                stack.extend(e.depends_on.iter().map(ToString::to_string));
+            }
+            true
+        };
+        let expected: BTreeSet<String> = visible
+            .iter()
+            .filter(|id| id.as_str() != ALIAS && closure_visible(id))
+            .cloned()
+            .collect();
+        prop_assert_eq!(&catalog, &expected);
         let leaked: Vec<&String> = seen.difference(&visible).collect();
         prop_assert!(leaked.is_empty(), "allow {allow:?} deny {deny:?} quarantined {quarantined}: leaked {leaked:?}");
         for (what, status) in &statuses {

@@ -560,6 +560,22 @@ pub struct EvalArgs {
     /// Folds of the cross-validation (`--train-ranker`).
     #[arg(long, default_value_t = 5)]
     pub folds: usize,
+    /// Another catalog's queries (JSONL with `query`; gold ignored): measure abstention — how
+    /// well the first answer's score, cosine and BM25 tell this index's tasks from these
+    /// (ROC AUC) and what a floor keeps and rejects.
+    #[arg(long, value_name = "QUERIES.jsonl")]
+    pub out_of_scope: Option<PathBuf>,
+    /// Share of served in-scope tasks (gold in the top 5) a chosen abstention threshold may lose.
+    #[arg(long, default_value_t = 0.05, requires = "out_of_scope")]
+    pub max_served_loss: f64,
+    /// Measure listings within this many characters: the share of queries whose gold skill an
+    /// agent host would list, packed from the task's ranking, against the catalog by name and by
+    /// slop score.
+    #[arg(long, value_name = "CHARS")]
+    pub listing_budget: Option<usize>,
+    /// The listing's cut of each description, in characters.
+    #[arg(long, default_value_t = skg_index::listing::DEFAULT_DESCRIPTION_CHARS)]
+    pub listing_description_chars: usize,
     #[command(flatten)]
     pub ann: AnnArgs,
     /// Threads for query embedding.
@@ -607,9 +623,21 @@ pub struct RouteArgs {
     /// Print the bundle as tool definitions for a host instead (JSON on stdout).
     #[arg(long, value_enum)]
     pub tools: Option<ToolFormat>,
-    /// Also write the bundle as a folder of skills: `DIR/<name>/SKILL.md` and `DIR/bundle.json`.
+    /// Also write the bundle (or, with `--listing`, the listing) as a folder of skills:
+    /// `DIR/<name>/SKILL.md` and `DIR/bundle.json`.
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
+    /// Print the listing an agent host should show for the task instead of the bundle: most
+    /// relevant first, dependencies kept, within `--budget-chars` (human format: the markdown
+    /// block; `--format json`: what `POST /v1/listing` answers).
+    #[arg(long, conflicts_with = "tools")]
+    pub listing: bool,
+    /// The listing's budget, in characters.
+    #[arg(long, default_value_t = skg_index::listing::DEFAULT_BUDGET_CHARS, requires = "listing")]
+    pub budget_chars: usize,
+    /// The listing's cut of each description, in characters.
+    #[arg(long, default_value_t = skg_index::listing::DEFAULT_DESCRIPTION_CHARS, requires = "listing")]
+    pub description_chars: usize,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -690,6 +718,18 @@ pub struct ServeArgs {
     /// Milliseconds between reads of the keys file (a revoked key is refused within one).
     #[arg(long, default_value_t = skg_serve::defaults::KEYS_POLL_MS)]
     pub keys_poll_ms: u64,
+    /// The floor of requests that give no `min_score`: hits must score above it, else the answer
+    /// abstains (measure one with `skg eval --out-of-scope`; default: the index's, 0).
+    #[arg(long)]
+    pub min_score: Option<f32>,
+    /// Milliseconds between checks of the index folder's revision: a replica reloads on its own
+    /// when a new index is published there (0: only on /admin/reload or --watch).
+    #[arg(long, default_value_t = 0)]
+    pub index_poll_ms: u64,
+    /// Milliseconds a stopping gateway keeps accepting connections after /ready turned 503, so
+    /// a load balancer's health check moves traffic away first.
+    #[arg(long, default_value_t = 0)]
+    pub drain_ms: u64,
     /// Serve without keys on an address other than loopback (anyone who reaches it sees every
     /// skill). Without `--keys`, only loopback addresses are served open unless this is given.
     #[arg(long)]

@@ -69,6 +69,10 @@ struct EvalPrinted<'a> {
     second_stage: Option<SecondStage>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ann: Option<AnnPrinted>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    abstention: Option<Vec<skg_index::abstain::AbstentionReport>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    listing: Option<skg_index::listing::ListingReport>,
 }
 
 /// `--ann`: the nearest-neighbour graph the evaluation ran with, and its recall.
@@ -147,6 +151,32 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     let second_stage = (args.ranker.is_some() || args.train_ranker.is_some())
         .then(|| second_stage(args, &index, &queries, &options, &mut embed))
         .transpose()?;
+    let abstention = args
+        .out_of_scope
+        .as_ref()
+        .map(|path| -> anyhow::Result<_> {
+            let other = read_jsonl::<JudgedQuery>(path)?;
+            let floor = skg_index::Query::new("", None, 1).min_score;
+            Ok(skg_index::abstain::abstention(
+                &index,
+                &queries,
+                &other,
+                &options,
+                (floor, args.max_served_loss),
+                &mut embed,
+            )?)
+        })
+        .transpose()?;
+    let listing = args
+        .listing_budget
+        .map(|budget_chars| {
+            let cut = skg_index::listing::ListingOptions {
+                budget_chars,
+                description_chars: args.listing_description_chars,
+            };
+            skg_index::listing::evaluate_listing(&index, &queries, &options, &cut, &mut embed)
+        })
+        .transpose()?;
     let ann = ann_built.then(|| {
         let mut seen: Vec<(&String, &Vec<f32>)> = vectors.seen.iter().collect();
         seen.sort_by(|a, b| a.0.cmp(b.0));
@@ -164,6 +194,8 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         misses,
         second_stage,
         ann,
+        abstention,
+        listing,
     };
     super::emit(args.format, &printed, |o| {
         print_eval(o, &printed)?;
@@ -172,6 +204,12 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         }
         if let Some(s) = &printed.second_stage {
             print_second_stage(o, s)?;
+        }
+        for a in printed.abstention.iter().flatten() {
+            write!(o, "{a}")?;
+        }
+        if let Some(l) = &printed.listing {
+            write!(o, "{l}")?;
         }
         if let Some(a) = &printed.ann {
             let r = &a.recall;
@@ -339,6 +377,43 @@ fn print_eval(o: &mut impl Write, p: &EvalPrinted<'_>) -> std::io::Result<()> {
     write!(o, "{s}")
 }
 
+/// `skg route --listing`: what `POST /v1/listing` answers for the task, printed as the markdown
+/// block (or JSON), and with `--export` written as a folder of skills.
+fn listing(
+    args: &RouteArgs,
+    index: &Index,
+    vector: Option<&[f32]>,
+    degraded: Vec<String>,
+    started: Instant,
+) -> anyhow::Result<ExitStatus> {
+    let mut q = skg_index::Query::new(&args.task, vector, skg_index::listing::RANKED_CANDIDATES);
+    q.include_quarantined = args.include_quarantined;
+    q.pool = q.pool.max(skg_index::listing::RANKED_CANDIDATES);
+    let answer = index.search(&q)?;
+    let ranking: Vec<u32> = answer.hits.iter().map(|h| h.skill).collect();
+    let order = skg_index::listing::ranked_order(index, &ranking, args.include_quarantined);
+    let cut = skg_index::listing::ListingOptions {
+        budget_chars: args.budget_chars,
+        description_chars: args.description_chars,
+    };
+    let l = skg_index::listing::pack(index, &order, &cut, None);
+    if let Some(dir) = &args.export {
+        let bundle = skg_index::listing::as_bundle(index, &l);
+        let written = skg_index::adapt::export(index, &bundle, dir)
+            .with_context(|| format!("cannot export the listing to {}", dir.display()))?;
+        tracing::info!("exported {} skills to {}", written.len(), dir.display());
+    }
+    let served = wire::Served {
+        mode: answer.mode,
+        index_revision: index.manifest.content_hash.clone(),
+        degraded,
+    };
+    let mut out = wire::listing(index, Some(&args.task), &l, served);
+    out.took_ms = started.elapsed().as_secs_f64() * 1000.0;
+    super::emit(args.format, &out, |o| write!(o, "{}", out.markdown))?;
+    Ok(ExitStatus::Success)
+}
+
 pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
     let index = Index::open(&args.index)
@@ -361,6 +436,9 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     req.k = Some(args.k);
     req.token_budget = args.token_budget;
     req.include_quarantined = args.include_quarantined;
+    if args.listing {
+        return listing(args, &index, vector.as_deref(), degraded, started);
+    }
     let answer = index.search(&req.query(vector.as_deref()))?;
     let bundle = skg_index::route(&index, &answer, req.token_budget);
     if let Some(dir) = &args.export {

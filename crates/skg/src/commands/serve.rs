@@ -68,6 +68,9 @@ fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
     cfg.degraded = degraded;
     cfg.keys_file.clone_from(&args.keys);
     cfg.keys_poll = Duration::from_millis(args.keys_poll_ms.max(50));
+    cfg.index_poll = (args.index_poll_ms > 0).then(|| Duration::from_millis(args.index_poll_ms));
+    cfg.drain_grace = Duration::from_millis(args.drain_ms);
+    cfg.min_score = args.min_score;
     cfg
 }
 
@@ -131,9 +134,23 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
             );
             std::thread::spawn(move || watch(&gw, &args, &stop, quiet))
         });
+        // Ctrl-C or SIGTERM (what container runtimes and process managers send).
         let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-            stderr_line("skg serve: shutting down (finishing in-flight requests)");
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            let terminated = async {
+                match term.as_mut() {
+                    Some(t) => {
+                        t.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = terminated => {}
+            }
+            stderr_line("skg serve: shutting down (/ready is 503; finishing in-flight requests)");
         };
         let served = skg_serve::serve(Arc::clone(&gw), listener, shutdown).await;
         stop.store(true, Ordering::Relaxed);
