@@ -515,6 +515,7 @@ impl Index {
         terms: &[String],
         want: usize,
     ) -> Result<HashMap<u32, (f32, u32)>> {
+        let _span = tracing::info_span!("bm25", terms = terms.len(), want).entered();
         let group_of = |doc: u32| {
             let skill = self.docs.get(doc as usize)?.skill;
             self.allowed(skill, q).then_some(skill)
@@ -629,8 +630,15 @@ impl Index {
     {
         let terms = self.bm25.terms(q.text);
         let wants_vector = q.mode != Mode::Bm25 && self.dim > 0;
+        // The embedding thread's span is a child of the caller's (traces show both stages).
+        let parent = tracing::Span::current();
         let (lexical, vector) = std::thread::scope(|scope| {
-            let embedding = wants_vector.then(|| scope.spawn(embed));
+            let embedding = wants_vector.then(|| {
+                scope.spawn(move || {
+                    let _span = tracing::info_span!(parent: &parent, "embed").entered();
+                    embed()
+                })
+            });
             // BM25 is needed unless the answer is dense-only (and a failed embedding falls back
             // to BM25: computed below then).
             let lexical = (q.mode != Mode::Dense)
@@ -667,9 +675,13 @@ impl Index {
     ) -> Answer {
         let want = (q.k * 2).max(q.k + 10);
         let dense = match vector {
-            Some(v) if mode != Mode::Bm25 => self.dense_skills(q, v, lexical),
+            Some(v) if mode != Mode::Bm25 => {
+                let _span = tracing::info_span!("dense", ann = self.ann.is_some()).entered();
+                self.dense_skills(q, v, lexical)
+            }
             _ => HashMap::new(),
         };
+        let _span = tracing::info_span!("fuse", mode = ?mode).entered();
         let mut bm25_weight = None;
         let mut ranked: Vec<Hit> = match mode {
             Mode::Bm25 => lexical

@@ -100,6 +100,22 @@ pub fn router(gw: Arc<Gateway>) -> Router {
 #[derive(Debug, Clone)]
 struct TenantLabel(String);
 
+/// What the access log records about an answer: the revision that answered and the skill ids
+/// returned, and the task only when the gateway is configured to log it.
+#[derive(Debug, Clone)]
+struct AccessNote {
+    revision: String,
+    results: Vec<String>,
+    task: Option<String>,
+}
+
+/// `value` as a JSON response carrying its [`AccessNote`].
+fn noted<T: serde::Serialize>(value: T, note: AccessNote) -> Response {
+    let mut resp = Json(value).into_response();
+    resp.extensions_mut().insert(note);
+    resp
+}
+
 /// The key a request presents: `Authorization: Bearer <key>`, else `X-Api-Key: <key>`.
 fn presented_key(headers: &HeaderMap) -> Option<&str> {
     headers
@@ -160,6 +176,7 @@ async fn observe(
         &tenant,
         took.as_secs_f64(),
     );
+    let note = resp.extensions().get::<AccessNote>();
     tracing::info!(
         target: "skg::access",
         tenant = %tenant,
@@ -167,6 +184,9 @@ async fn observe(
         route = %route,
         status = status.as_u16(),
         ms = took.as_secs_f64() * 1000.0,
+        revision = %note.map_or("", |n| n.revision.as_str()),
+        results = %note.map(|n| n.results.join(",")).unwrap_or_default(),
+        task = note.and_then(|n| n.task.as_deref()),
         "request"
     );
     resp
@@ -183,8 +203,18 @@ pub(crate) async fn route(
     State(gw): State<Arc<Gateway>>,
     Extension(access): Extension<Access>,
     ApiJson(r): ApiJson<RouteRequest>,
-) -> Result<Json<RouteResponse>, ApiError> {
-    gw.compute(move |g| g.route(&r, &access)).await.map(Json)
+) -> Result<Response, ApiError> {
+    let span = tracing::info_span!("route", tenant = access.tenant(), k = ?r.k);
+    let task = gw.config().log_task.then(|| r.task.clone());
+    let out: RouteResponse = gw
+        .compute(move |g| span.in_scope(|| g.route(&r, &access)))
+        .await?;
+    let note = AccessNote {
+        revision: out.served.index_revision.clone(),
+        results: out.plan.iter().map(|s| s.id.clone()).collect(),
+        task,
+    };
+    Ok(noted(out, note))
 }
 
 /// Find skills: one result per skill, best first.
@@ -194,8 +224,18 @@ pub(crate) async fn find(
     State(gw): State<Arc<Gateway>>,
     Extension(access): Extension<Access>,
     ApiJson(r): ApiJson<FindRequest>,
-) -> Result<Json<FindResponse>, ApiError> {
-    gw.compute(move |g| g.find(&r, &access)).await.map(Json)
+) -> Result<Response, ApiError> {
+    let span = tracing::info_span!("find", tenant = access.tenant(), k = ?r.k);
+    let task = gw.config().log_task.then(|| r.query.clone());
+    let out: FindResponse = gw
+        .compute(move |g| span.in_scope(|| g.find(&r, &access)))
+        .await?;
+    let note = AccessNote {
+        revision: out.served.index_revision.clone(),
+        results: out.results.iter().map(|s| s.id.clone()).collect(),
+        task,
+    };
+    Ok(noted(out, note))
 }
 
 /// Search sections: several hits per skill.
@@ -205,8 +245,18 @@ pub(crate) async fn search(
     State(gw): State<Arc<Gateway>>,
     Extension(access): Extension<Access>,
     ApiJson(r): ApiJson<FindRequest>,
-) -> Result<Json<SearchResponse>, ApiError> {
-    gw.compute(move |g| g.search(&r, &access)).await.map(Json)
+) -> Result<Response, ApiError> {
+    let span = tracing::info_span!("search", tenant = access.tenant(), k = ?r.k);
+    let task = gw.config().log_task.then(|| r.query.clone());
+    let out: SearchResponse = gw
+        .compute(move |g| span.in_scope(|| g.search(&r, &access)))
+        .await?;
+    let note = AccessNote {
+        revision: out.served.index_revision.clone(),
+        results: out.results.iter().map(|s| s.doc_id.clone()).collect(),
+        task,
+    };
+    Ok(noted(out, note))
 }
 
 /// The skills an agent host should list for a task within its character budget: most relevant
@@ -220,17 +270,30 @@ pub(crate) async fn listing(
     ApiJson(r): ApiJson<ListingRequest>,
 ) -> Result<Response, ApiError> {
     let format = r.format;
-    let out = gw.compute(move |g| g.listing(&r, &access)).await?;
+    let span = tracing::info_span!("listing", tenant = access.tenant(), budget = r.budget_chars);
+    let task = r.task.clone().filter(|_| gw.config().log_task);
+    let out = gw
+        .compute(move |g| span.in_scope(|| g.listing(&r, &access)))
+        .await?;
+    let note = AccessNote {
+        revision: out.served.index_revision.clone(),
+        results: out.skills.iter().map(|s| s.id.clone()).collect(),
+        task,
+    };
     Ok(match format {
-        ListingFormat::Json => Json(out).into_response(),
-        ListingFormat::Markdown => (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/markdown; charset=utf-8"),
-            )],
-            out.markdown,
-        )
-            .into_response(),
+        ListingFormat::Json => noted(out, note),
+        ListingFormat::Markdown => {
+            let mut resp = (
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/markdown; charset=utf-8"),
+                )],
+                out.markdown,
+            )
+                .into_response();
+            resp.extensions_mut().insert(note);
+            resp
+        }
     })
 }
 
@@ -258,8 +321,14 @@ pub(crate) async fn skill(
     State(gw): State<Arc<Gateway>>,
     Extension(access): Extension<Access>,
     Path(id): Path<String>,
-) -> Result<Json<SkillResponse>, ApiError> {
-    gw.compute(move |g| g.skill(&id, &access)).await.map(Json)
+) -> Result<Response, ApiError> {
+    let out: SkillResponse = gw.compute(move |g| g.skill(&id, &access)).await?;
+    let note = AccessNote {
+        revision: out.index_revision.clone(),
+        results: vec![out.id.clone()],
+        task: None,
+    };
+    Ok(noted(out, note))
 }
 
 /// Index loaded, revision, counts, model, degraded reasons.

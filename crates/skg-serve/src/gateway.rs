@@ -78,6 +78,9 @@ pub struct Config {
     /// score above it, else the answer abstains (`nothing_cleared_the_floor`). `skg eval
     /// --out-of-scope` measures what a floor keeps and rejects.
     pub min_score: Option<f32>,
+    /// Write the task text into the access log (off: the log carries tenant, route, status,
+    /// latency, revision and result ids only).
+    pub log_task: bool,
 }
 
 /// The settings' defaults, defined once (the command line shows them from here).
@@ -127,6 +130,7 @@ impl Config {
             index_poll: None,
             drain_grace: Duration::ZERO,
             min_score: None,
+            log_task: false,
         }
     }
 }
@@ -252,6 +256,9 @@ struct Prepared {
     vector: Option<Arc<[f32]>>,
     scope: Option<Arc<Scope>>,
     started: Instant,
+    /// The floor and `k` the query ran with (for `explain`).
+    floor: f32,
+    k: usize,
 }
 
 impl Prepared {
@@ -623,11 +630,14 @@ impl Gateway {
         let (answer, vector) = loaded
             .index
             .search_embedding(&q, || self.query_vector(&loaded, ask.text, ask.mode))?;
+        let (floor, k) = (q.min_score, q.k);
         let prepared = Prepared {
             vector,
             scope: scope.clone(),
             loaded,
             started,
+            floor,
+            k,
         };
         Ok((prepared, answer))
     }
@@ -638,11 +648,14 @@ impl Gateway {
         let started = Instant::now();
         let loaded = self.current();
         let vector = self.query_vector(&loaded, ask.text, ask.mode);
+        let q = ask.query(None);
         Ok(Prepared {
             scope: loaded.scope(access),
             loaded,
             vector,
             started,
+            floor: q.min_score,
+            k: q.k,
         })
     }
 
@@ -679,6 +692,9 @@ impl Gateway {
         let (p, answer) = self.answer(req.ask(), access)?;
         let ix = &p.loaded.index;
         let mut out = wire::find(ix, &req.query, &answer, self.served(&p.loaded, answer.mode));
+        if req.explain {
+            out.explain = Some(wire::explain(ix, &answer, p.floor, p.k));
+        }
         out.took_ms = p.took_ms();
         Ok(out)
     }
@@ -713,7 +729,10 @@ impl Gateway {
         let budget = req
             .token_budget
             .or_else(|| access.key().and_then(|t| t.token_budget));
-        let bundle = skg_index::route_within(ix, &answer, budget, p.scope.as_deref());
+        let bundle = {
+            let _span = tracing::info_span!("bundle", budget = ?budget).entered();
+            skg_index::route_within(ix, &answer, budget, p.scope.as_deref())
+        };
         let mut out = wire::route(
             ix,
             req,
@@ -727,6 +746,9 @@ impl Gateway {
             }
         }
         self.metrics.bundle(bundle.plan.len(), bundle.tokens);
+        if req.explain {
+            out.explain = Some(wire::explain(ix, &answer, p.floor, p.k));
+        }
         out.took_ms = p.took_ms();
         Ok(out)
     }

@@ -137,6 +137,7 @@ async fn call_tool(
                 mode: None,
                 include_quarantined: false,
                 min_score: None,
+                explain: false,
             };
             let access = access.clone();
             answer(gw.compute(move |g| g.find(&req, &access)).await)

@@ -48,6 +48,9 @@ pub struct RouteRequest {
     /// Include each skill's `SKILL.md` in the plan.
     #[serde(default)]
     pub include_content: bool,
+    /// Return every retrieval candidate's signals and why it was kept or dropped.
+    #[serde(default)]
+    pub explain: bool,
 }
 
 impl RouteRequest {
@@ -62,6 +65,7 @@ impl RouteRequest {
             include_quarantined: false,
             min_score: None,
             include_content: false,
+            explain: false,
         }
     }
 
@@ -102,6 +106,9 @@ pub struct FindRequest {
     /// Hits must score above this (default: the calibrated floor).
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// Return every candidate's signals and why it was kept or dropped (`find` only).
+    #[serde(default)]
+    pub explain: bool,
 }
 
 impl FindRequest {
@@ -221,8 +228,80 @@ pub struct FindResponse {
     pub rejected: Vec<Rejected>,
     /// No skill cleared the floor.
     pub nothing_cleared_the_floor: bool,
+    /// With `explain`: every candidate's signals and why it was kept or dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
     /// Time taken, in milliseconds.
     pub took_ms: f64,
+}
+
+/// Why the answer is what it is (`explain: true`): the evidence, the fusion and each candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Explain {
+    /// The analyzed query terms BM25 matched on.
+    pub terms: Vec<String>,
+    /// The evidence used.
+    pub mode: Mode,
+    /// BM25's weight in the fusion (hybrid; the rest is the cosine).
+    pub bm25_weight: Option<f32>,
+    /// The floor a hit must score above.
+    pub floor: f32,
+    /// `k`: hits kept at most.
+    pub k: usize,
+    /// The candidates, best first: the hits, then the best below the floor.
+    pub candidates: Vec<Candidate>,
+}
+
+/// One candidate of an answer and what happened to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Candidate {
+    /// Skill id.
+    pub id: String,
+    /// The ranking score (the fusion of the two signals in hybrid).
+    pub score: f32,
+    /// Its BM25 (after the `when_not_to_use` penalty; 0 when not matched).
+    pub bm25: f32,
+    /// Its best cosine (0 without vectors).
+    pub dense: f32,
+    /// The document that matched best.
+    pub doc: String,
+    /// `kept` (rank `rank`) or `below_floor` (dropped: the score is at or under the floor).
+    pub decision: String,
+    /// Rank among the kept hits (from 1), for kept ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+}
+
+/// The explanation of `answer` under `floor` and `k`.
+pub fn explain(ix: &Index, answer: &skg_index::Answer, floor: f32, k: usize) -> Explain {
+    let candidate = |h: &skg_index::Hit, rank: Option<usize>| Candidate {
+        id: ix.skills[h.skill as usize].id.to_string(),
+        score: h.score,
+        bm25: h.bm25,
+        dense: h.dense,
+        doc: ix.docs[h.doc as usize].id.to_string(),
+        decision: if rank.is_some() {
+            "kept"
+        } else {
+            "below_floor"
+        }
+        .to_owned(),
+        rank,
+    };
+    Explain {
+        terms: answer.terms.clone(),
+        mode: answer.mode,
+        bm25_weight: answer.bm25_weight,
+        floor,
+        k,
+        candidates: answer
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| candidate(h, Some(i + 1)))
+            .chain(answer.rejected.iter().map(|h| candidate(h, None)))
+            .collect(),
+    }
 }
 
 /// One section of a search answer.
@@ -343,6 +422,9 @@ pub struct RouteResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub tools: Option<serde_json::Value>,
+    /// With `explain`: every retrieval candidate's signals and why it was kept or dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
     /// Time taken, in milliseconds.
     pub took_ms: f64,
 }
@@ -674,6 +756,7 @@ pub fn find(ix: &Index, query: &str, answer: &skg_index::Answer, served: Served)
         results,
         rejected: rejected(ix, answer),
         nothing_cleared_the_floor: answer.hits.is_empty(),
+        explain: None,
         took_ms: 0.0,
     }
 }
@@ -769,6 +852,7 @@ pub fn route(
         nothing_cleared_the_floor: answer.hits.is_empty(),
         tools: (req.format != Format::Bundle)
             .then(|| skg_index::adapt::tools(ix, bundle, req.format)),
+        explain: None,
         took_ms: 0.0,
     })
 }

@@ -657,6 +657,10 @@ pub enum ToolFormat {
 }
 
 #[derive(Debug, Clone, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent command-line switches, not a state machine"
+)]
 pub struct ServeArgs {
     /// The index folder (`skg index build` output).
     #[arg(long, default_value = DEFAULT_INDEX)]
@@ -718,6 +722,10 @@ pub struct ServeArgs {
     /// Milliseconds between reads of the keys file (a revoked key is refused within one).
     #[arg(long, default_value_t = skg_serve::defaults::KEYS_POLL_MS)]
     pub keys_poll_ms: u64,
+    /// Write each request's task text into the access log (target `skg::access`, at info); off,
+    /// the log has tenant, route, status, latency, index revision and result ids only.
+    #[arg(long)]
+    pub log_task: bool,
     /// The floor of requests that give no `min_score`: hits must score above it, else the answer
     /// abstains (measure one with `skg eval --out-of-scope`; default: the index's, 0).
     #[arg(long)]

@@ -6,8 +6,11 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = skg::Cli::parse();
-    skg::logging::init(&cli.global);
-    match skg::run(cli) {
+    let telemetry = skg::logging::init(&cli.global);
+    let outcome = skg::run(cli);
+    // Flush the spans before exiting.
+    drop(telemetry);
+    match outcome {
         Ok(status) => status.into(),
         Err(err) => {
             // A closed pipe (`skg … | head`) is not an error.

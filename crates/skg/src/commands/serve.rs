@@ -71,6 +71,7 @@ fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
     cfg.index_poll = (args.index_poll_ms > 0).then(|| Duration::from_millis(args.index_poll_ms));
     cfg.drain_grace = Duration::from_millis(args.drain_ms);
     cfg.min_score = args.min_score;
+    cfg.log_task = args.log_task;
     cfg
 }
 

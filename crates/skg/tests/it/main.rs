@@ -17,6 +17,7 @@ mod faults;
 mod git_source;
 mod measure;
 mod score;
+mod telemetry;
 
 use std::{
     path::{Path, PathBuf},
