@@ -163,7 +163,95 @@ fn join_duplicates(index: &Index<'_>, judged: &[Judged], stats: &mut Stats) -> V
         cluster_of[root].extend(moved);
         rep[root] = top;
     }
-    (0..n).map(|i| rep[uf.find(i)]).collect()
+    let mut canonical: Vec<usize> = (0..n).map(|i| rep[uf.find(i)]).collect();
+    settle(index, &dups, &mut canonical, stats);
+    canonical
+}
+
+/// Most passes of [`settle`] (each resolves every conflict it can; a pass that changes nothing ends it).
+const SETTLE_PASSES: usize = 8;
+
+/// Makes the routable output stable: no two canonicals may be duplicates of each other, or
+/// canonicalizing the canonicals again would merge them.
+///
+/// Two canonicals `p ~ q` are left apart only when the guard refused to merge their clusters:
+/// some member of one is not a duplicate of the other (the bundle `B = A + C`: `A ~ B`, `C ~ B`,
+/// `A ≁ C`; with `B` the canonical of `{A, B}`, `B` and `C` are both routable duplicates). The
+/// conflict is resolved by another member becoming its cluster's canonical — the best (by
+/// [`better`]) that every member of its cluster is a duplicate of and that is a duplicate of no
+/// other cluster's canonical (`A` in the example, so the routable skills are `A` and `C`, the
+/// bundle an alias of `A`). Membership never changes, so the chain guard holds; a conflict no
+/// member can resolve is left and counted.
+fn settle(index: &Index<'_>, dups: &[&Judged], canonical: &mut [usize], stats: &mut Stats) {
+    let n = canonical.len();
+    let mut dup_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &&(i, j, _, _) in dups {
+        dup_of[i as usize].push(j as usize);
+        dup_of[j as usize].push(i as usize);
+    }
+    let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, &c) in canonical.iter().enumerate() {
+        members.entry(c).or_default().push(i);
+    }
+    let conflicts = |canonical: &[usize]| -> Vec<(usize, usize)> {
+        dups.iter()
+            .map(|&&(i, j, _, _)| (i as usize, j as usize))
+            .filter(|&(i, j)| canonical[i] == i && canonical[j] == j)
+            .collect()
+    };
+    for _ in 0..SETTLE_PASSES {
+        let found = conflicts(canonical);
+        if found.is_empty() {
+            return;
+        }
+        let mut changed = false;
+        for (p, q) in found {
+            if canonical[p] != p || canonical[q] != q {
+                continue; // resolved by an earlier move in this pass
+            }
+            // The worse canonical's cluster moves first: the better one keeps its canonical.
+            let first = if better(index, p, q) == p { q } else { p };
+            let second = if first == p { q } else { p };
+            let moved = [first, second].into_iter().find_map(|c| {
+                let cluster = members.get(&c)?;
+                let mut options: Vec<usize> = cluster.iter().copied().filter(|&x| x != c).collect();
+                options.sort_by(|&x, &y| {
+                    if better(index, x, y) == x {
+                        std::cmp::Ordering::Less
+                    } else {
+                        std::cmp::Ordering::Greater
+                    }
+                });
+                let free = |x: usize| {
+                    dup_of[x].iter().all(|&y| {
+                        canonical[y] != y || members.get(&y).is_some_and(|m| m.contains(&x))
+                    })
+                };
+                let holds = |x: usize| {
+                    cluster
+                        .iter()
+                        .all(|&m| m == x || index.judge(m.min(x), m.max(x)).1 == Verdict::Duplicate)
+                };
+                options
+                    .into_iter()
+                    .find(|&x| free(x) && holds(x))
+                    .map(|x| (c, x))
+            });
+            if let Some((old, new)) = moved {
+                let cluster = members.remove(&old).unwrap_or_default();
+                for &m in &cluster {
+                    canonical[m] = new;
+                }
+                members.insert(new, cluster);
+                stats.canonicals_moved += 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    stats.unsettled = conflicts(canonical).len();
 }
 
 /// Description uniqueness: the closest description among candidates in other clusters (cosine

@@ -80,6 +80,11 @@ pub struct Stats {
     pub variant_pairs: usize,
     /// Duplicate links not followed because the two clusters' canonicals are not duplicates.
     pub chain_merges_refused: usize,
+    /// Clusters whose canonical moved to another member so that no two canonicals are duplicates
+    /// (re-canonicalizing the routable output merges nothing more).
+    pub canonicals_moved: usize,
+    /// Pairs of canonicals still judged duplicates after that (0 unless no member could move).
+    pub unsettled: usize,
     /// Clusters (including clusters of one).
     pub clusters: usize,
     /// Clusters with more than one member.

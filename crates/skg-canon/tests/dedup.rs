@@ -172,6 +172,12 @@ fn a_chain_of_containments_does_not_merge_unrelated_ends() {
         c.members
     );
     assert!(c.stats.chain_merges_refused >= 1);
+    // The bundle is an alias of one end and the routable skills are A and C, so a second run
+    // merges nothing (were B the canonical of {A, B}, B and C would be routable duplicates).
+    let (kb, rb) = role(&c, "r:b");
+    assert_eq!(rb, Role::Duplicate, "{:#?}", c.members);
+    assert!(kb == ka || kb == kc);
+    assert_eq!(rerun_duplicates(&skills), 0);
     // Every alias is a direct duplicate of its canonical (the cluster invariant).
     for m in c.members.iter().filter(|m| m.role == Role::Duplicate) {
         assert!(m.reason.starts_with("same-"), "{}: {}", m.id, m.reason);
@@ -280,36 +286,71 @@ fn synthetic_copies_are_found_and_runs_are_deterministic() {
 }
 
 proptest! {
-    // A fixed RNG seed: CI must not pass or fail by the draw. Random draws found a real
-    // counterexample to idempotence (generator seed 781, see docs/canonicalize.md § 4), which the
-    // cases drawn from this seed do not contain.
+    // Fresh draws on every run (bounded): a failure prints the generator seed that reproduces it
+    // (`synth::generate(80, 3, seed)`); nothing is persisted, so CI never replays an old draw.
     #![proptest_config(ProptestConfig {
-        cases: 12,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(20_261_130),
+        cases: 16,
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
 
     /// The input order never changes the result.
     #[test]
-    fn order_independent(seed in 0u64..1000, rot in 0usize..100) {
+    fn order_independent(seed in any::<u64>(), rot in 0usize..100) {
         let (mut skills, _) = synth::generate(80, 3, seed);
         let a = fingerprint(&run(&skills));
         let k = rot % skills.len();
         skills.rotate_left(k);
         skills.reverse();
-        prop_assert_eq!(a, fingerprint(&run(&skills)));
+        prop_assert_eq!(a, fingerprint(&run(&skills)), "generator seed {}", seed);
     }
 
     /// Canonicalizing the routable skills again merges nothing more.
     #[test]
-    fn idempotent(seed in 0u64..1000) {
-        let (skills, _) = synth::generate(80, 3, seed);
-        let c = run(&skills);
-        let keep: std::collections::BTreeSet<_> =
-            c.members.iter().filter(|m| m.role != Role::Duplicate).map(|m| m.id.clone()).collect();
-        let again: Vec<Skill> = skills.into_iter().filter(|s| keep.contains(&s.id)).collect();
-        let c2 = run(&again);
-        prop_assert_eq!(c2.stats.duplicates, 0);
+    fn idempotent(seed in any::<u64>()) {
+        prop_assert_eq!(rerun_duplicates(&synth::generate(80, 3, seed).0), 0, "generator seed {}", seed);
     }
+}
+
+/// Canonicalizes, then canonicalizes the routable skills (canonicals and variants) again: the
+/// aliases the second run finds.
+fn rerun_duplicates(skills: &[Skill]) -> usize {
+    let c = run(skills);
+    let keep: std::collections::BTreeSet<_> = c
+        .members
+        .iter()
+        .filter(|m| m.role != Role::Duplicate)
+        .map(|m| m.id.clone())
+        .collect();
+    let again: Vec<Skill> = skills
+        .iter()
+        .filter(|s| keep.contains(&s.id))
+        .cloned()
+        .collect();
+    run(&again).stats.duplicates
+}
+
+/// The seed that broke idempotence before canonicals could move (a random draw found it).
+#[test]
+fn idempotent_on_the_seed_that_broke_it() {
+    assert_eq!(
+        rerun_duplicates(&synth::generate(80, 3, 781).0),
+        0,
+        "generator seed 781"
+    );
+}
+
+/// Every generator seed below 1,500 (about two minutes in a debug build; docs/canonicalize.md):
+/// `cargo test -p skg-canon --test dedup idempotent_on_1500_seeds -- --ignored`.
+#[test]
+#[ignore = "a sweep of 1,500 seeds; the property test draws fresh ones on every run"]
+fn idempotent_on_1500_seeds() {
+    let bad: Vec<(u64, usize)> = (0..1500u64)
+        .map(|seed| (seed, rerun_duplicates(&synth::generate(80, 3, seed).0)))
+        .filter(|&(_, d)| d > 0)
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "(generator seed, aliases a re-run finds): {bad:?}"
+    );
 }

@@ -267,12 +267,13 @@ impl fmt::Display for Summary {
         )?;
         writeln!(
             f,
-            "candidates: {} pairs compared of {} possible; {} duplicate, {} variant; {} chained merges refused",
+            "candidates: {} pairs compared of {} possible; {} duplicate, {} variant; {} chained merges refused, {} canonicals moved so that none is a duplicate of another",
             s.candidate_pairs,
             s.all_pairs,
             s.duplicate_pairs,
             s.variant_pairs,
-            s.chain_merges_refused
+            s.chain_merges_refused,
+            s.canonicals_moved
         )?;
         if let Some(e) = &self.embedding {
             writeln!(
