@@ -39,8 +39,79 @@ fn is_code(p: &Path) -> bool {
     EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
 }
 
-/// Reads the modules under `root` (at most `limits.max_files`, each cut at `max_file_bytes`).
-pub fn read_codebase(root: &Path, limits: &Limits) -> Result<Vec<CodeModule>, Error> {
+/// Folders whose code is not the product's: tests, their doubles and data, examples, benchmarks.
+/// A file under one of them (at any depth below the root) is test code.
+pub const TEST_DIRS: &[&str] = &[
+    "test",
+    "tests",
+    "__tests__",
+    "spec",
+    "specs",
+    "__mocks__",
+    "mocks",
+    "__fixtures__",
+    "fixtures",
+    "test-utils",
+    "test_utils",
+    "testing",
+    "e2e",
+    "integration-tests",
+    "examples",
+    "example",
+    "benchmarks",
+    "bench",
+];
+
+/// File-name parts that mark test code: `x.test.ts`, `x.spec.js`, `x.mock.ts`, `x.stories.tsx`,
+/// `x.fixture.ts`, `x.bench.ts` (a part between dots, before the extension).
+pub const TEST_PARTS: &[&str] = &[
+    "test", "tests", "spec", "mock", "mocks", "fixture", "fixtures", "stories", "bench", "e2e",
+];
+
+/// Whether a module (its path relative to the codebase root, `/`-separated) is test code by
+/// [`TEST_DIRS`] and [`TEST_PARTS`]: a test file, a test double, a fixture, an example or a
+/// benchmark. The product's tools are what ships; a registry test that defines 44 mock tools is
+/// not 44 tools.
+pub fn is_test_code(rel: &str) -> bool {
+    let mut segments: Vec<&str> = rel.split('/').collect();
+    let Some(file) = segments.pop() else {
+        return false;
+    };
+    if segments
+        .iter()
+        .any(|d| TEST_DIRS.contains(&d.to_ascii_lowercase().as_str()))
+    {
+        return true;
+    }
+    let parts: Vec<String> = file.split('.').map(str::to_ascii_lowercase).collect();
+    // The first part is the name and the last the extension; what lies between marks the kind.
+    let inner = parts.len().saturating_sub(1);
+    parts[..inner]
+        .iter()
+        .skip(1)
+        .any(|p| TEST_PARTS.contains(&p.as_str()))
+        || matches!(
+            parts[0].as_str(),
+            "test-utils" | "test_utils" | "testutils" | "setuptests"
+        )
+}
+
+/// What `read_codebase` read.
+#[derive(Debug, Clone, Default)]
+pub struct Codebase {
+    /// The modules read, by path.
+    pub modules: Vec<CodeModule>,
+    /// Code files left out as test code ([`is_test_code`]; kept with `include_tests`).
+    pub test_files_left_out: usize,
+}
+
+/// Reads the modules under `root` (at most `limits.max_files`, each cut at `max_file_bytes`),
+/// leaving out test code unless `include_tests`. An import of a left-out module resolves to
+/// nothing, as an import of a package does.
+///
+/// # Errors
+/// `root` is not a folder.
+pub fn read_codebase(root: &Path, limits: &Limits, include_tests: bool) -> Result<Codebase, Error> {
     if !root.is_dir() {
         return Err(Error::InputMissing(root.to_path_buf()));
     }
@@ -64,6 +135,11 @@ pub fn read_codebase(root: &Path, limits: &Limits) -> Result<Vec<CodeModule>, Er
             .to_string_lossy()
             .replace('\\', "/")
     };
+    let before = files.len();
+    if !include_tests {
+        files.retain(|p| !is_test_code(&rel(p)));
+    }
+    let test_files_left_out = before - files.len();
     let known: BTreeSet<String> = files.iter().map(|p| rel(p)).collect();
     let mut modules: Vec<CodeModule> = files
         .par_iter()
@@ -96,7 +172,10 @@ pub fn read_codebase(root: &Path, limits: &Limits) -> Result<Vec<CodeModule>, Er
         })
         .collect();
     modules.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(modules)
+    Ok(Codebase {
+        modules,
+        test_files_left_out,
+    })
 }
 
 /// A relative specifier of module `from` resolved to a known module path.
@@ -151,5 +230,36 @@ mod tests {
         );
         assert_eq!(resolve("src/b.ts", "../x", &known), None);
         assert_eq!(resolve("src/b.ts", "zod", &known), None);
+    }
+
+    #[test]
+    fn test_code_is_recognized_by_folder_and_by_name_part() {
+        for p in [
+            "packages/core/src/tools/tool-registry.test.ts",
+            "src/tools/tool-registry.test.js",
+            "src/ui/App.spec.tsx",
+            "src/__tests__/a.ts",
+            "src/__mocks__/fs.ts",
+            "packages/core/test-utils/mock-tool.ts",
+            "src/test-utils.ts",
+            "examples/weather/tool.ts",
+            "integration-tests/run.ts",
+            "src/Button.stories.tsx",
+            "src/api.mock.ts",
+            "test/setup.js",
+        ] {
+            assert!(is_test_code(p), "{p} is test code");
+        }
+        for p in [
+            "packages/core/src/tools/tool-registry.ts",
+            "src/testing-library-free.ts",
+            "src/latest.ts",
+            "src/contest/entry.ts",
+            "src/tools/test.ts",
+            "src/spec-parser.ts",
+            "dist/src/tools/shell.js",
+        ] {
+            assert!(!is_test_code(p), "{p} is product code");
+        }
     }
 }

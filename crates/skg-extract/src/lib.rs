@@ -14,6 +14,7 @@
     reason = "this crate reads registries: the only one that does"
 )]
 
+pub mod capability;
 mod catalog;
 mod codebase;
 mod documents;
@@ -37,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use skg_model::{Diagnostic, Document, Edge, RegistryInput, RegistryKind, Skill};
 
 pub use crate::{
-    codebase::read_codebase,
+    codebase::{Codebase, TEST_DIRS, TEST_PARTS, is_test_code, read_codebase},
     error::{Error, Result},
     fingerprint::{change_stamp, content_fingerprint},
     source::{RegistrySource, cache_dir, checkout_git, load_registries_toml, resolve_inputs},

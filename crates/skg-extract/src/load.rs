@@ -501,6 +501,19 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
         texts: &[input.body, input.script_text],
         shell_blocks: input.body_outline.shell_blocks(),
     });
+    let headings: Vec<&str> = input
+        .body_outline
+        .headings
+        .iter()
+        .map(|h| h.text.as_str())
+        .collect();
+    let capability = crate::capability::taxonomy().classify(&crate::capability::CapabilityInput {
+        name: &name,
+        category: category.as_deref(),
+        tags: &tags,
+        texts: &[&description, when_to_use.as_deref().unwrap_or("")],
+        headings: &headings,
+    });
     let mut keys: Vec<String> = m.keys().cloned().collect();
     keys.sort();
     Skill {
@@ -528,6 +541,8 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
         platforms,
         risk_tier,
         risk_reasons,
+        capability: capability.kind,
+        capability_confidence: capability.confidence,
         frontmatter: Frontmatter {
             status: input.parsed.status,
             json: serde_json::to_string(&Value::Object(input.parsed.map.clone()))

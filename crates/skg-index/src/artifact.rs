@@ -61,6 +61,13 @@ pub struct SkillEntry {
     pub outputs: Vec<String>,
     /// Content hash of the skill's package (incremental builds compare it).
     pub content_hash: String,
+    /// Primary capability type (extract's taxonomy) or `unknown`.
+    #[serde(default = "unknown")]
+    pub capability: String,
+}
+
+fn unknown() -> String {
+    "unknown".to_owned()
 }
 
 impl SkillEntry {
@@ -324,6 +331,7 @@ fn entries(input: &BuildInput<'_>) -> Vec<SkillEntry> {
                 inputs: s.inputs.clone(),
                 outputs: s.outputs.clone(),
                 content_hash: s.content_hash.clone(),
+                capability: s.capability.clone(),
             }
         })
         .collect();

@@ -109,6 +109,10 @@ pub struct Query<'a> {
     /// The skills this query may see (a tenant's allow list); `None`: every skill. Applied where
     /// candidates are gathered, so a scoped query still returns `k` skills when it can.
     pub scope: Option<&'a Scope>,
+    /// Only skills of this capability type are candidates (`None`: any). Unlike `scope` it
+    /// narrows what is *found*, not what a route may depend on: dependencies of another type are
+    /// still bundled.
+    pub capability: Option<&'a str>,
 }
 
 /// A set of skills a caller may see (positions in [`Index::skills`]), fixed for one index.
@@ -162,6 +166,7 @@ impl<'a> Query<'a> {
             weights: FieldWeights::default(),
             pool: 50,
             scope: None,
+            capability: None,
         }
     }
 }
@@ -505,6 +510,7 @@ impl Index {
             && (q.include_aliases || s.alias_of.is_none())
             && (q.include_quarantined || !s.quarantined)
             && q.scope.is_none_or(|scope| scope.contains(skill))
+            && q.capability.is_none_or(|c| s.capability == c)
     }
 
     /// BM25 of the `want` best allowed skills: (best doc score − penalty, best doc), found in one

@@ -52,6 +52,14 @@ pub struct Options {
     pub gnci_scale: f64,
     /// CFI normalization constant: normalize(CFI) = min(CFI / this, 1) (the seed's 20).
     pub cfi_scale: f64,
+    /// Name communities by their members' capability type first (false: by raw tags, categories
+    /// and name stems only, as before capability types; kept for before/after comparisons).
+    #[serde(default = "yes")]
+    pub name_by_capability: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for Options {
@@ -69,6 +77,7 @@ impl Default for Options {
             seed: 42,
             gnci_scale: 40.0,
             cfi_scale: 20.0,
+            name_by_capability: true,
         }
     }
 }
@@ -95,6 +104,8 @@ pub struct Node {
     pub registry: String,
     /// Labels the naming rule may use: `tag:x`, `category:x`, `stem:x`.
     pub labels: Vec<String>,
+    /// The skill's capability type and its confidence (`None` when `unknown`).
+    pub capability: Option<(String, f64)>,
 }
 
 /// The Skill Knowledge Graph.
@@ -152,6 +163,8 @@ pub fn build(input: &Input<'_>, options: &Options) -> Skg {
             id: s.id.to_string(),
             registry: s.registry.to_string(),
             labels: labels(s),
+            capability: (options.name_by_capability && s.capability != "unknown")
+                .then(|| (s.capability.clone(), s.capability_confidence)),
         });
         index.insert(s.id.as_str(), ix);
     }
@@ -250,11 +263,42 @@ pub fn communities(
     Ok(found)
 }
 
-/// The label of a community: the label carried by more than half of its members (most common
-/// first, ties by name); none for singletons.
-pub fn name(skg: &Skg, members: &[NodeIndex]) -> Option<String> {
+/// A community named by capability type needs this share of its members' typed confidence mass.
+pub const TYPE_MASS_SHARE: f64 = 0.5;
+
+/// …and this share of its members to carry the type.
+pub const TYPE_MEMBER_SHARE: f64 = 0.25;
+
+/// The name of a community and its support (none for singletons):
+///
+/// 1. **By capability type**: the type carrying the most confidence mass (the sum of its members'
+///    classifier confidences; ties by name) is the name `type:x` when it carries at least
+///    [`TYPE_MASS_SHARE`] of the mass of all typed members, at least two members and at least
+///    [`TYPE_MEMBER_SHARE`] of the members have it. Support: its share of the mass.
+/// 2. Else **by a raw label**: the label (tag, category, stem, folder) carried by more than half
+///    of the members (most common first, ties by name). Support: its share of the members.
+pub fn name(skg: &Skg, members: &[NodeIndex]) -> Option<(String, f64)> {
     if members.len() < 2 {
         return None;
+    }
+    let mut mass: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+    for &m in members {
+        if let Some((t, c)) = &skg.graph[m].capability {
+            let e = mass.entry(t.as_str()).or_default();
+            e.0 += c;
+            e.1 += 1;
+        }
+    }
+    let total: f64 = mass.values().map(|v| v.0).sum();
+    if let Some((t, (w, n))) = mass
+        .into_iter()
+        .max_by(|a, b| a.1.0.total_cmp(&b.1.0).then(b.0.cmp(a.0)))
+        && total > 0.0
+        && w >= TYPE_MASS_SHARE * total
+        && n >= 2
+        && n as f64 >= TYPE_MEMBER_SHARE * members.len() as f64
+    {
+        return Some((format!("type:{t}"), round(w / total)));
     }
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for &m in members {
@@ -265,7 +309,7 @@ pub fn name(skg: &Skg, members: &[NodeIndex]) -> Option<String> {
     let (label, n) = count
         .into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
-    (2 * n > members.len()).then(|| label.to_owned())
+    (2 * n > members.len()).then(|| (label.to_owned(), round(n as f64 / members.len() as f64)))
 }
 
 fn round(x: f64) -> f64 {
@@ -295,12 +339,16 @@ pub fn metrics(
     let rows: Vec<CommunityRow> = comms
         .iter()
         .enumerate()
-        .map(|(i, c)| CommunityRow {
-            scope: scope.to_owned(),
-            community: u32::try_from(i + 1).unwrap_or(u32::MAX),
-            size: u32::try_from(c.len()).unwrap_or(u32::MAX),
-            label: name(skg, c),
-            members: c.iter().map(|&m| skg.graph[m].id.clone()).collect(),
+        .map(|(i, c)| {
+            let (label, support) = name(skg, c).unzip();
+            CommunityRow {
+                scope: scope.to_owned(),
+                community: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                size: u32::try_from(c.len()).unwrap_or(u32::MAX),
+                label,
+                support,
+                members: c.iter().map(|&m| skg.graph[m].id.clone()).collect(),
+            }
         })
         .collect();
     let named = rows.iter().filter(|r| r.label.is_some()).count();
@@ -451,6 +499,7 @@ pub fn build_code(modules: &[skg_model::CodeModule]) -> Skg {
             id: m.path.clone(),
             registry: "codebase".into(),
             labels: vec![format!("dir:{}", dir(&m.path))],
+            capability: None,
         });
         module_ix.insert(m.path.as_str(), ix);
     }
@@ -462,6 +511,7 @@ pub fn build_code(modules: &[skg_model::CodeModule]) -> Skg {
                 id: format!("{}#{}", m.path, t.name),
                 registry: "codebase".into(),
                 labels: vec![format!("dir:{}", dir(&m.path))],
+                capability: None,
             });
             edges.insert((mix.min(tix), mix.max(tix)));
         }

@@ -234,3 +234,70 @@ fn louvain_is_deterministic_for_a_seed() {
     assert_eq!(a.len(), 6, "each clique is a community");
     assert!(a.iter().all(|c| c.len() == 5));
 }
+
+#[test]
+fn communities_are_named_by_the_capability_type_their_members_share() {
+    // Two 4-cliques. Clique P: types testing 0.9, testing 0.6, devops 0.8, unknown — testing
+    // carries 1.5 of the typed mass 2.3 (0.652 ≥ 0.5) and 2 members (≥ 2 and ≥ 4 × 0.25) → `type:testing`,
+    // support 0.652174. Clique Q: testing 0.9, devops 0.9, unknown, unknown — the top (a tie of
+    // 0.9, broken by name: devops) has 0.5 of the mass but one member < 2 → no type; the raw
+    // rule: every member is tagged `ops` → `tag:ops`, support 1.
+    let typed = |id: &str, kind: &str, conf: f64, tags: &[&str]| {
+        let mut s = skill(id, tags);
+        s.capability = kind.to_owned();
+        s.capability_confidence = conf;
+        s
+    };
+    let skills = vec![
+        typed("p1", "testing", 0.9, &[]),
+        typed("p2", "testing", 0.6, &[]),
+        typed("p3", "devops", 0.8, &[]),
+        typed("p4", "unknown", 0.2, &[]),
+        typed("q1", "testing", 0.9, &["ops"]),
+        typed("q2", "devops", 0.9, &["ops"]),
+        typed("q3", "unknown", 0.0, &["ops"]),
+        typed("q4", "unknown", 0.0, &["ops"]),
+    ];
+    let mut edges = Vec::new();
+    for g in ["p", "q"] {
+        for a in 1..=4 {
+            for b in a + 1..=4 {
+                edges.push(edge(&format!("{g}{a}"), &format!("{g}{b}"), 1.0));
+            }
+        }
+    }
+    let input = Input {
+        skills: &skills,
+        edges: &edges,
+        members: None,
+        scores: None,
+    };
+    let (_, m) = measure(&input, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let named = |first: &str| {
+        m.communities
+            .iter()
+            .find(|c| c.scope == "(all)" && c.members[0] == first)
+            .map_or_else(
+                || panic!("a community starting with {first}"),
+                |c| (c.label.clone(), c.support),
+            )
+    };
+    let (label, support) = named("r:p1");
+    assert_eq!(label.as_deref(), Some("type:testing"));
+    close(support, 1.5 / 2.3);
+    let (label, support) = named("r:q1");
+    assert_eq!(label.as_deref(), Some("tag:ops"));
+    close(support, 1.0);
+    // Without capability naming, P has no majority label: unnamed.
+    let raw = Options {
+        name_by_capability: false,
+        ..Options::default()
+    };
+    let (_, m) = measure(&input, &raw).unwrap_or_else(|e| panic!("{e}"));
+    let p = m
+        .communities
+        .iter()
+        .find(|c| c.scope == "(all)" && c.members[0] == "r:p1")
+        .map(|c| c.label.clone());
+    assert_eq!(p, Some(None));
+}

@@ -68,5 +68,5 @@ impl Progress for NoProgress {
 /// History: 2 added `script_structures`; 3 made the metrics (`tlis`, `mean_degree`, `gnci`,
 /// `cfi`, `rscore`) nullable float64 columns instead of JSON text; 4 added the scan's `findings`
 /// and `verdicts` and made risk tier `unsafe` the scan's verdict (extract assigns at most
-/// `critical`).
-pub const SCHEMA_VERSION: u32 = 4;
+/// `critical`); 5 added the skills' `capability` and `capability_confidence`.
+pub const SCHEMA_VERSION: u32 = 5;

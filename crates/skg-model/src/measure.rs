@@ -68,8 +68,13 @@ pub struct CommunityRow {
     pub community: u32,
     /// Members.
     pub size: u32,
-    /// The label when named (`tag:x`, `category:x` or `stem:x`).
+    /// The label when named: `type:x` (a capability type), else `tag:x`, `category:x`, `stem:x`
+    /// or `dir:x` (`docs/metrics.md`).
     pub label: Option<String>,
+    /// How strongly the members carry the label: for `type:x` the type's share of the members'
+    /// capability confidence mass, else the share of members carrying it.
+    #[serde(default)]
+    pub support: Option<f64>,
     /// Member skill ids, sorted.
     pub members: Vec<String>,
 }

@@ -217,6 +217,13 @@ pub struct Skill {
     pub risk_tier: RiskTier,
     /// Why that tier: one short reason per rule that fired, sorted.
     pub risk_reasons: Vec<String>,
+    /// Primary capability type (an id of extract's taxonomy, `docs/capabilities.md`), or
+    /// `unknown`.
+    #[serde(default = "unknown_capability")]
+    pub capability: String,
+    /// The type's share of all capability evidence, 0–1.
+    #[serde(default)]
+    pub capability_confidence: f64,
     /// The frontmatter, kept whole.
     pub frontmatter: Frontmatter,
     /// The markdown body after the frontmatter (LF line endings, no BOM).
@@ -233,6 +240,10 @@ pub struct Skill {
     pub bytes: u64,
     /// blake3 over every file of the package (paths and bytes), hex.
     pub content_hash: String,
+}
+
+fn unknown_capability() -> String {
+    "unknown".to_owned()
 }
 
 impl Skill {
@@ -272,6 +283,8 @@ impl Skill {
             platforms: Vec::new(),
             risk_tier: RiskTier::Safe,
             risk_reasons: Vec::new(),
+            capability: unknown_capability(),
+            capability_confidence: 0.0,
             frontmatter: Frontmatter {
                 status: FrontmatterStatus::Ok,
                 json: "{}".into(),

@@ -93,20 +93,28 @@ fn publish(
 pub struct CodebaseReport {
     codebase: String,
     modules_read: usize,
+    /// Code files left out as tests, fixtures, examples or mocks (`skg_extract::is_test_code`).
+    test_files_left_out: usize,
     tools: usize,
     tool_definitions: Vec<String>,
     summary: Report,
 }
 
-/// Reads the JS/TS codebase at `root`, measures its tool graph (every relation counted:
-/// `min_confidence` 0) and writes the output folder.
+/// Reads the JS/TS codebase at `root` (test code left out unless `include_tests`), measures its
+/// tool graph (every relation counted: `min_confidence` 0) and writes the output folder.
 ///
 /// # Errors
 /// The codebase cannot be read, the graph cannot be measured, or the folder cannot be written.
-pub fn execute_codebase(root: &Path, options: &Options, out: &Path) -> Result<CodebaseReport> {
+pub fn execute_codebase(
+    root: &Path,
+    include_tests: bool,
+    options: &Options,
+    out: &Path,
+) -> Result<CodebaseReport> {
     let started = Instant::now();
-    let modules = skg_extract::read_codebase(root, &skg_extract::Limits::default())
+    let codebase = skg_extract::read_codebase(root, &skg_extract::Limits::default(), include_tests)
         .at(|| format!("cannot read the codebase {}", root.display()))?;
+    let modules = codebase.modules;
     let options = Options {
         min_confidence: 0.0,
         ..options.clone()
@@ -118,11 +126,13 @@ pub fn execute_codebase(root: &Path, options: &Options, out: &Path) -> Result<Co
         &m,
         Vec::new(),
         serde_json::json!({"codebase": root.display().to_string(), "seed": options.seed,
-            "modules_read": modules.len(), "tools": tools}),
+            "modules_read": modules.len(), "tools": tools, "include_tests": include_tests,
+            "test_files_left_out": codebase.test_files_left_out}),
     )?;
     Ok(CodebaseReport {
         codebase: root.display().to_string(),
         modules_read: modules.len(),
+        test_files_left_out: codebase.test_files_left_out,
         tools,
         tool_definitions: modules
             .iter()
@@ -155,8 +165,8 @@ impl fmt::Display for CodebaseReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "codebase {}: {} JS/TS modules read, {} tool definitions",
-            self.codebase, self.modules_read, self.tools
+            "codebase {}: {} JS/TS modules read ({} test files left out), {} tool definitions",
+            self.codebase, self.modules_read, self.test_files_left_out, self.tools
         )?;
         write!(f, "{}", self.summary)
     }

@@ -28,6 +28,17 @@ pub(crate) struct View {
     diagnostics: Vec<DiagRow>,
     diagnostic_codes: Vec<(String, String, usize)>,
     security: Security,
+    capabilities: Capabilities,
+}
+
+/// Skills by capability type (rows, most skills first; `unknown` last) and registry (columns).
+#[derive(Debug, Serialize, Default)]
+struct Capabilities {
+    registries: Vec<String>,
+    /// (type, count per registry in `registries` order, total, mean confidence).
+    by_type: Vec<(String, Vec<usize>, usize, String)>,
+    /// Skills with a type other than `unknown`.
+    typed: usize,
 }
 
 /// The security scan: counts by category and registry, and the flagged packages with their
@@ -181,6 +192,7 @@ struct CommunityView {
     id: u32,
     size: u32,
     label: String,
+    support: String,
     registries: String,
     sample: Vec<String>,
 }
@@ -259,6 +271,7 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
     };
     let (diagnostics, diagnostic_codes) = diagnostics(input);
     let security = security(input);
+    let capabilities = capabilities(input);
     Ok(View {
         title: input.title.to_owned(),
         version: env!("CARGO_PKG_VERSION"),
@@ -278,7 +291,57 @@ pub(crate) fn build(input: &Input<'_>, options: &Options) -> Result<View, Error>
         diagnostics,
         diagnostic_codes,
         security,
+        capabilities,
     })
+}
+
+/// The capability facet: every skill's primary type counted per registry.
+fn capabilities(input: &Input<'_>) -> Capabilities {
+    let mut registries: Vec<String> = input
+        .skills
+        .iter()
+        .map(|s| s.registry.to_string())
+        .collect();
+    registries.sort();
+    registries.dedup();
+    let col: HashMap<&str, usize> = registries
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.as_str(), i))
+        .collect();
+    let mut by: BTreeMap<&str, (Vec<usize>, f64)> = BTreeMap::new();
+    for s in input.skills {
+        let e = by
+            .entry(s.capability.as_str())
+            .or_insert_with(|| (vec![0; registries.len()], 0.0));
+        if let Some(&i) = col.get(s.registry.as_str()) {
+            e.0[i] += 1;
+        }
+        e.1 += s.capability_confidence;
+    }
+    let mut by_type: Vec<(String, Vec<usize>, usize, String)> = by
+        .into_iter()
+        .map(|(t, (row, conf))| {
+            let total: usize = row.iter().sum();
+            let mean = conf / total.max(1) as f64;
+            (t.to_owned(), row, total, format!("{mean:.2}"))
+        })
+        .collect();
+    by_type.sort_by(|a, b| {
+        (a.0 == "unknown")
+            .cmp(&(b.0 == "unknown"))
+            .then(b.2.cmp(&a.2))
+            .then(a.0.cmp(&b.0))
+    });
+    Capabilities {
+        typed: input
+            .skills
+            .iter()
+            .filter(|s| s.capability != "unknown")
+            .count(),
+        registries,
+        by_type,
+    }
 }
 
 /// The scan's section: every flagged package (unsafe first) with its findings, and the findings
@@ -704,6 +767,7 @@ fn community_view(cx: &Ctx<'_>, c: &skg_model::CommunityRow) -> CommunityView {
         id: c.community,
         size: c.size,
         label: c.label.clone().unwrap_or_default(),
+        support: c.support.map(|x| format!("{x:.2}")).unwrap_or_default(),
         registries: regs
             .iter()
             .map(|(r, n)| format!("{r} {n}"))

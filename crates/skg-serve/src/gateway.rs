@@ -595,6 +595,17 @@ impl Gateway {
         if ask.min_score.is_some_and(|s| !s.is_finite()) {
             return Err(ApiError::invalid("min_score must be a finite number"));
         }
+        if let Some(c) = ask.capability
+            && (c.is_empty()
+                || c.len() > 64
+                || !c
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'))
+        {
+            return Err(ApiError::invalid(
+                "capability must be a type id: lower-case letters, digits and '-', at most 64",
+            ));
+        }
         Ok(())
     }
 
@@ -786,6 +797,7 @@ impl Gateway {
                 mode: None,
                 include_quarantined,
                 min_score: None,
+                capability: None,
             };
             let (p, answer) =
                 self.answer_many(ask, access, skg_index::listing::RANKED_CANDIDATES)?;

@@ -48,6 +48,8 @@ fn rpc_result(id: &Value, result: &Value) -> Value {
 pub fn tool_list(max_k: usize) -> Value {
     let k = json!({"type": "integer", "minimum": 1, "maximum": max_k, "default": wire_defaults::K,
         "description": "How many distinct skills to return."});
+    let capability = json!({"type": "string", "pattern": "^[a-z0-9-]{1,64}$",
+        "description": "Only skills of this capability type (e.g. `testing`, `bioinformatics`, `visualization`)."});
     json!({"tools": [
         {
             "name": "find_skills",
@@ -56,6 +58,7 @@ pub fn tool_list(max_k: usize) -> Value {
             "inputSchema": {"type": "object", "properties": {
                 "query": {"type": "string", "description": "What the agent needs to do, in words."},
                 "k": k,
+                "capability": capability,
             }, "required": ["query"], "additionalProperties": false},
             "annotations": {"readOnlyHint": true, "openWorldHint": false},
         },
@@ -76,6 +79,7 @@ pub fn tool_list(max_k: usize) -> Value {
                 "task": {"type": "string", "description": "The task, in words."},
                 "k": k,
                 "token_budget": {"type": "integer", "minimum": 0, "description": "Tokens the bundle may use; dependencies are kept past it (the overrun is reported), complements are added within it."},
+                "capability": capability,
             }, "required": ["task"], "additionalProperties": false},
             "annotations": {"readOnlyHint": true, "openWorldHint": false},
         },
@@ -99,6 +103,8 @@ struct FindArgs {
     query: String,
     #[serde(default)]
     k: Option<usize>,
+    #[serde(default)]
+    capability: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -109,6 +115,8 @@ struct RouteArgs {
     k: Option<usize>,
     #[serde(default)]
     token_budget: Option<u64>,
+    #[serde(default)]
+    capability: Option<String>,
 }
 
 fn answer<T: Serialize>(r: Result<T, ApiError>) -> Value {
@@ -138,6 +146,7 @@ async fn call_tool(
                 include_quarantined: false,
                 min_score: None,
                 explain: false,
+                capability: a.capability,
             };
             let access = access.clone();
             answer(gw.compute(move |g| g.find(&req, &access)).await)
@@ -152,6 +161,7 @@ async fn call_tool(
             let mut req = RouteRequest::new(a.task);
             req.k = a.k;
             req.token_budget = a.token_budget;
+            req.capability = a.capability;
             req.include_content = true;
             let access = access.clone();
             answer(gw.compute(move |g| g.route(&req, &access)).await)

@@ -51,6 +51,10 @@ pub struct RouteRequest {
     /// Return every retrieval candidate's signals and why it was kept or dropped.
     #[serde(default)]
     pub explain: bool,
+    /// Route only from skills of this capability type (`docs/capabilities.md`; dependencies of
+    /// other types are still bundled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<String>,
 }
 
 impl RouteRequest {
@@ -66,6 +70,7 @@ impl RouteRequest {
             min_score: None,
             include_content: false,
             explain: false,
+            capability: None,
         }
     }
 
@@ -82,6 +87,7 @@ impl RouteRequest {
             mode: self.mode,
             include_quarantined: self.include_quarantined,
             min_score: self.min_score,
+            capability: self.capability.as_deref(),
         }
     }
 }
@@ -109,6 +115,9 @@ pub struct FindRequest {
     /// Return every candidate's signals and why it was kept or dropped (`find` only).
     #[serde(default)]
     pub explain: bool,
+    /// Only skills of this capability type (`docs/capabilities.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<String>,
 }
 
 impl FindRequest {
@@ -119,6 +128,7 @@ impl FindRequest {
             mode: self.mode,
             include_quarantined: self.include_quarantined,
             min_score: self.min_score,
+            capability: self.capability.as_deref(),
         }
     }
 }
@@ -140,6 +150,8 @@ pub(crate) struct Ask<'a> {
     pub mode: Option<Mode>,
     pub include_quarantined: bool,
     pub min_score: Option<f32>,
+    /// Only skills of this capability type are candidates.
+    pub capability: Option<&'a str>,
 }
 
 impl<'a> Ask<'a> {
@@ -153,6 +165,7 @@ impl<'a> Ask<'a> {
             q.mode = m;
         }
         q.include_quarantined = self.include_quarantined;
+        q.capability = self.capability;
         if let Some(s) = self.min_score {
             q.min_score = s;
         }
@@ -193,6 +206,8 @@ pub struct FindResult {
     pub registry: String,
     /// `SKILL.md` path in the registry.
     pub path: String,
+    /// Primary capability type, or `unknown`.
+    pub capability: String,
     /// `skg://skills/<id>`.
     pub root_uri: String,
     /// The part that matched: `…/.abstract`, `…/.overview` or `…/<file>#L<a>-L<b>`.
@@ -738,6 +753,7 @@ pub fn find(ix: &Index, query: &str, answer: &skg_index::Answer, served: Served)
                 description: s.description.clone(),
                 registry: s.registry.to_string(),
                 path: s.path.clone(),
+                capability: s.capability.clone(),
                 root_uri: root_uri(s.id.as_str()),
                 uri: doc_uri(s.id.as_str(), d),
                 level: u8::from(d.level),

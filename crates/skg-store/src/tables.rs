@@ -319,6 +319,16 @@ static SKILL_COLUMNS: &[Column<Skill>] = &[
         "`tier: reason` per rule that fired",
     ),
     col(
+        "capability",
+        Get::Str(|s| &s.capability),
+        "primary capability type (docs/capabilities.md) or unknown",
+    ),
+    col(
+        "capability_confidence",
+        Get::F64(|s| s.capability_confidence),
+        "the type's share of all capability evidence, 0–1",
+    ),
+    col(
         "frontmatter_status",
         Get::Str(|s| s.frontmatter.status.as_str()),
         "ok | repaired | salvaged | missing | not_applicable",
@@ -786,7 +796,12 @@ pub static COMMUNITIES: Table<CommunityRow> = Table {
         col(
             "label",
             Get::OptStr(|c| c.label.as_deref()),
-            "majority label (tag:/category:/stem:), null when unnamed",
+            "the community's name: type:<capability>, else a majority tag:/category:/stem:/dir: label; null when unnamed",
+        ),
+        col(
+            "support",
+            Get::OptF64(|c| c.support),
+            "the label's support, 0–1 (docs/metrics.md)",
         ),
         col(
             "members",

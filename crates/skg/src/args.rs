@@ -137,6 +137,10 @@ pub struct ExtractArgs {
     /// Print every diagnostic (path:line: severity[code]: message) on stderr.
     #[arg(long)]
     pub show_diagnostics: bool,
+    /// Also measure the capability types against hand labels (CSV `registry,path,type[,also]`,
+    /// e.g. labels/capabilities-v1.csv): accuracy and the confusion of the ten largest types.
+    #[arg(long, value_name = "CSV")]
+    pub capability_labels: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -364,6 +368,10 @@ pub struct ScoreEvalArgs {
 }
 
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent command-line switches, each a clap flag"
+)]
 pub struct MeasureArgs {
     /// An extract output folder (default `reports/extract`), or registries to extract first.
     pub inputs: Vec<PathBuf>,
@@ -390,6 +398,14 @@ pub struct MeasureArgs {
     /// modules that define or import them (docs/metrics.md).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["inputs", "canon", "scores"])]
     pub codebase: Option<PathBuf>,
+    /// Name communities by raw tags, categories and name stems only, not by capability type
+    /// (the naming before capability types; for before/after comparisons).
+    #[arg(long)]
+    pub raw_community_names: bool,
+    /// With `--codebase`: keep tests, fixtures, examples and mocks (left out by default: a test
+    /// file's mock tools are not the product's; the rule is in docs/metrics.md).
+    #[arg(long, requires = "codebase")]
+    pub include_tests: bool,
     /// Output folder (replaced atomically).
     #[arg(short, long, default_value_os_t = Stage::Measure.default_dir())]
     pub out: PathBuf,
@@ -617,6 +633,10 @@ pub struct RouteArgs {
     /// Route quarantined skills too.
     #[arg(long)]
     pub include_quarantined: bool,
+    /// Route only from skills of this capability type (docs/capabilities.md); dependencies of
+    /// other types are still bundled.
+    #[arg(long, value_name = "TYPE")]
+    pub capability: Option<String>,
     /// BM25 only (no query embedding).
     #[arg(long)]
     pub bm25: bool,

@@ -2,6 +2,8 @@
 
 use std::io::Write;
 
+use anyhow::Context as _;
+
 use crate::{ExitStatus, GlobalArgs, args::ExtractArgs, progress::Bar};
 
 pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
@@ -14,6 +16,20 @@ pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<Exi
         for d in &x.diagnostics {
             writeln!(err, "{d}")?;
         }
+    }
+    if let Some(file) = &args.capability_labels {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let labels =
+            skg_extract::capability::CapabilityLabel::parse_csv(&text, &file.display().to_string())
+                .map_err(anyhow::Error::msg)?;
+        let eval = skg_extract::capability::evaluate(&x.skills, &labels);
+        return super::emit(
+            args.format,
+            &serde_json::json!({"extract": &report, "capabilities": &eval}),
+            |out| write!(out, "{report}{eval}"),
+        )
+        .map(|()| ExitStatus::Success);
     }
     super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     Ok(ExitStatus::Success)

@@ -436,6 +436,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     req.k = Some(args.k);
     req.token_budget = args.token_budget;
     req.include_quarantined = args.include_quarantined;
+    req.capability.clone_from(&args.capability);
     if args.listing {
         return listing(args, &index, vector.as_deref(), degraded, started);
     }

@@ -20,6 +20,7 @@ pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<Exi
         include_quarantined: args.include_quarantined,
         include_aliases: args.include_aliases,
         seed: args.seed,
+        name_by_capability: !args.raw_community_names,
         ..Options::default()
     };
     if let Some(root) = &args.codebase {
@@ -43,7 +44,8 @@ pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<Exi
 }
 
 fn run_codebase(args: &MeasureArgs, root: &Path, options: &Options) -> anyhow::Result<ExitStatus> {
-    let report = skg_pipeline::measure::execute_codebase(root, options, &args.out)?;
+    let report =
+        skg_pipeline::measure::execute_codebase(root, args.include_tests, options, &args.out)?;
     super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     Ok(ExitStatus::Success)
 }

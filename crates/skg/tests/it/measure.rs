@@ -152,6 +152,7 @@ fn codebase_graph_of_the_fixture() {
     // = 16 nodes (http.ts defines and imports no tool: not a node); edges: 8 tool—module +
     // 7 registry—module = 15.
     assert_eq!(v["tools"], 8);
+    assert_eq!(v["test_files_left_out"], 1, "src/registry.test.ts");
     assert_eq!(v["summary"]["graph"]["nodes"], 16);
     assert_eq!(v["summary"]["graph"]["edges"], 15);
     let all = &v["summary"]["metrics"][0];
@@ -178,4 +179,31 @@ fn codebase_graph_of_the_fixture() {
             "{expected} in {defs:?}"
         );
     }
+}
+
+#[test]
+fn codebase_test_doubles_are_left_out_unless_asked_for() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = repo().join("tests/fixtures/codebase");
+    let v = skg_json(
+        tmp.path(),
+        &[
+            "measure",
+            "--codebase",
+            root.to_str().expect("a UTF-8 path"),
+            "--include-tests",
+            "-o",
+            "m",
+        ],
+    );
+    // By hand: the fixture's graph (16 nodes, 15 edges) plus the test module and its two mock
+    // tools (3 nodes), two tool—module edges and test module—registry (3 edges); the registry's
+    // degree rises from 7 to 8.
+    assert_eq!(v["tools"], 10);
+    assert_eq!(v["test_files_left_out"], 0);
+    assert_eq!(v["summary"]["graph"]["nodes"], 19);
+    assert_eq!(v["summary"]["graph"]["edges"], 18);
+    assert_eq!(v["summary"]["metrics"][0]["max_degree"], 8);
+    let defs = v["tool_definitions"].to_string();
+    assert!(defs.contains("src/registry.test.ts#mock_read"), "{defs}");
 }
