@@ -8,11 +8,11 @@
 //! | `js-call` / `py-call` | a call of a function only another skill's script exports | `depends_on` | INFERRED | 0.6 |
 //! | `required-prose` | a skill named on a "REQUIRED SUB-SKILL" / "requires" / "prerequisite" line or in a Prerequisites section | `depends_on` | INFERRED | 0.7 |
 //! | `invoke-phrase` | "use / invoke / run / follow the X skill" | `depends_on` | INFERRED | 0.6 |
-//! | `related-list` | a skill named in a "Related skills" / "See also" section or line | `complements` | INFERRED | 0.6 |
+//! | `related-list` | a skill named in a "Related skills" / "See also" section or line (a list item there stays `complements` whatever verb its text uses, unless under a Prerequisites heading) | `complements` | INFERRED | 0.6 |
 //! | `co-use-phrase` | "then X", "combine with X", "followed by X" | `co_used_with` | INFERRED | 0.5 |
 //! | `namespaced-ref` | `plugin:skill-name` | `references` | INFERRED | 0.6 |
 //! | `skill-phrase` | "the X skill", "skill `X`" | `references` | INFERRED | 0.5 |
-//! | `mention` | any other occurrence of another skill's name (same registry only) | `references` | INFERRED 0.4 / AMBIGUOUS 0.2 | |
+//! | `mention` | any other occurrence of another skill's name (same registry only) | `references` | INFERRED 0.5 in backticks or as a path's folder (`x/SKILL.md`), else AMBIGUOUS 0.2 | |
 //!
 //! A name is *ambiguous* when it is a single plain word (`pdf`, `brainstorming`) or a common
 //! hyphenated compound (`step-by-step`): unless the line marks it as a skill (backticks,

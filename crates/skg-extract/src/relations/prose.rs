@@ -282,6 +282,8 @@ struct Marks<'t> {
     prefix_core: &'t str,
     /// In backticks.
     backticked: bool,
+    /// A folder of a path (`x/SKILL.md`, `../x/`).
+    path_ref: bool,
     /// A single plain word or common compound.
     ambiguous: bool,
     /// "the X skill" / "skill: X".
@@ -290,6 +292,10 @@ struct Marks<'t> {
     related_item: bool,
     /// In a Prerequisites section or on a requires line.
     required: bool,
+    /// In a Prerequisites section (its heading says so).
+    required_section: bool,
+    /// On a list item of a Related section (anywhere on the item's line).
+    in_related_list: bool,
     /// In a Related section (marked), or on a see-also line.
     related: bool,
 }
@@ -331,6 +337,10 @@ fn marks<'t>(
     }) && (ns_registry.is_some() || (!in_code && !prefix.ends_with(['\'', '"'])));
     let prefix_core = namespace.map_or(prefix, |n| &prefix[..prefix.len() - n.len() - 1]);
     let backticked = prefix_core.ends_with('`') && suffix.starts_with('`');
+    // The name is a folder of a path (`agent-protocol/SKILL.md`, `../using-superpowers/refs/`):
+    // a pointer to the skill's package, as explicit as backticks.
+    let path_ref = suffix.starts_with("/SKILL.md")
+        || (suffix.starts_with('/') && (prefix_core.ends_with('/') || prefix_core.ends_with('`')));
     let ambiguous = NameIndex::is_ambiguous(name);
     // "the X skill" / "skill: X": for a plain word only when quoted (`the debugging skill` is
     // prose).
@@ -353,10 +363,13 @@ fn marks<'t>(
         namespaced,
         prefix_core,
         backticked,
+        path_ref,
         ambiguous,
         skill_word,
         related_item,
         required: ctx.required || REQUIRED_LINE.is_match(logical),
+        required_section: ctx.required,
+        in_related_list: ctx.related && list_item_head(line).is_some(),
         related: related_item
             || (ctx.related && (backticked || skill_word))
             || RELATED_LINE.is_match(logical),
@@ -402,7 +415,13 @@ fn mention(
         return None;
     }
     let (strong, ambiguous) = (m.strong(), m.ambiguous);
-    let (extractor, kind, mut confidence) = if m.required {
+    // A skill a Related section's list item names (its head, or marked: backticks, "skill") is a
+    // related skill, whatever verb the item's text uses ("- `x` — use it before starting" lists
+    // x, it does not require it); only a Prerequisites heading makes such an item a requirement.
+    let (extractor, kind, mut confidence) = if m.in_related_list && m.related && !m.required_section
+    {
+        ("related-list", EdgeKind::Complements, 0.6)
+    } else if m.required {
         ("required-prose", EdgeKind::DependsOn, 0.7)
     } else if INVOKE_BEFORE.is_match(m.prefix_core) && (strong || !ambiguous) {
         ("invoke-phrase", EdgeKind::DependsOn, 0.6)
@@ -418,7 +437,7 @@ fn mention(
         (
             "mention",
             EdgeKind::References,
-            if m.backticked { 0.5 } else { 0.4 },
+            if m.backticked || m.path_ref { 0.5 } else { 0.4 },
         )
     };
     // Another registry only for a distinctive name the text marks as a skill, or a namespace
@@ -432,7 +451,11 @@ fn mention(
         return None;
     }
     let mut source = EdgeSource::Inferred;
-    if ambiguous && !strong {
+    // An unmarked occurrence of a name (no backticks, namespace, "skill" word, link or list
+    // context) is as often a library, product or plain phrase of the same name as the skill
+    // (16 of 25 right on a hand-checked sample): AMBIGUOUS, out of the metrics by default.
+    let plain_mention = extractor == "mention" && !m.backticked && !m.path_ref;
+    if (ambiguous && !strong) || plain_mention {
         source = EdgeSource::Ambiguous;
         confidence *= 0.5;
     }

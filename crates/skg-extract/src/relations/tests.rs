@@ -124,7 +124,36 @@ fn invoke_and_co_use_phrases() {
         vec![
             "dev:a -> dev:b depends_on invoke-phrase INFERRED 0.6",
             "dev:a -> dev:c depends_on invoke-phrase INFERRED 0.6",
-            "dev:a -> dev:c references mention INFERRED 0.4",
+            // An unmarked name is AMBIGUOUS at half of 0.4.
+            "dev:a -> dev:c references mention AMBIGUOUS 0.2",
+        ]
+    );
+}
+
+#[test]
+fn a_related_list_item_is_a_complement_whatever_its_verb_and_plain_names_are_ambiguous() {
+    let a = skill(
+        "signup",
+        "# Signup\n\nSee the `form-helper` notes and scope-spec/SKILL.md.\n\n## Related Skills\n\n- **form-helper** — when the form is not a signup, use `form-helper` instead\n- `scope-spec` — scope definition before starting work\n\nThe form-helper library is fast.\n",
+    );
+    let b = skill("form-helper", "Forms.");
+    let c = skill("scope-spec", "Scope.");
+    let got = edges(&[(
+        "m",
+        &[("a/SKILL.md", &a), ("b/SKILL.md", &b), ("c/SKILL.md", &c)],
+    )]);
+    // By the rules: the two list items under "Related Skills" are related-list complements (0.6)
+    // although one says "use … instead" and the other "before starting"; the backticked name
+    // above and the path's folder `scope-spec/SKILL.md` are mentions at 0.5 (INFERRED); the plain
+    // "form-helper library" line is an AMBIGUOUS mention, dropped as the same (src, dst, kind)
+    // is already seen at 0.5.
+    assert_eq!(
+        got,
+        vec![
+            "m:a -> m:b complements related-list INFERRED 0.6",
+            "m:a -> m:b references mention INFERRED 0.5",
+            "m:a -> m:c complements related-list INFERRED 0.6",
+            "m:a -> m:c references mention INFERRED 0.5",
         ]
     );
 }
