@@ -26,29 +26,16 @@ impl LabelledPair {
     /// The pairs of a CSV text with columns `a`, `b` and optionally `label` (`file` names the
     /// source in `at` and in errors).
     pub fn parse_csv(text: &str, file: &str) -> Result<Vec<LabelledPair>, String> {
-        let mut reader = csv::Reader::from_reader(text.as_bytes());
-        let headers = reader
-            .headers()
-            .map_err(|e| format!("{file}: {e}"))?
-            .clone();
-        let col = |name: &str| headers.iter().position(|h| h.trim() == name);
-        let (Some(ca), Some(cb)) = (col("a"), col("b")) else {
-            return Err(format!("{file}: needs columns `a` and `b`"));
-        };
-        let cl = col("label");
-        let mut out = Vec::new();
-        for (n, rec) in reader.records().enumerate() {
-            let at = format!("{file}:{}", n + 2);
-            let rec = rec.map_err(|e| format!("{at}: {e}"))?;
-            let field = |i: usize| rec.get(i).unwrap_or("").trim().to_owned();
-            out.push(LabelledPair {
-                a: field(ca),
-                b: field(cb),
-                label: cl.map(field),
-                at,
-            });
-        }
-        Ok(out)
+        let rows = skg_model::labels::read_csv_columns(text, file, &["a", "b"], &["label"])?;
+        Ok(rows
+            .into_iter()
+            .map(|r| LabelledPair {
+                a: r.get(0).to_owned(),
+                b: r.get(1).to_owned(),
+                label: r.values.get(2).cloned().flatten(),
+                at: r.at,
+            })
+            .collect())
     }
 }
 

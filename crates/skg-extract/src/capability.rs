@@ -279,32 +279,22 @@ impl CapabilityLabel {
     /// # Errors
     /// A missing column or a malformed record, as `file:line: …`.
     pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CapabilityLabel>, String> {
-        let mut reader = csv::Reader::from_reader(text.as_bytes());
-        let headers = reader
-            .headers()
-            .map_err(|e| format!("{file}: {e}"))?
-            .clone();
-        let col = |name: &str| headers.iter().position(|h| h.trim() == name);
-        let (Some(cr), Some(cp), Some(ct)) = (col("registry"), col("path"), col("type")) else {
-            return Err(format!(
-                "{file}: needs columns `registry`, `path` and `type`"
-            ));
-        };
-        let ca = col("also");
-        let mut out = Vec::new();
-        for (n, rec) in reader.records().enumerate() {
-            let at = format!("{file}:{}", n + 2);
-            let rec = rec.map_err(|e| format!("{at}: {e}"))?;
-            let field = |i: usize| rec.get(i).unwrap_or("").trim().to_owned();
-            out.push(CapabilityLabel {
-                registry: field(cr),
-                path: field(cp),
-                kind: field(ct),
-                also: ca.map(field).filter(|a| !a.is_empty()),
-                at,
-            });
-        }
-        Ok(out)
+        let rows = skg_model::labels::read_csv_columns(
+            text,
+            file,
+            &["registry", "path", "type"],
+            &["also"],
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|r| CapabilityLabel {
+                registry: r.get(0).to_owned(),
+                path: r.get(1).to_owned(),
+                kind: r.get(2).to_owned(),
+                also: Some(r.get(3).to_owned()).filter(|a| !a.is_empty()),
+                at: r.at,
+            })
+            .collect())
     }
 }
 
@@ -507,22 +497,16 @@ declared = ["CI/CD Integrations"]
         // testing: tag `qa` (declared) 2 + name `pytest` 2 + text `unit tests`, `test` 1 + 1 = 6
         //   (`test` in "test runner" too, counted once); headings: `pytest` 0.5.
         // devops: category 3 + tag `docker` (keyword) 2 + text `ci cd` 1 = 6; heading `deploy` 0.5.
-        let s = t.scores(&input(
+        let tags_in = input(
             "pytest-runner",
             Some("CI/CD integrations"),
             &tags,
             &["Write unit tests; a test runner for CI-CD"],
             &["Pytest setup", "Deploy"],
-        ));
-        assert_eq!(s, vec![6.5, 6.5]);
+        );
+        assert_eq!(t.scores(&tags_in), vec![6.5, 6.5]);
         // A tie goes to the taxonomy's first type; the share is 6.5 / 13.
-        let c = t.classify(&input(
-            "pytest-runner",
-            Some("CI/CD integrations"),
-            &tags,
-            &["Write unit tests; a test runner for CI-CD"],
-            &["Pytest setup", "Deploy"],
-        ));
+        let c = t.classify(&tags_in);
         assert_eq!(
             c,
             Capability {

@@ -15,9 +15,7 @@
 
 use serde::Serialize;
 
-use crate::{
-    EmbedFn, EvalOptions, Index, JudgedQuery, Mode, Query, Result, judge, judged::judge_all,
-};
+use crate::{EmbedFn, EvalOptions, Index, JudgedQuery, Mode, Result, judge, judged::judge_all};
 
 /// The signals read from an answer, in report order.
 pub const SIGNALS: [&str; 5] = ["score", "cosine", "bm25", "cos_gap", "bm25_term"];
@@ -140,20 +138,8 @@ fn signals(
     let judged = in_scope.then(|| judge_all(index, queries).0);
     let mut out = Vec::with_capacity(queries.len());
     for (i, q) in queries.iter().enumerate() {
-        let vector = match mode {
-            Mode::Dense | Mode::Hybrid if index.dim() > 0 => {
-                Some(embed(&q.query).map_err(crate::Error::Embed)?)
-            }
-            _ => None,
-        };
-        let mut query = Query::new(&q.query, vector.as_deref(), 10);
-        query.mode = mode;
-        query.fusion = options.fusion;
-        query.include_quarantined = options.include_quarantined;
-        query.negative_weight = options.negative_weight;
-        query.pool = options.pool;
-        query.min_score = f32::NEG_INFINITY;
-        let answer = index.search(&query)?;
+        let vector = crate::judged::query_vector(index, mode, &q.query, embed)?;
+        let answer = index.search(&options.query(&q.query, vector.as_deref(), mode, 10))?;
         let best = |f: &dyn Fn(&crate::Hit) -> f32| {
             answer
                 .hits

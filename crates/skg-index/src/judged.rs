@@ -44,6 +44,43 @@ pub struct EvalOptions {
     pub per_query: bool,
 }
 
+impl EvalOptions {
+    /// The query `skg eval` runs for `text` in `mode`: `k` skills, these options' fusion,
+    /// quarantine, negative weight and pool (at least `k`), and no floor (evaluation ranks
+    /// everything; the floor is measured separately).
+    pub(crate) fn query<'q>(
+        &self,
+        text: &'q str,
+        vector: Option<&'q [f32]>,
+        mode: Mode,
+        k: usize,
+    ) -> Query<'q> {
+        let mut q = Query::new(text, vector, k);
+        q.mode = mode;
+        q.fusion = self.fusion;
+        q.include_quarantined = self.include_quarantined;
+        q.negative_weight = self.negative_weight;
+        q.pool = self.pool.max(k);
+        q.min_score = f32::NEG_INFINITY;
+        q
+    }
+}
+
+/// The query's embedding when `mode` uses vectors and the index has them.
+pub(crate) fn query_vector(
+    index: &Index,
+    mode: Mode,
+    text: &str,
+    embed: &mut EmbedFn<'_>,
+) -> Result<Option<Vec<f32>>> {
+    match mode {
+        Mode::Dense | Mode::Hybrid if index.dim() > 0 => {
+            Ok(Some(embed(text).map_err(crate::Error::Embed)?))
+        }
+        _ => Ok(None),
+    }
+}
+
 impl Default for EvalOptions {
     fn default() -> Self {
         let q = Query::new("", None, 10);
@@ -332,20 +369,8 @@ fn run_mode(
     let mut per_query = Vec::new();
     for (q, j) in queries.iter().zip(judged) {
         let t = Instant::now();
-        let vector = match mode {
-            Mode::Dense | Mode::Hybrid if index.dim() > 0 => {
-                Some(embed(&q.query).map_err(crate::Error::Embed)?)
-            }
-            _ => None,
-        };
-        let mut query = Query::new(&q.query, vector.as_deref(), 10);
-        query.mode = mode;
-        query.fusion = options.fusion;
-        query.include_quarantined = options.include_quarantined;
-        query.negative_weight = options.negative_weight;
-        query.pool = options.pool;
-        query.min_score = f32::NEG_INFINITY;
-        let answer = index.search(&query)?;
+        let vector = query_vector(index, mode, &q.query, embed)?;
+        let answer = index.search(&options.query(&q.query, vector.as_deref(), mode, 10))?;
         ms.push(t.elapsed().as_secs_f64() * 1000.0);
         let ranking: Vec<u32> = answer.hits.iter().map(|h| h.skill).collect();
         bundle_tokens += ranking

@@ -356,18 +356,10 @@ pub fn evaluate_listing(
     for &mode in &options.modes {
         let mut by_task = |i: usize| -> crate::Result<Listing> {
             let q = &queries[i];
-            let vector = match mode {
-                crate::Mode::Dense | crate::Mode::Hybrid if index.dim() > 0 => {
-                    Some(embed(&q.query).map_err(crate::Error::Embed)?)
-                }
-                _ => None,
-            };
-            let mut query = crate::Query::new(&q.query, vector.as_deref(), RANKED_CANDIDATES);
-            query.mode = mode;
-            query.fusion = options.fusion;
-            query.include_quarantined = options.include_quarantined;
-            query.negative_weight = options.negative_weight;
-            query.pool = options.pool.max(RANKED_CANDIDATES);
+            let vector = crate::judged::query_vector(index, mode, &q.query, embed)?;
+            let mut query = options.query(&q.query, vector.as_deref(), mode, RANKED_CANDIDATES);
+            // A listing keeps what the gateway's default floor keeps.
+            query.min_score = crate::Query::DEFAULT_MIN_SCORE;
             let answer = index.search(&query)?;
             let ranking: Vec<u32> = answer.hits.iter().map(|h| h.skill).collect();
             Ok(pack(

@@ -6,9 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 use skg_model::Level;
 
-use crate::{
-    EmbedFn, EvalOptions, Index, Judged, JudgedQuery, Mode, Query, Result, judged::judge_all,
-};
+use crate::{EmbedFn, EvalOptions, Index, Judged, JudgedQuery, Mode, Result, judged::judge_all};
 
 /// How deep each ranking is read.
 pub const DEPTH: usize = 50;
@@ -87,13 +85,7 @@ pub fn misses(
             None
         };
         let ranking = |mode: Mode| -> Result<Vec<u32>> {
-            let mut query = Query::new(&q.query, vector.as_deref(), DEPTH);
-            query.mode = mode;
-            query.fusion = options.fusion;
-            query.include_quarantined = options.include_quarantined;
-            query.negative_weight = options.negative_weight;
-            query.pool = options.pool.max(DEPTH);
-            query.min_score = f32::NEG_INFINITY;
+            let query = options.query(&q.query, vector.as_deref(), mode, DEPTH);
             Ok(index.search(&query)?.hits.iter().map(|h| h.skill).collect())
         };
         let bm25 = ranking(Mode::Bm25)?;

@@ -265,12 +265,15 @@ pub fn collect(
         } else {
             None
         };
-        let mut query = Query::new(&q.query, vector.as_deref(), CANDIDATES);
-        query.fusion = options.fusion;
-        query.include_quarantined = options.include_quarantined;
-        query.negative_weight = options.negative_weight;
-        query.pool = options.pool;
-        let answer = candidates(index, &query)?;
+        let mode = if vector.is_some() {
+            crate::Mode::Hybrid
+        } else {
+            crate::Mode::Bm25
+        };
+        let answer = candidates(
+            index,
+            &options.query(&q.query, vector.as_deref(), mode, CANDIDATES),
+        )?;
         out.push(Candidates {
             skills: answer.hits.iter().map(|h| h.skill).collect(),
             features: features(index, &q.query, vector.as_deref(), &answer),

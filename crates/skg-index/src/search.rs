@@ -147,6 +147,9 @@ impl Scope {
 }
 
 impl<'a> Query<'a> {
+    /// The floor a query has unless it sets one (the gateway's, unless configured).
+    pub const DEFAULT_MIN_SCORE: f32 = 0.0;
+
     /// A hybrid query for `k` skills with the defaults.
     pub fn new(text: &'a str, vector: Option<&'a [f32]>, k: usize) -> Query<'a> {
         Query {
@@ -162,7 +165,7 @@ impl<'a> Query<'a> {
             include_quarantined: false,
             include_aliases: false,
             negative_weight: 0.5,
-            min_score: 0.0,
+            min_score: Self::DEFAULT_MIN_SCORE,
             weights: FieldWeights::default(),
             pool: 50,
             scope: None,

@@ -13,6 +13,7 @@ mod document;
 mod edge;
 mod ids;
 mod keys;
+pub mod labels;
 mod measure;
 mod package;
 mod registry;

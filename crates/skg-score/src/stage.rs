@@ -141,28 +141,18 @@ impl LabelRow {
     /// The rows of a labels CSV text with columns `path` and `label` (`file` names the source in
     /// `at` and in errors); a file without rows is an error.
     pub fn parse_csv(text: &str, file: &str) -> Result<Vec<LabelRow>, Error> {
-        let bad = |m: String| Error::Labels(m);
-        let mut reader = csv::Reader::from_reader(text.as_bytes());
-        let headers = reader
-            .headers()
-            .map_err(|e| bad(format!("{file}: {e}")))?
-            .clone();
-        let col = |n: &str| headers.iter().position(|h| h.trim() == n);
-        let (Some(cp), Some(cl)) = (col("path"), col("label")) else {
-            return Err(bad(format!("{file}: needs columns `path` and `label`")));
-        };
-        let mut rows = Vec::new();
-        for (n, rec) in reader.records().enumerate() {
-            let at = format!("{file}:{}", n + 2);
-            let rec = rec.map_err(|e| bad(format!("{at}: not a CSV row: {e}")))?;
-            rows.push(LabelRow {
-                path: rec.get(cp).unwrap_or("").trim().to_owned(),
-                label: rec.get(cl).unwrap_or("").trim().to_owned(),
-                at,
-            });
-        }
+        let rows: Vec<LabelRow> =
+            skg_model::labels::read_csv_columns(text, file, &["path", "label"], &[])
+                .map_err(Error::Labels)?
+                .into_iter()
+                .map(|r| LabelRow {
+                    path: r.get(0).to_owned(),
+                    label: r.get(1).to_owned(),
+                    at: r.at,
+                })
+                .collect();
         if rows.is_empty() {
-            return Err(bad(format!("{file}: no labelled rows")));
+            return Err(Error::Labels(format!("{file}: no labelled rows")));
         }
         Ok(rows)
     }

@@ -34,6 +34,24 @@ pub use crate::{
     gateway::{Config, Embed, Gateway, KeysReload, Loaded, OpenError, ReloadOutcome, defaults},
 };
 
+/// Runs `tick` once per `period`, the first time one period after the start; a tick that
+/// overran makes the next one wait a whole period (missed ticks are skipped, never bunched).
+fn every<F, Fut>(period: std::time::Duration, mut tick: F) -> tokio::task::JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    tokio::spawn(async move {
+        let mut timer = tokio::time::interval(period);
+        timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        timer.tick().await;
+        loop {
+            timer.tick().await;
+            tick().await;
+        }
+    })
+}
+
 /// Serves `gateway` on `listener` until `shutdown` resolves, then lets in-flight requests finish.
 /// When `shutdown` resolves, `/ready` turns 503 at once and connections are still accepted for
 /// [`Config::drain_grace`] (a load balancer's health check notices and stops sending) before the
@@ -49,30 +67,23 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let header_timeout = gateway.config().header_read_timeout;
     // With a keys file: re-read it every interval (a revoked key is refused within one).
-    let keys_watch = gateway.keys_poll().map(|every| {
+    let keys_watch = gateway.keys_poll().map(|period| {
         let gw = Arc::clone(&gateway);
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                let g = Arc::clone(&gw);
+        every(period, move || {
+            let g = Arc::clone(&gw);
+            async move {
                 let _ = tokio::task::spawn_blocking(move || g.reload_keys_blocking()).await;
             }
         })
     });
     // With an index poll: reload when the folder's revision changes (replicas over one
     // published folder each roll on their own).
-    let index_watch = gateway.config().index_poll.map(|every| {
+    let index_watch = gateway.config().index_poll.map(|period| {
         let gw = Arc::clone(&gateway);
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                gw.reload().await;
+        every(period, move || {
+            let g = Arc::clone(&gw);
+            async move {
+                g.reload().await;
             }
         })
     });

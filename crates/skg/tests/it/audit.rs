@@ -511,21 +511,8 @@ fn serve_watch_picks_up_a_new_skill() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let d = dir.path();
     let registries = demo_copy(d);
-    // Lexical: no model needed (and none pointed at).
-    let _ = audit(d, Path::new("no-model"), &["--no-embeddings"]);
-    let _ = skg_json_env(
-        d,
-        &[
-            "index",
-            "build",
-            "audit",
-            "-o",
-            "index",
-            "--no-embeddings",
-            "-q",
-        ],
-        &[],
-    );
+    // Lexical: no model needed.
+    super::lexical_index(d, "registries");
     let port = free_port();
     let mut child = clean_command(env!("CARGO_BIN_EXE_skg"), d)
         .args([

@@ -94,37 +94,12 @@ fn a_write_failing_half_way_keeps_the_previous_output() {
             &[],
         )
     };
-    let _ = lexical_audit();
-    let _ = skg_json_env(
-        d,
-        &[
-            "index",
-            "build",
-            "audit",
-            "-o",
-            "index",
-            "--no-embeddings",
-            "-q",
-        ],
-        &[],
-    );
+    super::lexical_index(d, "registries");
     let index_before = snapshot(&d.join("index"));
     std::fs::remove_dir_all(d.join("registries/datalab/skills/notebook-hygiene"))
         .unwrap_or_else(|e| panic!("{e}"));
     let _ = lexical_audit();
-    let out = skg_with_write_limit(
-        d,
-        16,
-        &[
-            "index",
-            "build",
-            "audit",
-            "-o",
-            "index",
-            "--no-embeddings",
-            "-q",
-        ],
-    );
+    let out = skg_with_write_limit(d, 16, &super::LEXICAL_INDEX_BUILD);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cannot write"), "{stderr}");

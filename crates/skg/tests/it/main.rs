@@ -140,6 +140,27 @@ pub(crate) fn rows(dir: &Path, table: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The routing index arguments of a lexical (BM25-only) build of `dir/audit` into `dir/index`.
+pub(crate) const LEXICAL_INDEX_BUILD: [&str; 7] = [
+    "index",
+    "build",
+    "audit",
+    "-o",
+    "index",
+    "--no-embeddings",
+    "-q",
+];
+
+/// Audits `registries` (a path, relative to `dir` or absolute) without embeddings into
+/// `dir/audit` and builds the lexical routing index `dir/index` from it; both must succeed.
+pub(crate) fn lexical_index(dir: &Path, registries: &str) {
+    let _ = skg_json(
+        dir,
+        &["audit", registries, "-o", "audit", "--no-embeddings", "-q"],
+    );
+    let _ = skg_json(dir, &LEXICAL_INDEX_BUILD);
+}
+
 /// Extracts the bundled demo registries into `dir/extract`.
 pub(crate) fn extract_demo(dir: &Path) {
     let reg = repo().join("registries");

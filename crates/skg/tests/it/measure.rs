@@ -133,20 +133,24 @@ fn gate_on_broken_input_is_a_tool_error() {
     );
 }
 
-#[test]
-fn codebase_graph_of_the_fixture() {
+/// `skg measure --codebase` on tests/fixtures/codebase with `extra` flags, as JSON.
+fn measure_fixture_codebase(extra: &[&str]) -> serde_json::Value {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let root = repo().join("tests/fixtures/codebase");
-    let v = skg_json(
-        tmp.path(),
-        &[
-            "measure",
-            "--codebase",
-            root.to_str().expect("a UTF-8 path"),
-            "-o",
-            "m",
-        ],
-    );
+    let mut args = vec![
+        "measure",
+        "--codebase",
+        root.to_str().expect("a UTF-8 path"),
+        "-o",
+        "m",
+    ];
+    args.extend(extra);
+    skg_json(tmp.path(), &args)
+}
+
+#[test]
+fn codebase_graph_of_the_fixture() {
+    let v = measure_fixture_codebase(&[]);
     // By hand (tests/fixtures/codebase/README.md): 8 tools (weather.ts 2, one in each of the six
     // other tool modules: one per recognition rule), 7 tool modules + the registry module
     // = 16 nodes (http.ts defines and imports no tool: not a node); edges: 8 tool—module +
@@ -183,19 +187,7 @@ fn codebase_graph_of_the_fixture() {
 
 #[test]
 fn codebase_test_doubles_are_left_out_unless_asked_for() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let root = repo().join("tests/fixtures/codebase");
-    let v = skg_json(
-        tmp.path(),
-        &[
-            "measure",
-            "--codebase",
-            root.to_str().expect("a UTF-8 path"),
-            "--include-tests",
-            "-o",
-            "m",
-        ],
-    );
+    let v = measure_fixture_codebase(&["--include-tests"]);
     // By hand: the fixture's graph (16 nodes, 15 edges) plus the test module and its two mock
     // tools (3 nodes), two tool—module edges and test module—registry (3 edges); the registry's
     // degree rises from 7 to 8.

@@ -10,7 +10,7 @@ use std::{
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message as _;
 
-use crate::{clean_command, free_port, http_get, repo, skg};
+use crate::{clean_command, free_port, http_get, repo};
 
 type Received = Arc<Mutex<Vec<ExportTraceServiceRequest>>>;
 
@@ -70,32 +70,7 @@ fn an_otlp_collector_receives_the_request_span_and_its_stages() {
     let d = tmp.path();
     let registries = repo().join("registries");
     let registries = registries.to_string_lossy();
-    for args in [
-        vec![
-            "-q",
-            "audit",
-            registries.as_ref(),
-            "-o",
-            "audit",
-            "--no-embeddings",
-        ],
-        vec![
-            "-q",
-            "index",
-            "build",
-            "audit",
-            "-o",
-            "index",
-            "--no-embeddings",
-        ],
-    ] {
-        let out = skg(d, &args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    super::lexical_index(d, &registries);
     let port = free_port();
     let child = clean_command(env!("CARGO_BIN_EXE_skg"), d)
         .args([
