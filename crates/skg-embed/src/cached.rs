@@ -16,10 +16,8 @@ use skg_model::Progress;
 
 use crate::{DIM, Embedder, EmbeddingCache, Error, MODEL_ID, ModelDir, Result, locate};
 
-/// Texts per progress step (and per call into the model, in batches of [`BATCH`]).
+/// Texts per progress step.
 const CHUNK: usize = 256;
-/// Texts per inference call: a batch is padded to its longest text.
-pub const BATCH: usize = 32;
 
 /// What an embedding run did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -65,7 +63,8 @@ pub fn read_cache(path: &Path) -> EmbeddingCache {
 }
 
 /// A vector for every text: from `cache` where it has one, else from the model (loaded only when
-/// something is missing, with `threads` inference threads), shortest texts batched together.
+/// something is missing, as `threads` single-threaded sessions that share the texts out). Each
+/// text is its own inference call, so a vector never depends on which other texts were missing.
 pub fn embed_with_cache(
     texts: &[String],
     mut cache: EmbeddingCache,
@@ -73,24 +72,27 @@ pub fn embed_with_cache(
     progress: &dyn Progress,
 ) -> Result<Embedded> {
     let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
-    // Batches of similar length: a batch is padded to its longest text and attention cost grows
-    // with the square of the length.
+    // Longest first: the sessions take texts in turn, and the last ones taken are short, so
+    // the sessions finish together.
     let mut misses: Vec<&str> = unique
         .iter()
         .copied()
         .filter(|t| cache.get(t).is_none())
         .collect();
-    misses.sort_by_key(|t| (t.len(), *t));
+    misses.sort_by_key(|t| (std::cmp::Reverse(t.len()), *t));
     let started = Instant::now();
     if !misses.is_empty() {
-        let mut model = Embedder::load(&locate()?, threads)?;
+        let dir = locate()?;
+        let sessions = threads.clamp(1, misses.len());
+        let mut models = (0..sessions)
+            .map(|_| Embedder::load(&dir, 1))
+            .collect::<Result<Vec<_>>>()?;
         progress.phase("embed texts", misses.len() as u64);
-        for chunk in misses.chunks(CHUNK) {
-            let vs = model.embed(chunk, BATCH)?;
-            for (t, v) in chunk.iter().zip(vs) {
-                cache.insert(t, v);
-            }
-            progress.advance(chunk.len() as u64);
+        for (t, v) in misses
+            .iter()
+            .zip(embed_shared(&mut models, &misses, progress)?)
+        {
+            cache.insert(t, v);
         }
     }
     let embed_seconds = started.elapsed().as_secs_f64();
@@ -118,6 +120,57 @@ pub fn embed_with_cache(
         cache,
         stats,
     })
+}
+
+/// Vectors of `texts` in order, the sessions taking the next text as each becomes free.
+fn embed_shared(
+    models: &mut [Embedder],
+    texts: &[&str],
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<f32>>> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results = std::thread::scope(|s| {
+        let workers: Vec<_> = models
+            .iter_mut()
+            .map(|model| {
+                let (next, done) = (&next, &done);
+                s.spawn(move || -> Result<Vec<(usize, Vec<f32>)>> {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(text) = texts.get(i) else {
+                            return Ok(out);
+                        };
+                        let v = model
+                            .embed(&[*text])?
+                            .pop()
+                            .ok_or_else(|| Error::Model("the model returned no vector".into()))?;
+                        out.push((i, v));
+                        if (done.fetch_add(1, Ordering::Relaxed) + 1) % CHUNK == 0 {
+                            progress.advance(CHUNK as u64);
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(Error::Model("an embedding thread panicked".into())))
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
+    progress.advance((texts.len() % CHUNK) as u64);
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+    for (i, v) in results.into_iter().flatten() {
+        vectors[i] = Some(v);
+    }
+    vectors
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| Error::Model("the model returned no vector for some texts".into()))
 }
 
 /// A few single-threaded sessions for one text at a time, used by whichever caller finds one
@@ -152,7 +205,7 @@ impl Pool {
         let n = self.slots.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
         let run = |e: &mut Embedder| {
-            e.embed(&[text], 1)?
+            e.embed(&[text])?
                 .pop()
                 .ok_or_else(|| Error::Model("the model returned no vector".into()))
         };

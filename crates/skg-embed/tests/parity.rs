@@ -38,10 +38,10 @@ fn vectors_match_the_python_reference() {
     let mut e = skg_embed::Embedder::load(&dir, 2).unwrap_or_else(|e| panic!("{e}"));
     // Batch of all four (padding in play) and one by one must agree with the reference.
     for vectors in [
-        e.embed(&texts, 32).expect("embed"),
+        e.embed(&texts).expect("embed"),
         texts
             .iter()
-            .flat_map(|t| e.embed(&[*t], 1).expect("embed"))
+            .flat_map(|t| e.embed(&[*t]).expect("embed"))
             .collect(),
     ] {
         assert_eq!(vectors.len(), texts.len());
@@ -69,14 +69,61 @@ fn vectors_match_the_python_reference() {
     }
     // Paraphrases are closer than unrelated sentences.
     let v = e
-        .embed(
-            &[
-                "Combine several PDF documents into one file.",
-                "Merge and split PDF files from the command line.",
-                "Bake bread at home.",
-            ],
-            8,
-        )
+        .embed(&[
+            "Combine several PDF documents into one file.",
+            "Merge and split PDF files from the command line.",
+            "Bake bread at home.",
+        ])
         .expect("embed");
     assert!(skg_embed::cosine(&v[0], &v[1]) > skg_embed::cosine(&v[0], &v[2]) + 0.3);
+}
+
+/// The model quantizes activations per inference call, so a vector must not depend on the texts
+/// embedded beside it: one call per text, and the shared-out sessions of a cache run give every
+/// text exactly (bit for bit) the vector it gets alone, whatever else is missing from the cache.
+#[test]
+fn a_vector_depends_on_its_text_only() {
+    let Some(dir) = skg_testkit::found(
+        "the embedding model (install it with scripts/fetch-model.sh)",
+        skg_embed::locate().ok(),
+    ) else {
+        return;
+    };
+    let texts: Vec<String> = [
+        "Merge and split PDF files from the command line.",
+        "Plot a bar chart of monthly revenue with matplotlib.",
+        "x",
+    ]
+    .iter()
+    .map(|t| (*t).to_owned())
+    .chain(std::iter::once(
+        "A long section about deployment pipelines and rollbacks. ".repeat(40),
+    ))
+    .collect();
+    let mut alone = skg_embed::Embedder::load(&dir, 1).unwrap_or_else(|e| panic!("{e}"));
+    let want: Vec<Vec<f32>> = texts
+        .iter()
+        .map(|t| alone.embed(&[t.as_str()]).expect("embed").remove(0))
+        .collect();
+    assert_eq!(
+        alone.embed(&texts).expect("embed"),
+        want,
+        "one call for all"
+    );
+    for threads in [1, 2, 3] {
+        let empty = skg_embed::EmbeddingCache::new(skg_embed::MODEL_ID, skg_embed::DIM);
+        let got = skg_embed::embed_with_cache(&texts, empty, threads, &skg_model::NoProgress)
+            .expect("embed");
+        assert_eq!(got.vectors, want, "{threads} sessions");
+        assert_eq!(got.stats.embedded, texts.len());
+        // Only the first text missing: the others come from the cache, the first is the same.
+        let mut partial = skg_embed::EmbeddingCache::new(skg_embed::MODEL_ID, skg_embed::DIM);
+        for (t, v) in texts.iter().zip(&want).skip(1) {
+            partial.insert(t, v.clone());
+        }
+        let again = skg_embed::embed_with_cache(&texts, partial, threads, &skg_model::NoProgress)
+            .expect("embed");
+        assert_eq!(again.stats.embedded, 1);
+        assert_eq!(again.vectors, want);
+    }
 }

@@ -48,7 +48,7 @@ fn benches(c: &mut Criterion) {
         .iter()
         .map(|t| {
             embedder
-                .embed(&[t.as_str()], 1)
+                .embed(&[t.as_str()])
                 .unwrap_or_else(|e| panic!("{e}"))
                 .pop()
                 .unwrap_or_default()
@@ -72,7 +72,7 @@ fn benches(c: &mut Criterion) {
         );
     };
     part("query embedding", &mut |i| {
-        std::hint::black_box(embedder.embed(&[tasks[i].as_str()], 1).ok());
+        std::hint::black_box(embedder.embed(&[tasks[i].as_str()]).ok());
     });
     part("bm25 retrieval", &mut |i| {
         let mut q = Query::new(&tasks[i], None, 5);
@@ -97,7 +97,7 @@ fn benches(c: &mut Criterion) {
     });
     let mut route = |task: &str| {
         let v = embedder
-            .embed(&[task], 1)
+            .embed(&[task])
             .unwrap_or_else(|e| panic!("{e}"))
             .pop();
         let q = Query::new(task, v.as_deref(), 5);
@@ -135,7 +135,7 @@ fn benches(c: &mut Criterion) {
         single
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .embed(&[task], 1)
+            .embed(&[task])
             .ok()?
             .pop()
     };

@@ -240,7 +240,7 @@ impl QueryVectors {
     fn fresh(&mut self, text: &str) -> Result<Vec<f32>, String> {
         let e = self.embedder.as_mut().ok_or("no embedding model loaded")?;
         let v = e
-            .embed(&[text], 1)
+            .embed(&[text])
             .map_err(|e| e.to_string())?
             .pop()
             .ok_or_else(|| "the model returned no vector".to_owned())?;
@@ -425,7 +425,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
         match skg_embed::locate()
             .and_then(|dir| skg_embed::Embedder::load(&dir, skg_embed::DEFAULT_THREADS))
         {
-            Ok(mut e) => e.embed(&[args.task.as_str()], 1)?.pop(),
+            Ok(mut e) => e.embed(&[args.task.as_str()])?.pop(),
             Err(e) => {
                 degraded.push(format!("BM25 only: {e}"));
                 None
