@@ -625,13 +625,15 @@ impl Index {
         } else {
             self.bm25_skills(q, &terms, Self::lexical_want(q))?
         };
-        Ok(self.rank(q, terms, mode, vector, &lexical))
+        Ok(self.rank(q, terms, mode, vector, &lexical, None))
     }
 
     /// [`Index::search`] with the query vector computed by `embed` on a second thread while
     /// BM25 runs on this one (`q.vector` is ignored): a request's latency becomes the longer of
-    /// the two instead of their sum. `embed` returning `None` (no model, a failure) gives the
-    /// BM25 answer, as a query without a vector does. Returns the answer and the vector.
+    /// the two instead of their sum. Without the nearest-neighbour graph the exact dense scan
+    /// needs no lexical candidates, so it runs on the embedding thread too, right after the
+    /// embedding. `embed` returning `None` (no model, a failure) gives the BM25 answer, as a
+    /// query without a vector does. Returns the answer and the vector.
     pub fn search_embedding<F, V>(&self, q: &Query<'_>, embed: F) -> Result<(Answer, Option<V>)>
     where
         F: FnOnce() -> Option<V> + Send,
@@ -641,11 +643,20 @@ impl Index {
         let wants_vector = q.mode != Mode::Bm25 && self.dim > 0;
         // The embedding thread's span is a child of the caller's (traces show both stages).
         let parent = tracing::Span::current();
-        let (lexical, vector) = std::thread::scope(|scope| {
+        let scan_early = self.ann.is_none() && q.mode != Mode::Bm25;
+        let (lexical, (vector, early_dense)) = std::thread::scope(|scope| {
             let embedding = wants_vector.then(|| {
                 scope.spawn(move || {
-                    let _span = tracing::info_span!(parent: &parent, "embed").entered();
-                    embed()
+                    let vector = {
+                        let _span = tracing::info_span!(parent: &parent, "embed").entered();
+                        embed().filter(|v| v.as_ref().len() == self.dim)
+                    };
+                    let dense = vector.as_ref().filter(|_| scan_early).map(|v| {
+                        let _span =
+                            tracing::info_span!(parent: &parent, "dense", ann = false).entered();
+                        self.dense_scan(q, v.as_ref())
+                    });
+                    (vector, dense)
                 })
             });
             // BM25 is needed unless the answer is dense-only (and a failed embedding falls back
@@ -653,10 +664,10 @@ impl Index {
             let lexical = (q.mode != Mode::Dense)
                 .then(|| self.bm25_skills(q, &terms, Self::lexical_want(q)))
                 .transpose();
-            let vector = embedding
-                .and_then(|h| h.join().ok().flatten())
-                .filter(|v| v.as_ref().len() == self.dim);
-            (lexical, vector)
+            let embedded = embedding
+                .and_then(|h| h.join().ok())
+                .unwrap_or((None, None));
+            (lexical, embedded)
         });
         let mode = effective_mode(q.mode, vector.as_ref().map(AsRef::as_ref));
         let lexical = match lexical? {
@@ -664,7 +675,14 @@ impl Index {
             None if mode == Mode::Dense => HashMap::new(),
             None => self.bm25_skills(q, &terms, Self::lexical_want(q))?,
         };
-        let answer = self.rank(q, terms, mode, vector.as_ref().map(AsRef::as_ref), &lexical);
+        let answer = self.rank(
+            q,
+            terms,
+            mode,
+            vector.as_ref().map(AsRef::as_ref),
+            &lexical,
+            early_dense,
+        );
         Ok((answer, vector))
     }
 
@@ -673,7 +691,8 @@ impl Index {
         (q.k * 2).max(q.k + 10).max(q.pool)
     }
 
-    /// Dense scores (given the lexical candidates), fusion, the floor and the rejected list.
+    /// Dense scores (given the lexical candidates, unless already scanned), fusion, the floor
+    /// and the rejected list.
     fn rank(
         &self,
         q: &Query<'_>,
@@ -681,9 +700,11 @@ impl Index {
         mode: Mode,
         vector: Option<&[f32]>,
         lexical: &HashMap<u32, (f32, u32)>,
+        scanned: Option<HashMap<u32, (f32, u32)>>,
     ) -> Answer {
         let want = (q.k * 2).max(q.k + 10);
         let dense = match vector {
+            Some(_) if mode != Mode::Bm25 && scanned.is_some() => scanned.unwrap_or_default(),
             Some(v) if mode != Mode::Bm25 => {
                 let _span = tracing::info_span!("dense", ann = self.ann.is_some()).entered();
                 self.dense_skills(q, v, lexical)
