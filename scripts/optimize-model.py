@@ -189,37 +189,49 @@ def _prune(graph: onnx.GraphProto) -> None:
     graph.initializer.extend(kept)
 
 
+def derive(source: str, out: str, *, unguard: bool = True, fuse: bool = True, quantize: bool = True) -> None:
+    """Write the derived graph to `out`; the flags leave steps out (scripts/model-bench.py
+    measures each step; fetch-model.sh runs them all)."""
+    model = onnx.load(source)
+    n = fold_weights(model)
+    if n == 0:
+        sys.exit(f"{source}: no int8 weights to fold; not the expected model")
+    done = [f"folded {n} weights"]
+    if unguard:
+        g = drop_nan_guards(model)
+        if g != GUARDS:
+            sys.exit(f"{source}: {g} softmax NaN guards, expected {GUARDS}; not the expected model")
+        done.append(f"dropped {g} NaN guards")
+    if fuse:
+        if not unguard:
+            sys.exit("attention is fused only after the guards are dropped")
+        f = fuse_attention(model)
+        if f != GUARDS:
+            sys.exit(f"{source}: {f} attention blocks fused, expected {GUARDS}; not the expected model")
+        done.append(f"fused {f} attention blocks")
+    onnx.checker.check_model(model)
+    out_dir = os.path.dirname(os.path.abspath(out))
+    with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+        fp32 = os.path.join(tmp, "fp32.onnx")
+        onnx.save(model, fp32)
+        final = fp32
+        if quantize:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            final = os.path.join(tmp, "int8.onnx")
+            quantize_dynamic(fp32, final, weight_type=QuantType.QInt8, per_channel=True)
+            done.append("quantized (dynamic int8, per channel)")
+        os.replace(final, out)
+    print(f"{out}: " + ", ".join(done), file=sys.stderr)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("source")
     ap.add_argument("out")
     ap.add_argument("--quantize", action="store_true")
     a = ap.parse_args()
-    model = onnx.load(a.source)
-    n = fold_weights(model)
-    if n == 0:
-        sys.exit(f"{a.source}: no int8 weights to fold; not the expected model")
-    g = drop_nan_guards(model)
-    if g != GUARDS:
-        sys.exit(f"{a.source}: {g} softmax NaN guards, expected {GUARDS}; not the expected model")
-    f = fuse_attention(model)
-    if f != GUARDS:
-        sys.exit(f"{a.source}: {f} attention blocks fused, expected {GUARDS}; not the expected model")
-    onnx.checker.check_model(model)
-    print(f"folded {n} weights, dropped {g} NaN guards, fused {f} attention blocks", file=sys.stderr)
-    out_dir = os.path.dirname(os.path.abspath(a.out))
-    with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
-        fp32 = os.path.join(tmp, "fp32.onnx")
-        onnx.save(model, fp32)
-        if a.quantize:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            final = os.path.join(tmp, "int8.onnx")
-            quantize_dynamic(fp32, final, weight_type=QuantType.QInt8, per_channel=True)
-            print("quantized: dynamic int8, per channel", file=sys.stderr)
-        else:
-            final = fp32
-        os.replace(final, a.out)
+    derive(a.source, a.out, quantize=a.quantize)
 
 
 if __name__ == "__main__":

@@ -160,8 +160,14 @@ pub struct BuildInput<'a> {
 /// what it is about.
 pub const SECTION_CHARS: usize = 320;
 
+/// Characters of an L1 overview embedded by default: about 190 of the model's tokens. The
+/// model was trained on 128-token texts; past ~190 tokens an overview costs more (attention grows
+/// with the square of the length) than it tells (docs/retrieval.md: the whole overview gave the
+/// same dev figures within a query, at 1.2× the cold build).
+pub const DEFAULT_OVERVIEW_CHARS: usize = 768;
+
 /// Which documents get a dense vector, and as what text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DenseTexts {
     /// L2 sections per skill embedded besides its L0 and L1 (`SKILL.md`'s first).
     pub sections: usize,
@@ -172,9 +178,19 @@ pub struct DenseTexts {
     pub overview_chars: Option<usize>,
 }
 
+impl Default for DenseTexts {
+    fn default() -> Self {
+        DenseTexts {
+            sections: 0,
+            overview_chars: Some(DEFAULT_OVERVIEW_CHARS),
+        }
+    }
+}
+
 impl DenseTexts {
-    /// The manifest's record of it (absent keys are the defaults, so older indexes compare
-    /// equal to a default build).
+    /// The manifest's record of it: `dense_sections` when there are any, `overview_chars`
+    /// whenever overviews are cut. An absent `overview_chars` is a whole-overview index (every
+    /// index before the cut became the default reads so, as it was built).
     pub fn record(&self, options: &mut serde_json::Value) {
         if self.sections > 0 {
             options["dense_sections"] = self.sections.into();

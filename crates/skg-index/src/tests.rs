@@ -1090,7 +1090,10 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
             .map(|&i| f.docs[i].level)
             .collect()
     };
-    let whole = crate::DenseTexts::default();
+    let whole = crate::DenseTexts {
+        sections: 0,
+        overview_chars: None,
+    };
     let none = crate::DenseTexts {
         sections: 0,
         overview_chars: Some(0),
@@ -1118,8 +1121,17 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
     assert_eq!(whole.text(&overview), "éèêëx");
     let abstract_ = f.docs.iter().find(|d| d.level == Level::L0).unwrap();
     assert_eq!(cut.text(abstract_), abstract_.text);
-    // The manifest records what is not the default, and reads back what it recorded.
+    // The default cuts overviews at DEFAULT_OVERVIEW_CHARS characters.
+    let default = crate::DenseTexts::default();
+    assert_eq!(default.overview_chars, Some(crate::DEFAULT_OVERVIEW_CHARS));
+    overview.text = "é".repeat(crate::DEFAULT_OVERVIEW_CHARS + 10);
+    assert_eq!(
+        default.text(&overview).chars().count(),
+        crate::DEFAULT_OVERVIEW_CHARS
+    );
+    // The manifest records the cut and the sections, and reads back what it recorded.
     for d in [
+        default,
         whole,
         none,
         cut,
@@ -1132,12 +1144,15 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
         d.record(&mut options);
         assert_eq!(crate::DenseTexts::recorded(&options), d);
     }
+    // A whole-overview index records nothing, as every index before the cut: they read alike.
     let mut options = json!({});
     whole.record(&mut options);
+    assert_eq!(options, json!({}));
+    let mut options = json!({});
+    default.record(&mut options);
     assert_eq!(
         options,
-        json!({}),
-        "a default build's manifest is unchanged"
+        json!({"overview_chars": crate::DEFAULT_OVERVIEW_CHARS})
     );
 }
 

@@ -491,10 +491,12 @@ pub struct IndexBuildArgs {
     /// sees the body (a skill's best vector answers for it).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub dense_sections: usize,
-    /// Embed only the first N characters of each skill's L1 overview (0: no overview vector;
-    /// default: the whole overview, of which the model reads 256 tokens).
-    #[arg(long, value_name = "N")]
-    pub overview_chars: Option<usize>,
+    /// Embed only the first N characters of each skill's L1 overview (0: no overview vector)
+    #[arg(long, value_name = "N", default_value_t = skg_index::DEFAULT_OVERVIEW_CHARS)]
+    pub overview_chars: usize,
+    /// Embed whole overviews (the model reads their first 256 tokens): slower builds
+    #[arg(long, conflicts_with = "overview_chars")]
+    pub whole_overviews: bool,
     /// Threads for embedding inference.
     #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,

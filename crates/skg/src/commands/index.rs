@@ -39,7 +39,7 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
         threads: args.threads,
         dense: skg_index::DenseTexts {
             sections: args.dense_sections,
-            overview_chars: args.overview_chars,
+            overview_chars: (!args.whole_overviews).then_some(args.overview_chars),
         },
         ..BuildJob::new(
             args.audit.clone(),

@@ -123,6 +123,10 @@ mod defaults {
             (b.min_confidence, b.threads),
             (job.min_confidence, job.threads)
         );
+        assert_eq!(
+            (!b.whole_overviews).then_some(b.overview_chars),
+            job.dense.overview_chars
+        );
 
         let Command::Eval(e) = parse(&["eval", "q.jsonl"]) else {
             panic!("eval")
