@@ -228,6 +228,32 @@ impl Bm25 {
         out
     }
 
+    /// The `max` terms of `terms` with the fewest postings over the text fields (documents
+    /// holding the term, summed over the fields: the term's share of a query's work and,
+    /// inversely, of its IDF), in their original order, ties by position; all of them when
+    /// there are no more than `max` (or `max` is 0). Terms no document holds are dropped first:
+    /// they match nothing and would otherwise crowd out the rare terms that do.
+    pub(crate) fn rarest(&self, terms: &[String], max: usize) -> Result<Vec<String>> {
+        if max == 0 || terms.len() <= max {
+            return Ok(terms.to_vec());
+        }
+        let searcher = self.reader.searcher();
+        let mut df: Vec<(u64, usize)> = Vec::with_capacity(terms.len());
+        for (i, t) in terms.iter().enumerate() {
+            let mut n = 0u64;
+            for f in &self.text {
+                n += searcher.doc_freq(&Term::from_field_text(*f, t))?;
+            }
+            if n > 0 {
+                df.push((n, i));
+            }
+        }
+        df.sort_unstable();
+        let mut keep: Vec<usize> = df.into_iter().take(max).map(|(_, i)| i).collect();
+        keep.sort_unstable();
+        Ok(keep.into_iter().map(|i| terms[i].clone()).collect())
+    }
+
     /// One boosted term clause per analyzed term and weighted field.
     fn clauses(&self, terms: &[String], weights: &FieldWeights) -> Vec<(Occur, Box<dyn Query>)> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();

@@ -36,6 +36,8 @@ pub struct EvalOptions {
     pub negative_weight: f32,
     /// Candidates each ranking contributes to the fusion.
     pub pool: usize,
+    /// Query terms BM25 scores (the rarest; 0: all).
+    pub max_terms: usize,
     /// Count quarantined skills as routable.
     pub include_quarantined: bool,
     /// Skills of the answer whose `SKILL.md` tokens count as the bundle.
@@ -61,6 +63,7 @@ impl EvalOptions {
         q.include_quarantined = self.include_quarantined;
         q.negative_weight = self.negative_weight;
         q.pool = self.pool.max(k);
+        q.max_terms = self.max_terms;
         q.min_score = f32::NEG_INFINITY;
         q
     }
@@ -89,6 +92,7 @@ impl Default for EvalOptions {
             fusion: q.fusion,
             negative_weight: q.negative_weight,
             pool: q.pool,
+            max_terms: q.max_terms,
             include_quarantined: false,
             bundle_k: 5,
             per_query: false,

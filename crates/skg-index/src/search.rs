@@ -106,6 +106,10 @@ pub struct Query<'a> {
     pub weights: FieldWeights,
     /// Candidates each ranking contributes to the fusion (and BM25 skills gathered).
     pub pool: usize,
+    /// BM25 scores at most this many of the query's analyzed terms, the ones found in the fewest
+    /// documents (0: all). A long task's commonest words carry little IDF but have the longest
+    /// posting lists: they set BM25's tail latency, not its ranking.
+    pub max_terms: usize,
     /// The skills this query may see (a tenant's allow list); `None`: every skill. Applied where
     /// candidates are gathered, so a scoped query still returns `k` skills when it can.
     pub scope: Option<&'a Scope>,
@@ -149,6 +153,8 @@ impl Scope {
 impl<'a> Query<'a> {
     /// The floor a query has unless it sets one (the gateway's, unless configured).
     pub const DEFAULT_MIN_SCORE: f32 = 0.0;
+    /// Query terms BM25 scores unless a query sets its own ([`Query::max_terms`]).
+    pub const DEFAULT_MAX_TERMS: usize = 16;
 
     /// A hybrid query for `k` skills with the defaults.
     pub fn new(text: &'a str, vector: Option<&'a [f32]>, k: usize) -> Query<'a> {
@@ -168,6 +174,7 @@ impl<'a> Query<'a> {
             min_score: Self::DEFAULT_MIN_SCORE,
             weights: FieldWeights::default(),
             pool: 50,
+            max_terms: Self::DEFAULT_MAX_TERMS,
             scope: None,
             capability: None,
         }
@@ -459,7 +466,12 @@ impl Index {
                 self.allowed(d.skill, q).then_some(doc)
             };
             self.bm25
-                .search_groups(&terms, &q.weights, pool, &own)?
+                .search_groups(
+                    &self.bm25.rarest(&terms, q.max_terms)?,
+                    &q.weights,
+                    pool,
+                    &own,
+                )?
                 .into_iter()
                 .map(|(doc, score, _)| (doc, (score, doc)))
                 .collect()
@@ -529,9 +541,10 @@ impl Index {
             let skill = self.docs.get(doc as usize)?.skill;
             self.allowed(skill, q).then_some(skill)
         };
+        let scored = self.bm25.rarest(terms, q.max_terms)?;
         let mut best: HashMap<u32, (f32, u32)> = self
             .bm25
-            .search_groups(terms, &q.weights, want, &group_of)?
+            .search_groups(&scored, &q.weights, want, &group_of)?
             .into_iter()
             .map(|(skill, score, doc)| (skill, (score, doc)))
             .collect();
@@ -625,15 +638,13 @@ impl Index {
         } else {
             self.bm25_skills(q, &terms, Self::lexical_want(q))?
         };
-        Ok(self.rank(q, terms, mode, vector, &lexical, None))
+        Ok(self.rank(q, terms, mode, vector, &lexical))
     }
 
     /// [`Index::search`] with the query vector computed by `embed` on a second thread while
     /// BM25 runs on this one (`q.vector` is ignored): a request's latency becomes the longer of
-    /// the two instead of their sum. Without the nearest-neighbour graph the exact dense scan
-    /// needs no lexical candidates, so it runs on the embedding thread too, right after the
-    /// embedding. `embed` returning `None` (no model, a failure) gives the BM25 answer, as a
-    /// query without a vector does. Returns the answer and the vector.
+    /// the two instead of their sum. `embed` returning `None` (no model, a failure) gives the
+    /// BM25 answer, as a query without a vector does. Returns the answer and the vector.
     pub fn search_embedding<F, V>(&self, q: &Query<'_>, embed: F) -> Result<(Answer, Option<V>)>
     where
         F: FnOnce() -> Option<V> + Send,
@@ -643,20 +654,11 @@ impl Index {
         let wants_vector = q.mode != Mode::Bm25 && self.dim > 0;
         // The embedding thread's span is a child of the caller's (traces show both stages).
         let parent = tracing::Span::current();
-        let scan_early = self.ann.is_none() && q.mode != Mode::Bm25;
-        let (lexical, (vector, early_dense)) = std::thread::scope(|scope| {
+        let (lexical, vector) = std::thread::scope(|scope| {
             let embedding = wants_vector.then(|| {
                 scope.spawn(move || {
-                    let vector = {
-                        let _span = tracing::info_span!(parent: &parent, "embed").entered();
-                        embed().filter(|v| v.as_ref().len() == self.dim)
-                    };
-                    let dense = vector.as_ref().filter(|_| scan_early).map(|v| {
-                        let _span =
-                            tracing::info_span!(parent: &parent, "dense", ann = false).entered();
-                        self.dense_scan(q, v.as_ref())
-                    });
-                    (vector, dense)
+                    let _span = tracing::info_span!(parent: &parent, "embed").entered();
+                    embed()
                 })
             });
             // BM25 is needed unless the answer is dense-only (and a failed embedding falls back
@@ -664,10 +666,10 @@ impl Index {
             let lexical = (q.mode != Mode::Dense)
                 .then(|| self.bm25_skills(q, &terms, Self::lexical_want(q)))
                 .transpose();
-            let embedded = embedding
-                .and_then(|h| h.join().ok())
-                .unwrap_or((None, None));
-            (lexical, embedded)
+            let vector = embedding
+                .and_then(|h| h.join().ok().flatten())
+                .filter(|v| v.as_ref().len() == self.dim);
+            (lexical, vector)
         });
         let mode = effective_mode(q.mode, vector.as_ref().map(AsRef::as_ref));
         let lexical = match lexical? {
@@ -675,14 +677,7 @@ impl Index {
             None if mode == Mode::Dense => HashMap::new(),
             None => self.bm25_skills(q, &terms, Self::lexical_want(q))?,
         };
-        let answer = self.rank(
-            q,
-            terms,
-            mode,
-            vector.as_ref().map(AsRef::as_ref),
-            &lexical,
-            early_dense,
-        );
+        let answer = self.rank(q, terms, mode, vector.as_ref().map(AsRef::as_ref), &lexical);
         Ok((answer, vector))
     }
 
@@ -691,8 +686,7 @@ impl Index {
         (q.k * 2).max(q.k + 10).max(q.pool)
     }
 
-    /// Dense scores (given the lexical candidates, unless already scanned), fusion, the floor
-    /// and the rejected list.
+    /// Dense scores (given the lexical candidates), fusion, the floor and the rejected list.
     fn rank(
         &self,
         q: &Query<'_>,
@@ -700,11 +694,9 @@ impl Index {
         mode: Mode,
         vector: Option<&[f32]>,
         lexical: &HashMap<u32, (f32, u32)>,
-        scanned: Option<HashMap<u32, (f32, u32)>>,
     ) -> Answer {
         let want = (q.k * 2).max(q.k + 10);
         let dense = match vector {
-            Some(_) if mode != Mode::Bm25 && scanned.is_some() => scanned.unwrap_or_default(),
             Some(v) if mode != Mode::Bm25 => {
                 let _span = tracing::info_span!("dense", ann = self.ann.is_some()).entered();
                 self.dense_skills(q, v, lexical)

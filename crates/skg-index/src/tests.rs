@@ -1453,3 +1453,51 @@ fn a_listing_puts_the_best_ranked_group_that_fits_first() {
     let l = crate::listing::pack(&index, &order, &short, None);
     assert_eq!(l.skills[0].line, "- deploy: Deplo…");
 }
+
+/// BM25 scores a long query's rarest terms: the `max` terms with the fewest postings over the
+/// text fields (by definition: for each field, the documents whose field holds the term, summed
+/// — the term's share of a query's work), kept in query order, ties broken by position; short
+/// queries and `max` 0 keep every term.
+#[test]
+fn bm25_keeps_a_long_querys_rarest_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &fixture(), None);
+    let terms = index
+        .bm25
+        .terms("merge read pdf files clean csv tables draw charts body zyzzyva");
+    assert!(terms.len() >= 6, "{terms:?}");
+    let df = |t: &String| {
+        (0..crate::FIELDS.len())
+            .map(|f| {
+                let mut one = crate::FieldWeights([0.0; 6]);
+                one.0[f] = 1.0;
+                index
+                    .bm25
+                    .search(std::slice::from_ref(t), &one, index.docs.len())
+                    .unwrap()
+                    .len()
+            })
+            .sum::<usize>()
+    };
+    for max in [1, 3, 5] {
+        // A term no document holds matches nothing: never kept in place of one that does.
+        let mut by_df: Vec<(usize, usize)> = terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (df(t), i))
+            .filter(|&(n, _)| n > 0)
+            .collect();
+        by_df.sort_unstable();
+        let mut keep: Vec<usize> = by_df.iter().take(max).map(|&(_, i)| i).collect();
+        keep.sort_unstable();
+        let want: Vec<String> = keep.iter().map(|&i| terms[i].clone()).collect();
+        assert_eq!(index.bm25.rarest(&terms, max).unwrap(), want, "max {max}");
+    }
+    // Not a vacuous check: the cut drops terms here, and not just the last ones.
+    let cut = index.bm25.rarest(&terms, 3).unwrap();
+    assert_eq!(cut.len(), 3);
+    assert_ne!(cut, terms[..3].to_vec());
+    assert!(!cut.contains(&"zyzzyva".to_owned()));
+    assert_eq!(index.bm25.rarest(&terms, 0).unwrap(), terms);
+    assert_eq!(index.bm25.rarest(&terms, terms.len()).unwrap(), terms);
+}

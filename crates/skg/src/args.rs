@@ -555,6 +555,9 @@ pub struct EvalArgs {
     /// Candidates each ranking contributes to the fusion.
     #[arg(long, default_value_t = skg_index::EvalOptions::default().pool)]
     pub pool: usize,
+    /// Query terms BM25 scores: the ones found in the fewest documents (0: all)
+    #[arg(long, default_value_t = skg_index::EvalOptions::default().max_terms)]
+    pub max_terms: usize,
     /// Count quarantined skills as routable (gold skills the quarantine removes are reported).
     #[arg(long)]
     pub include_quarantined: bool,

@@ -132,6 +132,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         fusion: fusion(args),
         negative_weight: args.negative_weight,
         pool: args.pool,
+        max_terms: args.max_terms,
         include_quarantined: args.include_quarantined,
         bundle_k: args.bundle_k,
         per_query: args.per_query,

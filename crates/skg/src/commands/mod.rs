@@ -133,8 +133,8 @@ mod defaults {
         };
         let d = skg_index::EvalOptions::default();
         assert_eq!(
-            (e.negative_weight, e.pool, e.bundle_k),
-            (d.negative_weight, d.pool, d.bundle_k)
+            (e.negative_weight, e.pool, e.max_terms, e.bundle_k),
+            (d.negative_weight, d.pool, d.max_terms, d.bundle_k)
         );
 
         let Command::Serve(v) = parse(&["serve"]) else {
