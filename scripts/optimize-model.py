@@ -65,12 +65,9 @@ def fold_weights(model: onnx.ModelProto) -> int:
     keep = [n for n in graph.node if id(n) not in drop]
     del graph.node[:]
     graph.node.extend(keep)
-    used = {i for n in graph.node for i in n.input} | {o.name for o in graph.output}
-    kept = [i for i in graph.initializer if i.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
     for name in sorted(folded):
         graph.initializer.append(numpy_helper.from_array(folded[name], name))
+    _prune(graph)  # the int8 weights and scales no node reads any more
     return len(folded)
 
 

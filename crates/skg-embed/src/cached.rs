@@ -82,16 +82,9 @@ pub fn embed_with_cache(
     misses.sort_by_key(|t| (std::cmp::Reverse(t.len()), *t));
     let started = Instant::now();
     if !misses.is_empty() {
-        let dir = locate()?;
-        let sessions = threads.clamp(1, misses.len());
-        let mut models = (0..sessions)
-            .map(|_| Embedder::load(&dir, 1))
-            .collect::<Result<Vec<_>>>()?;
+        let pool = Pool::load(&locate()?, threads.clamp(1, misses.len()))?;
         progress.phase("embed texts", misses.len() as u64);
-        for (t, v) in misses
-            .iter()
-            .zip(embed_shared(&mut models, &misses, progress)?)
-        {
+        for (t, v) in misses.iter().zip(embed_shared(&pool, &misses, progress)?) {
             cache.insert(t, v);
         }
     }
@@ -122,18 +115,14 @@ pub fn embed_with_cache(
     })
 }
 
-/// Vectors of `texts` in order, the sessions taking the next text as each becomes free.
-fn embed_shared(
-    models: &mut [Embedder],
-    texts: &[&str],
-    progress: &dyn Progress,
-) -> Result<Vec<Vec<f32>>> {
+/// Vectors of `texts` in order: one worker per session of `pool`, each taking the next text
+/// as it becomes free.
+fn embed_shared(pool: &Pool, texts: &[&str], progress: &dyn Progress) -> Result<Vec<Vec<f32>>> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results = std::thread::scope(|s| {
-        let workers: Vec<_> = models
-            .iter_mut()
-            .map(|model| {
+        let workers: Vec<_> = (0..pool.slots.len())
+            .map(|_| {
                 let (next, done) = (&next, &done);
                 s.spawn(move || -> Result<Vec<(usize, Vec<f32>)>> {
                     let mut out = Vec::new();
@@ -142,11 +131,7 @@ fn embed_shared(
                         let Some(text) = texts.get(i) else {
                             return Ok(out);
                         };
-                        let v = model
-                            .embed(&[*text])?
-                            .pop()
-                            .ok_or_else(|| Error::Model("the model returned no vector".into()))?;
-                        out.push((i, v));
+                        out.push((i, pool.embed(text)?));
                         if (done.fetch_add(1, Ordering::Relaxed) + 1) % CHUNK == 0 {
                             progress.advance(CHUNK as u64);
                         }

@@ -307,15 +307,7 @@ fn routing_the_cli_tasks() {
 
     let run = |args: &[&str]| skg_json_env(d, args, &[]);
     run(&["audit", "cli-tasks", "-o", "audit", "--no-embeddings", "-q"]);
-    run(&[
-        "index",
-        "build",
-        "audit",
-        "-o",
-        "index",
-        "--no-embeddings",
-        "-q",
-    ]);
+    run(&crate::LEXICAL_INDEX_BUILD);
     for (task, order) in &expected {
         let r = run(&[
             "route",

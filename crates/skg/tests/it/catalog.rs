@@ -123,18 +123,7 @@ fn a_tool_catalog_routes_with_the_default_quarantine() {
             .is_some_and(|r| r.starts_with("tool-catalog entry: outside the model's domain"))),
         "{scores:?}"
     );
-    skg_json(
-        d,
-        &[
-            "index",
-            "build",
-            "audit",
-            "-o",
-            "index",
-            "--no-embeddings",
-            "-q",
-        ],
-    );
+    skg_json(d, &crate::LEXICAL_INDEX_BUILD);
     // No --include-quarantined: the default route.
     let r = skg_json(
         d,

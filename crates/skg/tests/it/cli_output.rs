@@ -168,15 +168,7 @@ fn ranker_training_is_reproducible() {
         "--no-embeddings",
         "-q",
     ]);
-    ok(&[
-        "index",
-        "build",
-        "audit",
-        "-o",
-        "index",
-        "--no-embeddings",
-        "-q",
-    ]);
+    ok(&crate::LEXICAL_INDEX_BUILD);
     let queries = repo().join("tests/fixtures/queries/demo.jsonl");
     let q = queries.to_str().expect("a UTF-8 path");
     let train = |out: &str| {
