@@ -17,7 +17,9 @@ use skg_artifact::Staged;
 use crate::{Error, Result, bm25};
 
 /// Version of the index folder layout and row types; readers refuse others.
-pub const INDEX_SCHEMA_VERSION: u32 = 2;
+pub const INDEX_SCHEMA_VERSION: u32 = 3;
+/// The skill-level BM25 index's folder (one document per skill; since format 3).
+pub(crate) const SKILL_BM25_DIR: &str = "bm25-skills";
 /// Relations below this confidence are not used for routing unless asked otherwise
 /// (`skg index build --min-confidence`): INFERRED mentions at 0.4–0.5 stay out of bundles.
 pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
@@ -522,7 +524,25 @@ pub fn build(
                 .map(|s| bm25::DocText::of(d, s))
         })
         .collect();
-    bm25::write(&tmp.join("bm25"), &texts)?;
+    bm25::write(&tmp.join("bm25"), &texts, &|i| docs[i].skill)?;
+    // One BM25 document per skill (position = skill), for skill-level routing.
+    let mut by_skill: Vec<Vec<&Document>> = vec![Vec::new(); skills.len()];
+    for (&i, e) in kept.iter().zip(&docs) {
+        by_skill[e.skill as usize].push(&input.documents[i]);
+    }
+    // Position = skill: a skill without a package (none today) gets an empty document.
+    let skill_texts: Vec<bm25::DocText<'_>> = skills
+        .iter()
+        .zip(&by_skill)
+        .map(|(e, ds)| {
+            skill_of
+                .get(e.id.as_str())
+                .map_or_else(bm25::DocText::empty, |s| bm25::skill_text(s, ds))
+        })
+        .collect();
+    bm25::write(&tmp.join(SKILL_BM25_DIR), &skill_texts, &|i| {
+        u32::try_from(i).unwrap_or(u32::MAX)
+    })?;
     for (name, bytes) in extra_files {
         staged.write_file(name, bytes)?;
     }

@@ -38,10 +38,24 @@ pub const FIELDS: [&str; 6] = [
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FieldWeights(pub [f32; 6]);
 
-impl Default for FieldWeights {
-    /// name 3, description 2, when_to_use 1.5, tags 1.5, headings 1.2, body 1.
-    fn default() -> Self {
-        FieldWeights([3.0, 2.0, 1.5, 1.5, 1.2, 1.0])
+impl FieldWeights {
+    /// For a skill scored as its best document: name 3, description 2, when_to_use 1.5, tags
+    /// 1.5, headings 1.2, body 1 — a section competes with the card, so the card's fields count
+    /// more.
+    pub const DOCUMENT: FieldWeights = FieldWeights([3.0, 2.0, 1.5, 1.5, 1.2, 1.0]);
+    /// For a skill scored as one document: the card's fields 0.5 each, headings 1, body 2. The
+    /// dense side already reads the card (name, description, outline); what BM25 adds to it is
+    /// the package's own words, so the body carries the lexical weight (measured in
+    /// docs/retrieval.md: with the card-heavy weights the whole-skill ranking is better alone
+    /// and worse fused, because it repeats the dense side's evidence).
+    pub const SKILL: FieldWeights = FieldWeights([0.5, 0.5, 0.5, 0.5, 1.0, 2.0]);
+
+    /// The default weights of a unit.
+    pub fn of(unit: crate::Bm25Unit) -> FieldWeights {
+        match unit {
+            crate::Bm25Unit::Skill => FieldWeights::SKILL,
+            crate::Bm25Unit::Document => FieldWeights::DOCUMENT,
+        }
     }
 }
 
@@ -53,6 +67,14 @@ pub(crate) struct DocText<'a> {
 }
 
 impl<'a> DocText<'a> {
+    /// A document with no text (matches nothing).
+    pub(crate) fn empty() -> DocText<'a> {
+        DocText {
+            parts: Default::default(),
+            neg: "",
+        }
+    }
+
     /// L0 carries the frontmatter fields (and `when_not_to_use`); L1 and L2 carry their headings
     /// and text.
     pub(crate) fn of(d: &'a Document, s: &'a Skill) -> DocText<'a> {
@@ -80,6 +102,46 @@ impl<'a> DocText<'a> {
                 neg: "",
             },
         }
+    }
+}
+
+/// One document per skill for skill-level BM25 ([`crate::Bm25Unit::Skill`]): the frontmatter
+/// fields as in its L0 document, every L2 heading path once in `headings`, and every L2 text (all
+/// of the package's markdown files, in index order) in `body` — the skill's L1 outline when it has
+/// no L2 section (a tool entry's parameter list). The outline is otherwise left out: it repeats the
+/// sections' headings and first paragraphs.
+pub(crate) fn skill_text<'a>(s: &'a Skill, docs: &[&'a Document]) -> DocText<'a> {
+    let mut headings: Vec<String> = Vec::new();
+    let mut body = String::new();
+    let has_l2 = docs.iter().any(|d| d.level == Level::L2);
+    for d in docs {
+        let take = match d.level {
+            Level::L0 => false,
+            Level::L1 => !has_l2,
+            Level::L2 => true,
+        };
+        if !take {
+            continue;
+        }
+        let h = d.heading_path.join(" / ");
+        if !h.is_empty() && !headings.contains(&h) {
+            headings.push(h);
+        }
+        if !body.is_empty() {
+            body.push('\n');
+        }
+        body.push_str(&d.text);
+    }
+    DocText {
+        parts: [
+            with_camel_words(&s.name),
+            s.description.clone(),
+            s.when_to_use.clone().unwrap_or_default(),
+            s.tags.join(" "),
+            headings.join("\n"),
+            body,
+        ],
+        neg: s.when_not_to_use.as_deref().unwrap_or_default(),
     }
 }
 
@@ -126,6 +188,7 @@ fn analyzer() -> TextAnalyzer {
 struct Schema6 {
     schema: Schema,
     doc: Field,
+    skill: Field,
     text: [Field; 6],
     neg: Field,
 }
@@ -138,18 +201,26 @@ fn schema() -> Schema6 {
             .set_index_option(IndexRecordOption::WithFreqs),
     );
     let doc = b.add_u64_field("doc", NumericOptions::default().set_fast() | INDEXED);
+    let skill = b.add_u64_field("skill", NumericOptions::default() | INDEXED);
     let text = FIELDS.map(|f| b.add_text_field(f, opts.clone()));
     let neg = b.add_text_field("when_not_to_use", opts);
     Schema6 {
         schema: b.build(),
         doc,
+        skill,
         text,
         neg,
     }
 }
 
-/// Writes the tantivy index of `docs` (position = index document number) into `dir`.
-pub(crate) fn write(dir: &Path, docs: &[DocText<'_>]) -> Result<()> {
+/// Writes the tantivy index of `docs` into `dir`: position = the `doc` field (an index
+/// document's number, or a skill's position for the skill-level index), `skill_of(position)` the
+/// `skill` field (indexed: [`Bm25::score_among`] filters on it).
+pub(crate) fn write(
+    dir: &Path,
+    docs: &[DocText<'_>],
+    skill_of: &dyn Fn(usize) -> u32,
+) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let s = schema();
     let index = Index::create_in_dir(dir, s.schema.clone())?;
@@ -158,6 +229,7 @@ pub(crate) fn write(dir: &Path, docs: &[DocText<'_>]) -> Result<()> {
     for (i, d) in docs.iter().enumerate() {
         let mut doc = TantivyDocument::new();
         doc.add_u64(s.doc, i as u64);
+        doc.add_u64(s.skill, u64::from(skill_of(i)));
         for (f, text) in s.text.iter().zip(&d.parts) {
             if !text.is_empty() {
                 doc.add_text(*f, text);
@@ -177,6 +249,7 @@ pub(crate) fn write(dir: &Path, docs: &[DocText<'_>]) -> Result<()> {
 pub(crate) struct Bm25 {
     reader: IndexReader,
     analyzer: TextAnalyzer,
+    skill: Field,
     text: [Field; 6],
     neg: Field,
 }
@@ -202,6 +275,7 @@ impl Bm25 {
             field(FIELDS[5])?,
         ];
         let neg = field("when_not_to_use")?;
+        let skill = field("skill")?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -209,6 +283,7 @@ impl Bm25 {
         Ok(Bm25 {
             reader,
             analyzer: analyzer(),
+            skill,
             text,
             neg,
         })
@@ -344,6 +419,39 @@ impl Bm25 {
             .collect())
     }
 
+    /// The documents of the skills `among` that match the terms over the weighted fields:
+    /// `(doc, score)`, at most `limit`, best first. Only those skills' documents are scored (the
+    /// query is intersected with the `skill` field), so it is cheap for a few skills.
+    pub(crate) fn score_among(
+        &self,
+        terms: &[String],
+        weights: &FieldWeights,
+        among: &[u32],
+        limit: usize,
+    ) -> Result<Vec<(u32, f32)>> {
+        use tantivy::query::{ConstScoreQuery, TermSetQuery};
+        let clauses = self.clauses(terms, weights);
+        if clauses.is_empty() || among.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let set = TermSetQuery::new(
+            among
+                .iter()
+                .map(|&s| Term::from_field_u64(self.skill, u64::from(s))),
+        );
+        let query = BooleanQuery::new(vec![
+            (
+                Occur::Must,
+                Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>,
+            ),
+            (
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(Box::new(set), 0.0)),
+            ),
+        ]);
+        self.run_query(&query, limit)
+    }
+
     /// Top documents whose `when_not_to_use` matches the terms: (doc index, score).
     pub(crate) fn search_negative(
         &self,
@@ -367,9 +475,12 @@ impl Bm25 {
         if clauses.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
+        self.run_query(&BooleanQuery::new(clauses), limit)
+    }
+
+    fn run_query(&self, query: &dyn Query, limit: usize) -> Result<Vec<(u32, f32)>> {
         let searcher = self.reader.searcher();
-        let query = BooleanQuery::new(clauses);
-        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
+        let top = searcher.search(query, &TopDocs::with_limit(limit).order_by_score())?;
         let mut out = Vec::with_capacity(top.len());
         let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
             vec![None; searcher.segment_readers().len()];
@@ -395,6 +506,40 @@ impl Bm25 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    #[allow(clippy::many_single_char_names, reason = "short fixture names")]
+    fn a_skill_document_is_its_card_its_headings_once_and_its_sections() {
+        use skg_model::{DocId, Document, Level, Skill};
+        let s = Skill::from_text("r", "pdf", "PdfTools", "Merge PDF files.", "body");
+        let d = |level: Level, heading: &[&str], text: &str| Document {
+            id: DocId::from("x"),
+            skill: s.id.clone(),
+            registry: s.registry.clone(),
+            level,
+            file: "SKILL.md".into(),
+            heading_path: heading.iter().map(|h| (*h).to_owned()).collect(),
+            ordinal: 0,
+            chunk: 0,
+            line_start: 1,
+            line_end: 1,
+            title: String::new(),
+            text: text.into(),
+        };
+        let l0 = d(Level::L0, &[], "card");
+        let l1 = d(Level::L1, &[], "outline");
+        let a = d(Level::L2, &["Merge"], "merge text");
+        let b = d(Level::L2, &["Merge"], "more merge text");
+        let c = d(Level::L2, &["Merge", "Forms"], "forms text");
+        let t = super::skill_text(&s, &[&l0, &l1, &a, &b, &c]);
+        assert_eq!(t.parts[0], "PdfTools Pdf Tools");
+        assert_eq!(t.parts[1], "Merge PDF files.");
+        assert_eq!(t.parts[4], "Merge\nMerge / Forms");
+        assert_eq!(t.parts[5], "merge text\nmore merge text\nforms text");
+        // Without sections, the outline is the body.
+        let t = super::skill_text(&s, &[&l0, &l1]);
+        assert_eq!((t.parts[4].as_str(), t.parts[5].as_str()), ("", "outline"));
+    }
+
     #[test]
     fn camel_words() {
         assert_eq!(super::with_camel_words("GameTool"), "GameTool Game Tool");

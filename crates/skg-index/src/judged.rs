@@ -7,7 +7,7 @@ use std::{collections::BTreeSet, time::Instant};
 use serde::{Deserialize, Serialize};
 use skg_model::{Document, Level, RegistryInput, Skill, SkillKeys};
 
-use crate::{Fusion, Index, Judged, Metrics, Mode, Query, Result, judge, summarize};
+use crate::{Bm25Unit, Fusion, Index, Judged, Metrics, Mode, Query, Result, judge, summarize};
 
 /// One judged query as read (JSONL `{id?, query, gold[], acceptable[]}`; other fields ignored).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -38,6 +38,9 @@ pub struct EvalOptions {
     pub pool: usize,
     /// Query terms BM25 scores (the rarest; 0: all).
     pub max_terms: usize,
+    /// What BM25 scores as one document (the whole skill or its best document).
+    #[serde(default)]
+    pub bm25_unit: Bm25Unit,
     /// Count quarantined skills as routable.
     pub include_quarantined: bool,
     /// Skills of the answer whose `SKILL.md` tokens count as the bundle.
@@ -64,6 +67,7 @@ impl EvalOptions {
         q.negative_weight = self.negative_weight;
         q.pool = self.pool.max(k);
         q.max_terms = self.max_terms;
+        q.bm25_unit = self.bm25_unit;
         q.min_score = f32::NEG_INFINITY;
         q
     }
@@ -93,6 +97,7 @@ impl Default for EvalOptions {
             negative_weight: q.negative_weight,
             pool: q.pool,
             max_terms: q.max_terms,
+            bm25_unit: q.bm25_unit,
             include_quarantined: false,
             bundle_k: 5,
             per_query: false,

@@ -52,7 +52,7 @@ pub use crate::{
     },
     misses::{DEPTH, Miss, MissClass, MissReport, SIBLING_COSINE, misses},
     route::{Bundle, BundleSkill, Reason, route, route_within},
-    search::{Answer, Fusion, Hit, Index, Mode, Query, Scope, SectionHit},
+    search::{Answer, Bm25Unit, Fusion, Hit, Index, Mode, Query, Scope, SectionHit},
 };
 
 /// Index errors.

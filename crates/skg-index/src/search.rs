@@ -4,6 +4,7 @@
 use std::{collections::HashMap, path::Path};
 
 use serde::{Deserialize, Serialize};
+use skg_model::Level;
 
 use crate::{
     Error, Result,
@@ -22,6 +23,19 @@ pub enum Mode {
     Dense,
     /// Both, fused.
     Hybrid,
+}
+
+/// What BM25 scores as one document when it ranks skills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bm25Unit {
+    /// The whole skill: one document of its frontmatter fields, its section headings and the
+    /// text of every section (BM25F over the package: a skill whose name and body both match
+    /// gets both). The default.
+    #[default]
+    Skill,
+    /// A skill scores as its best document (the L0 card, the L1 outline or one L2 section).
+    Document,
 }
 
 /// How BM25 and dense scores are combined in [`Mode::Hybrid`].
@@ -81,6 +95,10 @@ impl Fusion {
     }
 }
 
+/// Vector rows from which [`Index`]'s exact dense scan splits over two threads (below it the
+/// thread costs more than it saves).
+pub(crate) const PARALLEL_SCAN_ROWS: usize = 8192;
+
 /// A retrieval request.
 #[derive(Debug, Clone)]
 pub struct Query<'a> {
@@ -102,14 +120,18 @@ pub struct Query<'a> {
     pub negative_weight: f32,
     /// Hits must score above this; the rest go to `rejected`.
     pub min_score: f32,
-    /// BM25 field weights.
-    pub weights: FieldWeights,
+    /// BM25 field weights (`None`: [`FieldWeights::of`] the unit in use — skill-level routing
+    /// and document-level section search weigh the fields differently).
+    pub weights: Option<FieldWeights>,
     /// Candidates each ranking contributes to the fusion (and BM25 skills gathered).
     pub pool: usize,
     /// BM25 scores at most this many of the query's analyzed terms, the ones found in the fewest
     /// documents (0: all). A long task's commonest words carry little IDF but have the longest
     /// posting lists: they set BM25's tail latency, not its ranking.
     pub max_terms: usize,
+    /// What BM25 scores as one document when it ranks skills ([`Index::search`];
+    /// [`Index::search_sections`] always scores documents).
+    pub bm25_unit: Bm25Unit,
     /// The skills this query may see (a tenant's allow list); `None`: every skill. Applied where
     /// candidates are gathered, so a scoped query still returns `k` skills when it can.
     pub scope: Option<&'a Scope>,
@@ -172,13 +194,21 @@ impl<'a> Query<'a> {
             include_aliases: false,
             negative_weight: 0.5,
             min_score: Self::DEFAULT_MIN_SCORE,
-            weights: FieldWeights::default(),
+            weights: None,
             pool: 50,
             max_terms: Self::DEFAULT_MAX_TERMS,
+            bm25_unit: Bm25Unit::Skill,
             scope: None,
             capability: None,
         }
     }
+}
+
+/// BM25's side of a query: each candidate skill's (score, document) and the terms it scored.
+#[derive(Debug, Default)]
+struct Lexical {
+    best: HashMap<u32, (f32, u32)>,
+    terms: Vec<String>,
 }
 
 /// One skill in an answer.
@@ -221,6 +251,12 @@ pub struct Index {
     /// Every document.
     pub docs: Vec<DocEntry>,
     pub(crate) bm25: Bm25,
+    /// One BM25 document per skill (document number = skill position).
+    skill_bm25: Bm25,
+    /// Each skill's card (its L0 document, else its first; `u32::MAX` without documents).
+    card_doc: Vec<u32>,
+    /// Each skill's documents, in index order.
+    docs_of: Vec<Vec<u32>>,
     dim: usize,
     vectors: Vec<f32>,
     vector_docs: Vec<u32>,
@@ -352,7 +388,24 @@ impl Index {
             .filter(|s| s.routable())
             .map(|s| u64::from(s.tokens))
             .sum();
+        let mut docs_of: Vec<Vec<u32>> = vec![Vec::new(); skills.len()];
+        for (i, d) in docs.iter().enumerate() {
+            docs_of[d.skill as usize].push(u32::try_from(i).unwrap_or(u32::MAX));
+        }
+        let card_doc = docs_of
+            .iter()
+            .map(|ds| {
+                ds.iter()
+                    .copied()
+                    .find(|&d| docs[d as usize].level == Level::L0)
+                    .or_else(|| ds.first().copied())
+                    .unwrap_or(u32::MAX)
+            })
+            .collect();
         Ok(Index {
+            skill_bm25: Bm25::open(&dir.join(crate::artifact::SKILL_BM25_DIR))?,
+            card_doc,
+            docs_of,
             catalog_tokens,
             content: Content::open(&dir.join("content.ndjson"), skills.len())?,
             bm25: Bm25::open(&dir.join("bm25"))?,
@@ -410,9 +463,9 @@ impl Index {
         exact: bool,
     ) -> Vec<(u32, f32)> {
         let found = if exact {
-            self.dense_scan(q, v)
+            self.dense_scan(q, v, k, &HashMap::new())
         } else {
-            self.dense_skills(q, v, &HashMap::new())
+            self.dense_skills(q, v, k, &HashMap::new())
         };
         let mut ranked: Vec<(u32, f32)> = found.into_iter().map(|(s, (c, _))| (s, c)).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -468,7 +521,7 @@ impl Index {
             self.bm25
                 .search_groups(
                     &self.bm25.rarest(&terms, q.max_terms)?,
-                    &q.weights,
+                    &q.weights.unwrap_or(FieldWeights::DOCUMENT),
                     pool,
                     &own,
                 )?
@@ -528,35 +581,70 @@ impl Index {
             && q.capability.is_none_or(|c| s.capability == c)
     }
 
-    /// BM25 of the `want` best allowed skills: (best doc score − penalty, best doc), found in one
-    /// pruned pass over the documents (see `Bm25::search_groups`).
-    fn bm25_skills(
-        &self,
-        q: &Query<'_>,
-        terms: &[String],
-        want: usize,
-    ) -> Result<HashMap<u32, (f32, u32)>> {
+    /// BM25 of the `want` best allowed skills: (score − penalty, the matched document), found
+    /// in one pruned pass (see `Bm25::search_groups`) over the skill-level index (the document
+    /// is the skill's card) or over the documents (a skill scores as its best document).
+    fn bm25_skills(&self, q: &Query<'_>, terms: &[String], want: usize) -> Result<Lexical> {
         let _span = tracing::info_span!("bm25", terms = terms.len(), want).entered();
-        let group_of = |doc: u32| {
-            let skill = self.docs.get(doc as usize)?.skill;
-            self.allowed(skill, q).then_some(skill)
+        let scored_terms = match q.bm25_unit {
+            Bm25Unit::Skill => self.skill_bm25.rarest(terms, q.max_terms)?,
+            Bm25Unit::Document => self.bm25.rarest(terms, q.max_terms)?,
         };
-        let scored = self.bm25.rarest(terms, q.max_terms)?;
-        let mut best: HashMap<u32, (f32, u32)> = self
-            .bm25
-            .search_groups(&scored, &q.weights, want, &group_of)?
-            .into_iter()
-            .map(|(skill, score, doc)| (skill, (score, doc)))
-            .collect();
+        let scored = &scored_terms;
+        let mut best: HashMap<u32, (f32, u32)> = match q.bm25_unit {
+            Bm25Unit::Skill => {
+                let group_of = |skill: u32| {
+                    (self.card_doc.get(skill as usize) != Some(&u32::MAX) && self.allowed(skill, q))
+                        .then_some(skill)
+                };
+                self.skill_bm25
+                    .search_groups(
+                        scored,
+                        &q.weights.unwrap_or(FieldWeights::SKILL),
+                        want,
+                        &group_of,
+                    )?
+                    .into_iter()
+                    .map(|(skill, score, _)| (skill, (score, self.card_doc[skill as usize])))
+                    .collect()
+            }
+            Bm25Unit::Document => {
+                let group_of = |doc: u32| {
+                    let skill = self.docs.get(doc as usize)?.skill;
+                    self.allowed(skill, q).then_some(skill)
+                };
+                self.bm25
+                    .search_groups(
+                        scored,
+                        &q.weights.unwrap_or(FieldWeights::DOCUMENT),
+                        want,
+                        &group_of,
+                    )?
+                    .into_iter()
+                    .map(|(skill, score, doc)| (skill, (score, doc)))
+                    .collect()
+            }
+        };
         if q.negative_weight > 0.0 {
-            for (doc, neg) in self.bm25.search_negative(terms, 1000)? {
-                let skill = self.docs[doc as usize].skill;
+            let negative = match q.bm25_unit {
+                Bm25Unit::Skill => self.skill_bm25.search_negative(terms, 1000)?,
+                Bm25Unit::Document => self
+                    .bm25
+                    .search_negative(terms, 1000)?
+                    .into_iter()
+                    .map(|(doc, neg)| (self.docs[doc as usize].skill, neg))
+                    .collect(),
+            };
+            for (skill, neg) in negative {
                 if let Some(e) = best.get_mut(&skill) {
                     e.0 -= q.negative_weight * neg;
                 }
             }
         }
-        Ok(best)
+        Ok(Lexical {
+            best,
+            terms: scored_terms,
+        })
     }
 
     /// Best cosine per allowed skill: (cosine, doc). Without the graph: every row is scanned.
@@ -566,10 +654,11 @@ impl Index {
         &self,
         q: &Query<'_>,
         v: &[f32],
+        keep: usize,
         also: &HashMap<u32, (f32, u32)>,
     ) -> HashMap<u32, (f32, u32)> {
         let Some((ann, skill_rows)) = &self.ann else {
-            return self.dense_scan(q, v);
+            return self.dense_scan(q, v, keep, also);
         };
         if v.len() != self.dim || self.dim == 0 {
             return HashMap::new();
@@ -602,30 +691,99 @@ impl Index {
     }
 
     /// Best cosine per allowed skill: (cosine, doc). Exact scan over every vector row (rows are
-    /// contiguous; the dot product keeps eight partial sums so the compiler vectorizes it).
-    fn dense_scan(&self, q: &Query<'_>, v: &[f32]) -> HashMap<u32, (f32, u32)> {
+    /// contiguous; the dot product keeps eight partial sums so the compiler vectorizes it). From
+    /// [`PARALLEL_SCAN_ROWS`] rows on, the two halves of the rows are scanned on two threads:
+    /// the query has just embedded and BM25 is done, so the second core is free. The result is
+    /// the same as one pass (on equal cosines the earlier row wins either way). Returns the
+    /// `keep` nearest skills (cosine descending, then position) and every skill of `also` (the
+    /// lexical candidates, which the fusion scores by their true cosine).
+    fn dense_scan(
+        &self,
+        q: &Query<'_>,
+        v: &[f32],
+        keep: usize,
+        also: &HashMap<u32, (f32, u32)>,
+    ) -> HashMap<u32, (f32, u32)> {
+        self.dense_scan_split(q, v, keep, also, PARALLEL_SCAN_ROWS)
+    }
+
+    /// [`Index::dense_scan`], on two threads from `split_from` rows on.
+    pub(crate) fn dense_scan_split(
+        &self,
+        q: &Query<'_>,
+        v: &[f32],
+        keep: usize,
+        also: &HashMap<u32, (f32, u32)>,
+        split_from: usize,
+    ) -> HashMap<u32, (f32, u32)> {
         if v.len() != self.dim || self.dim == 0 {
             return HashMap::new();
         }
         let allowed: Vec<bool> = (0..self.skills.len())
             .map(|i| self.allowed(u32::try_from(i).unwrap_or(u32::MAX), q))
             .collect();
-        let mut best: Vec<(f32, u32)> = vec![(f32::NEG_INFINITY, u32::MAX); self.skills.len()];
-        for (row, &doc) in self.vectors.chunks_exact(self.dim).zip(&self.vector_docs) {
-            let skill = self.docs[doc as usize].skill as usize;
-            if !allowed[skill] {
-                continue;
+        let scan = |rows: std::ops::Range<usize>| -> Vec<(f32, u32)> {
+            let mut best: Vec<(f32, u32)> = vec![(f32::NEG_INFINITY, u32::MAX); self.skills.len()];
+            let vectors = &self.vectors[rows.start * self.dim..rows.end * self.dim];
+            for (row, &doc) in vectors.chunks_exact(self.dim).zip(&self.vector_docs[rows]) {
+                let skill = self.docs[doc as usize].skill as usize;
+                if !allowed[skill] {
+                    continue;
+                }
+                let cos = dot(row, v);
+                if cos > best[skill].0 {
+                    best[skill] = (cos, doc);
+                }
             }
-            let cos = dot(row, v);
-            if cos > best[skill].0 {
-                best[skill] = (cos, doc);
+            best
+        };
+        let rows = self.vector_docs.len();
+        let best = if rows >= split_from.max(2) {
+            let mid = rows / 2;
+            let (mut first, second) = std::thread::scope(|scope| {
+                let second = scope.spawn(|| scan(mid..rows));
+                let first = scan(0..mid);
+                (first, second.join())
+            });
+            match second {
+                Ok(second) => {
+                    for (a, b) in first.iter_mut().zip(second) {
+                        if b.0 > a.0 {
+                            *a = b;
+                        }
+                    }
+                    first
+                }
+                Err(_) => scan(0..rows),
             }
-        }
-        best.into_iter()
+        } else {
+            scan(0..rows)
+        };
+        let mut ranked: Vec<(f32, u32)> = best
+            .iter()
             .enumerate()
             .filter(|(_, b)| b.1 != u32::MAX)
-            .map(|(i, b)| (u32::try_from(i).unwrap_or(u32::MAX), b))
-            .collect()
+            .map(|(i, b)| (b.0, u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if keep < ranked.len() {
+            if keep > 0 {
+                ranked.select_nth_unstable_by(keep - 1, order);
+            }
+            ranked.truncate(keep);
+        }
+        let mut out: HashMap<u32, (f32, u32)> = ranked
+            .into_iter()
+            .map(|(_, skill)| (skill, best[skill as usize]))
+            .collect();
+        for &skill in also.keys() {
+            if let Some(&b) = best.get(skill as usize)
+                && b.1 != u32::MAX
+            {
+                out.insert(skill, b);
+            }
+        }
+        out
     }
 
     /// Ranks skills for the query: one hit per skill, best first.
@@ -634,11 +792,75 @@ impl Index {
         let vector = q.vector.filter(|v| v.len() == self.dim && self.dim > 0);
         let mode = effective_mode(q.mode, vector);
         let lexical = if mode == Mode::Dense {
-            HashMap::new()
+            Lexical::default()
         } else {
             self.bm25_skills(q, &terms, Self::lexical_want(q))?
         };
-        Ok(self.rank(q, terms, mode, vector, &lexical))
+        let mut answer = self.rank(q, terms, mode, vector, &lexical.best);
+        self.point_at_sections(q, &lexical.terms, &mut answer, HashMap::new())?;
+        Ok(answer)
+    }
+
+    /// With skill-level BM25 a lexical hit's document is its card; this points each such hit
+    /// (in `hits` and `rejected`) at the document of its skill that matches the query best
+    /// (document-level BM25 over that skill's documents only), so the answer still says *where*
+    /// the skill matched. Hits whose document came from the dense side keep it. `located` holds
+    /// skills already located (by [`Index::search_embedding`] while the query embeds).
+    fn point_at_sections(
+        &self,
+        q: &Query<'_>,
+        terms: &[String],
+        answer: &mut Answer,
+        mut located: HashMap<u32, u32>,
+    ) -> Result<()> {
+        if q.bm25_unit != Bm25Unit::Skill || answer.mode == Mode::Dense {
+            return Ok(());
+        }
+        let lexical_card =
+            |h: &Hit| h.bm25 > 0.0 && self.card_doc.get(h.skill as usize) == Some(&h.doc);
+        let missing: Vec<u32> = answer
+            .hits
+            .iter()
+            .chain(&answer.rejected)
+            .filter(|h| lexical_card(h) && !located.contains_key(&h.skill))
+            .map(|h| h.skill)
+            .collect();
+        located.extend(self.locate(terms, missing)?);
+        for h in answer.hits.iter_mut().chain(answer.rejected.iter_mut()) {
+            if lexical_card(h)
+                && let Some(&doc) = located.get(&h.skill)
+            {
+                h.doc = doc;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each of `skills`' best-matching document for the scored terms (skills none of whose
+    /// sections match are left out: they keep their card). Sections carry only headings and
+    /// body, so only those two fields are scored — a third of the work of all six.
+    fn locate(&self, terms: &[String], mut skills: Vec<u32>) -> Result<HashMap<u32, u32>> {
+        skills.sort_unstable();
+        skills.dedup();
+        if skills.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let _span = tracing::info_span!("locate", skills = skills.len()).entered();
+        let mut weights = FieldWeights::DOCUMENT;
+        weights.0[..4].fill(0.0);
+        let limit = skills
+            .iter()
+            .map(|&s| self.docs_of[s as usize].len())
+            .sum::<usize>();
+        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
+        for (doc, score) in self.bm25.score_among(terms, &weights, &skills, limit)? {
+            let skill = self.docs[doc as usize].skill;
+            let e = best.entry(skill).or_insert((score, doc));
+            if score.total_cmp(&e.0).then(e.1.cmp(&doc)).is_gt() {
+                *e = (score, doc);
+            }
+        }
+        Ok(best.into_iter().map(|(s, (_, d))| (s, d)).collect())
     }
 
     /// [`Index::search`] with the query vector computed by `embed` on a second thread while
@@ -654,7 +876,7 @@ impl Index {
         let wants_vector = q.mode != Mode::Bm25 && self.dim > 0;
         // The embedding thread's span is a child of the caller's (traces show both stages).
         let parent = tracing::Span::current();
-        let (lexical, vector) = std::thread::scope(|scope| {
+        let (lexical, located, vector) = std::thread::scope(|scope| {
             let embedding = wants_vector.then(|| {
                 scope.spawn(move || {
                     let _span = tracing::info_span!(parent: &parent, "embed").entered();
@@ -666,18 +888,37 @@ impl Index {
             let lexical = (q.mode != Mode::Dense)
                 .then(|| self.bm25_skills(q, &terms, Self::lexical_want(q)))
                 .transpose();
+            // While the query still embeds: locate BM25's best k skills' matching sections
+            // (most final hits are among them; the rest are located after the fusion).
+            let located = match &lexical {
+                Ok(Some(l)) if q.bm25_unit == Bm25Unit::Skill => {
+                    let mut top: Vec<(f32, u32)> =
+                        l.best.iter().map(|(&s, &(score, _))| (score, s)).collect();
+                    top.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                    let top = top.into_iter().take(q.k).map(|(_, s)| s).collect();
+                    self.locate(&l.terms, top)
+                }
+                _ => Ok(HashMap::new()),
+            };
             let vector = embedding
                 .and_then(|h| h.join().ok().flatten())
                 .filter(|v| v.as_ref().len() == self.dim);
-            (lexical, vector)
+            (lexical, located, vector)
         });
         let mode = effective_mode(q.mode, vector.as_ref().map(AsRef::as_ref));
         let lexical = match lexical? {
             Some(l) => l,
-            None if mode == Mode::Dense => HashMap::new(),
+            None if mode == Mode::Dense => Lexical::default(),
             None => self.bm25_skills(q, &terms, Self::lexical_want(q))?,
         };
-        let answer = self.rank(q, terms, mode, vector.as_ref().map(AsRef::as_ref), &lexical);
+        let mut answer = self.rank(
+            q,
+            terms,
+            mode,
+            vector.as_ref().map(AsRef::as_ref),
+            &lexical.best,
+        );
+        self.point_at_sections(q, &lexical.terms, &mut answer, located?)?;
         Ok((answer, vector))
     }
 
@@ -699,7 +940,7 @@ impl Index {
         let dense = match vector {
             Some(v) if mode != Mode::Bm25 => {
                 let _span = tracing::info_span!("dense", ann = self.ann.is_some()).entered();
-                self.dense_skills(q, v, lexical)
+                self.dense_skills(q, v, want.max(q.pool), lexical)
             }
             _ => HashMap::new(),
         };

@@ -887,7 +887,7 @@ fn pruned_group_search_equals_exhaustive_grouping() {
     };
     let dir = tempfile::tempdir().unwrap();
     let index = built(dir.path(), &f, None);
-    let w = crate::FieldWeights::default();
+    let w = crate::FieldWeights::DOCUMENT;
     for query in [
         "merge pdf form",
         "deploy release notes",
@@ -1500,4 +1500,98 @@ fn bm25_keeps_a_long_querys_rarest_terms() {
     assert!(!cut.contains(&"zyzzyva".to_owned()));
     assert_eq!(index.bm25.rarest(&terms, 0).unwrap(), terms);
     assert_eq!(index.bm25.rarest(&terms, terms.len()).unwrap(), terms);
+}
+
+/// Skill-level BM25 adds up a package's evidence: `alpha-kit` says one query word in its name and
+/// the other in a section, `gamma-kit` the same section only, so the whole skill outranks it —
+/// and its hit still points at the section that matched. Scored by its best document, a skill
+/// is worth that document's score (the definition of the document unit).
+#[test]
+fn skill_level_bm25_adds_up_a_packages_evidence() {
+    let a = Skill::from_text("r", "a", "alpha-kit", "Kit.", "body");
+    let c = Skill::from_text("r", "c", "gamma-kit", "Kit.", "body");
+    let d = Skill::from_text("r", "d", "delta-kit", "Kit.", "body");
+    let docs = vec![
+        doc(&a, Level::L0, 0, "alpha-kit", "alpha-kit\nKit."),
+        doc(&a, Level::L2, 0, "Zeta", "Zeta notes on the zeta format."),
+        doc(&a, Level::L2, 1, "Other", "Unrelated words here."),
+        doc(&c, Level::L0, 0, "gamma-kit", "gamma-kit\nKit."),
+        doc(&c, Level::L2, 0, "Zeta", "Zeta notes on the zeta format."),
+        doc(&d, Level::L0, 0, "delta-kit", "delta-kit\nKit."),
+        doc(&d, Level::L2, 0, "Other", "Unrelated words here."),
+    ];
+    let f = Fixture {
+        skills: vec![a, c, d],
+        docs,
+        edges: vec![],
+        members: vec![],
+        scores: vec![],
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &f, None);
+    let mut q = Query::new("alpha zeta", None, 5);
+    q.include_quarantined = true;
+    let whole = index.search(&q).unwrap();
+    assert_eq!(names(&index, &whole.hits), vec!["r:a", "r:c"]);
+    assert!(whole.hits[0].bm25 > whole.hits[1].bm25);
+    let at = &index.docs[whole.hits[0].doc as usize];
+    assert_eq!((at.level, at.title.as_str()), (Level::L2, "Zeta"));
+
+    q.bm25_unit = crate::Bm25Unit::Document;
+    let best = index.search(&q).unwrap();
+    let terms = index.bm25.terms("alpha zeta");
+    let per_doc = index
+        .bm25
+        .search(&terms, &crate::FieldWeights::DOCUMENT, index.docs.len())
+        .unwrap();
+    for h in &best.hits {
+        let top = per_doc
+            .iter()
+            .filter(|(doc, _)| index.docs[*doc as usize].skill == h.skill)
+            .map(|&(_, s)| s)
+            .fold(f32::NEG_INFINITY, f32::max);
+        assert!((h.bm25 - top).abs() < 1e-6, "{h:?} vs {top}");
+    }
+}
+
+/// The exact scan gives the same answer on one thread and on two, and keeps the `keep` nearest
+/// skills plus every skill it is asked about.
+#[test]
+fn the_dense_scan_is_the_same_split_or_not_and_keeps_the_nearest() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixture();
+    let v = Vectors {
+        model: "test".into(),
+        dim: 2,
+        rows: vec![
+            (0, vec![1.0, 0.0]),
+            (3, vec![0.6, 0.8]),
+            (4, vec![0.8, 0.6]),
+            (5, vec![0.0, 1.0]),
+            (6, vec![0.6, 0.8]),
+        ],
+    };
+    let index = built(dir.path(), &f, Some(&v));
+    let qv = [0.8_f32, 0.6];
+    let mut q = Query::new("", Some(&qv), 5);
+    q.include_quarantined = true;
+    q.include_aliases = true;
+    let none = std::collections::HashMap::new();
+    let one = index.dense_scan_split(&q, &qv, 10, &none, usize::MAX);
+    let two = index.dense_scan_split(&q, &qv, 10, &none, 0);
+    assert_eq!(one, two);
+    // Every skill with a vector: pdf 0.8, pdf-copy 0.96, csv 0.8·0.8 + 0.6·0.6 = 1,
+    // charts max(0.6, 0.96).
+    assert_eq!(one.len(), 4);
+    let nearest = index.dense_scan_split(&q, &qv, 1, &none, usize::MAX);
+    let ids: Vec<&str> = nearest
+        .keys()
+        .map(|&s| index.skills[s as usize].id.as_str())
+        .collect();
+    assert_eq!(ids, vec!["r:csv"]);
+    let pdf = index.skill("r:pdf").unwrap().0;
+    let also = std::collections::HashMap::from([(pdf, (1.0, 0))]);
+    let with = index.dense_scan_split(&q, &qv, 1, &also, 0);
+    assert_eq!(with.len(), 2);
+    assert!((with[&pdf].0 - 0.8).abs() < 1e-6);
 }

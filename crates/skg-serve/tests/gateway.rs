@@ -156,6 +156,9 @@ async fn health_find_search_and_skill() {
     }
 }
 
+/// A task whose two best demo skills both have dependencies (the bundle's order is tested).
+const ROUTE_TASK: &str = "execute the implementation plan, then finish the feature branch and merge it";
+
 #[tokio::test]
 async fn route_bundle_and_formats() {
     let tmp = tempfile::tempdir().unwrap();
@@ -166,7 +169,7 @@ async fn route_bundle_and_formats() {
         &gw,
         post(
             "/v1/route",
-            &json!({"task": "finish the feature branch and merge it", "k": 2}),
+            &json!({"task": ROUTE_TASK, "k": 2}),
         ),
     )
     .await;
@@ -223,7 +226,7 @@ async fn route_bundle_and_formats() {
             &gw,
             post(
                 "/v1/route",
-                &json!({"task": "finish the feature branch and merge it", "k": 2, "format": format}),
+                &json!({"task": ROUTE_TASK, "k": 2, "format": format}),
             ),
         )
         .await;

@@ -74,9 +74,15 @@ fn benches(c: &mut Criterion) {
     part("query embedding", &mut |i| {
         std::hint::black_box(embedder.embed(&[tasks[i].as_str()]).ok());
     });
-    part("bm25 retrieval", &mut |i| {
+    part("bm25 retrieval (whole skills)", &mut |i| {
         let mut q = Query::new(&tasks[i], None, 5);
         q.mode = skg_index::Mode::Bm25;
+        std::hint::black_box(index.search(&q).ok());
+    });
+    part("bm25 retrieval, best document per skill", &mut |i| {
+        let mut q = Query::new(&tasks[i], None, 5);
+        q.mode = skg_index::Mode::Bm25;
+        q.bm25_unit = skg_index::Bm25Unit::Document;
         std::hint::black_box(index.search(&q).ok());
     });
     part(
@@ -174,6 +180,18 @@ fn benches(c: &mut Criterion) {
             .unwrap_or_else(|e| panic!("{e}"));
         std::hint::black_box(skg_index::route(&index, &answer, Some(8_000)));
     });
+    timed(
+        "route, as above, BM25 by best document per skill",
+        &|task| {
+            let mut q = Query::new(task, None, 5);
+            q.mode = skg_index::Mode::Hybrid;
+            q.bm25_unit = skg_index::Bm25Unit::Document;
+            let (answer, _) = index
+                .search_embedding(&q, || embed_one(task))
+                .unwrap_or_else(|e| panic!("{e}"));
+            std::hint::black_box(skg_index::route(&index, &answer, Some(8_000)));
+        },
+    );
     let mut group = c.benchmark_group("route");
     group
         .sample_size(10)

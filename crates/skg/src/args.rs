@@ -529,6 +529,24 @@ pub enum FusionArg {
     Linear,
 }
 
+/// What BM25 scores as one document when it ranks skills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Bm25UnitArg {
+    /// The whole skill: frontmatter, headings and every section as one document.
+    Skill,
+    /// A skill's best document (its card, outline or one section).
+    Document,
+}
+
+impl From<Bm25UnitArg> for skg_index::Bm25Unit {
+    fn from(a: Bm25UnitArg) -> Self {
+        match a {
+            Bm25UnitArg::Skill => skg_index::Bm25Unit::Skill,
+            Bm25UnitArg::Document => skg_index::Bm25Unit::Document,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// Judged queries: JSONL `{query, gold[], acceptable[]}`; gold ids are SKILL.md paths
@@ -558,6 +576,9 @@ pub struct EvalArgs {
     /// Query terms BM25 scores: the ones found in the fewest documents (0: all)
     #[arg(long, default_value_t = skg_index::EvalOptions::default().max_terms)]
     pub max_terms: usize,
+    /// What BM25 scores as one document when it ranks skills.
+    #[arg(long, value_enum, default_value_t = Bm25UnitArg::Skill)]
+    pub bm25_unit: Bm25UnitArg,
     /// Count quarantined skills as routable (gold skills the quarantine removes are reported).
     #[arg(long)]
     pub include_quarantined: bool,

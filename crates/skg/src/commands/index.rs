@@ -133,6 +133,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         negative_weight: args.negative_weight,
         pool: args.pool,
         max_terms: args.max_terms,
+        bm25_unit: args.bm25_unit.into(),
         include_quarantined: args.include_quarantined,
         bundle_k: args.bundle_k,
         per_query: args.per_query,

@@ -136,6 +136,7 @@ mod defaults {
             (e.negative_weight, e.pool, e.max_terms, e.bundle_k),
             (d.negative_weight, d.pool, d.max_terms, d.bundle_k)
         );
+        assert_eq!(skg_index::Bm25Unit::from(e.bm25_unit), d.bm25_unit);
 
         let Command::Serve(v) = parse(&["serve"]) else {
             panic!("serve")
