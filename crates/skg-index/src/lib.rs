@@ -78,7 +78,9 @@ pub enum Error {
     #[error("{0}: not a finished index (no _SUCCESS): it is being written, or its build failed")]
     Unfinished(PathBuf),
     /// The folder was written by another index format.
-    #[error("{path}: index format {found}, this skg reads {expected}")]
+    #[error(
+        "{path}: index format {found}, this skg reads {expected}: rebuild it with `skg index build` (the embedding cache in the folder is reused)"
+    )]
     Version {
         /// The folder.
         path: PathBuf,

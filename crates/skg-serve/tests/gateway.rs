@@ -157,7 +157,8 @@ async fn health_find_search_and_skill() {
 }
 
 /// A task whose two best demo skills both have dependencies (the bundle's order is tested).
-const ROUTE_TASK: &str = "execute the implementation plan, then finish the feature branch and merge it";
+const ROUTE_TASK: &str =
+    "execute the implementation plan, then finish the feature branch and merge it";
 
 #[tokio::test]
 async fn route_bundle_and_formats() {
@@ -165,14 +166,7 @@ async fn route_bundle_and_formats() {
     let dir = tmp.path().join("index");
     build_index(&dir, None);
     let gw = gateway(&dir, None);
-    let r = call(
-        &gw,
-        post(
-            "/v1/route",
-            &json!({"task": ROUTE_TASK, "k": 2}),
-        ),
-    )
-    .await;
+    let r = call(&gw, post("/v1/route", &json!({"task": ROUTE_TASK, "k": 2}))).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.json);
     let plan = r.json["plan"].as_array().unwrap();
     assert!(!plan.is_empty());
