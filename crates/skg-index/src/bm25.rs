@@ -67,6 +67,22 @@ pub(crate) struct DocText<'a> {
 }
 
 impl<'a> DocText<'a> {
+    /// The skill's card fields (name with its camelCase words, description, `when_to_use`,
+    /// tags, and `when_not_to_use` as negative evidence) with the given headings and body.
+    fn card(s: &'a Skill, headings: String, body: String) -> DocText<'a> {
+        DocText {
+            parts: [
+                with_camel_words(&s.name),
+                s.description.clone(),
+                s.when_to_use.clone().unwrap_or_default(),
+                s.tags.join(" "),
+                headings,
+                body,
+            ],
+            neg: s.when_not_to_use.as_deref().unwrap_or_default(),
+        }
+    }
+
     /// A document with no text (matches nothing).
     pub(crate) fn empty() -> DocText<'a> {
         DocText {
@@ -79,17 +95,7 @@ impl<'a> DocText<'a> {
     /// and text.
     pub(crate) fn of(d: &'a Document, s: &'a Skill) -> DocText<'a> {
         match d.level {
-            Level::L0 => DocText {
-                parts: [
-                    with_camel_words(&s.name),
-                    s.description.clone(),
-                    s.when_to_use.clone().unwrap_or_default(),
-                    s.tags.join(" "),
-                    String::new(),
-                    String::new(),
-                ],
-                neg: s.when_not_to_use.as_deref().unwrap_or_default(),
-            },
+            Level::L0 => DocText::card(s, String::new(), String::new()),
             Level::L1 | Level::L2 => DocText {
                 parts: [
                     String::new(),
@@ -132,17 +138,7 @@ pub(crate) fn skill_text<'a>(s: &'a Skill, docs: &[&'a Document]) -> DocText<'a>
         }
         body.push_str(&d.text);
     }
-    DocText {
-        parts: [
-            with_camel_words(&s.name),
-            s.description.clone(),
-            s.when_to_use.clone().unwrap_or_default(),
-            s.tags.join(" "),
-            headings.join("\n"),
-            body,
-        ],
-        neg: s.when_not_to_use.as_deref().unwrap_or_default(),
-    }
+    DocText::card(s, headings.join("\n"), body)
 }
 
 /// `name` plus its camelCase words when it has any (`GameTool` → `GameTool Game Tool`,

@@ -521,7 +521,8 @@ impl Index {
             self.bm25
                 .search_groups(
                     &self.bm25.rarest(&terms, q.max_terms)?,
-                    &q.weights.unwrap_or(FieldWeights::DOCUMENT),
+                    &q.weights
+                        .unwrap_or_else(|| FieldWeights::of(Bm25Unit::Document)),
                     pool,
                     &own,
                 )?
@@ -600,7 +601,8 @@ impl Index {
                 self.skill_bm25
                     .search_groups(
                         scored,
-                        &q.weights.unwrap_or(FieldWeights::SKILL),
+                        &q.weights
+                            .unwrap_or_else(|| FieldWeights::of(Bm25Unit::Skill)),
                         want,
                         &group_of,
                     )?
@@ -616,7 +618,8 @@ impl Index {
                 self.bm25
                     .search_groups(
                         scored,
-                        &q.weights.unwrap_or(FieldWeights::DOCUMENT),
+                        &q.weights
+                            .unwrap_or_else(|| FieldWeights::of(Bm25Unit::Document)),
                         want,
                         &group_of,
                     )?

@@ -172,25 +172,26 @@ fn benches(c: &mut Criterion) {
         let answer = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
         std::hint::black_box(skg_index::route(&index, &answer, Some(8_000)));
     });
-    timed("route, 1-thread session, embedding beside BM25", &|task| {
-        let mut q = Query::new(task, None, 5);
-        q.mode = skg_index::Mode::Hybrid;
-        let (answer, _) = index
-            .search_embedding(&q, || embed_one(task))
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::hint::black_box(skg_index::route(&index, &answer, Some(8_000)));
-    });
-    timed(
-        "route, as above, BM25 by best document per skill",
-        &|task| {
+    // As the gateway runs it, BM25 by whole skill (the default) or by best document per skill.
+    let (index, embed_one) = (&index, &embed_one);
+    let beside = |unit: skg_index::Bm25Unit| {
+        move |task: &str| {
             let mut q = Query::new(task, None, 5);
             q.mode = skg_index::Mode::Hybrid;
-            q.bm25_unit = skg_index::Bm25Unit::Document;
+            q.bm25_unit = unit;
             let (answer, _) = index
                 .search_embedding(&q, || embed_one(task))
                 .unwrap_or_else(|e| panic!("{e}"));
-            std::hint::black_box(skg_index::route(&index, &answer, Some(8_000)));
-        },
+            std::hint::black_box(skg_index::route(index, &answer, Some(8_000)));
+        }
+    };
+    timed(
+        "route, 1-thread session, embedding beside BM25",
+        &beside(skg_index::Bm25Unit::Skill),
+    );
+    timed(
+        "route, as above, BM25 by best document per skill",
+        &beside(skg_index::Bm25Unit::Document),
     );
     let mut group = c.benchmark_group("route");
     group
