@@ -60,6 +60,15 @@ impl FieldWeights {
 }
 
 /// What one index document contributes to each field.
+/// How [`Bm25::search_groups`] visits the matching documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// Block-max WAND: skips documents that cannot enter the top groups (many documents).
+    Pruned,
+    /// Every matching document (a small index: the whole-skill one).
+    Exhaustive,
+}
+
 #[derive(Debug)]
 pub(crate) struct DocText<'a> {
     parts: [String; 6],
@@ -352,17 +361,24 @@ impl Bm25 {
         self.run(self.clauses(terms, weights), limit)
     }
 
-    /// The `n` best distinct groups (skills) by their best document's score, in one pass with
-    /// block-max WAND pruning: the pruning threshold is the `n`-th best group score so far, so
-    /// documents that cannot lift a group into the top `n` are never scored. `group_of` maps a
-    /// document index to its group, `None` for documents to leave out (not routable).
-    /// Returns (group, score, doc index), unordered.
+    /// The `n` best distinct groups (skills) by their best document's score, in one pass.
+    /// `group_of` maps a document index to its group, `None` for documents to leave out (not
+    /// routable). Returns (group, score, doc index), unordered.
+    ///
+    /// [`Pass::Pruned`] is block-max WAND: the pruning threshold is the `n`-th best group score
+    /// so far, so documents that cannot lift a group into the top `n` are never scored — the
+    /// way over many documents. Its bookkeeping re-sorts the term scorers after every pivot
+    /// (one per term and field), which on a small index costs more than it saves:
+    /// [`Pass::Exhaustive`] scores every matching document in tantivy's buffered union and
+    /// keeps the `n` best groups (ties by group id). Both give the same scores up to float
+    /// rounding (the union adds a document's term scores in another order).
     pub(crate) fn search_groups(
         &self,
         terms: &[String],
         weights: &FieldWeights,
         n: usize,
         group_of: &dyn Fn(u32) -> Option<u32>,
+        pass: Pass,
     ) -> Result<Vec<(u32, f32, u32)>> {
         use std::collections::{BTreeSet, HashMap};
         let clauses = self.clauses(terms, weights);
@@ -374,9 +390,35 @@ impl Bm25 {
         let weight = query.weight(tantivy::query::EnableScoring::enabled_from_searcher(
             &searcher,
         ))?;
+        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
+        if pass == Pass::Exhaustive {
+            for reader in searcher.segment_readers() {
+                let docs = reader.fast_fields().u64("doc")?;
+                weight.for_each(reader, &mut |doc, score| {
+                    let Some(d) = docs.first(doc).and_then(|d| u32::try_from(d).ok()) else {
+                        return;
+                    };
+                    let Some(g) = group_of(d) else {
+                        return;
+                    };
+                    let e = best.entry(g).or_insert((score, d));
+                    if score.total_cmp(&e.0).then(e.1.cmp(&d)).is_gt() {
+                        *e = (score, d);
+                    }
+                })?;
+            }
+            let mut all: Vec<(u32, f32, u32)> =
+                best.into_iter().map(|(g, (s, d))| (g, s, d)).collect();
+            let order =
+                |a: &(u32, f32, u32), b: &(u32, f32, u32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+            if n < all.len() {
+                all.select_nth_unstable_by(n - 1, order);
+                all.truncate(n);
+            }
+            return Ok(all);
+        }
         // Scores are positive; order them by their bits (monotone for non-negative floats).
         let key = |s: f32| s.max(0.0).to_bits();
-        let mut best: HashMap<u32, (f32, u32)> = HashMap::new();
         let mut top: BTreeSet<(u32, u32)> = BTreeSet::new(); // (score key, group)
         let mut threshold = 0.0f32;
         for reader in searcher.segment_readers() {
@@ -425,15 +467,24 @@ impl Bm25 {
         among: &[u32],
         limit: usize,
     ) -> Result<Vec<(u32, f32)>> {
-        use tantivy::query::{ConstScoreQuery, TermSetQuery};
+        use tantivy::query::ConstScoreQuery;
         let clauses = self.clauses(terms, weights);
         if clauses.is_empty() || among.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let set = TermSetQuery::new(
+        // A disjunction of the few skills' terms: tantivy's TermSetQuery builds an FST of its
+        // terms on every query, which cost more than the scoring itself.
+        let set = BooleanQuery::new(
             among
                 .iter()
-                .map(|&s| Term::from_field_u64(self.skill, u64::from(s))),
+                .map(|&s| {
+                    let q: Box<dyn Query> = Box::new(TermQuery::new(
+                        Term::from_field_u64(self.skill, u64::from(s)),
+                        IndexRecordOption::Basic,
+                    ));
+                    (Occur::Should, q)
+                })
+                .collect(),
         );
         let query = BooleanQuery::new(vec![
             (
