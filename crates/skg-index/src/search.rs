@@ -60,6 +60,15 @@ pub enum Fusion {
         /// BM25 score (per query term) at which lexical evidence counts fully.
         saturation: f32,
     },
+    /// Both scores standardized over the query's candidates (z-scores: minus their mean, over
+    /// their standard deviation), then mixed: the two rankings' spreads, not their raw scales,
+    /// decide how much each moves a skill. A candidate BM25 did not gather scores BM25 0.
+    Zscore {
+        /// Largest weight of BM25's z-score.
+        max_bm25: f32,
+        /// As [`Fusion::Adaptive`]'s (0: the weight is always `max_bm25`).
+        saturation: f32,
+    },
 }
 
 impl Default for Fusion {
@@ -989,7 +998,7 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Fuses per-skill BM25 and dense scores over the union of each one's best `pool` candidates.
-fn fuse(
+pub(crate) fn fuse(
     lexical: &HashMap<u32, (f32, u32)>,
     dense: &HashMap<u32, (f32, u32)>,
     fusion: Fusion,
@@ -1019,6 +1028,33 @@ fn fuse(
         } => Some(Fusion::adaptive_weight(
             max_bm25, saturation, best_bm25, terms,
         )),
+        Fusion::Zscore {
+            max_bm25,
+            saturation,
+        } => Some(if saturation > 0.0 {
+            Fusion::adaptive_weight(max_bm25, saturation, best_bm25, terms)
+        } else {
+            max_bm25
+        }),
+    };
+    // Mean and standard deviation of each score over the candidates (for `Zscore`).
+    let standardize = |score: &dyn Fn(u32) -> f32| -> (f32, f32) {
+        let n = candidates.len().max(1) as f32;
+        let mean = candidates.iter().map(|&c| score(c)).sum::<f32>() / n;
+        let var = candidates
+            .iter()
+            .map(|&c| (score(c) - mean).powi(2))
+            .sum::<f32>()
+            / n;
+        (mean, if var > 0.0 { var.sqrt() } else { 1.0 })
+    };
+    let zscore = matches!(fusion, Fusion::Zscore { .. });
+    let (bm, bs, dm, ds) = if zscore {
+        let (bm, bs) = standardize(&|c| lexical.get(&c).map_or(0.0, |x| x.0));
+        let (dm, ds) = standardize(&|c| dense.get(&c).map_or(0.0, |x| x.0));
+        (bm, bs, dm, ds)
+    } else {
+        (0.0, 1.0, 0.0, 1.0)
     };
     let hits = candidates
         .into_iter()
@@ -1032,6 +1068,9 @@ fn fuse(
                     + rank_d
                         .get(&skill)
                         .map_or(0.0, |&r| 1.0 / (k + r as f32 + 1.0))
+            } else if zscore {
+                let w = w.unwrap_or(0.0);
+                w * (b - bm) / bs + (1.0 - w) * (c - dm) / ds
             } else {
                 let w = w.unwrap_or(0.0);
                 let bn = if best_bm25 > 0.0 {

@@ -1604,3 +1604,34 @@ fn the_dense_scan_keeps_the_nearest_and_the_lexical_candidates() {
     assert_eq!(with.len(), 2);
     assert!((with[&pdf].0 - 0.8).abs() < 1e-6);
 }
+
+#[test]
+fn zscore_fusion_mixes_standardized_scores() {
+    use std::collections::HashMap;
+    // BM25 gathered skills 1 and 2; the dense side scored 1, 2 and 3.
+    let lexical = HashMap::from([(1u32, (3.0f32, 10u32)), (2, (1.0, 20))]);
+    let dense = HashMap::from([(1u32, (0.2f32, 11u32)), (2, (0.6, 21)), (3, (0.4, 31))]);
+    let score_of = |fusion| -> HashMap<u32, f32> {
+        let (hits, _) = crate::search::fuse(&lexical, &dense, fusion, 2, 10);
+        hits.into_iter().map(|h| (h.skill, h.score)).collect()
+    };
+    // By hand: BM25 over the three candidates is 3, 1, 0 (mean 4/3, sd √(42/27) = 1.2472), the
+    // cosine 0.2, 0.6, 0.4 (mean 0.4, sd √(0.08/3) = 0.1633); half of each z-score.
+    let z = score_of(Fusion::Zscore {
+        max_bm25: 0.5,
+        saturation: 0.0,
+    });
+    for (skill, want) in [(1, 0.0558), (2, 0.4787), (3, -0.5345)] {
+        assert!(
+            (z[&skill] - want).abs() < 1e-3,
+            "skill {skill}: {}",
+            z[&skill]
+        );
+    }
+    // The linear mix of BM25 over its best (1, 1/3, 0) and the cosine ranks 1 first: the
+    // z-scores let the dense side's wider relative spread decide.
+    let linear = score_of(Fusion::Linear { bm25: 0.5 });
+    for (skill, want) in [(1, 0.6), (2, 0.4667), (3, 0.2)] {
+        assert!((linear[&skill] - want).abs() < 1e-3, "skill {skill}");
+    }
+}

@@ -527,6 +527,8 @@ pub enum FusionArg {
     Rrf,
     /// Fixed mix (`--bm25-weight`).
     Linear,
+    /// Mix of z-scores over the candidates (`--bm25-weight`; `--saturation` adapts it)
+    Zscore,
 }
 
 /// What BM25 scores as one document when it ranks skills.

@@ -354,6 +354,10 @@ fn fusion(args: &EvalArgs) -> Fusion {
             max_bm25: args.bm25_weight.unwrap_or(Fusion::MAX_BM25),
             saturation: args.saturation.unwrap_or(Fusion::SATURATION),
         },
+        FusionArg::Zscore => Fusion::Zscore {
+            max_bm25: args.bm25_weight.unwrap_or(Fusion::LINEAR_BM25),
+            saturation: args.saturation.unwrap_or(0.0),
+        },
     }
 }
 
