@@ -271,6 +271,8 @@ pub struct Index {
     by_id: HashMap<String, u32>,
     content: Content,
     catalog_tokens: u64,
+    /// The folder it was opened from (where the graph's cache lives).
+    dir: std::path::PathBuf,
 }
 
 /// `content.ndjson`, read on demand: the open file (it survives the folder being replaced while a
@@ -422,12 +424,17 @@ impl Index {
             vector_docs,
             ann: None,
             by_id,
+            dir: dir.to_path_buf(),
         })
     }
 
-    /// Builds the nearest-neighbour graph over the dense rows when there are at least `min_rows`
-    /// of them (`0`: always; see [`crate::ann`]); returns whether the index now uses it. Dense
-    /// retrieval then proposes skills from the graph instead of scanning every row.
+    /// Switches the nearest-neighbour graph on when there are at least `min_rows` dense rows
+    /// (`0`: always; see [`crate::ann`]); returns whether the index now uses it. Dense retrieval
+    /// then proposes skills from the graph instead of scanning every row.
+    ///
+    /// The graph comes from the folder's [`crate::ann::CACHE_FILE`] when that holds this index's
+    /// graph for these options; else it is built and saved there for the next open (a folder
+    /// that cannot be written, or an unreadable cache, is logged and the built graph used).
     ///
     /// # Errors
     /// The graph cannot be built.
@@ -442,9 +449,29 @@ impl Index {
             skill_rows[self.docs[doc as usize].skill as usize]
                 .push(u32::try_from(row).unwrap_or(u32::MAX));
         }
-        let graph = crate::ann::Ann::build(&self.vectors, self.dim, options)?;
+        let cache = self.dir.join(crate::ann::CACHE_FILE);
+        let hash = &self.manifest.content_hash;
+        let cached =
+            crate::ann::Ann::load(&cache, hash, rows, self.dim, options).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "rebuilding the nearest-neighbour graph");
+                None
+            });
+        let graph = if let Some(graph) = cached {
+            graph
+        } else {
+            let graph = crate::ann::Ann::build(&self.vectors, self.dim, options)?;
+            if let Err(e) = graph.save(&cache, hash, self.dim) {
+                tracing::warn!(error = %e, "the nearest-neighbour graph is not cached");
+            }
+            graph
+        };
         self.ann = Some((graph, skill_rows));
         Ok(true)
+    }
+
+    /// Where the graph in use came from, when the index uses one.
+    pub fn ann_source(&self) -> Option<crate::ann::AnnSource> {
+        self.ann.as_ref().map(|(graph, _)| graph.source())
     }
 
     /// The graph's options, when the index uses one.

@@ -1635,3 +1635,53 @@ fn zscore_fusion_mixes_standardized_scores() {
         assert!((linear[&skill] - want).abs() < 1e-3, "skill {skill}");
     }
 }
+
+/// The graph is saved in the index folder by the open that built it and read back by the next
+/// one: same proposals, same answers. Other options or an unreadable file mean a rebuild, never
+/// an error.
+#[test]
+fn the_graph_is_cached_in_the_index_folder() {
+    use crate::ann::{AnnOptions, AnnSource, CACHE_FILE};
+    let (f, vectors) = random_dense(200, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = built(dir.path(), &f, Some(&vectors));
+    let options = AnnOptions::default();
+    assert!(!dir.path().join("index").join(CACHE_FILE).exists());
+    assert!(index.use_ann(0, options).unwrap());
+    assert_eq!(index.ann_source(), Some(AnnSource::Built));
+    assert!(dir.path().join("index").join(CACHE_FILE).exists(), "saved");
+    let queries: Vec<Vec<f32>> = (0..20).map(|i| unit(100 + i)).collect();
+    let answers = |index: &Index| -> Vec<Vec<crate::Hit>> {
+        queries
+            .iter()
+            .map(|v| index.search(&Query::new("", Some(v), 10)).unwrap().hits)
+            .collect()
+    };
+    let before = answers(&index);
+
+    let mut again = Index::open(&dir.path().join("index")).unwrap();
+    assert!(again.use_ann(0, options).unwrap());
+    assert_eq!(again.ann_source(), Some(AnnSource::Cached));
+    assert_eq!(answers(&again), before);
+
+    // Other options: another graph, built (and now cached in their place).
+    let wider = AnnOptions {
+        ef_search: options.ef_search + 1,
+        ..options
+    };
+    assert!(again.use_ann(0, wider).unwrap());
+    assert_eq!(again.ann_source(), Some(AnnSource::Built));
+    assert!(again.use_ann(0, wider).unwrap());
+    assert_eq!(again.ann_source(), Some(AnnSource::Cached));
+
+    // A torn or foreign file: rebuilt, the answers unchanged.
+    std::fs::write(
+        dir.path().join("index").join(CACHE_FILE),
+        b"\x01not a graph",
+    )
+    .unwrap();
+    let mut torn = Index::open(&dir.path().join("index")).unwrap();
+    assert!(torn.use_ann(0, options).unwrap());
+    assert_eq!(torn.ann_source(), Some(AnnSource::Built));
+    assert_eq!(answers(&torn), before);
+}

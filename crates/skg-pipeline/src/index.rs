@@ -37,6 +37,15 @@ pub struct BuildReport {
     embedding: Option<skg_embed::EmbeddingStats>,
     /// What changed against the previous index, when updated incrementally.
     pub incremental: Option<Incremental>,
+    /// The nearest-neighbour graph built into the folder's cache, when the index is large.
+    ann: Option<AnnBuilt>,
+}
+
+/// The graph an index build left in the folder's cache ([`skg_index::ann::CACHE_FILE`]).
+#[derive(Debug, Serialize)]
+struct AnnBuilt {
+    rows: usize,
+    seconds: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -65,6 +74,9 @@ pub struct BuildJob {
     pub threads: usize,
     /// Which documents get a vector, and as what text.
     pub dense: skg_index::DenseTexts,
+    /// Build the nearest-neighbour graph (saved in the folder, so that the gateway's start and
+    /// reloads read it instead of building it) from this many dense rows on; `None`: never.
+    pub ann_min_rows: Option<usize>,
 }
 
 impl BuildJob {
@@ -79,6 +91,7 @@ impl BuildJob {
             min_confidence: skg_index::DEFAULT_MIN_CONFIDENCE,
             threads: skg_embed::DEFAULT_THREADS,
             dense: skg_index::DenseTexts::default(),
+            ann_min_rows: Some(skg_index::ann::DEFAULT_MIN_ROWS),
         }
     }
 }
@@ -184,6 +197,29 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
     let manifest = skg_index::build(&input, &job.out, options, &extra)
         .at(|| format!("cannot write {}", job.out.display()))?;
     let texts_embedded = embedding.as_ref().map_or(0, |e| e.embedded);
+    let rows =
+        usize::try_from(manifest.counts.get("vectors").copied().unwrap_or(0)).unwrap_or(usize::MAX);
+    let ann = match job.ann_min_rows {
+        Some(min) if rows > 0 && rows >= min => {
+            progress.phase("nearest-neighbour graph", 1);
+            let graph_started = Instant::now();
+            let mut index = skg_index::Index::open(&job.out)
+                .at(|| format!("cannot reopen {}", job.out.display()))?;
+            index
+                .use_ann(min, skg_index::ann::AnnOptions::default())
+                .at(|| {
+                    format!(
+                        "{}: cannot build the nearest-neighbour graph",
+                        job.out.display()
+                    )
+                })?;
+            Some(AnnBuilt {
+                rows,
+                seconds: graph_started.elapsed().as_secs_f64(),
+            })
+        }
+        _ => None,
+    };
     Ok(BuildReport {
         out: job.out.display().to_string(),
         seconds: started.elapsed().as_secs_f64(),
@@ -199,6 +235,7 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
             vectors_reused: reused_count,
             texts_embedded,
         }),
+        ann,
     })
 }
 
@@ -231,6 +268,16 @@ impl fmt::Display for BuildReport {
                 .model
                 .as_deref()
                 .unwrap_or("no model: BM25 only"),
-        )
+        )?;
+        if let Some(a) = &self.ann {
+            writeln!(
+                f,
+                "nearest-neighbour graph over {} rows built in {:.1}s and cached in the folder ({})",
+                a.rows,
+                a.seconds,
+                skg_index::ann::CACHE_FILE
+            )?;
+        }
+        Ok(())
     }
 }

@@ -280,7 +280,8 @@ fn open_index(cfg: &Config) -> skg_index::Result<Index> {
             tracing::info!(
                 rows = index.vector_rows(),
                 seconds = started.elapsed().as_secs_f64(),
-                "nearest-neighbour graph built"
+                source = ?index.ann_source(),
+                "nearest-neighbour graph ready"
             );
         }
     }

@@ -500,6 +500,11 @@ pub struct IndexBuildArgs {
     /// Threads for embedding inference.
     #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,
+    /// Build the nearest-neighbour graph into the folder's cache (`ann.cache`) when the index
+    /// has at least this many dense rows, so that `skg serve` reads it instead of building it
+    /// (0: never here; the gateway then builds it when it needs it)
+    #[arg(long, value_name = "ROWS", default_value_t = skg_index::ann::DEFAULT_MIN_ROWS)]
+    pub ann_min_rows: usize,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

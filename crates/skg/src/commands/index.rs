@@ -41,6 +41,7 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
             sections: args.dense_sections,
             overview_chars: (!args.whole_overviews).then_some(args.overview_chars),
         },
+        ann_min_rows: (args.ann_min_rows > 0).then_some(args.ann_min_rows),
         ..BuildJob::new(
             args.audit.clone(),
             args.out.clone().unwrap_or_else(|| default_out(&args.audit)),
@@ -78,7 +79,9 @@ struct EvalPrinted<'a> {
 /// `--ann`: the nearest-neighbour graph the evaluation ran with, and its recall.
 #[derive(Debug, Serialize)]
 struct AnnPrinted {
+    /// Seconds to build the graph, or to read it from the index folder's cache.
     build_seconds: f64,
+    source: Option<skg_index::ann::AnnSource>,
     #[serde(flatten)]
     recall: skg_index::ann::RecallReport,
 }
@@ -187,6 +190,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         filter.include_quarantined = args.include_quarantined;
         AnnPrinted {
             build_seconds: ann_seconds,
+            source: index.ann_source(),
             recall: skg_index::ann::report(&index, &query_vectors, &filter),
         }
     });
@@ -217,10 +221,14 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
             let r = &a.recall;
             writeln!(
                 o,
-                "\nnearest-neighbour graph: {} rows (ef_construction {}, ef_search {}) built in {:.1}s; against the exact scan over {} queries: recall@10 {:.3}, recall@50 {:.3}",
+                "\nnearest-neighbour graph: {} rows (ef_construction {}, ef_search {}) {} in {:.1}s; against the exact scan over {} queries: recall@10 {:.3}, recall@50 {:.3}",
                 r.rows,
                 r.ef_construction,
                 r.ef_search,
+                match a.source {
+                    Some(skg_index::ann::AnnSource::Cached) => "read from the index folder's cache",
+                    _ => "built",
+                },
                 a.build_seconds,
                 r.queries,
                 r.recall_at_10,

@@ -194,8 +194,27 @@ fn index_build_and_eval_on_the_demo() {
     // Every skill gets an L0 and an L1 vector.
     assert_eq!(built["counts"]["vectors"], 70);
     assert!(d.join("index/_SUCCESS").is_file());
+    // 70 rows are scanned exactly: no graph is built by default…
+    assert!(built["ann"].is_null(), "{built}");
+    assert!(!d.join("index").join(skg_index::ann::CACHE_FILE).exists());
     let queries = repo().join("tests/fixtures/queries/demo.jsonl");
     let q = queries.to_str().expect("a UTF-8 path");
+    // …but asked from one row on, the build leaves the graph in the folder, and an evaluation
+    // with the graph reads it instead of building it.
+    let graphed = run(&[
+        "index",
+        "build",
+        "audit",
+        "-o",
+        "index-ann",
+        "--ann-min-rows",
+        "1",
+        "-q",
+    ]);
+    assert_eq!(graphed["ann"]["rows"], 70, "{graphed}");
+    assert!(d.join("index-ann").join(skg_index::ann::CACHE_FILE).is_file());
+    let e = run(&["eval", q, "--index", "index-ann", "--ann", "--mode", "dense"]);
+    assert_eq!(e["ann"]["source"], "cached", "{e}");
     let e = run(&["eval", q, "--index", "index"]);
     assert_eq!(e["queries"], 8);
     assert_eq!(e["gold_unresolved"], 0);
