@@ -21,7 +21,9 @@ pub struct AnnOptions {
     /// Candidates kept while inserting (HNSW `efConstruction`): higher builds slower, finds more.
     pub ef_construction: usize,
     /// Rows a query visits and returns (HNSW `ef`): the proposal pool before rows are folded
-    /// into skills.
+    /// into skills. The default, 256, is the smallest width measured to reach recall@10 ≥ 0.98
+    /// against the exact scan at 200,000 rows (0.991; 128 gave 0.971): with two rows per skill
+    /// and a fusion pool of 50 skills, the graph must return well over 100 rows.
     pub ef_search: usize,
     /// Seed of the layer assignment.
     pub seed: u64,
@@ -31,7 +33,7 @@ impl Default for AnnOptions {
     fn default() -> AnnOptions {
         AnnOptions {
             ef_construction: 100,
-            ef_search: 128,
+            ef_search: 256,
             seed: 42,
         }
     }

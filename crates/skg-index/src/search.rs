@@ -638,7 +638,7 @@ impl Index {
                             .unwrap_or_else(|| FieldWeights::of(Bm25Unit::Skill)),
                         want,
                         &group_of,
-                        Pass::Exhaustive,
+                        Pass::for_documents(self.skills.len()),
                     )?
                     .into_iter()
                     .map(|(skill, score, _)| (skill, (score, self.card_doc[skill as usize])))

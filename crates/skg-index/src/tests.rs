@@ -1346,7 +1346,7 @@ fn ann_is_switched_on_by_size_and_keeps_recall_on_a_larger_index() {
     assert!(index.use_ann(800, options).unwrap(), "800 rows ≥ 800");
     let queries: Vec<Vec<f32>> = (0..30).map(unit).collect();
     let filter = Query::new("", None, 10);
-    // At the default search width (400 rows of 800) the graph finds the exact 10 nearest
+    // At the default search width (256 rows of 800) the graph finds the exact 10 nearest
     // allowed skills for nearly every query; the exact scan against itself is 1 by definition.
     let r = crate::ann::report(&index, &queries, &filter);
     assert_eq!((r.rows, r.queries), (800, 30));

@@ -212,8 +212,20 @@ fn index_build_and_eval_on_the_demo() {
         "-q",
     ]);
     assert_eq!(graphed["ann"]["rows"], 70, "{graphed}");
-    assert!(d.join("index-ann").join(skg_index::ann::CACHE_FILE).is_file());
-    let e = run(&["eval", q, "--index", "index-ann", "--ann", "--mode", "dense"]);
+    assert!(
+        d.join("index-ann")
+            .join(skg_index::ann::CACHE_FILE)
+            .is_file()
+    );
+    let e = run(&[
+        "eval",
+        q,
+        "--index",
+        "index-ann",
+        "--ann",
+        "--mode",
+        "dense",
+    ]);
     assert_eq!(e["ann"]["source"], "cached", "{e}");
     let e = run(&["eval", q, "--index", "index"]);
     assert_eq!(e["queries"], 8);
