@@ -168,6 +168,13 @@ impl Ann {
             return Ok(None);
         }
         let map: HnswMap<Row, u32> = postcard::from_bytes(rest).map_err(corrupt)?;
+        // Every row once, each naming a row of this index (what `nearest` hands back).
+        if map.values.len() != rows || map.values.iter().any(|&v| v as usize >= rows) {
+            return Err(crate::Error::Corrupt {
+                path: path.to_path_buf(),
+                message: "nearest-neighbour graph cache: its rows are not this index's".into(),
+            });
+        }
         Ok(Some(Ann {
             map,
             options,
