@@ -75,6 +75,42 @@ impl CacheHeader {
     }
 }
 
+/// The header of the cache file at `path`, read from its first bytes only; `Ok(None)` when there
+/// is no file.
+///
+/// # Errors
+/// The file cannot be read, or does not start with a header.
+fn read_header(path: &Path) -> crate::Result<Option<CacheHeader>> {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(crate::Error::io(path, e)),
+    };
+    // A header is a few varints and one 64-character hash: far below this.
+    let mut head = Vec::with_capacity(HEADER_MAX_BYTES);
+    file.take(HEADER_MAX_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| crate::Error::io(path, e))?;
+    postcard::take_from_bytes::<CacheHeader>(&head)
+        .map(|(h, _)| Some(h))
+        .map_err(|e| crate::Error::Corrupt {
+            path: path.to_path_buf(),
+            message: format!("nearest-neighbour graph cache: {e}"),
+        })
+}
+
+/// The most bytes [`read_header`] reads.
+const HEADER_MAX_BYTES: usize = 4096;
+
+/// Whether the cache file at `path` holds a graph of the index whose content hash is `index`
+/// (with whatever options it was built): such a file may be carried into a rebuilt folder with
+/// the same content, where [`Ann::load`] still checks the options. A missing, unreadable or
+/// foreign file is not.
+pub fn cache_is_of(path: &Path, index: &str) -> bool {
+    matches!(read_header(path), Ok(Some(h)) if h.format == CACHE_FORMAT && h.index == index)
+}
+
 /// Where a graph came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -154,6 +190,11 @@ impl Ann {
         dim: usize,
         options: AnnOptions,
     ) -> crate::Result<Option<Ann>> {
+        // The header first: a cache of another index is not read past it.
+        match read_header(path)? {
+            Some(h) if h == CacheHeader::new(index, rows, dim, options) => {}
+            _ => return Ok(None),
+        }
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -163,10 +204,7 @@ impl Ann {
             path: path.to_path_buf(),
             message: format!("nearest-neighbour graph cache: {e}"),
         };
-        let (header, rest) = postcard::take_from_bytes::<CacheHeader>(&bytes).map_err(corrupt)?;
-        if header != CacheHeader::new(index, rows, dim, options) {
-            return Ok(None);
-        }
+        let (_, rest) = postcard::take_from_bytes::<CacheHeader>(&bytes).map_err(corrupt)?;
         let map: HnswMap<Row, u32> = postcard::from_bytes(rest).map_err(corrupt)?;
         // Every row once, each naming a row of this index (what `nearest` hands back).
         if map.values.len() != rows || map.values.iter().any(|&v| v as usize >= rows) {

@@ -1685,3 +1685,36 @@ fn the_graph_is_cached_in_the_index_folder() {
     assert_eq!(torn.ann_source(), Some(AnnSource::Built));
     assert_eq!(answers(&torn), before);
 }
+
+#[test]
+fn a_rebuild_with_the_same_content_keeps_the_graph_cache() {
+    use crate::ann::{AnnOptions, AnnSource, CACHE_FILE};
+    let (f, vectors) = random_dense(120, 7);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("index").join(CACHE_FILE);
+    let mut index = built(dir.path(), &f, Some(&vectors));
+    assert!(index.use_ann(0, AnnOptions::default()).unwrap());
+    assert_eq!(index.ann_source(), Some(AnnSource::Built));
+    drop(index);
+
+    // The same input into the same folder: the folder is replaced whole, the graph carried.
+    let mut same = built(dir.path(), &f, Some(&vectors));
+    assert!(cache.exists(), "carried into the rebuilt folder");
+    assert!(same.use_ann(0, AnnOptions::default()).unwrap());
+    assert_eq!(same.ann_source(), Some(AnnSource::Cached));
+    drop(same);
+
+    // Other content (one vector moved): the old graph is not this index's, so it is left behind.
+    let mut moved = vectors.clone();
+    moved.rows[0].1 = unit(999);
+    let mut other = built(dir.path(), &f, Some(&moved));
+    assert!(!cache.exists(), "a graph of other content is not carried");
+    assert!(other.use_ann(0, AnnOptions::default()).unwrap());
+    assert_eq!(other.ann_source(), Some(AnnSource::Built));
+
+    // A cache file that is not a graph is never carried.
+    std::fs::write(&cache, b"\x01not a graph").unwrap();
+    drop(other);
+    let _ = built(dir.path(), &f, Some(&moved));
+    assert!(!cache.exists());
+}

@@ -46,6 +46,8 @@ pub struct BuildReport {
 struct AnnBuilt {
     rows: usize,
     seconds: f64,
+    /// `built`, or `cached`: carried over from the folder this build replaced (same content).
+    source: Option<skg_index::ann::AnnSource>,
 }
 
 #[derive(Debug, Serialize)]
@@ -216,6 +218,7 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
             Some(AnnBuilt {
                 rows,
                 seconds: graph_started.elapsed().as_secs_f64(),
+                source: index.ann_source(),
             })
         }
         _ => None,
@@ -270,13 +273,22 @@ impl fmt::Display for BuildReport {
                 .unwrap_or("no model: BM25 only"),
         )?;
         if let Some(a) = &self.ann {
-            writeln!(
-                f,
-                "nearest-neighbour graph over {} rows built in {:.1}s and cached in the folder ({})",
-                a.rows,
-                a.seconds,
-                skg_index::ann::CACHE_FILE
-            )?;
+            if a.source == Some(skg_index::ann::AnnSource::Cached) {
+                writeln!(
+                    f,
+                    "nearest-neighbour graph over {} rows kept from the folder this build replaced (same content; {})",
+                    a.rows,
+                    skg_index::ann::CACHE_FILE
+                )?;
+            } else {
+                writeln!(
+                    f,
+                    "nearest-neighbour graph over {} rows built in {:.1}s and cached in the folder ({})",
+                    a.rows,
+                    a.seconds,
+                    skg_index::ann::CACHE_FILE
+                )?;
+            }
         }
         Ok(())
     }

@@ -212,10 +212,27 @@ fn index_build_and_eval_on_the_demo() {
         "-q",
     ]);
     assert_eq!(graphed["ann"]["rows"], 70, "{graphed}");
+    assert_eq!(graphed["ann"]["source"], "built", "{graphed}");
     assert!(
         d.join("index-ann")
             .join(skg_index::ann::CACHE_FILE)
             .is_file()
+    );
+    // Rebuilt over itself with the same content, the folder keeps its graph.
+    let again = run(&[
+        "index",
+        "build",
+        "audit",
+        "-o",
+        "index-ann",
+        "--ann-min-rows",
+        "1",
+        "-q",
+    ]);
+    assert_eq!(again["ann"]["source"], "cached", "{again}");
+    assert_eq!(
+        again["content_hash"], graphed["content_hash"],
+        "{again} {graphed}"
     );
     let e = run(&[
         "eval",
