@@ -17,7 +17,8 @@ on queries whose gold skills it never saw.
 Outputs in OUT/: model-fp32.onnx (inputs input_ids, attention_mask, token_type_ids; output
 last_hidden_state, as skg expects), model.onnx (ONNX Runtime dynamic int8
 quantization, per channel; no fusion), recipe.json (every setting, the pair data's sha256, the loss by step).
-Deterministic for the same inputs, settings and package versions (seeded, one thread order).
+Deterministic for the same inputs, settings, package versions and thread count (seeded,
+deterministic algorithms): two runs of 10 steps gave the same model bytes.
 
 Usage:
   adapt-embedder.py DOCUMENTS.ndjson SOURCE_MODEL_DIR OUT [--exclude-registries A,B]
@@ -302,6 +303,7 @@ def main() -> None:
         "l1_chars": L1_CHARS,
         "int8_min_cosine": round(agreement, 4),
         "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
         "steps": step,
         "seconds": round(time.time() - t0, 1),
         "loss_by_step": losses,
