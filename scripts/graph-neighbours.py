@@ -45,7 +45,8 @@ def main() -> None:
             gold = {skill_id(g) for g in q["gold"]}
             gold_of[q["id"]] = gold | {cluster[g] for g in gold if g in cluster}
     counts = collections.Counter()
-    misses = json.load(open(misses_json))["misses"]["misses"]
+    with open(misses_json) as f:
+        misses = json.load(f)["misses"]["misses"]
     for m in misses:
         counts[f"misses of class {m['class']}"] += 1
         for k in (1, 3):
