@@ -136,18 +136,22 @@ class Encoder(torch.nn.Module):
         ).last_hidden_state
 
 
-def encode(tok: Tokenizer, model: BertModel, texts: list[str], max_len: int) -> torch.Tensor:
+def batch(tok: Tokenizer, texts: list[str], max_len: int) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids and attention mask of `texts` as one padded batch, each cut to `max_len` tokens
+    keeping its final [SEP]."""
     enc = tok.encode_batch(texts)
     n = min(max_len, max(len(e.ids) for e in enc))
-    ids = torch.zeros((len(texts), n), dtype=torch.long)
-    mask = torch.zeros((len(texts), n), dtype=torch.long)
+    ids = np.zeros((len(texts), n), dtype=np.int64)
+    mask = np.zeros_like(ids)
     for r, e in enumerate(enc):
-        k = min(n, len(e.ids))
-        row = e.ids[:k]
-        if len(e.ids) > n:
-            row = e.ids[: n - 1] + [e.ids[-1]]  # keep [SEP]
-        ids[r, :k] = torch.tensor(row)
-        mask[r, :k] = 1
+        row = e.ids if len(e.ids) <= n else e.ids[: n - 1] + [e.ids[-1]]
+        ids[r, : len(row)] = row
+        mask[r, : len(row)] = 1
+    return ids, mask
+
+
+def encode(tok: Tokenizer, model: BertModel, texts: list[str], max_len: int) -> torch.Tensor:
+    ids, mask = (torch.from_numpy(a) for a in batch(tok, texts, max_len))
     h = model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).last_hidden_state
     m = mask.unsqueeze(-1).float()
     v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
@@ -167,14 +171,7 @@ def check(tok: Tokenizer, model: BertModel, path: str, max_len: int) -> float:
     ]
     with torch.no_grad():
         want = encode(tok, model, texts, max_len).numpy()
-    enc = tok.encode_batch(texts)
-    n = min(max_len, max(len(e.ids) for e in enc))
-    ids = np.zeros((len(texts), n), dtype=np.int64)
-    mask = np.zeros_like(ids)
-    for r, e in enumerate(enc):
-        row = e.ids if len(e.ids) <= n else e.ids[: n - 1] + [e.ids[-1]]
-        ids[r, : len(row)] = row
-        mask[r, : len(row)] = 1
+    ids, mask = batch(tok, texts, max_len)
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     h = sess.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
     v = (h * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)

@@ -75,12 +75,12 @@ impl CacheHeader {
     }
 }
 
-/// The header of the cache file at `path`, read from its first bytes only; `Ok(None)` when there
-/// is no file.
+/// The header of the cache file at `path` and its length in bytes, read from the file's first
+/// bytes only; `Ok(None)` when there is no file.
 ///
 /// # Errors
 /// The file cannot be read, or does not start with a header.
-fn read_header(path: &Path) -> crate::Result<Option<CacheHeader>> {
+fn read_header(path: &Path) -> crate::Result<Option<(CacheHeader, usize)>> {
     use std::io::Read;
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -92,12 +92,17 @@ fn read_header(path: &Path) -> crate::Result<Option<CacheHeader>> {
     file.take(HEADER_MAX_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(|e| crate::Error::io(path, e))?;
-    postcard::take_from_bytes::<CacheHeader>(&head)
-        .map(|(h, _)| Some(h))
-        .map_err(|e| crate::Error::Corrupt {
-            path: path.to_path_buf(),
-            message: format!("nearest-neighbour graph cache: {e}"),
-        })
+    let (header, rest) =
+        postcard::take_from_bytes::<CacheHeader>(&head).map_err(|e| corrupt(path, &e))?;
+    Ok(Some((header, head.len() - rest.len())))
+}
+
+/// A cache file that does not decode.
+fn corrupt(path: &Path, e: &postcard::Error) -> crate::Error {
+    crate::Error::Corrupt {
+        path: path.to_path_buf(),
+        message: format!("nearest-neighbour graph cache: {e}"),
+    }
 }
 
 /// The most bytes [`read_header`] reads.
@@ -108,7 +113,7 @@ const HEADER_MAX_BYTES: usize = 4096;
 /// the same content, where [`Ann::load`] still checks the options. A missing, unreadable or
 /// foreign file is not.
 pub fn cache_is_of(path: &Path, index: &str) -> bool {
-    matches!(read_header(path), Ok(Some(h)) if h.format == CACHE_FORMAT && h.index == index)
+    matches!(read_header(path), Ok(Some((h, _))) if h.format == CACHE_FORMAT && h.index == index)
 }
 
 /// Where a graph came from.
@@ -191,21 +196,17 @@ impl Ann {
         options: AnnOptions,
     ) -> crate::Result<Option<Ann>> {
         // The header first: a cache of another index is not read past it.
-        match read_header(path)? {
-            Some(h) if h == CacheHeader::new(index, rows, dim, options) => {}
+        let header_len = match read_header(path)? {
+            Some((h, len)) if h == CacheHeader::new(index, rows, dim, options) => len,
             _ => return Ok(None),
-        }
+        };
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(crate::Error::io(path, e)),
         };
-        let corrupt = |e: postcard::Error| crate::Error::Corrupt {
-            path: path.to_path_buf(),
-            message: format!("nearest-neighbour graph cache: {e}"),
-        };
-        let (_, rest) = postcard::take_from_bytes::<CacheHeader>(&bytes).map_err(corrupt)?;
-        let map: HnswMap<Row, u32> = postcard::from_bytes(rest).map_err(corrupt)?;
+        let graph = bytes.get(header_len..).unwrap_or_default();
+        let map: HnswMap<Row, u32> = postcard::from_bytes(graph).map_err(|e| corrupt(path, &e))?;
         // Every row once, each naming a row of this index (what `nearest` hands back).
         if map.values.len() != rows || map.values.iter().any(|&v| v as usize >= rows) {
             return Err(crate::Error::Corrupt {

@@ -273,22 +273,17 @@ impl fmt::Display for BuildReport {
                 .unwrap_or("no model: BM25 only"),
         )?;
         if let Some(a) = &self.ann {
-            if a.source == Some(skg_index::ann::AnnSource::Cached) {
-                writeln!(
-                    f,
-                    "nearest-neighbour graph over {} rows kept from the folder this build replaced (same content; {})",
-                    a.rows,
-                    skg_index::ann::CACHE_FILE
-                )?;
+            let how = if a.source == Some(skg_index::ann::AnnSource::Cached) {
+                "kept from the folder this build replaced (same content)".to_owned()
             } else {
-                writeln!(
-                    f,
-                    "nearest-neighbour graph over {} rows built in {:.1}s and cached in the folder ({})",
-                    a.rows,
-                    a.seconds,
-                    skg_index::ann::CACHE_FILE
-                )?;
-            }
+                format!("built in {:.1}s and cached in the folder", a.seconds)
+            };
+            writeln!(
+                f,
+                "nearest-neighbour graph over {} rows {how} ({})",
+                a.rows,
+                skg_index::ann::CACHE_FILE
+            )?;
         }
         Ok(())
     }

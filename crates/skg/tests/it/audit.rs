@@ -201,16 +201,19 @@ fn index_build_and_eval_on_the_demo() {
     let q = queries.to_str().expect("a UTF-8 path");
     // …but asked from one row on, the build leaves the graph in the folder, and an evaluation
     // with the graph reads it instead of building it.
-    let graphed = run(&[
-        "index",
-        "build",
-        "audit",
-        "-o",
-        "index-ann",
-        "--ann-min-rows",
-        "1",
-        "-q",
-    ]);
+    let build_with_graph = || {
+        run(&[
+            "index",
+            "build",
+            "audit",
+            "-o",
+            "index-ann",
+            "--ann-min-rows",
+            "1",
+            "-q",
+        ])
+    };
+    let graphed = build_with_graph();
     assert_eq!(graphed["ann"]["rows"], 70, "{graphed}");
     assert_eq!(graphed["ann"]["source"], "built", "{graphed}");
     assert!(
@@ -219,16 +222,7 @@ fn index_build_and_eval_on_the_demo() {
             .is_file()
     );
     // Rebuilt over itself with the same content, the folder keeps its graph.
-    let again = run(&[
-        "index",
-        "build",
-        "audit",
-        "-o",
-        "index-ann",
-        "--ann-min-rows",
-        "1",
-        "-q",
-    ]);
+    let again = build_with_graph();
     assert_eq!(again["ann"]["source"], "cached", "{again}");
     assert_eq!(
         again["content_hash"], graphed["content_hash"],
