@@ -1,0 +1,190 @@
+"""Unsupervised variants of skg's dense ranking, measured outside the product (issue 14).
+
+Reads an index folder as `skg index build` writes it (`skills.ndjson`, `documents.ndjson`,
+`vectors.bin`), embeds each judged query with the model skg runs (`model.onnx` of
+`scripts/fetch-model.sh`'s folder: one text per call, mean pooling, L2-normalized, as
+`skg_embed` does), ranks skills by their best row's cosine (copies folded onto their canonical,
+as `skg eval` folds them) and prints dense hit@1 / hit@5 / MRR@10 for:
+
+- `whole`: the query as one text (skg's dense side; reproduces `skg eval --mode dense`);
+- query sentences (tasks that tell a story before they ask): each sentence of three or more
+  words embedded apart, a skill scored by the best sentence (`max`), the mean of the whole's and
+  the sentences' best (`mean`), the whole and the best sentence half and half (`whole+max`), or
+  by the mean of all the vectors (`vmean`);
+- isotropy post-processing of the catalog: vectors centred on the catalog mean (`center`), and
+  the first D principal directions removed after centring (`abtt D`, "all-but-the-top");
+- hubness reduction (CSLS): a skill's score minus lam x the mean cosine of its rows to their k
+  nearest other rows (skills close to everything are pushed down).
+
+Usage (a Python with onnxruntime, tokenizers and numpy; nothing is written):
+    python3 scripts/dense-variants.py INDEX_FOLDER QUERIES.jsonl [MODEL_FOLDER]
+"""
+
+import json
+import re
+import sys
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+
+def lines(path: str) -> list[dict]:
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+class Model:
+    """The query embedder skg runs: one text per call, mean pooling, L2 norm."""
+
+    def __init__(self, folder: str) -> None:
+        self.tok = Tokenizer.from_file(folder + "/tokenizer.json")
+        self.tok.no_padding()
+        self.tok.enable_truncation(256)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        self.session = ort.InferenceSession(folder + "/model.onnx", options)
+        self.inputs = [i.name for i in self.session.get_inputs()]
+
+    def embed(self, text: str) -> np.ndarray:
+        ids = np.array([self.tok.encode(text).ids], dtype=np.int64)
+        feed = {
+            "input_ids": ids,
+            "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.zeros_like(ids),
+        }
+        hidden = self.session.run(None, {k: feed[k] for k in self.inputs})[0][0]
+        v = hidden.mean(0)
+        return v / np.linalg.norm(v)
+
+
+class Catalog:
+    """An index folder's skills, their vectors and the way `skg eval` resolves gold ids."""
+
+    def __init__(self, folder: str) -> None:
+        self.skills = lines(folder + "/skills.ndjson")
+        doc_skill = [d["skill"] for d in lines(folder + "/documents.ndjson")]
+        dim = 384
+        raw = np.fromfile(folder + "/vectors.bin", dtype=np.uint8).reshape(
+            -1, 4 + 4 * dim
+        )
+        docs = raw[:, :4].copy().view(np.uint32)[:, 0]
+        self.vectors = raw[:, 4:].copy().view(np.float32)
+        self.row_skill = np.array([doc_skill[d] for d in docs])
+        self.key = {}
+        for i, s in enumerate(self.skills):
+            folder_name = s["registry"].replace("/", "__")
+            for k in (
+                s["name"],
+                s["id"],
+                s["registry"] + "/" + s["path"],
+                folder_name + "/" + s["path"],
+            ):
+                self.key[k] = i
+
+    def canonical(self, i: int) -> int:
+        alias = self.skills[i].get("alias_of")
+        return self.key.get(alias, i) if alias else i
+
+    def best_per_skill(self, scores: np.ndarray) -> np.ndarray:
+        best = np.full(len(self.skills), -9.0)
+        np.maximum.at(best, self.row_skill, scores)
+        return best
+
+    def rank_of_gold(self, scores: np.ndarray, gold: set) -> int | None:
+        ranked: list[int] = []
+        for i in np.argsort(-scores, kind="stable"):
+            c = self.canonical(int(i))
+            if c not in ranked:
+                ranked.append(c)
+                if len(ranked) == 10:
+                    break
+        return next((r for r, c in enumerate(ranked) if c in gold), None)
+
+
+def sentences(text: str) -> list[str]:
+    parts = (p.strip() for p in re.split(r"(?<=[.!?])\s+", text))
+    return [p for p in parts if len(p.split()) >= 3]
+
+
+def normed(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def main() -> None:
+    index, queries = sys.argv[1:3]
+    model_dir = (
+        sys.argv[3]
+        if len(sys.argv) > 3
+        else "/root/.cache/skg/models/all-minilm-l6-v2-int8"
+    )
+    model, cat = Model(model_dir), Catalog(index)
+    judged = []
+    for q in lines(queries):
+        gold = {cat.canonical(cat.key[g]) for g in q["gold"] if g in cat.key}
+        if gold:
+            judged.append((q["query"], gold))
+    whole = np.array([model.embed(text) for text, _ in judged])
+    parts = [[model.embed(s) for s in sentences(text)] for text, _ in judged]
+    table: dict[str, list[float]] = {}
+
+    def count(name: str, scores: np.ndarray, gold: set) -> None:
+        r = cat.rank_of_gold(scores, gold)
+        row = table.setdefault(name, [0.0, 0.0, 0.0])
+        row[0] += r == 0
+        row[1] += r is not None and r < 5
+        row[2] += 1 / (r + 1) if r is not None else 0.0
+
+    V = cat.vectors
+    mu = V.mean(0)
+    _, _, vt = np.linalg.svd(V - mu, full_matrices=False)
+    spaces = {"whole": (V, whole), "center": (normed(V - mu), normed(whole - mu))}
+    for d in (1, 2, 3, 5, 8):
+        p = vt[:d]
+
+        def strip(x: np.ndarray, p: np.ndarray = p) -> np.ndarray:
+            return normed((x - mu) - ((x - mu) @ p.T) @ p)
+
+        spaces[f"abtt {d}"] = (strip(V), strip(whole))
+    hub = {}
+    if len(V) <= 20000:
+        sims = V @ V.T
+        np.fill_diagonal(sims, -1.0)
+        for k in (5, 10):
+            per_row = np.sort(sims, 1)[:, -k:].mean(1)
+            per_skill = np.full(len(cat.skills), 9.0)
+            np.minimum.at(per_skill, cat.row_skill, per_row)
+            hub[k] = per_skill
+        del sims
+    for qi, (_, gold) in enumerate(judged):
+        for name, (vx, qx) in spaces.items():
+            count(name, cat.best_per_skill(vx @ qx[qi]), gold)
+        base = cat.best_per_skill(V @ whole[qi])
+        for k, per_skill in hub.items():
+            for lam in (0.25, 0.5):
+                count(f"csls k{k} lam {lam}", base - lam * per_skill, gold)
+        if len(parts[qi]) > 1:
+            each = np.max([cat.best_per_skill(V @ s) for s in parts[qi]], 0)
+            mean = np.mean([cat.best_per_skill(V @ s) for s in parts[qi]], 0)
+            pooled = normed(np.mean([whole[qi], *parts[qi]], 0))
+            variants = {
+                "max": np.maximum(base, each),
+                "mean": (base + mean) / 2,
+                "vmean": cat.best_per_skill(V @ pooled),
+                "whole+max": (base + each) / 2,
+            }
+        else:
+            variants = dict.fromkeys(("max", "mean", "vmean", "whole+max"), base)
+        for name, scores in variants.items():
+            count("sentences " + name, scores, gold)
+    n = len(judged)
+    multi = sum(len(p) > 1 for p in parts)
+    print(
+        f"{n} judged queries ({multi} of more than one sentence); dense hit@1 / hit@5 / MRR@10"
+    )
+    for name, (h1, h5, mrr) in table.items():
+        print(f"{name:22} {h1 / n:.3f} {h5 / n:.3f} {mrr / n:.3f}")
+
+
+if __name__ == "__main__":
+    main()
