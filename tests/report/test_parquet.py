@@ -8,7 +8,8 @@ import pytest
 
 TABLES = [
     "skills", "documents", "edges", "diagnostics", "members", "clusters", "aliases",
-    "canonical_skills", "scores", "metrics", "communities", "findings", "verdicts",
+    "canonical_skills", "capabilities", "scores", "metrics", "communities", "findings",
+    "verdicts",
 ]
 
 # Column → (polars dtype, DuckDB type) for a sample of each documented column type.
@@ -27,6 +28,7 @@ TYPES = {
     ("findings", "acknowledged"): (pl.Boolean, "BOOLEAN"),
     ("verdicts", "score"): (pl.Float64, "DOUBLE"),
     ("verdicts", "rules"): (pl.List(pl.String), "VARCHAR[]"),
+    ("capabilities", "confidence"): (pl.Float64, "DOUBLE"),
 }
 
 

@@ -201,6 +201,149 @@ impl Taxonomy {
     }
 }
 
+impl Taxonomy {
+    /// The texts whose mean embedding is each type's prototype, in taxonomy order: the type's
+    /// "name: definition", then each of its examples — the taxonomy's own words, nothing learnt
+    /// from labels.
+    pub fn prototype_texts(&self) -> Vec<Vec<String>> {
+        self.types
+            .iter()
+            .map(|t| {
+                std::iter::once(format!("{}: {}", t.name, t.definition))
+                    .chain(t.examples.iter().cloned())
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Scale of the cosines in the prototypes' softmax: 20, the scale all-MiniLM-L6-v2 was trained
+/// with (sentence-transformers' multiple-negatives ranking loss), so a share reads as the model's
+/// own sense of "which of these".
+pub const PROTOTYPE_SCALE: f32 = 20.0;
+
+/// The taxonomy's types as points in an embedding space: each type's prototype is the
+/// normalized mean of its [`Taxonomy::prototype_texts`]' vectors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prototypes {
+    dim: usize,
+    /// Row-major, one normalized row per type, in taxonomy order.
+    rows: Vec<f32>,
+}
+
+impl Prototypes {
+    /// Prototypes from each type's text vectors (taxonomy order; L2-normalized vectors of one
+    /// dimension). `None` when a type has no vector or the dimensions disagree.
+    pub fn new(per_type: &[Vec<&[f32]>]) -> Option<Prototypes> {
+        let dim = per_type.first()?.first()?.len();
+        if dim == 0 {
+            return None;
+        }
+        let mut rows = Vec::with_capacity(per_type.len() * dim);
+        for vectors in per_type {
+            if vectors.is_empty() || vectors.iter().any(|v| v.len() != dim) {
+                return None;
+            }
+            let mut mean = vec![0f32; dim];
+            for v in vectors {
+                for (m, x) in mean.iter_mut().zip(*v) {
+                    *m += x;
+                }
+            }
+            let norm = mean.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if norm == 0.0 {
+                return None;
+            }
+            rows.extend(mean.iter().map(|x| x / norm));
+        }
+        Some(Prototypes { dim, rows })
+    }
+
+    /// Types, in taxonomy order.
+    pub fn len(&self) -> usize {
+        self.rows.len() / self.dim
+    }
+
+    /// No types.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The type whose prototype is nearest to `vector` (a normalized embedding): its share of
+    /// `softmax(PROTOTYPE_SCALE × cosine)` over the types is the confidence, and it is `unknown`
+    /// below [`MIN_SHARE`] — the floor the word evidence has. Ties: taxonomy order.
+    pub fn classify(&self, taxonomy: &Taxonomy, vector: &[f32]) -> Capability {
+        if vector.len() != self.dim || self.len() != taxonomy.types.len() {
+            return Capability::default();
+        }
+        let cosines: Vec<f32> = self
+            .rows
+            .chunks_exact(self.dim)
+            .map(|p| p.iter().zip(vector).map(|(a, b)| a * b).sum())
+            .collect();
+        let mut best = 0;
+        for (i, &c) in cosines.iter().enumerate() {
+            if c > cosines[best] {
+                best = i;
+            }
+        }
+        let top = cosines[best];
+        let mass: f64 = cosines
+            .iter()
+            .map(|&c| f64::from(PROTOTYPE_SCALE * (c - top)).exp())
+            .sum();
+        let share = 1.0 / mass;
+        Capability {
+            kind: if share >= MIN_SHARE {
+                taxonomy.types[best].id.clone()
+            } else {
+                UNKNOWN.to_owned()
+            },
+            confidence: round4(share),
+        }
+    }
+
+    /// A skill's type: the word evidence's when it names one, else the nearest prototype's when
+    /// `vector` is given and that is confident, else `unknown` (with the words' confidence).
+    pub fn refine(
+        &self,
+        taxonomy: &Taxonomy,
+        words: &Capability,
+        vector: Option<&[f32]>,
+    ) -> (Capability, CapabilityEvidence) {
+        if words.kind != UNKNOWN {
+            return (words.clone(), CapabilityEvidence::Words);
+        }
+        match vector.map(|v| self.classify(taxonomy, v)) {
+            Some(c) if c.kind != UNKNOWN => (c, CapabilityEvidence::Embedding),
+            _ => (words.clone(), CapabilityEvidence::None),
+        }
+    }
+}
+
+/// What named a skill's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapabilityEvidence {
+    /// Extract's word evidence (declared category and tags, name, description, headings).
+    Words,
+    /// The nearest type prototype of the description's embedding.
+    Embedding,
+    /// Nothing: `unknown`.
+    None,
+}
+
+impl CapabilityEvidence {
+    /// As written in the `capabilities` table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CapabilityEvidence::Words => "words",
+            CapabilityEvidence::Embedding => "embedding",
+            CapabilityEvidence::None => "none",
+        }
+    }
+}
+
 /// What a skill declares and says, as the classifier reads it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CapabilityInput<'a> {
@@ -582,5 +725,89 @@ declared = ["CI/CD Integrations"]
         assert!(Taxonomy::parse(&twice).is_err());
         let unknown = SMALL.replace("id = \"devops\"", "id = \"unknown\"");
         assert!(Taxonomy::parse(&unknown).is_err());
+    }
+
+    #[test]
+    fn prototype_texts_are_the_name_definition_then_the_examples() {
+        let t =
+            Taxonomy::parse(&SMALL.replacen("examples = []", "examples = [\"pytest suites\"]", 1))
+                .expect("parses");
+        assert_eq!(
+            t.prototype_texts(),
+            vec![
+                vec!["Testing: Tests.".to_owned(), "pytest suites".to_owned()],
+                vec!["DevOps: Shipping.".to_owned()],
+            ]
+        );
+    }
+
+    #[test]
+    fn the_nearest_prototype_and_its_softmax_share_by_hand() {
+        let t = Taxonomy::parse(SMALL).expect("parses");
+        // testing: mean of (1, 0) and (0.6, 0.8) = (0.8, 0.4), normalized (0.894427, 0.447214).
+        let p = Prototypes::new(&[vec![&[1.0, 0.0], &[0.6, 0.8]], vec![&[0.0, 1.0]]])
+            .expect("prototypes");
+        assert_eq!(p.len(), 2);
+        assert!((p.rows[0] - 0.894_427).abs() < 1e-5 && (p.rows[1] - 0.447_214).abs() < 1e-5);
+        // Cosines 0.894427 and 0: share 1 / (1 + e^(-20 × 0.894427)) = 1 − 1.7e-8 → 1.
+        let c = p.classify(&t, &[1.0, 0.0]);
+        assert_eq!((c.kind.as_str(), c.confidence), ("testing", 1.0));
+        // Prototypes (1, 0) and (0, 1), a vector with dots 0.55 and 0.5: a gap of 0.05 is
+        // 1 / (1 + e^-1) = 0.7311 of the mass.
+        let p = Prototypes::new(&[vec![&[1.0, 0.0]], vec![&[0.0, 1.0]]]).expect("prototypes");
+        let c = p.classify(&t, &[0.55, 0.5]);
+        assert_eq!((c.kind.as_str(), c.confidence), ("testing", 0.7311));
+        let c = p.classify(&t, &[0.5, 0.55]);
+        assert_eq!((c.kind.as_str(), c.confidence), ("devops", 0.7311));
+        // A wrong dimension or a prototype count that is not the taxonomy's: no type.
+        assert_eq!(p.classify(&t, &[1.0]), Capability::default());
+        assert!(Prototypes::new(&[vec![&[1.0, 0.0]], vec![]]).is_none());
+        assert!(Prototypes::new(&[vec![&[1.0, 0.0]], vec![&[1.0]]]).is_none());
+    }
+
+    #[test]
+    fn a_prototype_without_a_third_of_the_mass_is_unknown() {
+        let four = format!(
+            "{SMALL}\n[[type]]\nid = \"a\"\nname = \"A\"\ndefinition = \"a\"\nexamples = []\nkeywords = [\"a\"]\ndeclared = []\n[[type]]\nid = \"b\"\nname = \"B\"\ndefinition = \"b\"\nexamples = []\nkeywords = [\"b\"]\ndeclared = []\n"
+        );
+        let t = Taxonomy::parse(&four).expect("parses");
+        let axes: [[f32; 4]; 4] = [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ];
+        let p = Prototypes::new(&axes.iter().map(|a| vec![&a[..]]).collect::<Vec<_>>())
+            .expect("prototypes");
+        // Equally near all four: 1/4 of the mass < 1/3.
+        let c = p.classify(&t, &[0.5, 0.5, 0.5, 0.5]);
+        assert_eq!((c.kind.as_str(), c.confidence), (UNKNOWN, 0.25));
+        // The words decide when they name a type; the prototype only where they say `unknown`,
+        // and only when it is confident itself.
+        let words = Capability {
+            kind: "devops".into(),
+            confidence: 0.6,
+        };
+        assert_eq!(
+            p.refine(&t, &words, Some(&axes[0])),
+            (words.clone(), CapabilityEvidence::Words)
+        );
+        let unsure = Capability {
+            kind: UNKNOWN.into(),
+            confidence: 0.25,
+        };
+        let (c, e) = p.refine(&t, &unsure, Some(&axes[0]));
+        assert_eq!(
+            (c.kind.as_str(), e),
+            ("testing", CapabilityEvidence::Embedding)
+        );
+        assert_eq!(
+            p.refine(&t, &unsure, Some(&[0.5, 0.5, 0.5, 0.5])),
+            (unsure.clone(), CapabilityEvidence::None)
+        );
+        assert_eq!(
+            p.refine(&t, &unsure, None),
+            (unsure.clone(), CapabilityEvidence::None)
+        );
     }
 }

@@ -85,3 +85,22 @@ pub struct Cluster {
     /// Canonicals of other clusters linked to this one as variants, sorted.
     pub variants: Vec<SkillId>,
 }
+
+/// One skill's capability type after canonicalize has refined it. One row of the
+/// `capabilities` table: every skill of the input has exactly one row. Extract types a skill
+/// from the words it declares and says; where that leaves it `unknown`, canonicalize (which holds
+/// every description's embedding) names the taxonomy type whose prototype is nearest
+/// (docs/capabilities.md). Later stages read the type from here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapabilityRow {
+    /// The skill.
+    pub id: SkillId,
+    /// A type id of the taxonomy, or `unknown`.
+    pub capability: String,
+    /// The type's share: of the word evidence (`words`), or of the similarity mass over the
+    /// type prototypes (`embedding`); 0–1.
+    pub confidence: f64,
+    /// What named the type: `words` (extract's classifier), `embedding` (nearest prototype) or
+    /// `none` (`unknown`).
+    pub evidence: String,
+}

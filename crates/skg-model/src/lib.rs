@@ -24,7 +24,7 @@ mod stage;
 mod stats;
 
 pub use crate::{
-    canon::{Cluster, Member, Role},
+    canon::{CapabilityRow, Cluster, Member, Role},
     diagnostic::{Diagnostic, DiagnosticCode, Severity},
     document::{Document, Level},
     edge::{Edge, EdgeKind, EdgeSource, Evidence},
@@ -69,5 +69,8 @@ impl Progress for NoProgress {
 /// History: 2 added `script_structures`; 3 made the metrics (`tlis`, `mean_degree`, `gnci`,
 /// `cfi`, `rscore`) nullable float64 columns instead of JSON text; 4 added the scan's `findings`
 /// and `verdicts` and made risk tier `unsafe` the scan's verdict (extract assigns at most
-/// `critical`); 5 added the skills' `capability` and `capability_confidence`.
-pub const SCHEMA_VERSION: u32 = 5;
+/// `critical`); 5 added the skills' `capability` and `capability_confidence`; 6 added
+/// canonicalize's `capabilities` (the type later stages read: extract's, or the nearest type
+/// prototype where extract's words said `unknown`), which the audit's `skills` and
+/// canonicalize's `canonical_skills` carry.
+pub const SCHEMA_VERSION: u32 = 6;

@@ -27,7 +27,7 @@ use crate::{
 
 /// Bumped when a stage's output for the same key would change in a way the key does not capture
 /// (kept with the tool's version in every key).
-const KEY_FORMAT: &str = "skg-audit-key-3";
+const KEY_FORMAT: &str = "skg-audit-key-4";
 
 /// Everything an audit runs with, stage by stage: the command line converted once.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,6 +175,11 @@ fn stage_key(
         }
         Stage::Canonicalize => {
             k.options(&plan.canon)?;
+            // It refines capability types with the taxonomy's prototypes.
+            k.part(
+                "capability taxonomy",
+                skg_extract::capability::TAXONOMY_TOML.as_bytes(),
+            );
             k.part(
                 "embedding model",
                 embedding.model.as_deref().unwrap_or("lexical").as_bytes(),
@@ -290,6 +295,7 @@ fn run_stage(
                 threads: plan.threads,
                 scores: None,
                 pairs: None,
+                capability_labels: None,
             };
             StageSummary::Canonicalize(Box::new(canonicalize::execute(
                 &job,
@@ -314,7 +320,7 @@ fn run_stage(
             let x = crate::read_extract(&extract_dir)?;
             let score_dir = stages_dir.join(Stage::Score.as_str());
             StageSummary::Measure(Box::new(measure::execute(
-                &x,
+                x,
                 Some(canon_dir.as_path()),
                 Some(score_dir.as_path()),
                 &plan.measure,
@@ -343,6 +349,10 @@ fn report(
     let findings = read_table(&scan_dir, Stage::Scan, &tables::FINDINGS)?;
     scan::apply_verdicts(&mut ex.skills, &verdicts);
     let canon_dir = stages_dir.join(Stage::Canonicalize.as_str());
+    canonicalize::apply_capabilities(
+        &mut ex.skills,
+        &canonicalize::read_capabilities(&canon_dir)?,
+    );
     let members = read_table(&canon_dir, Stage::Canonicalize, &tables::MEMBERS)?;
     let clusters = read_table(&canon_dir, Stage::Canonicalize, &tables::CLUSTERS)?;
     let canon_edges = read_table(&canon_dir, Stage::Canonicalize, &tables::EDGES)?;

@@ -13,7 +13,7 @@ use skg_canon::{
     eval::{LabelledPair, PairReport, SyntheticTruth},
     synth,
 };
-use skg_model::{Progress, RegistryInput, Skill, SkillId, SkillKeys, Stage};
+use skg_model::{CapabilityRow, Progress, RegistryInput, Skill, SkillId, SkillKeys, Stage};
 use skg_store::{Manifest, Staging, tables};
 
 use crate::{IoContext as _, Result};
@@ -51,6 +51,8 @@ pub struct Job {
     pub scores: Option<Scores>,
     /// Labelled pairs to score.
     pub pairs: Option<Pairs>,
+    /// Labelled capability types to score the refined types against.
+    pub capability_labels: Option<Vec<skg_extract::capability::CapabilityLabel>>,
 }
 
 impl Job {
@@ -63,6 +65,7 @@ impl Job {
             threads: skg_embed::DEFAULT_THREADS,
             scores: None,
             pairs: None,
+            capability_labels: None,
         }
     }
 }
@@ -87,6 +90,19 @@ pub struct Summary {
     registries: Vec<RegistryCounts>,
     pairs: Option<PairReport>,
     synthetic: Option<SyntheticTruth>,
+    capabilities: CapabilityCounts,
+    capability_labels: Option<skg_extract::capability::CapabilityEval>,
+}
+
+/// How the skills' capability types were named (`capabilities` table).
+#[derive(Debug, Default, Serialize)]
+struct CapabilityCounts {
+    /// Typed by extract's word evidence.
+    words: usize,
+    /// `unknown` by the words, typed by the nearest type prototype.
+    embedding: usize,
+    /// Left `unknown`.
+    unknown: usize,
 }
 
 /// Generates `n` skills with known copies (seed `seed`), canonicalizes them into `job.out` and
@@ -129,8 +145,15 @@ fn run(
     let read_seconds = started.elapsed().as_secs_f64();
 
     let embed_started = Instant::now();
+    let taxonomy = skg_extract::capability::taxonomy();
+    let prototype_texts = taxonomy.prototype_texts();
     let embedded = if job.embeddings {
-        let texts: Vec<String> = skills.iter().map(skg_canon::description_text).collect();
+        // The taxonomy's prototype texts ride along after the descriptions (one cache).
+        let texts: Vec<String> = skills
+            .iter()
+            .map(skg_canon::description_text)
+            .chain(prototype_texts.iter().flatten().cloned())
+            .collect();
         Some(crate::embed_texts(
             &texts,
             &job.out.join(skg_embed::CACHE_FILE),
@@ -145,10 +168,22 @@ fn run(
     };
     let embed_seconds = embed_started.elapsed().as_secs_f64();
 
+    let (descriptions, prototype_vectors) = embedded
+        .as_ref()
+        .map(|e| e.vectors.split_at(skills.len()))
+        .unzip();
+    let capabilities = capability_rows(
+        skills,
+        descriptions,
+        prototype_vectors
+            .and_then(|v| prototypes(&prototype_texts, v))
+            .as_ref(),
+    );
+
     let dedup_started = Instant::now();
     let input = Input {
         skills,
-        vectors: embedded.as_ref().map(|e| e.vectors.as_slice()),
+        vectors: descriptions,
         scores: job.scores.as_ref().map(|s| &s.by_skill),
         in_degree: Some(&in_degree),
     };
@@ -161,8 +196,16 @@ fn run(
 
     let write_started = Instant::now();
     progress.phase("write tables", tables::CANON_TABLES.len() as u64);
-    write(&c, skills, registries, embedded.as_ref(), job, synthetic)
-        .at(|| format!("cannot write {}", job.out.display()))?;
+    write(
+        &c,
+        skills,
+        &capabilities,
+        registries,
+        embedded.as_ref(),
+        job,
+        synthetic,
+    )
+    .at(|| format!("cannot write {}", job.out.display()))?;
     let write_seconds = write_started.elapsed().as_secs_f64();
 
     let pairs = job.pairs.as_ref().map(|p| {
@@ -175,6 +218,19 @@ fn run(
         );
         skg_canon::eval::score_pairs(&p.file, &p.rows, &index, &candidates, &c, &keys)
     });
+    let capability_labels = job.capability_labels.as_ref().map(|l| {
+        let mut typed = skills.to_vec();
+        apply_capabilities(&mut typed, &capabilities);
+        skg_extract::capability::evaluate(&typed, l)
+    });
+    let mut counts = CapabilityCounts::default();
+    for r in &capabilities {
+        match r.evidence.as_str() {
+            "words" => counts.words += 1,
+            "embedding" => counts.embedding += 1,
+            _ => counts.unknown += 1,
+        }
+    }
     let summary = Summary {
         out: job.out.display().to_string(),
         similarity: c.stats.similarity,
@@ -190,25 +246,101 @@ fn run(
         registries: c.per_registry(),
         pairs,
         synthetic: None,
+        capabilities: counts,
+        capability_labels,
     };
     Ok((summary, c))
+}
+
+/// Each type's prototype from its texts' vectors (`vectors` holds them flattened, in order).
+fn prototypes(
+    texts: &[Vec<String>],
+    vectors: &[Vec<f32>],
+) -> Option<skg_extract::capability::Prototypes> {
+    let mut rest = vectors;
+    let mut per_type = Vec::with_capacity(texts.len());
+    for t in texts {
+        let (mine, tail) = rest.split_at_checked(t.len())?;
+        per_type.push(mine.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        rest = tail;
+    }
+    skg_extract::capability::Prototypes::new(&per_type)
+}
+
+/// Every skill's capability type as the later stages read it: extract's where its words named
+/// one, else the nearest type prototype of the description's vector when that is confident.
+fn capability_rows(
+    skills: &[Skill],
+    vectors: Option<&[Vec<f32>]>,
+    prototypes: Option<&skg_extract::capability::Prototypes>,
+) -> Vec<CapabilityRow> {
+    use skg_extract::capability::{Capability, CapabilityEvidence, UNKNOWN};
+    let taxonomy = skg_extract::capability::taxonomy();
+    skills
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let words = Capability {
+                kind: s.capability.clone(),
+                confidence: s.capability_confidence,
+            };
+            let (c, evidence) = match prototypes {
+                Some(p) => p.refine(
+                    taxonomy,
+                    &words,
+                    vectors.and_then(|v| v.get(i)).map(Vec::as_slice),
+                ),
+                None if words.kind == UNKNOWN => (words, CapabilityEvidence::None),
+                None => (words, CapabilityEvidence::Words),
+            };
+            CapabilityRow {
+                id: s.id.clone(),
+                capability: c.kind,
+                confidence: c.confidence,
+                evidence: evidence.as_str().to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// Gives each skill the type its `capabilities` row names (skills without a row keep theirs).
+pub fn apply_capabilities(skills: &mut [Skill], rows: &[CapabilityRow]) {
+    let by_id: std::collections::HashMap<&SkillId, &CapabilityRow> =
+        rows.iter().map(|r| (&r.id, r)).collect();
+    for s in skills {
+        if let Some(r) = by_id.get(&s.id) {
+            s.capability.clone_from(&r.capability);
+            s.capability_confidence = r.confidence;
+        }
+    }
+}
+
+/// The `capabilities` table of a canonicalize folder.
+///
+/// # Errors
+/// The folder is not a finished canonicalize output.
+pub fn read_capabilities(dir: &Path) -> Result<Vec<CapabilityRow>> {
+    crate::read_table(dir, Stage::Canonicalize, &tables::CAPABILITIES)
 }
 
 fn write(
     c: &Canonicalization,
     skills: &[Skill],
+    capabilities: &[CapabilityRow],
     registries: &[RegistryInput],
     embedded: Option<&skg_embed::Embedded>,
     job: &Job,
     synthetic: Option<&serde_json::Value>,
 ) -> skg_store::Result<()> {
     let mut staging = Staging::begin(&job.out)?;
-    let canonical = c.canonical_skills(skills);
+    let mut canonical = c.canonical_skills(skills);
+    apply_capabilities(&mut canonical, capabilities);
     let aliases = tables::alias_rows(&c.members);
     staging.write_table(&tables::MEMBERS, &c.members)?;
     staging.write_table(&tables::CLUSTERS, &c.clusters)?;
     staging.write_table(&tables::ALIASES, &aliases)?;
     staging.write_table(&tables::CANONICAL_SKILLS, &canonical)?;
+    staging.write_table(&tables::CAPABILITIES, capabilities)?;
     staging.write_table(&tables::EDGES, &c.edges)?;
     if let Some(e) = embedded {
         staging.write_file(skg_embed::CACHE_FILE, &e.cache.to_bytes())?;
@@ -218,6 +350,7 @@ fn write(
         ("clusters".to_owned(), c.clusters.len() as u64),
         ("aliases".to_owned(), aliases.len() as u64),
         ("canonical_skills".to_owned(), canonical.len() as u64),
+        ("capabilities".to_owned(), capabilities.len() as u64),
         ("edges".to_owned(), c.edges.len() as u64),
     ]);
     let manifest = Manifest::new(
@@ -298,6 +431,15 @@ impl fmt::Display for Summary {
         }
         if let Some(t) = &self.synthetic {
             write!(f, "{t}")?;
+        }
+        let c = &self.capabilities;
+        writeln!(
+            f,
+            "capability types: {} by their words, {} by the nearest type prototype, {} unknown",
+            c.words, c.embedding, c.unknown
+        )?;
+        if let Some(e) = &self.capability_labels {
+            write!(f, "{e}")?;
         }
         Ok(())
     }

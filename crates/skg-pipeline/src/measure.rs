@@ -20,14 +20,14 @@ pub struct Report {
     pub summary: skg_measure::Summary,
 }
 
-/// Builds the SKG from extract's tables (aliases folded by the `canon` folder's clusters,
-/// quarantined skills left out by the `scores` folder's, when given), measures it and writes the
-/// output folder.
+/// Builds the SKG from extract's tables (aliases folded by the `canon` folder's clusters and
+/// skills typed by its `capabilities`, quarantined skills left out by the `scores` folder's, when
+/// given), measures it and writes the output folder.
 ///
 /// # Errors
 /// A folder cannot be read or written, or the graph cannot be measured.
 pub fn execute(
-    x: &ExtractData,
+    mut x: ExtractData,
     canon: Option<&Path>,
     scores: Option<&Path>,
     options: &Options,
@@ -35,6 +35,13 @@ pub fn execute(
     progress: &dyn Progress,
 ) -> Result<Report> {
     let started = Instant::now();
+    // Communities are named by the capability types canonicalize refined.
+    if let Some(c) = canon {
+        crate::canonicalize::apply_capabilities(
+            &mut x.skills,
+            &crate::canonicalize::read_capabilities(c)?,
+        );
+    }
     let members = canon
         .map(|c| crate::read_table(c, Stage::Canonicalize, &tables::MEMBERS))
         .transpose()?;

@@ -4,8 +4,8 @@
 //! code and cannot drift from the row type. Bump [`skg_model::SCHEMA_VERSION`] on any change here.
 
 use skg_model::{
-    Cluster, CommunityRow, Diagnostic, Document, Edge, Member, MetricRow, Role, Score, Skill,
-    Stage,
+    CapabilityRow, Cluster, CommunityRow, Diagnostic, Document, Edge, Member, MetricRow, Role,
+    Score, Skill, Stage,
     security::{Finding, Verdict},
 };
 
@@ -649,6 +649,30 @@ pub static CLUSTERS: Table<Cluster> = Table {
     ],
 };
 
+/// `capabilities` (canonicalize): every skill's capability type as the later stages read it.
+pub static CAPABILITIES: Table<CapabilityRow> = Table {
+    name: "capabilities",
+    doc: "one row per skill: its capability type after canonicalize refined extract's (`unknown` from the words → the nearest type prototype of the description's embedding, when confident; docs/capabilities.md)",
+    columns: &[
+        col("id", Get::Str(|c| c.id.as_str()), "`<registry>:<root>`"),
+        col(
+            "capability",
+            Get::Str(|c| &c.capability),
+            "primary capability type (docs/capabilities.md) or unknown",
+        ),
+        col(
+            "confidence",
+            Get::F64(|c| c.confidence),
+            "the type's share of the evidence that named it, 0–1",
+        ),
+        col(
+            "evidence",
+            Get::Str(|c| &c.evidence),
+            "words (extract's classifier) | embedding (nearest type prototype) | none",
+        ),
+    ],
+};
+
 /// `scores` (score): the slop score of every skill, its quarantine decision and explanation.
 pub static SCORES: Table<Score> = Table {
     name: "scores",
@@ -915,8 +939,14 @@ pub static SCAN_TABLES: &[&dyn TableSpec] = &[&FINDINGS, &VERDICTS];
 
 /// All tables `skg canonicalize` writes, in order (its `edges` table has the `EDGES` columns and
 /// holds only `duplicate_of` / `variant_of`).
-pub static CANON_TABLES: &[&dyn TableSpec] =
-    &[&MEMBERS, &CLUSTERS, &ALIASES, &CANONICAL_SKILLS, &EDGES];
+pub static CANON_TABLES: &[&dyn TableSpec] = &[
+    &MEMBERS,
+    &CLUSTERS,
+    &ALIASES,
+    &CANONICAL_SKILLS,
+    &CAPABILITIES,
+    &EDGES,
+];
 
 /// All tables `skg extract` writes, in order.
 pub static EXTRACT_TABLES: &[&dyn TableSpec] = &[&SKILLS, &DOCUMENTS, &EDGES, &DIAGNOSTICS];

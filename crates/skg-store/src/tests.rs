@@ -304,6 +304,9 @@ fn committed_sample_of_this_schema_version_reads_back() {
             "verdicts" => {
                 read_ndjson::<skg_model::security::Verdict>(&dir, &info.name).map(|r| r.len())
             }
+            "capabilities" => {
+                read_ndjson::<skg_model::CapabilityRow>(&dir, &info.name).map(|r| r.len())
+            }
             other => panic!("a table the compat test does not know: {other}"),
         }
         .unwrap_or_else(|e| panic!("{}: {e}", info.name));

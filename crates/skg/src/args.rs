@@ -271,6 +271,11 @@ pub struct CanonArgs {
     /// precision/recall/F1 and the confusion matrix.
     #[arg(long, value_name = "FILE.csv")]
     pub pairs: Option<PathBuf>,
+    /// Measure the capability types as canonicalize refines them (extract's words, else the
+    /// nearest type prototype) against hand labels (CSV `registry,path,type[,also]`, e.g.
+    /// labels/capabilities-v1.csv).
+    #[arg(long, value_name = "CSV")]
+    pub capability_labels: Option<PathBuf>,
     /// Slop scores to pick canonicals by: `skg score` output folder or NDJSON with `id` and
     /// `slop_score` (skills without one use completeness).
     #[arg(long, value_name = "PATH")]

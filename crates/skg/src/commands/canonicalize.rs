@@ -16,6 +16,11 @@ pub(crate) fn run(args: &CanonArgs, global: &GlobalArgs) -> anyhow::Result<ExitS
         threads: args.threads,
         scores: args.scores.as_deref().map(read_scores).transpose()?,
         pairs: args.pairs.as_deref().map(read_pairs).transpose()?,
+        capability_labels: args
+            .capability_labels
+            .as_deref()
+            .map(super::extract::read_capability_labels)
+            .transpose()?,
         ..Job::new(args.out.clone())
     };
     let summary = if let Some(n) = args.synthetic {

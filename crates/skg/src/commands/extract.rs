@@ -18,11 +18,7 @@ pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<Exi
         }
     }
     if let Some(file) = &args.capability_labels {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let labels =
-            skg_extract::capability::CapabilityLabel::parse_csv(&text, &file.display().to_string())
-                .map_err(anyhow::Error::msg)?;
+        let labels = read_capability_labels(file)?;
         let eval = skg_extract::capability::evaluate(&x.skills, &labels);
         return super::emit(
             args.format,
@@ -33,4 +29,14 @@ pub(crate) fn run(args: &ExtractArgs, global: &GlobalArgs) -> anyhow::Result<Exi
     }
     super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     Ok(ExitStatus::Success)
+}
+
+/// `--capability-labels`: a CSV `registry,path,type[,also]`.
+pub(crate) fn read_capability_labels(
+    file: &std::path::Path,
+) -> anyhow::Result<Vec<skg_extract::capability::CapabilityLabel>> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    skg_extract::capability::CapabilityLabel::parse_csv(&text, &file.display().to_string())
+        .map_err(anyhow::Error::msg)
 }

@@ -31,7 +31,7 @@ pub(crate) fn run(args: &MeasureArgs, global: &GlobalArgs) -> anyhow::Result<Exi
     let canon = super::stage_dir(args.canon.as_ref(), Stage::Canonicalize);
     let scores = super::stage_dir(args.scores.as_ref(), Stage::Score);
     let report = skg_pipeline::measure::execute(
-        &x,
+        x,
         canon.as_deref(),
         scores.as_deref(),
         &options,

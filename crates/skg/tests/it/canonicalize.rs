@@ -40,7 +40,13 @@ fn demo_registries_with_embeddings() {
         &model,
     );
     assert_eq!(first["similarity"], "embedding");
-    assert_eq!(first["embedding"]["texts"], 35);
+    // The 35 descriptions, then the taxonomy's prototype texts (one cache).
+    let prototype_texts: usize = skg_extract::capability::taxonomy()
+        .prototype_texts()
+        .iter()
+        .map(Vec::len)
+        .sum();
+    assert_eq!(first["embedding"]["texts"], 35 + prototype_texts);
     assert!(first["embedding"]["embedded"].as_u64().unwrap_or(0) > 0);
 
     let canon = tmp.path().join("canon");
@@ -93,6 +99,45 @@ fn demo_registries_with_embeddings() {
         .count();
     assert_eq!(dup_edges, 3);
     assert_eq!(rows(&canon, "canonical_skills").len(), 35 - 3);
+
+    // Capability types: one row per skill; a type the words named is extract's, untouched; a
+    // type named by the embedding is one the words left `unknown`; canonical skills carry them.
+    let extracted: BTreeMap<String, Value> = rows(&tmp.path().join("extract"), "skills")
+        .into_iter()
+        .map(|s| (s["id"].as_str().unwrap_or_default().to_owned(), s))
+        .collect();
+    let capabilities = rows(&canon, "capabilities");
+    assert_eq!(capabilities.len(), 35);
+    let mut by_embedding = 0;
+    for c in &capabilities {
+        let id = c["id"].as_str().unwrap_or_default();
+        let words = &extracted[id]["capability"];
+        match c["evidence"].as_str() {
+            Some("words") => assert_eq!(&c["capability"], words, "{id}"),
+            Some("embedding") => {
+                by_embedding += 1;
+                assert_eq!(words, "unknown", "{id}");
+                assert_ne!(c["capability"], "unknown", "{id}");
+                assert!(c["confidence"].as_f64().is_some_and(|x| x >= 1.0 / 3.0));
+            }
+            Some("none") => assert_eq!(c["capability"], "unknown", "{id}"),
+            other => panic!("evidence {other:?} of {id}"),
+        }
+    }
+    assert_eq!(
+        first["capabilities"]["embedding"], by_embedding,
+        "the summary counts the table"
+    );
+    for s in rows(&canon, "canonical_skills") {
+        let c = capabilities
+            .iter()
+            .find(|c| c["id"] == s["id"])
+            .unwrap_or_else(|| panic!("no capability row for {}", s["id"]));
+        assert_eq!(
+            (&s["capability"], &s["capability_confidence"]),
+            (&c["capability"], &c["confidence"])
+        );
+    }
     assert_eq!(rows(&canon, "clusters").len(), 35 - 3);
 
     // A second run embeds nothing (the cache persisted in the output folder) and writes the
