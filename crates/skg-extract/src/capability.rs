@@ -170,6 +170,20 @@ impl Taxonomy {
         }
     }
 
+    /// The texts whose mean embedding is each type's prototype, in taxonomy order: the type's
+    /// "name: definition", then each of its examples — the taxonomy's own words, nothing learnt
+    /// from labels.
+    pub fn prototype_texts(&self) -> Vec<Vec<String>> {
+        self.types
+            .iter()
+            .map(|t| {
+                std::iter::once(format!("{}: {}", t.name, t.definition))
+                    .chain(t.examples.iter().cloned())
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Each type's weighted evidence, in taxonomy order.
     pub fn scores(&self, input: &CapabilityInput<'_>) -> Vec<f64> {
         let category: Option<String> = input.category.map(|c| words(c).join(" "));
@@ -196,22 +210,6 @@ impl Taxonomy {
                 s += (WEIGHT_HEADING * kw.intersection(&headings).count() as f64)
                     .min(MAX_HEADING_EVIDENCE);
                 s
-            })
-            .collect()
-    }
-}
-
-impl Taxonomy {
-    /// The texts whose mean embedding is each type's prototype, in taxonomy order: the type's
-    /// "name: definition", then each of its examples — the taxonomy's own words, nothing learnt
-    /// from labels.
-    pub fn prototype_texts(&self) -> Vec<Vec<String>> {
-        self.types
-            .iter()
-            .map(|t| {
-                std::iter::once(format!("{}: {}", t.name, t.definition))
-                    .chain(t.examples.iter().cloned())
-                    .collect()
             })
             .collect()
     }
@@ -293,6 +291,10 @@ impl Prototypes {
             .map(|&c| f64::from(PROTOTYPE_SCALE * (c - top)).exp())
             .sum();
         let share = 1.0 / mass;
+        if !share.is_finite() {
+            // A vector with a NaN in it names nothing.
+            return Capability::default();
+        }
         Capability {
             kind: if share >= MIN_SHARE {
                 taxonomy.types[best].id.clone()
@@ -759,8 +761,9 @@ declared = ["CI/CD Integrations"]
         assert_eq!((c.kind.as_str(), c.confidence), ("testing", 0.7311));
         let c = p.classify(&t, &[0.5, 0.55]);
         assert_eq!((c.kind.as_str(), c.confidence), ("devops", 0.7311));
-        // A wrong dimension or a prototype count that is not the taxonomy's: no type.
+        // A wrong dimension, a NaN or a prototype count that is not the taxonomy's: no type.
         assert_eq!(p.classify(&t, &[1.0]), Capability::default());
+        assert_eq!(p.classify(&t, &[f32::NAN, 0.0]), Capability::default());
         assert!(Prototypes::new(&[vec![&[1.0, 0.0]], vec![]]).is_none());
         assert!(Prototypes::new(&[vec![&[1.0, 0.0]], vec![&[1.0]]]).is_none());
     }

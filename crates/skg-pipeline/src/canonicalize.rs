@@ -105,6 +105,19 @@ struct CapabilityCounts {
     unknown: usize,
 }
 
+impl CapabilityCounts {
+    fn of(rows: &[CapabilityRow]) -> CapabilityCounts {
+        use skg_extract::capability::CapabilityEvidence;
+        let count =
+            |e: CapabilityEvidence| rows.iter().filter(|r| r.evidence == e.as_str()).count();
+        CapabilityCounts {
+            words: count(CapabilityEvidence::Words),
+            embedding: count(CapabilityEvidence::Embedding),
+            unknown: count(CapabilityEvidence::None),
+        }
+    }
+}
+
 /// Generates `n` skills with known copies (seed `seed`), canonicalizes them into `job.out` and
 /// reports how well the known copies were found.
 ///
@@ -223,14 +236,7 @@ fn run(
         apply_capabilities(&mut typed, &capabilities);
         skg_extract::capability::evaluate(&typed, l)
     });
-    let mut counts = CapabilityCounts::default();
-    for r in &capabilities {
-        match r.evidence.as_str() {
-            "words" => counts.words += 1,
-            "embedding" => counts.embedding += 1,
-            _ => counts.unknown += 1,
-        }
-    }
+    let counts = CapabilityCounts::of(&capabilities);
     let summary = Summary {
         out: job.out.display().to_string(),
         similarity: c.stats.similarity,
