@@ -35,6 +35,10 @@ pub const MIN_SCORE: f64 = 2.0;
 /// Least share of all evidence the top type must carry.
 pub const MIN_SHARE: f64 = 1.0 / 3.0;
 
+/// A share that is a majority: the prototype's type overrides a type the words named by a
+/// plurality only (share below this) when the prototype's own share reaches it.
+pub const MAJORITY: f64 = 0.5;
+
 const WEIGHT_CATEGORY: f64 = 3.0;
 const WEIGHT_TAG: f64 = 2.0;
 const WEIGHT_NAME: f64 = 2.0;
@@ -305,18 +309,32 @@ impl Prototypes {
         }
     }
 
-    /// A skill's type: the word evidence's when it names one, else the nearest prototype's when
-    /// `vector` is given and that is confident, else `unknown` (with the words' confidence).
+    /// A skill's type from its word evidence (`words`) and its description's vector:
+    /// - the words say `unknown`: the nearest prototype's type when it is confident (a third of
+    ///   the mass), else `unknown` with the words' confidence;
+    /// - the words name a type by a plurality only (share below [`MAJORITY`]) and the prototype
+    ///   names another by a majority: the prototype's — the evidence with a majority wins;
+    /// - else the words' type.
     pub fn refine(
         &self,
         taxonomy: &Taxonomy,
         words: &Capability,
         vector: Option<&[f32]>,
     ) -> (Capability, CapabilityEvidence) {
+        let nearest = vector.map(|v| self.classify(taxonomy, v));
         if words.kind != UNKNOWN {
-            return (words.clone(), CapabilityEvidence::Words);
+            return match nearest {
+                Some(c)
+                    if words.confidence < MAJORITY
+                        && c.confidence >= MAJORITY
+                        && c.kind != words.kind =>
+                {
+                    (c, CapabilityEvidence::Embedding)
+                }
+                _ => (words.clone(), CapabilityEvidence::Words),
+            };
         }
-        match vector.map(|v| self.classify(taxonomy, v)) {
+        match nearest {
             Some(c) if c.kind != UNKNOWN => (c, CapabilityEvidence::Embedding),
             _ => (words.clone(), CapabilityEvidence::None),
         }
@@ -785,8 +803,9 @@ declared = ["CI/CD Integrations"]
         // Equally near all four: 1/4 of the mass < 1/3.
         let c = p.classify(&t, &[0.5, 0.5, 0.5, 0.5]);
         assert_eq!((c.kind.as_str(), c.confidence), (UNKNOWN, 0.25));
-        // The words decide when they name a type; the prototype only where they say `unknown`,
-        // and only when it is confident itself.
+        // The words decide when they name a type by a majority, whatever the prototype says;
+        // by a plurality only, a prototype with a majority for another type overrides them,
+        // one without a majority does not.
         let words = Capability {
             kind: "devops".into(),
             confidence: 0.6,
@@ -794,6 +813,25 @@ declared = ["CI/CD Integrations"]
         assert_eq!(
             p.refine(&t, &words, Some(&axes[0])),
             (words.clone(), CapabilityEvidence::Words)
+        );
+        let plurality = Capability {
+            kind: "devops".into(),
+            confidence: 0.4,
+        };
+        let (c, e) = p.refine(&t, &plurality, Some(&axes[0]));
+        assert_eq!(
+            (c.kind.as_str(), e),
+            ("testing", CapabilityEvidence::Embedding)
+        );
+        // Two cosines of 0.6 and two of 0.4: the top type holds e^4 / (2 e^4 + 2) = 0.4910 of
+        // the mass, short of a majority.
+        assert_eq!(
+            p.refine(&t, &plurality, Some(&[0.6, 0.6, 0.4, 0.4])),
+            (plurality.clone(), CapabilityEvidence::Words)
+        );
+        assert_eq!(
+            p.refine(&t, &plurality, None),
+            (plurality.clone(), CapabilityEvidence::Words)
         );
         let unsure = Capability {
             kind: UNKNOWN.into(),

@@ -99,7 +99,8 @@ pub struct Summary {
 struct CapabilityCounts {
     /// Typed by extract's word evidence.
     words: usize,
-    /// `unknown` by the words, typed by the nearest type prototype.
+    /// Typed by the nearest type prototype (the words said `unknown`, or had a plurality only
+    /// against the prototype's majority).
     embedding: usize,
     /// Left `unknown`.
     unknown: usize,
@@ -273,8 +274,9 @@ fn prototypes(
     skg_extract::capability::Prototypes::new(&per_type)
 }
 
-/// Every skill's capability type as the later stages read it: extract's where its words named
-/// one, else the nearest type prototype of the description's vector when that is confident.
+/// Every skill's capability type as the later stages read it: extract's word type or the
+/// nearest type prototype of the description's vector, by the rule of
+/// [`skg_extract::capability::Prototypes::refine`].
 fn capability_rows(
     skills: &[Skill],
     vectors: Option<&[Vec<f32>]>,
