@@ -35,8 +35,8 @@ pub const MIN_SCORE: f64 = 2.0;
 /// Least share of all evidence the top type must carry.
 pub const MIN_SHARE: f64 = 1.0 / 3.0;
 
-/// A share that is a majority: the prototype's type overrides a type the words named by a
-/// plurality only (share below this) when the prototype's own share reaches it.
+/// Half: a share above it is a majority. The prototype's type overrides a type the words named
+/// without one (share at most half) when the prototype's own share is above it.
 pub const MAJORITY: f64 = 0.5;
 
 const WEIGHT_CATEGORY: f64 = 3.0;
@@ -157,7 +157,7 @@ impl Taxonomy {
         match best {
             Some(b) => {
                 let share = scores[b] / total;
-                let confidence = (share * 1e4).round() / 1e4;
+                let confidence = round4(share);
                 if scores[b] >= MIN_SCORE && share >= MIN_SHARE {
                     Capability {
                         kind: self.types[b].id.clone(),
@@ -275,8 +275,24 @@ impl Prototypes {
     /// `softmax(PROTOTYPE_SCALE × cosine)` over the types is the confidence, and it is `unknown`
     /// below [`MIN_SHARE`] — the floor the word evidence has. Ties: taxonomy order.
     pub fn classify(&self, taxonomy: &Taxonomy, vector: &[f32]) -> Capability {
+        match self.nearest(taxonomy, vector) {
+            Some((best, share)) => Capability {
+                kind: if share >= MIN_SHARE {
+                    taxonomy.types[best].id.clone()
+                } else {
+                    UNKNOWN.to_owned()
+                },
+                confidence: round4(share),
+            },
+            None => Capability::default(),
+        }
+    }
+
+    /// The nearest type (taxonomy position) and its unrounded softmax share; `None` for a
+    /// vector of another dimension, a NaN, or prototypes that are not the taxonomy's.
+    fn nearest(&self, taxonomy: &Taxonomy, vector: &[f32]) -> Option<(usize, f64)> {
         if vector.len() != self.dim || self.len() != taxonomy.types.len() {
-            return Capability::default();
+            return None;
         }
         let cosines: Vec<f32> = self
             .rows
@@ -295,25 +311,16 @@ impl Prototypes {
             .map(|&c| f64::from(PROTOTYPE_SCALE * (c - top)).exp())
             .sum();
         let share = 1.0 / mass;
-        if !share.is_finite() {
-            // A vector with a NaN in it names nothing.
-            return Capability::default();
-        }
-        Capability {
-            kind: if share >= MIN_SHARE {
-                taxonomy.types[best].id.clone()
-            } else {
-                UNKNOWN.to_owned()
-            },
-            confidence: round4(share),
-        }
+        // A vector with a NaN in it names nothing.
+        share.is_finite().then_some((best, share))
     }
 
     /// A skill's type from its word evidence (`words`) and its description's vector:
     /// - the words say `unknown`: the nearest prototype's type when it is confident (a third of
     ///   the mass), else `unknown` with the words' confidence;
-    /// - the words name a type by a plurality only (share below [`MAJORITY`]) and the prototype
-    ///   names another by a majority: the prototype's — the evidence with a majority wins;
+    /// - the words name a type without a majority (share at most [`MAJORITY`]) and the
+    ///   prototype names another with one (share above it): the prototype's — the evidence with
+    ///   a majority wins;
     /// - else the words' type.
     pub fn refine(
         &self,
@@ -321,21 +328,27 @@ impl Prototypes {
         words: &Capability,
         vector: Option<&[f32]>,
     ) -> (Capability, CapabilityEvidence) {
-        let nearest = vector.map(|v| self.classify(taxonomy, v));
+        let nearest = vector.and_then(|v| self.nearest(taxonomy, v));
+        let typed = |(best, share): (usize, f64)| Capability {
+            kind: taxonomy.types[best].id.clone(),
+            confidence: round4(share),
+        };
         if words.kind != UNKNOWN {
             return match nearest {
-                Some(c)
-                    if words.confidence < MAJORITY
-                        && c.confidence >= MAJORITY
-                        && c.kind != words.kind =>
+                Some((best, share))
+                    if words.confidence <= MAJORITY
+                        && share > MAJORITY
+                        && taxonomy.types[best].id != words.kind =>
                 {
-                    (c, CapabilityEvidence::Embedding)
+                    (typed((best, share)), CapabilityEvidence::Embedding)
                 }
                 _ => (words.clone(), CapabilityEvidence::Words),
             };
         }
         match nearest {
-            Some(c) if c.kind != UNKNOWN => (c, CapabilityEvidence::Embedding),
+            Some((best, share)) if share >= MIN_SHARE => {
+                (typed((best, share)), CapabilityEvidence::Embedding)
+            }
             _ => (words.clone(), CapabilityEvidence::None),
         }
     }
@@ -832,6 +845,15 @@ declared = ["CI/CD Integrations"]
         assert_eq!(
             p.refine(&t, &plurality, None),
             (plurality.clone(), CapabilityEvidence::Words)
+        );
+        // Words at exactly half (a two-way tie) have no majority either.
+        let half = Capability {
+            kind: "devops".into(),
+            confidence: 0.5,
+        };
+        assert_eq!(
+            p.refine(&t, &half, Some(&axes[0])).1,
+            CapabilityEvidence::Embedding
         );
         let unsure = Capability {
             kind: UNKNOWN.into(),

@@ -221,7 +221,9 @@ pub struct Skill {
     /// `unknown`.
     #[serde(default = "unknown_capability")]
     pub capability: String,
-    /// The type's share of all capability evidence, 0–1.
+    /// The type's share of the evidence that named it, 0–1: of the word evidence in extract's
+    /// `skills`; in `canonical_skills` and the audit's `skills`, of the word evidence or — for a
+    /// type the embedding named (`capabilities.evidence`) — of the type prototypes' softmax mass.
     #[serde(default)]
     pub capability_confidence: f64,
     /// The frontmatter, kept whole.

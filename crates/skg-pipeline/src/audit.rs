@@ -164,6 +164,11 @@ fn stage_key(
     match stage {
         Stage::Extract => {
             k.options(&plan.extract)?;
+            // It types skills with the compiled-in capability taxonomy.
+            k.part(
+                "capability taxonomy",
+                skg_extract::capability::TAXONOMY_TOML.as_bytes(),
+            );
             k.part("registries", fingerprint.as_bytes());
         }
         Stage::Scan => {

@@ -99,7 +99,7 @@ pub struct Summary {
 struct CapabilityCounts {
     /// Typed by extract's word evidence.
     words: usize,
-    /// Typed by the nearest type prototype (the words said `unknown`, or had a plurality only
+    /// Typed by the nearest type prototype (the words said `unknown`, or had no majority
     /// against the prototype's majority).
     embedding: usize,
     /// Left `unknown`.
@@ -186,13 +186,16 @@ fn run(
         .as_ref()
         .map(|e| e.vectors.split_at(skills.len()))
         .unzip();
-    let capabilities = capability_rows(
-        skills,
-        descriptions,
-        prototype_vectors
-            .and_then(|v| prototypes(&prototype_texts, v))
-            .as_ref(),
-    );
+    let prototypes = prototype_vectors.and_then(|v| {
+        let p = prototypes(&prototype_texts, v);
+        if p.is_none() {
+            tracing::warn!(
+                "the capability taxonomy's prototype vectors are unusable: types stay as extract's words named them"
+            );
+        }
+        p
+    });
+    let capabilities = capability_rows(skills, descriptions, prototypes.as_ref());
 
     let dedup_started = Instant::now();
     let input = Input {
@@ -232,10 +235,19 @@ fn run(
         );
         skg_canon::eval::score_pairs(&p.file, &p.rows, &index, &candidates, &c, &keys)
     });
-    let capability_labels = job.capability_labels.as_ref().map(|l| {
-        let mut typed = skills.to_vec();
+    let capability_labels = job.capability_labels.as_ref().map(|labels| {
+        // Only the labelled skills are copied (with their refined type).
+        let wanted: std::collections::HashSet<(&str, &str)> = labels
+            .iter()
+            .map(|l| (l.registry.as_str(), l.path.as_str()))
+            .collect();
+        let mut typed: Vec<Skill> = skills
+            .iter()
+            .filter(|s| wanted.contains(&(s.registry.as_str(), s.root.as_str())))
+            .cloned()
+            .collect();
         apply_capabilities(&mut typed, &capabilities);
-        skg_extract::capability::evaluate(&typed, l)
+        skg_extract::capability::evaluate(&typed, labels)
     });
     let counts = CapabilityCounts::of(&capabilities);
     let summary = Summary {
@@ -292,11 +304,16 @@ fn capability_rows(
                 kind: s.capability.clone(),
                 confidence: s.capability_confidence,
             };
+            // A skill with neither description nor body was embedded as "": no evidence.
+            let said = !skg_canon::description_text(s).is_empty();
             let (c, evidence) = match prototypes {
                 Some(p) => p.refine(
                     taxonomy,
                     &words,
-                    vectors.and_then(|v| v.get(i)).map(Vec::as_slice),
+                    vectors
+                        .and_then(|v| v.get(i))
+                        .filter(|_| said)
+                        .map(Vec::as_slice),
                 ),
                 None if words.kind == UNKNOWN => (words, CapabilityEvidence::None),
                 None => (words, CapabilityEvidence::Words),
@@ -441,11 +458,19 @@ impl fmt::Display for Summary {
             write!(f, "{t}")?;
         }
         let c = &self.capabilities;
-        writeln!(
-            f,
-            "capability types: {} by their words, {} by the nearest type prototype, {} unknown",
-            c.words, c.embedding, c.unknown
-        )?;
+        if self.embedding.is_some() {
+            writeln!(
+                f,
+                "capability types: {} by their words, {} by the nearest type prototype, {} unknown",
+                c.words, c.embedding, c.unknown
+            )?;
+        } else {
+            writeln!(
+                f,
+                "capability types: {} by their words, {} unknown (no embeddings: no type prototypes)",
+                c.words, c.unknown
+            )?;
+        }
         if let Some(e) = &self.capability_labels {
             write!(f, "{e}")?;
         }

@@ -326,7 +326,7 @@ static SKILL_COLUMNS: &[Column<Skill>] = &[
     col(
         "capability_confidence",
         Get::F64(|s| s.capability_confidence),
-        "the type's share of all capability evidence, 0–1",
+        "the type's share of the evidence that named it, 0–1 (word evidence, or the type prototypes' softmax mass where `capabilities.evidence` is embedding)",
     ),
     col(
         "frontmatter_status",
@@ -652,7 +652,7 @@ pub static CLUSTERS: Table<Cluster> = Table {
 /// `capabilities` (canonicalize): every skill's capability type as the later stages read it.
 pub static CAPABILITIES: Table<CapabilityRow> = Table {
     name: "capabilities",
-    doc: "one row per skill: its capability type after canonicalize refined extract's (the nearest type prototype of the description's embedding where the words said `unknown`, or named a type by a plurality only against the prototype's majority; docs/capabilities.md)",
+    doc: "one row per skill: its capability type after canonicalize refined extract's (the nearest type prototype of the description's embedding where the words said `unknown`, or named a type without a majority against the prototype's majority; docs/capabilities.md)",
     columns: &[
         col("id", Get::Str(|c| c.id.as_str()), "`<registry>:<root>`"),
         col(

@@ -274,7 +274,7 @@ pub struct CanonArgs {
     /// Measure the capability types as canonicalize refines them (extract's words, else the
     /// nearest type prototype) against hand labels (CSV `registry,path,type[,also]`, e.g.
     /// labels/capabilities-v1.csv).
-    #[arg(long, value_name = "CSV")]
+    #[arg(long, value_name = "CSV", conflicts_with = "synthetic")]
     pub capability_labels: Option<PathBuf>,
     /// Slop scores to pick canonicals by: `skg score` output folder or NDJSON with `id` and
     /// `slop_score` (skills without one use completeness).
