@@ -19,6 +19,9 @@ test:
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+    bash scripts/python-env.sh
+    .venv/bin/ruff check scripts tests notebooks
+    .venv/bin/ruff format --check scripts tests notebooks
 
 # Exactly what CI runs.
 ready:

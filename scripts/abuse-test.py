@@ -50,7 +50,10 @@ def rss_kb(pid):
 
 def request(port, method, path, body=None, headers=None, timeout=10):
     req = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=body, method=method, headers=headers or {}
+        f"http://127.0.0.1:{port}{path}",
+        data=body,
+        method=method,
+        headers=headers or {},
     )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
@@ -70,9 +73,20 @@ def metric(port, name):
 
 def wrk(port, seconds, conns, script, env):
     out = subprocess.run(
-        ["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", "-s", script,
-         f"http://127.0.0.1:{port}/v1/route"],
-        capture_output=True, text=True, env={**os.environ, **env}, check=False,
+        [
+            "wrk",
+            "-t1",
+            f"-c{conns}",
+            f"-d{seconds}s",
+            "--latency",
+            "-s",
+            script,
+            f"http://127.0.0.1:{port}/v1/route",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
     )
     lines = [l for l in out.stdout.splitlines() if l.startswith("{")]
     return json.loads(lines[-1]) if lines else {"error": out.stdout + out.stderr}
@@ -83,7 +97,9 @@ def main():
     ap.add_argument("index")
     ap.add_argument("--seconds", type=int, default=120)
     ap.add_argument("--skg", default=os.path.join(ROOT, "target/release/skg"))
-    ap.add_argument("--tasks", default=os.path.join(ROOT, "tests/fixtures/queries/demo.jsonl"))
+    ap.add_argument(
+        "--tasks", default=os.path.join(ROOT, "tests/fixtures/queries/demo.jsonl")
+    )
     ap.add_argument("--serve-args", default="")
     args = ap.parse_args()
     if not shutil.which("wrk"):
@@ -97,10 +113,19 @@ def main():
     port = free_port()
     token = secrets.token_hex(16)
     server = subprocess.Popen(
-        [args.skg, "serve", "--index", args.index, "--addr", f"127.0.0.1:{port}",
-         *args.serve_args.split()],
+        [
+            args.skg,
+            "serve",
+            "--index",
+            args.index,
+            "--addr",
+            f"127.0.0.1:{port}",
+            *args.serve_args.split(),
+        ],
         env={**os.environ, "SKG_ADMIN_TOKEN": token},
-        stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "serve.err"), "w"),
+        # The server writes its log there for the whole run (the handle outlives any block).
+        stdout=subprocess.DEVNULL,
+        stderr=open(os.path.join(work, "serve.err"), "w"),  # noqa: SIM115
     )
     results = {}
     try:
@@ -123,11 +148,21 @@ def main():
 
         th = threading.Thread(target=sample)
         th.start()
-        r = wrk(port, args.seconds, 8, os.path.join(ROOT, "scripts/load/route.lua"), {"WRK_TASKS": tasks})
+        r = wrk(
+            port,
+            args.seconds,
+            8,
+            os.path.join(ROOT, "scripts/load/route.lua"),
+            {"WRK_TASKS": tasks},
+        )
         stop.set()
         th.join()
-        r.update(rss_kb_start=rss_start, rss_kb_end=rss_kb(server.pid),
-                 rss_kb_max=max(samples or [0]), rss_kb_samples=samples)
+        r.update(
+            rss_kb_start=rss_start,
+            rss_kb_end=rss_kb(server.pid),
+            rss_kb_max=max(samples or [0]),
+            rss_kb_samples=samples,
+        )
         results["sustained"] = r
         print(json.dumps({"phase": "sustained", **r}), flush=True)
 
@@ -161,8 +196,12 @@ def main():
             except OSError:
                 closed += 1
             s.close()
-        r = {"connections": 200, "seconds": 40, "health_answers": health_ok,
-             "closed_by_server": closed}
+        r = {
+            "connections": 200,
+            "seconds": 40,
+            "health_answers": health_ok,
+            "closed_by_server": closed,
+        }
         results["slowloris"] = r
         print(json.dumps({"phase": "slowloris", **r}), flush=True)
 
@@ -171,7 +210,9 @@ def main():
         codes = {}
         for _ in range(200):
             try:
-                c = request(port, "POST", "/v1/route", big, {"Content-Type": "application/json"})[0]
+                c = request(
+                    port, "POST", "/v1/route", big, {"Content-Type": "application/json"}
+                )[0]
             except OSError as e:
                 c = f"socket:{type(e).__name__}"
             codes[str(c)] = codes.get(str(c), 0) + 1
@@ -183,11 +224,18 @@ def main():
         before = metric(port, "skg_index_reloads_total")
         codes = {}
         for i in range(4000):
-            h = {} if i % 2 == 0 else {"Authorization": "Bearer " + secrets.token_hex(16)}
+            h = (
+                {}
+                if i % 2 == 0
+                else {"Authorization": "Bearer " + secrets.token_hex(16)}
+            )
             c = request(port, "POST", "/admin/reload", b"", h)[0]
             codes[str(c)] = codes.get(str(c), 0) + 1
-        r = {"requests": 4000, "statuses": codes,
-             "reloads_attempted": metric(port, "skg_index_reloads_total") - before}
+        r = {
+            "requests": 4000,
+            "statuses": codes,
+            "reloads_attempted": metric(port, "skg_index_reloads_total") - before,
+        }
         results["reload"] = r
         print(json.dumps({"phase": "reload", **r}), flush=True)
 
@@ -208,7 +256,9 @@ def main():
                 "    e.connect, e.read, e.write, e.status, e.timeout))\nend\n"
             )
         r = wrk(port, 15, 8, lua, {})
-        r["5xx"] = metric(port, 'skg_http_requests_total{route="/v1/route",method="POST",status="5')
+        r["5xx"] = metric(
+            port, 'skg_http_requests_total{route="/v1/route",method="POST",status="5'
+        )
         results["malformed"] = r
         print(json.dumps({"phase": "malformed", **r}), flush=True)
         results["alive"] = request(port, "GET", "/health")[0] == 200
@@ -217,8 +267,16 @@ def main():
         server.terminate()
         server.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps({"phase": "summary", "alive": results.get("alive"),
-                      "rss_kb_final": results.get("rss_kb_final")}), flush=True)
+    print(
+        json.dumps(
+            {
+                "phase": "summary",
+                "alive": results.get("alive"),
+                "rss_kb_final": results.get("rss_kb_final"),
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -56,19 +56,28 @@ def load_skills(path: str) -> dict:
     with open(path, encoding="utf-8") as f:
         for line in f:
             d = json.loads(line)
-            s = skills.setdefault(d["skill"], {"registry": d["registry"], "l0": None, "l1": None, "l2": []})
+            s = skills.setdefault(
+                d["skill"],
+                {"registry": d["registry"], "l0": None, "l1": None, "l2": []},
+            )
             if d["level"] in (0, "L0"):
                 s["l0"] = d["text"]
             elif d["level"] in (1, "L1"):
                 s["l1"] = d["text"][:L1_CHARS]
-            elif d["level"] in (2, "L2") and d.get("chunk", 0) == 0 and d["file"] == "SKILL.md":
+            elif (
+                d["level"] in (2, "L2")
+                and d.get("chunk", 0) == 0
+                and d["file"] == "SKILL.md"
+            ):
                 s["l2"].append((d["ordinal"], d["title"], d["text"]))
     return skills
 
 
 def section_anchor(title: str, text: str) -> str | None:
     lines = text.split("\n")
-    body = " ".join(l.strip() for l in lines[1:] if l.strip() and not l.strip().startswith("```"))
+    body = " ".join(
+        l.strip() for l in lines[1:] if l.strip() and not l.strip().startswith("```")
+    )
     body = re.sub(r"[#*`>|_\[\]]", " ", body)
     words = body.split()
     if len(words) < MIN_SECTION_WORDS:
@@ -76,7 +85,9 @@ def section_anchor(title: str, text: str) -> str | None:
     return f"{title}: {' '.join(words[:ANCHOR_WORDS])}"
 
 
-def mine(skills: dict, exclude: set[str], per_skill: int, seed: int) -> list[tuple[str, str, str]]:
+def mine(
+    skills: dict, exclude: set[str], per_skill: int, seed: int
+) -> list[tuple[str, str, str]]:
     held_names, held_descs = set(), set()
     for sid, s in skills.items():
         if s["registry"] in exclude and s["l0"]:
@@ -132,11 +143,15 @@ class Encoder(torch.nn.Module):
 
     def forward(self, input_ids, attention_mask, token_type_ids):
         return self.bert(
-            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
         ).last_hidden_state
 
 
-def batch(tok: Tokenizer, texts: list[str], max_len: int) -> tuple[np.ndarray, np.ndarray]:
+def batch(
+    tok: Tokenizer, texts: list[str], max_len: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Token ids and attention mask of `texts` as one padded batch, each cut to `max_len` tokens
     keeping its final [SEP]."""
     enc = tok.encode_batch(texts)
@@ -150,9 +165,13 @@ def batch(tok: Tokenizer, texts: list[str], max_len: int) -> tuple[np.ndarray, n
     return ids, mask
 
 
-def encode(tok: Tokenizer, model: BertModel, texts: list[str], max_len: int) -> torch.Tensor:
+def encode(
+    tok: Tokenizer, model: BertModel, texts: list[str], max_len: int
+) -> torch.Tensor:
     ids, mask = (torch.from_numpy(a) for a in batch(tok, texts, max_len))
-    h = model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).last_hidden_state
+    h = model(
+        input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)
+    ).last_hidden_state
     m = mask.unsqueeze(-1).float()
     v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
     return F.normalize(v, dim=-1)
@@ -167,20 +186,30 @@ def check(tok: Tokenizer, model: BertModel, path: str, max_len: int) -> float:
         "git",
         "Review a pull request before merging it into main.",
         "Use when the user asks to profile a slow Python service, find the hot functions with "
-        "py-spy, and propose fixes; also when flame graphs or sampling profilers are mentioned. " * 3,
+        "py-spy, and propose fixes; also when flame graphs or sampling profilers are mentioned. "
+        * 3,
     ]
     with torch.no_grad():
         want = encode(tok, model, texts, max_len).numpy()
     ids, mask = batch(tok, texts, max_len)
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    h = sess.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+    h = sess.run(
+        None,
+        {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(ids),
+        },
+    )[0]
     v = (h * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
     v /= np.linalg.norm(v, axis=1, keepdims=True)
     return float((v * want).sum(1).min())
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("documents")
     ap.add_argument("source")
     ap.add_argument("out")
@@ -192,7 +221,9 @@ def main() -> None:
     ap.add_argument("--max-len", type=int, default=128)
     ap.add_argument("--scale", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: all)")
+    ap.add_argument(
+        "--max-steps", type=int, default=0, help="stop after this many steps (0: all)"
+    )
     a = ap.parse_args()
 
     torch.manual_seed(a.seed)
@@ -203,7 +234,9 @@ def main() -> None:
     exclude = {r for r in a.exclude_registries.split(",") if r}
     skills = load_skills(a.documents)
     pairs = mine(skills, exclude, a.pairs_per_skill, a.seed)
-    data_hash = hashlib.sha256("\n".join(f"{s}\t{x}\t{y}" for s, x, y in pairs).encode()).hexdigest()
+    data_hash = hashlib.sha256(
+        "\n".join(f"{s}\t{x}\t{y}" for s, x, y in pairs).encode()
+    ).hexdigest()
     print(
         f"{len(skills)} skills, {len(pairs)} pairs from {len({p[0] for p in pairs})} skills; data sha256 {data_hash}",
         file=sys.stderr,
@@ -213,19 +246,31 @@ def main() -> None:
     tok.no_padding()
     tok.no_truncation()
     cfg = BertConfig.from_json_file(os.path.join(a.source, "config.json"))
-    cfg._attn_implementation = "eager"  # traced into ONNX as plain ops, the mask kept as data
+    cfg._attn_implementation = (
+        "eager"  # traced into ONNX as plain ops, the mask kept as data
+    )
     model = BertModel(cfg, add_pooling_layer=False)
     state = load_file(os.path.join(a.source, "model.safetensors"))
-    state = {k.removeprefix("bert."): v for k, v in state.items() if not k.startswith("pooler.")}
+    state = {
+        k.removeprefix("bert."): v
+        for k, v in state.items()
+        if not k.startswith("pooler.")
+    }
     missing, unexpected = model.load_state_dict(state, strict=False)
     missing = [m for m in missing if "position_ids" not in m]
     unexpected = [u for u in unexpected if "position_ids" not in u]
     if missing or unexpected:
-        sys.exit(f"weights do not fit BertModel: missing {missing}, unexpected {unexpected}")
+        sys.exit(
+            f"weights do not fit BertModel: missing {missing}, unexpected {unexpected}"
+        )
 
     rng = random.Random(a.seed)
     steps_per_epoch = math.ceil(len(pairs) / a.batch)
-    total = steps_per_epoch * a.epochs if not a.max_steps else min(a.max_steps, steps_per_epoch * a.epochs)
+    total = (
+        steps_per_epoch * a.epochs
+        if not a.max_steps
+        else min(a.max_steps, steps_per_epoch * a.epochs)
+    )
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.01)
     warm = max(1, total // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -269,7 +314,12 @@ def main() -> None:
             fp32,
             input_names=["input_ids", "attention_mask", "token_type_ids"],
             output_names=["last_hidden_state"],
-            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "last_hidden_state": axes},
+            dynamic_axes={
+                "input_ids": axes,
+                "attention_mask": axes,
+                "token_type_ids": axes,
+                "last_hidden_state": axes,
+            },
             opset_version=17,
             dynamo=False,
         )
@@ -281,9 +331,14 @@ def main() -> None:
     final = os.path.join(a.out, "model.onnx")
     quantize_dynamic(fp32, final, weight_type=QuantType.QInt8, per_channel=True)
     agreement = check(tok, model, final, a.max_len)
-    print(f"int8 ONNX against the fp32 model on padded batches: min cosine {agreement:.4f}", file=sys.stderr)
+    print(
+        f"int8 ONNX against the fp32 model on padded batches: min cosine {agreement:.4f}",
+        file=sys.stderr,
+    )
     if agreement < 0.98:
-        sys.exit(f"the exported int8 model disagrees with the trained one (min cosine {agreement:.4f})")
+        sys.exit(
+            f"the exported int8 model disagrees with the trained one (min cosine {agreement:.4f})"
+        )
 
     def sha(p):
         return hashlib.sha256(open(p, "rb").read()).hexdigest()
@@ -295,7 +350,9 @@ def main() -> None:
         "pairs": len(pairs),
         "pairs_sha256": data_hash,
         "exclude_registries": sorted(exclude),
-        "settings": {k: v for k, v in vars(a).items() if k not in ("documents", "source", "out")},
+        "settings": {
+            k: v for k, v in vars(a).items() if k not in ("documents", "source", "out")
+        },
         "anchor_words": ANCHOR_WORDS,
         "l1_chars": L1_CHARS,
         "int8_min_cosine": round(agreement, 4),
@@ -309,7 +366,10 @@ def main() -> None:
     }
     with open(os.path.join(a.out, "recipe.json"), "w") as f:
         json.dump(recipe, f, indent=1)
-    print(f"wrote {final} ({recipe['model_sha256'][:12]}) after {step} steps in {recipe['seconds']} s", file=sys.stderr)
+    print(
+        f"wrote {final} ({recipe['model_sha256'][:12]}) after {step} steps in {recipe['seconds']} s",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

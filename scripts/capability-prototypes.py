@@ -35,7 +35,10 @@ def embedder(model_dir):
     def embed(text):
         e = tok.encode(text)
         ids = np.array([e.ids], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": np.array([e.attention_mask], dtype=np.int64)}
+        feed = {
+            "input_ids": ids,
+            "attention_mask": np.array([e.attention_mask], dtype=np.int64),
+        }
         if "token_type_ids" in inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
         v = session.run(None, feed)[0][0].mean(0)
@@ -47,20 +50,25 @@ def embedder(model_dir):
 def main():
     model_dir, extract, taxonomy, labels_csv = sys.argv[1:5]
     embed = embedder(model_dir)
-    types = tomllib.load(open(taxonomy, "rb"))["type"]
+    with open(taxonomy, "rb") as f:
+        types = tomllib.load(f)["type"]
     ids = [t["id"] for t in types]
     skills = {}
-    for line in open(os.path.join(extract, "skills.ndjson")):
-        s = json.loads(line)
-        skills[(s["registry"], s["path"].rsplit("/", 1)[0])] = s
-    rows = [(r, skills.get((r["registry"], r["path"]))) for r in csv.DictReader(open(labels_csv))]
+    with open(os.path.join(extract, "skills.ndjson")) as f:
+        for line in f:
+            s = json.loads(line)
+            skills[(s["registry"], s["path"].rsplit("/", 1)[0])] = s
+    with open(labels_csv) as f:
+        rows = [(r, skills.get((r["registry"], r["path"]))) for r in csv.DictReader(f)]
     missing = [r["path"] for r, s in rows if s is None]
     if missing:
         sys.exit(f"{len(missing)} labelled skills not in {extract}: {missing[:3]}")
     gold = [r["type"] for r, _ in rows]
     also = [set((r["also"] or "").split(";")) for r, _ in rows]
     lexical = [s["capability"] for _, s in rows]
-    vectors = np.stack([embed(f"{s['name']}: {s.get('description') or ''}") for _, s in rows])
+    vectors = np.stack(
+        [embed(f"{s['name']}: {s.get('description') or ''}") for _, s in rows]
+    )
 
     def accuracy(pred):
         exact = np.mean([p == g for p, g in zip(pred, gold)])
@@ -72,7 +80,9 @@ def main():
     kinds = {
         "name: definition": lambda t: [f"{t['name']}: {t['definition']}"],
         "examples": lambda t: t["examples"],
-        "name: definition + examples": lambda t: [f"{t['name']}: {t['definition']}"] + t["examples"],
+        "name: definition + examples": lambda t: (
+            [f"{t['name']}: {t['definition']}"] + t["examples"]
+        ),
     }
     for kind, texts in kinds.items():
         protos = np.stack([np.mean([embed(x) for x in texts(t)], 0) for t in types])

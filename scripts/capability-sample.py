@@ -36,7 +36,9 @@ def main() -> int:
     print("registry,path")
     for registry, path in rng.sample(found, args.n):
         print(f"{registry},{path}")
-    print(f"{len(found)} skill folders, {args.n} drawn, seed {args.seed}", file=sys.stderr)
+    print(
+        f"{len(found)} skill folders, {args.n} drawn, seed {args.seed}", file=sys.stderr
+    )
     return 0
 
 

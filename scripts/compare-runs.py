@@ -9,12 +9,29 @@ checkout's HEAD, an input rather than behaviour. tantivy names its segment files
 UUIDs, so `bm25/` segment names differ between any two runs; their contents are compared by
 extension.
 """
-import json, os, re, sys
+
+import json
+import os
+import re
+import sys
 
 A, B = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2])
 REVS = sys.argv[3:]
-TIMING = {"seconds", "elapsed_seconds", "skills_per_second", "took_ms", "milliseconds", "latency_ms",
-          "embed_seconds", "texts_per_second", "read", "embed", "dedup", "write", "total"}
+TIMING = {
+    "seconds",
+    "elapsed_seconds",
+    "skills_per_second",
+    "took_ms",
+    "milliseconds",
+    "latency_ms",
+    "embed_seconds",
+    "texts_per_second",
+    "read",
+    "embed",
+    "dedup",
+    "write",
+    "total",
+}
 
 
 def norm(b, root):
@@ -46,12 +63,13 @@ def files(root):
 same, different = [], []
 fa, fb = files(A), files(B)
 for rel in sorted(set(fa) | set(fb)):
-    if rel.endswith((".err", ".rc")) or rel == "progress" or rel.endswith(("meta.json", ".managed.json")):
+    if rel.endswith((".err", ".rc", "meta.json", ".managed.json")) or rel == "progress":
         continue
     if rel not in fa or rel not in fb:
         different.append(f"only in {'after' if rel in fb else 'before'}: {rel}")
         continue
-    a, b = norm(open(fa[rel], "rb").read(), A), norm(open(fb[rel], "rb").read(), B)
+    with open(fa[rel], "rb") as x, open(fb[rel], "rb") as y:
+        a, b = norm(x.read(), A), norm(y.read(), B)
     if a == b:
         same.append(rel)
         continue

@@ -36,11 +36,17 @@ def main() -> int:
                 ok = int(r["correct"])
                 if e is None and r["kind"] != "complements":
                     e = edges.get((r["src"], r["dst"], "complements"))
-                    ok = 1 if ("complements" in r["why"] or "Related" in r["why"]) else ok
+                    ok = (
+                        1
+                        if ("complements" in r["why"] or "Related" in r["why"])
+                        else ok
+                    )
                 if e is not None and e["source"] == "INFERRED":
                     kept += 1
                     right += ok
-        print(f"{name}: precision {right}/{kept} = {right / max(kept, 1):.3f} (sampled edges still INFERRED)")
+        print(
+            f"{name}: precision {right}/{kept} = {right / max(kept, 1):.3f} (sampled edges still INFERRED)"
+        )
     pairs = {(s, d) for (s, d, _) in edges}
     with (labels / "relations-recall-v1.csv").open() as f:
         listed = [(r["src"], r["dst"]) for r in csv.DictReader(f)]

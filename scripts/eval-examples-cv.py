@@ -37,19 +37,59 @@ def main() -> None:
         (work / f"train{k}.jsonl").write_text("\n".join(train) + "\n")
         (work / f"test{k}.jsonl").write_text("\n".join(test) + "\n")
         index = work / f"index{k}"
-        subprocess.run([skg, "index", "build", a.audit, "-o", str(index), "--examples",
-                        str(work / f"train{k}.jsonl"), "-q"], check=True, stdout=subprocess.DEVNULL)
-        out = subprocess.run([skg, "eval", str(work / f"test{k}.jsonl"), "--index", str(index),
-                              "--format", "json", *a.eval_args], check=True, capture_output=True, text=True)
+        subprocess.run(
+            [
+                skg,
+                "index",
+                "build",
+                a.audit,
+                "-o",
+                str(index),
+                "--examples",
+                str(work / f"train{k}.jsonl"),
+                "-q",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        out = subprocess.run(
+            [
+                skg,
+                "eval",
+                str(work / f"test{k}.jsonl"),
+                "--index",
+                str(index),
+                "--format",
+                "json",
+                *a.eval_args,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         r = json.loads(out.stdout)
         folds.append(r)
-        print(f"fold {k}: " + ", ".join(
-            f"{m['mode']} hit@1 {m['metrics']['hit'][0]:.3f} MRR@10 {m['metrics']['mrr10']:.3f}"
-            for m in r["modes"]), file=sys.stderr)
+        print(
+            f"fold {k}: "
+            + ", ".join(
+                f"{m['mode']} hit@1 {m['metrics']['hit'][0]:.3f} MRR@10 {m['metrics']['mrr10']:.3f}"
+                for m in r["modes"]
+            ),
+            file=sys.stderr,
+        )
     modes = {}
     for r in folds:
         for m in r["modes"]:
-            acc = modes.setdefault(m["mode"], {"queries": 0, "hit": [0.0] * 4, "mrr10": 0.0, "ndcg10": 0.0, "recall": [0.0] * 4})
+            acc = modes.setdefault(
+                m["mode"],
+                {
+                    "queries": 0,
+                    "hit": [0.0] * 4,
+                    "mrr10": 0.0,
+                    "ndcg10": 0.0,
+                    "recall": [0.0] * 4,
+                },
+            )
             n = m["metrics"]["queries"]
             acc["queries"] += n
             for i in range(4):
@@ -63,7 +103,11 @@ def main() -> None:
         acc["recall"] = [round(x / n, 4) for x in acc["recall"]]
         acc["mrr10"] = round(acc["mrr10"] / n, 4)
         acc["ndcg10"] = round(acc["ndcg10"] / n, 4)
-    json.dump({"folds": a.folds, "queries": len(lines), "held_out": modes}, sys.stdout, indent=2)
+    json.dump(
+        {"folds": a.folds, "queries": len(lines), "held_out": modes},
+        sys.stdout,
+        indent=2,
+    )
     print()
 
 

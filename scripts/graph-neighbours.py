@@ -52,7 +52,9 @@ def main() -> None:
         for k in (1, 3):
             for name, graph in (("any edge", weak), ("edge confidence >= 0.3", strong)):
                 if set().union(*[graph[r] for r in m["top"][:k]]) & gold_of[m["query"]]:
-                    counts[f"gold joined to the first {k} by {name} ({m['class']})"] += 1
+                    counts[
+                        f"gold joined to the first {k} by {name} ({m['class']})"
+                    ] += 1
     print(f"{len(misses)} queries miss hit@1")
     for key, n in sorted(counts.items()):
         print(f"{n:4d}  {key}")

@@ -23,17 +23,22 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 here = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("optimize_model", os.path.join(here, "optimize-model.py"))
+spec = importlib.util.spec_from_file_location(
+    "optimize_model", os.path.join(here, "optimize-model.py")
+)
 opt = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(opt)
 
 VARIANTS = [
     ("packaged (int8 storage, fp32 compute)", None),
-    ("+ weights folded", dict(unguard=False, fuse=False, quantize=False)),
-    ("+ NaN guards dropped", dict(unguard=True, fuse=False, quantize=False)),
-    ("+ attention fused", dict(unguard=True, fuse=True, quantize=False)),
-    ("+ dynamic int8 (shipped)", dict(unguard=True, fuse=True, quantize=True)),
-    ("dynamic int8 without the fusion", dict(unguard=True, fuse=False, quantize=True)),
+    ("+ weights folded", {"unguard": False, "fuse": False, "quantize": False}),
+    ("+ NaN guards dropped", {"unguard": True, "fuse": False, "quantize": False}),
+    ("+ attention fused", {"unguard": True, "fuse": True, "quantize": False}),
+    ("+ dynamic int8 (shipped)", {"unguard": True, "fuse": True, "quantize": True}),
+    (
+        "dynamic int8 without the fusion",
+        {"unguard": True, "fuse": False, "quantize": True},
+    ),
 ]
 
 
@@ -48,7 +53,14 @@ def embed(sess, tok, texts):
     enc = tok.encode_batch(texts)
     ids = np.array([e.ids for e in enc], dtype=np.int64)
     mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-    h = sess.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+    h = sess.run(
+        None,
+        {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(ids),
+        },
+    )[0]
     m = mask[:, :, None].astype(np.float32)
     v = (h * m).sum(1) / m.sum(1)
     return v / np.linalg.norm(v, axis=1, keepdims=True)
@@ -59,10 +71,13 @@ def main() -> None:
     tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
     tok.enable_truncation(max_length=256)
     tok.enable_padding()  # batch longest; a single text gets none
-    queries = [json.loads(line)["query"] for line in open(queries_file)]
+    with open(queries_file) as f:
+        queries = [json.loads(line)["query"] for line in f]
     long_text = " ".join(queries) * 3
     rng = np.random.default_rng(20261202)
-    print("| graph | query p50 / p95 ms | 256-token texts/s | 80-token texts/s | cosine to packaged (mean / min) | max change from batch-mates |")
+    print(
+        "| graph | query p50 / p95 ms | 256-token texts/s | 80-token texts/s | cosine to packaged (mean / min) | max change from batch-mates |"
+    )
     print("|---|---|---|---|---|---|")
     ref = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,7 +100,11 @@ def main() -> None:
             rates = []
             for n in (256, 80):
                 ids = rng.integers(1000, 20000, (1, n), dtype=np.int64)
-                feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+                feeds = {
+                    "input_ids": ids,
+                    "attention_mask": np.ones_like(ids),
+                    "token_type_ids": np.zeros_like(ids),
+                }
                 sess.run(None, feeds)
                 t = time.perf_counter()
                 reps = 20 if n == 256 else 60

@@ -126,9 +126,15 @@ def fuse_attention(model: onnx.ModelProto) -> int:
             users.setdefault(name, []).append(node)
     mask = "attention_mask_int32"
     fused = 0
-    new_nodes = [onnx.helper.make_node("Cast", ["attention_mask"], [mask], to=onnx.TensorProto.INT32)]
+    new_nodes = [
+        onnx.helper.make_node(
+            "Cast", ["attention_mask"], [mask], to=onnx.TensorProto.INT32
+        )
+    ]
     for soft in [n for n in graph.node if n.op_type == "Softmax"]:
-        scores = producer[producer[soft.input[0]].input[0]]  # Add(MatMul(q, kᵀ), mask bias)
+        scores = producer[
+            producer[soft.input[0]].input[0]
+        ]  # Add(MatMul(q, kᵀ), mask bias)
         if scores.op_type != "MatMul":
             sys.exit("softmax input is not a scores MatMul; not the expected model")
         q = _back_to_bias_add(producer, scores.input[0])
@@ -140,7 +146,9 @@ def fuse_attention(model: onnx.ModelProto) -> int:
         (back,) = users[pv.output[0]]
         (merged,) = users[back.output[0]]
         if back.op_type != "Transpose" or merged.op_type != "Reshape":
-            sys.exit("attention output is not transposed and reshaped back; not the expected model")
+            sys.exit(
+                "attention output is not transposed and reshaped back; not the expected model"
+            )
         new_nodes.append(
             onnx.helper.make_node(
                 "MultiHeadAttention",
@@ -186,7 +194,14 @@ def _prune(graph: onnx.GraphProto) -> None:
     graph.initializer.extend(kept)
 
 
-def derive(source: str, out: str, *, unguard: bool = True, fuse: bool = True, quantize: bool = True) -> None:
+def derive(
+    source: str,
+    out: str,
+    *,
+    unguard: bool = True,
+    fuse: bool = True,
+    quantize: bool = True,
+) -> None:
     """Write the derived graph to `out`; the flags leave steps out (scripts/model-bench.py
     measures each step; fetch-model.sh runs them all)."""
     model = onnx.load(source)
@@ -197,14 +212,18 @@ def derive(source: str, out: str, *, unguard: bool = True, fuse: bool = True, qu
     if unguard:
         g = drop_nan_guards(model)
         if g != GUARDS:
-            sys.exit(f"{source}: {g} softmax NaN guards, expected {GUARDS}; not the expected model")
+            sys.exit(
+                f"{source}: {g} softmax NaN guards, expected {GUARDS}; not the expected model"
+            )
         done.append(f"dropped {g} NaN guards")
     if fuse:
         if not unguard:
             sys.exit("attention is fused only after the guards are dropped")
         f = fuse_attention(model)
         if f != GUARDS:
-            sys.exit(f"{source}: {f} attention blocks fused, expected {GUARDS}; not the expected model")
+            sys.exit(
+                f"{source}: {f} attention blocks fused, expected {GUARDS}; not the expected model"
+            )
         done.append(f"fused {f} attention blocks")
     onnx.checker.check_model(model)
     out_dir = os.path.dirname(os.path.abspath(out))

@@ -12,7 +12,9 @@ def audit() -> Path:
     """The audit folder under test: SKG_AUDIT_DIR, else the demo audit (scripts/demo.sh)."""
     path = Path(os.environ.get("SKG_AUDIT_DIR", ROOT / "reports" / "registries"))
     if not (path / "_SUCCESS").is_file():
-        pytest.fail(f"{path} is not a finished audit: run scripts/demo.sh or set SKG_AUDIT_DIR")
+        pytest.fail(
+            f"{path} is not a finished audit: run scripts/demo.sh or set SKG_AUDIT_DIR"
+        )
     return path
 
 

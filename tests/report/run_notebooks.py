@@ -21,7 +21,12 @@ if not notebooks:
     sys.exit("no notebooks in notebooks/")
 for path in notebooks:
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     nbformat.write(nb, out / path.name)
     plots = sum(
         "image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", [])

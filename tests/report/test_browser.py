@@ -12,11 +12,27 @@ from pathlib import Path
 
 import pytest
 
-SECTIONS = ["summary", "registries", "duplicates", "slop", "graph", "security", "diagnostics"]
+SECTIONS = [
+    "summary",
+    "registries",
+    "duplicates",
+    "slop",
+    "graph",
+    "security",
+    "diagnostics",
+]
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
 ]
 
 
@@ -31,7 +47,10 @@ def run(args: list[str]) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory() as profile:
         return subprocess.run(
             [chromium(), *FLAGS, f"--user-data-dir={profile}", *args],
-            capture_output=True, text=True, timeout=120, check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
 
 
@@ -73,6 +92,9 @@ def test_screenshot(audit: Path):
     assert r.returncode == 0, r.stderr[-2000:]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    width, height = (
+        int.from_bytes(data[16:20], "big"),
+        int.from_bytes(data[20:24], "big"),
+    )
     assert (width, height) == (1400, 1800)
     assert len(data) > 50_000  # a blank page compresses to a few KB

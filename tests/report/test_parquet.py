@@ -7,8 +7,19 @@ import pyarrow.parquet as pq
 import pytest
 
 TABLES = [
-    "skills", "documents", "edges", "diagnostics", "members", "clusters", "aliases",
-    "canonical_skills", "capabilities", "scores", "metrics", "communities", "findings",
+    "skills",
+    "documents",
+    "edges",
+    "diagnostics",
+    "members",
+    "clusters",
+    "aliases",
+    "canonical_skills",
+    "capabilities",
+    "scores",
+    "metrics",
+    "communities",
+    "findings",
     "verdicts",
 ]
 
@@ -43,7 +54,11 @@ def test_table_reads_the_same_in_polars_pyarrow_and_duckdb(audit, manifest, tabl
     rows = next(t["rows"] for t in manifest["tables"] if t["name"] == table)
     df = pl.read_parquet(path)
     at = pq.read_table(path)
-    n = duckdb.connect().execute(f"SELECT count(*) FROM read_parquet('{path}')").fetchone()[0]
+    n = (
+        duckdb.connect()
+        .execute(f"SELECT count(*) FROM read_parquet('{path}')")
+        .fetchone()[0]
+    )
     assert len(df) == at.num_rows == n == rows
     assert df.columns == at.column_names
     # The NDJSON twin holds the same rows.
@@ -56,7 +71,11 @@ def test_documented_types(audit, table, column):
     want_pl, want_duck = TYPES[(table, column)]
     path = audit / f"{table}.parquet"
     assert pl.read_parquet_schema(path)[column] == want_pl
-    rows = duckdb.connect().execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
+    rows = (
+        duckdb.connect()
+        .execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')")
+        .fetchall()
+    )
     got = {r[0]: r[1] for r in rows}
     assert got[column] == want_duck
 
