@@ -39,6 +39,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
+from skg_vectors import mean_pool
 from tokenizers import Tokenizer
 from transformers import BertConfig, BertModel
 
@@ -201,9 +202,7 @@ def check(tok: Tokenizer, model: BertModel, path: str, max_len: int) -> float:
             "token_type_ids": np.zeros_like(ids),
         },
     )[0]
-    v = (h * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
-    v /= np.linalg.norm(v, axis=1, keepdims=True)
-    return float((v * want).sum(1).min())
+    return float((mean_pool(h, mask) * want).sum(1).min())
 
 
 def main() -> None:

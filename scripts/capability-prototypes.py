@@ -19,32 +19,7 @@ import sys
 import tomllib
 
 import numpy as np
-import onnxruntime as ort
-from tokenizers import Tokenizer
-
-
-def embedder(model_dir):
-    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
-    tok.no_padding()
-    tok.enable_truncation(256)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(os.path.join(model_dir, "model.onnx"), options)
-    inputs = {i.name for i in session.get_inputs()}
-
-    def embed(text):
-        e = tok.encode(text)
-        ids = np.array([e.ids], dtype=np.int64)
-        feed = {
-            "input_ids": ids,
-            "attention_mask": np.array([e.attention_mask], dtype=np.int64),
-        }
-        if "token_type_ids" in inputs:
-            feed["token_type_ids"] = np.zeros_like(ids)
-        v = session.run(None, feed)[0][0].mean(0)
-        return v / np.linalg.norm(v)
-
-    return embed
+from skg_vectors import embedder
 
 
 def main():

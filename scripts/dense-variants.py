@@ -20,65 +20,25 @@ Usage (a Python with onnxruntime, tokenizers and numpy; nothing is written):
     python3 scripts/dense-variants.py INDEX_FOLDER QUERIES.jsonl [MODEL_FOLDER]
 """
 
-import json
 import re
 import sys
 
 import numpy as np
-import onnxruntime as ort
-from tokenizers import Tokenizer
+from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder, read_ndjson
 
 
-def lines(path: str) -> list[dict]:
-    with open(path) as f:
-        return [json.loads(line) for line in f]
-
-
-class Model:
-    """The query embedder skg runs: one text per call, mean pooling, L2 norm."""
+class Catalog(IndexVectors):
+    """An index folder's vectors, and the way `skg eval` resolves gold ids."""
 
     def __init__(self, folder: str) -> None:
-        self.tok = Tokenizer.from_file(folder + "/tokenizer.json")
-        self.tok.no_padding()
-        self.tok.enable_truncation(256)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        self.session = ort.InferenceSession(folder + "/model.onnx", options)
-        self.inputs = [i.name for i in self.session.get_inputs()]
-
-    def embed(self, text: str) -> np.ndarray:
-        ids = np.array([self.tok.encode(text).ids], dtype=np.int64)
-        feed = {
-            "input_ids": ids,
-            "attention_mask": np.ones_like(ids),
-            "token_type_ids": np.zeros_like(ids),
-        }
-        hidden = self.session.run(None, {k: feed[k] for k in self.inputs})[0][0]
-        v = hidden.mean(0)
-        return v / np.linalg.norm(v)
-
-
-class Catalog:
-    """An index folder's skills, their vectors and the way `skg eval` resolves gold ids."""
-
-    def __init__(self, folder: str) -> None:
-        self.skills = lines(folder + "/skills.ndjson")
-        doc_skill = [d["skill"] for d in lines(folder + "/documents.ndjson")]
-        dim = 384
-        raw = np.fromfile(folder + "/vectors.bin", dtype=np.uint8).reshape(
-            -1, 4 + 4 * dim
-        )
-        docs = raw[:, :4].copy().view(np.uint32)[:, 0]
-        self.vectors = raw[:, 4:].copy().view(np.float32)
-        self.row_skill = np.array([doc_skill[d] for d in docs])
+        super().__init__(folder)
         self.key = {}
         for i, s in enumerate(self.skills):
-            folder_name = s["registry"].replace("/", "__")
             for k in (
                 s["name"],
                 s["id"],
                 s["registry"] + "/" + s["path"],
-                folder_name + "/" + s["path"],
+                self.gold_key(i),
             ):
                 self.key[k] = i
 
@@ -113,19 +73,15 @@ def normed(x: np.ndarray) -> np.ndarray:
 
 def main() -> None:
     index, queries = sys.argv[1:3]
-    model_dir = (
-        sys.argv[3]
-        if len(sys.argv) > 3
-        else "/root/.cache/skg/models/all-minilm-l6-v2-int8"
-    )
-    model, cat = Model(model_dir), Catalog(index)
+    embed = embedder(sys.argv[3] if len(sys.argv) > 3 else DEFAULT_MODEL_DIR)
+    cat = Catalog(index)
     judged = []
-    for q in lines(queries):
+    for q in read_ndjson(queries):
         gold = {cat.canonical(cat.key[g]) for g in q["gold"] if g in cat.key}
         if gold:
             judged.append((q["query"], gold))
-    whole = np.array([model.embed(text) for text, _ in judged])
-    parts = [[model.embed(s) for s in sentences(text)] for text, _ in judged]
+    whole = np.array([embed(text) for text, _ in judged])
+    parts = [[embed(s) for s in sentences(text)] for text, _ in judged]
     table: dict[str, list[float]] = {}
 
     def count(name: str, scores: np.ndarray, gold: set) -> None:

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 import onnxruntime as ort
+from skg_vectors import mean_pool
 from tokenizers import Tokenizer
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -61,9 +62,7 @@ def embed(sess, tok, texts):
             "token_type_ids": np.zeros_like(ids),
         },
     )[0]
-    m = mask[:, :, None].astype(np.float32)
-    v = (h * m).sum(1) / m.sum(1)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+    return mean_pool(h, mask)
 
 
 def main() -> None:

@@ -26,21 +26,12 @@ def auc(pos: list[float], neg: list[float]) -> float:
 
 def card_cosines(index: str) -> dict[str, dict[int, list[float]]]:
     """Per skill (`registry folder/path`): its L0 and L1 vectors from the index."""
-    import numpy as np
+    from skg_vectors import IndexVectors
 
-    with open(index + "/skills.ndjson") as f:
-        skills = [json.loads(line) for line in f]
-    with open(index + "/documents.ndjson") as f:
-        docs = [json.loads(line) for line in f]
-    raw = np.fromfile(index + "/vectors.bin", dtype=np.uint8).reshape(-1, 4 + 4 * 384)
-    rows = raw[:, :4].copy().view(np.uint32)[:, 0]
-    vectors = raw[:, 4:].copy().view(np.float32)
+    ix = IndexVectors(index)
     out: dict[str, dict[int, list[float]]] = {}
-    for r, d in enumerate(rows):
-        doc = docs[d]
-        s = skills[doc["skill"]]
-        key = s["registry"].replace("/", "__") + "/" + s["path"]
-        out.setdefault(key, {})[doc["level"]] = vectors[r]
+    for skill, level, v in zip(ix.row_skill, ix.row_level, ix.vectors):
+        out.setdefault(ix.gold_key(int(skill)), {})[int(level)] = v
     return out
 
 

@@ -88,10 +88,9 @@ pub struct Cluster {
 
 /// One skill's capability type after canonicalize has refined it. One row of the
 /// `capabilities` table: every skill of the input has exactly one row. Extract types a skill
-/// from the words it declares and says; where that leaves it `unknown`, or names a type by a
-/// share of at most half while the prototype has a majority, canonicalize (which holds every
-/// description's embedding) names the taxonomy type whose prototype is nearest
-/// (docs/capabilities.md). Later stages read the type from here.
+/// from the words it declares and says; where that leaves it `unknown`, canonicalize (which holds
+/// every description's embedding) names the taxonomy type whose prototype is nearest, when
+/// confident (docs/capabilities.md). Later stages read the type from here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapabilityRow {
     /// The skill.

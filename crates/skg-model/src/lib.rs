@@ -71,7 +71,6 @@ impl Progress for NoProgress {
 /// and `verdicts` and made risk tier `unsafe` the scan's verdict (extract assigns at most
 /// `critical`); 5 added the skills' `capability` and `capability_confidence`; 6 added
 /// canonicalize's `capabilities` (the type later stages read: extract's, or the nearest type
-/// prototype where extract's words said `unknown`, or had no majority against the
-/// prototype's majority), which the audit's `skills` and
+/// prototype where extract's words said `unknown`), which the audit's `skills` and
 /// canonicalize's `canonical_skills` carry.
 pub const SCHEMA_VERSION: u32 = 6;

@@ -99,8 +99,7 @@ pub struct Summary {
 struct CapabilityCounts {
     /// Typed by extract's word evidence.
     words: usize,
-    /// Typed by the nearest type prototype (the words said `unknown`, or had no majority
-    /// against the prototype's majority).
+    /// Typed by the nearest type prototype (the words said `unknown`).
     embedding: usize,
     /// Left `unknown`.
     unknown: usize,
@@ -161,15 +160,17 @@ fn run(
     let embed_started = Instant::now();
     let taxonomy = skg_extract::capability::taxonomy();
     let prototype_texts = taxonomy.prototype_texts();
-    let embedded = if job.embeddings {
-        // The taxonomy's prototype texts ride along after the descriptions (one cache).
-        let texts: Vec<String> = skills
+    // The taxonomy's prototype texts ride along after the descriptions (one cache).
+    let texts: Option<Vec<String>> = job.embeddings.then(|| {
+        skills
             .iter()
             .map(skg_canon::description_text)
             .chain(prototype_texts.iter().flatten().cloned())
-            .collect();
+            .collect()
+    });
+    let embedded = if let Some(texts) = &texts {
         Some(crate::embed_texts(
-            &texts,
+            texts,
             &job.out.join(skg_embed::CACHE_FILE),
             job.threads,
             progress,
@@ -195,7 +196,17 @@ fn run(
         }
         p
     });
-    let capabilities = capability_rows(skills, descriptions, prototypes.as_ref());
+    // A skill's evidence for the prototypes: its description's vector — none when it had nothing
+    // to embed (no description, no body: the vector of "" says nothing).
+    let evidence: Option<Vec<Option<&[f32]>>> =
+        descriptions.zip(texts.as_deref()).map(|(vectors, texts)| {
+            vectors
+                .iter()
+                .zip(texts)
+                .map(|(v, t)| (!t.is_empty()).then_some(v.as_slice()))
+                .collect()
+        });
+    let capabilities = capability_rows(skills, evidence.as_deref(), prototypes.as_ref());
 
     let dedup_started = Instant::now();
     let input = Input {
@@ -287,14 +298,14 @@ fn prototypes(
 }
 
 /// Every skill's capability type as the later stages read it: extract's word type or the
-/// nearest type prototype of the description's vector, by the rule of
-/// [`skg_extract::capability::Prototypes::refine`].
+/// nearest type prototype of its description's vector (`vectors[i]`), by the rule of
+/// [`skg_extract::capability::refine`].
 fn capability_rows(
     skills: &[Skill],
-    vectors: Option<&[Vec<f32>]>,
+    vectors: Option<&[Option<&[f32]>]>,
     prototypes: Option<&skg_extract::capability::Prototypes>,
 ) -> Vec<CapabilityRow> {
-    use skg_extract::capability::{Capability, CapabilityEvidence, UNKNOWN};
+    use skg_extract::capability::Capability;
     let taxonomy = skg_extract::capability::taxonomy();
     skills
         .iter()
@@ -304,20 +315,9 @@ fn capability_rows(
                 kind: s.capability.clone(),
                 confidence: s.capability_confidence,
             };
-            // A skill with neither description nor body was embedded as "": no evidence.
-            let said = !skg_canon::description_text(s).is_empty();
-            let (c, evidence) = match prototypes {
-                Some(p) => p.refine(
-                    taxonomy,
-                    &words,
-                    vectors
-                        .and_then(|v| v.get(i))
-                        .filter(|_| said)
-                        .map(Vec::as_slice),
-                ),
-                None if words.kind == UNKNOWN => (words, CapabilityEvidence::None),
-                None => (words, CapabilityEvidence::Words),
-            };
+            let vector = vectors.and_then(|v| v.get(i).copied().flatten());
+            let (c, evidence) =
+                skg_extract::capability::refine(prototypes, taxonomy, &words, vector);
             CapabilityRow {
                 id: s.id.clone(),
                 capability: c.kind,

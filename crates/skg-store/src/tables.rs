@@ -652,7 +652,7 @@ pub static CLUSTERS: Table<Cluster> = Table {
 /// `capabilities` (canonicalize): every skill's capability type as the later stages read it.
 pub static CAPABILITIES: Table<CapabilityRow> = Table {
     name: "capabilities",
-    doc: "one row per skill: its capability type after canonicalize refined extract's (the nearest type prototype of the description's embedding where the words said `unknown`, or named a type without a majority against the prototype's majority; docs/capabilities.md)",
+    doc: "one row per skill: its capability type after canonicalize refined extract's (the nearest type prototype of the description's embedding where the words said `unknown`, when confident; docs/capabilities.md)",
     columns: &[
         col("id", Get::Str(|c| c.id.as_str()), "`<registry>:<root>`"),
         col(

@@ -91,23 +91,24 @@ fn audit_writes_report_and_tables_and_recomputes_only_what_changed() {
         .as_array()
         .map(|a| a.iter().filter_map(|t| t["name"].as_str()).collect())
         .expect("a JSON array");
-    for t in [
-        "skills",
-        "documents",
-        "edges",
-        "diagnostics",
-        "members",
-        "clusters",
-        "aliases",
-        "canonical_skills",
-        "scores",
-        "metrics",
-        "communities",
-        "findings",
-        "verdicts",
-    ] {
+    // Every table a stage declares is published (skills and edges rewritten, the rest linked).
+    for t in skg_store::tables::STAGES
+        .iter()
+        .flat_map(|(_, ts)| ts.iter().map(|t| skg_store::TableSpec::name(*t)))
+    {
         assert!(tables.contains(&t), "{t} in {tables:?}");
         assert!(out.join(format!("{t}.parquet")).is_file(), "{t}.parquet");
+    }
+    // The published skills carry the capability type canonicalize refined, one row each.
+    let capabilities = crate::rows(&out, "capabilities");
+    let skills = crate::rows(&out, "skills");
+    assert_eq!(capabilities.len(), skills.len());
+    for s in &skills {
+        let c = capabilities
+            .iter()
+            .find(|c| c["id"] == s["id"])
+            .unwrap_or_else(|| panic!("no capability row for {}", s["id"]));
+        assert_eq!(s["capability"], c["capability"], "{}", s["id"]);
     }
     // The audit's edges = extract's relations + canonicalize's duplicate_of / variant_of.
     let n = |p: &Path| {

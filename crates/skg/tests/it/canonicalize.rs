@@ -102,8 +102,7 @@ fn demo_registries_with_embeddings() {
 
     // Capability types: one row per skill; a type the words named is extract's, untouched; a
     // type named by the embedding is one the words left `unknown` (the prototype holding a third
-    // of the mass), or named without a majority against the prototype's majority; canonical
-    // skills carry them.
+    // of the mass); canonical skills carry them.
     let extracted: BTreeMap<String, Value> = rows(&tmp.path().join("extract"), "skills")
         .into_iter()
         .map(|s| (s["id"].as_str().unwrap_or_default().to_owned(), s))
@@ -114,22 +113,14 @@ fn demo_registries_with_embeddings() {
     for c in &capabilities {
         let id = c["id"].as_str().unwrap_or_default();
         let words = &extracted[id]["capability"];
-        let words_share = extracted[id]["capability_confidence"]
-            .as_f64()
-            .unwrap_or(0.0);
         let share = c["confidence"].as_f64().unwrap_or(0.0);
         match c["evidence"].as_str() {
             Some("words") => assert_eq!(&c["capability"], words, "{id}"),
             Some("embedding") => {
                 by_embedding += 1;
                 assert_ne!(c["capability"], "unknown", "{id}");
-                if words == "unknown" {
-                    assert!(share >= 1.0 / 3.0, "{id}");
-                } else {
-                    // Shares are written rounded to four places.
-                    assert!(words_share <= 0.5 && share >= 0.5, "{id}");
-                    assert_ne!(&c["capability"], words, "{id}");
-                }
+                assert_eq!(words, "unknown", "{id}");
+                assert!(share >= 1.0 / 3.0, "{id}");
             }
             Some("none") => assert_eq!(c["capability"], "unknown", "{id}"),
             other => panic!("evidence {other:?} of {id}"),

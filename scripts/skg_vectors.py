@@ -1,0 +1,82 @@
+"""What the measurement scripts share: skg's query embedder, and an index folder's vectors.
+
+- `embedder(model_dir)`: embeds a text as skg does (`skg_embed`): one text per inference call,
+  no padding, truncated at 256 tokens, mean pooling over `last_hidden_state`, L2-normalized.
+  (`scripts/embedding-reference.py` computes the parity fixture independently, on purpose.)
+- `mean_pool(hidden, mask)`: the same pooling over a padded batch (benchmarks, export checks).
+- `IndexVectors(folder)`: an index folder as `skg index build` writes it — `skills.ndjson`,
+  `documents.ndjson`, `vectors.bin` (rows of a little-endian u32 document id and `dim` f32s,
+  `dim` from `manifest.json`) — with each row's skill and level.
+
+Imported by scripts in this folder (run as `python3 scripts/<name>.py`, which puts the folder on
+the import path); needs numpy, onnxruntime and tokenizers.
+"""
+
+import json
+import os
+from collections.abc import Callable
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+DEFAULT_MODEL_DIR = os.path.expanduser("~/.cache/skg/models/all-minilm-l6-v2-int8")
+
+
+def embedder(model_dir: str = DEFAULT_MODEL_DIR) -> Callable[[str], np.ndarray]:
+    """A function text → its L2-normalized embedding, as skg computes it."""
+    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    tok.no_padding()
+    tok.enable_truncation(256)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(os.path.join(model_dir, "model.onnx"), options)
+    inputs = {i.name for i in session.get_inputs()}
+
+    def embed(text: str) -> np.ndarray:
+        e = tok.encode(text)
+        ids = np.array([e.ids], dtype=np.int64)
+        feed = {
+            "input_ids": ids,
+            "attention_mask": np.array([e.attention_mask], dtype=np.int64),
+        }
+        if "token_type_ids" in inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        v = session.run(None, feed)[0][0].mean(0)
+        return v / np.linalg.norm(v)
+
+    return embed
+
+
+def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """A padded batch's sentence vectors: `last_hidden_state` [batch, seq, dim] averaged over
+    the attention mask [batch, seq], L2-normalized (the sentence-transformers recipe)."""
+    m = mask[..., None].astype(np.float32)
+    v = (hidden * m).sum(1) / m.sum(1)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def read_ndjson(path: str) -> list[dict]:
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+class IndexVectors:
+    """An index folder's skills, documents and dense rows."""
+
+    def __init__(self, folder: str) -> None:
+        with open(os.path.join(folder, "manifest.json")) as f:
+            dim = json.load(f)["dim"]
+        self.skills = read_ndjson(os.path.join(folder, "skills.ndjson"))
+        self.documents = read_ndjson(os.path.join(folder, "documents.ndjson"))
+        raw = np.fromfile(os.path.join(folder, "vectors.bin"), dtype=np.uint8)
+        raw = raw.reshape(-1, 4 + 4 * dim)
+        self.row_doc = raw[:, :4].copy().view(np.uint32)[:, 0]
+        self.vectors = raw[:, 4:].copy().view(np.float32)
+        self.row_skill = np.array([self.documents[d]["skill"] for d in self.row_doc])
+        self.row_level = np.array([self.documents[d]["level"] for d in self.row_doc])
+
+    def gold_key(self, skill: int) -> str:
+        """How judged queries and labelled pairs name a skill: `<registry folder>/<path>`."""
+        s = self.skills[skill]
+        return s["registry"].replace("/", "__") + "/" + s["path"]
