@@ -119,12 +119,14 @@ def mine(
 
 
 def judged_pairs(
-    queries: str, documents: str, folds: int, hold_out: int
+    queries: str, documents: str, folds: int, hold_out: int, unit: str = "tool"
 ) -> tuple[list[tuple[str, str, str]], list[dict]]:
     """(query, its gold skill's L0 card) for every judged query of another catalog, and the
-    queries held out: with `folds` > 1, the catalog's gold skills (sorted) are dealt into `folds`
-    groups and every query that names a skill of group `hold_out` is left out of training —
-    the model is then measured on skills it never saw a request for."""
+    queries held out. With `folds` > 1 and unit `tool`, the catalog's gold skills (sorted) are
+    dealt into `folds` groups and every query that names a skill of group `hold_out` is left out
+    of training — the model is then measured on skills it never saw a request for; with unit
+    `request`, the queries themselves are dealt (query i to group i mod folds) — measured on new
+    requests for skills it saw requests for."""
     cards = {}
     with open(documents, encoding="utf-8") as f:
         for line in f:
@@ -144,7 +146,11 @@ def judged_pairs(
         ids = [names[g] for g in q["gold"] if g in names]
         if not ids:
             continue
-        if held & set(ids):
+        if unit == "request":
+            out = folds > 1 and (len(pairs) + len(kept_out)) % folds == hold_out
+        else:
+            out = bool(held & set(ids))
+        if out:
             kept_out.append(q)
             continue
         pairs.append((ids[0], q["query"], cards[ids[0]]))
@@ -272,6 +278,12 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=1)
     ap.add_argument("--hold-out", type=int, default=0)
     ap.add_argument(
+        "--fold-unit",
+        choices=("tool", "request"),
+        default="tool",
+        help="deal the judged catalog's tools into the folds, or its requests",
+    )
+    ap.add_argument(
         "--held-out-queries", help="write the judged queries left out of training here"
     )
     a = ap.parse_args()
@@ -288,7 +300,7 @@ def main() -> None:
     )
     if a.judged:
         extra, kept_out = judged_pairs(
-            a.judged, a.judged_documents, a.folds, a.hold_out
+            a.judged, a.judged_documents, a.folds, a.hold_out, a.fold_unit
         )
         print(
             f"{len(extra)} judged pairs, {len(kept_out)} queries held out",

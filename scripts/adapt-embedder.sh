@@ -12,6 +12,8 @@
 #       scored by a model that never saw one for its tool). How models/minilm-tasks-1 was measured:
 #         --tool-folds <audit of tools.jsonl> queries_dev.jsonl WORK --pairs-per-skill 0 \
 #           --epochs 4 --lr 2e-5 --wise 0.5
+#       With --fold-unit request the requests are dealt instead of the tools: new requests for
+#       tools the model saw requests for (what other requests over the same catalog would meet).
 #   scripts/adapt-embedder.sh --loro AUDIT WORK QUERIES.jsonl HELD_OUT_A HELD_OUT_B [options]
 #       two models, each trained without one group of registries (comma-separated registry names,
 #       as in the documents' `registry` column); each is indexed with skg and evaluated on the
@@ -63,7 +65,7 @@ link_tokenizer() {
 
 if [ "${1:-}" = "--tool-folds" ]; then
   shift
-  [ $# -ge 3 ] || { sed -n 2,26p "$0" >&2; exit 2; }
+  [ $# -ge 3 ] || { sed -n 2,28p "$0" >&2; exit 2; }
   catalog=$1 queries=$2 work=$3; shift 3
   mkdir -p "$work"
   [ -f "$work/model-base/model.onnx" ] ||
@@ -107,13 +109,13 @@ PY
 fi
 
 if [ "${1:-}" != "--loro" ]; then
-  [ $# -ge 2 ] || { sed -n 2,26p "$0" >&2; exit 2; }
+  [ $# -ge 2 ] || { sed -n 2,28p "$0" >&2; exit 2; }
   audit=$1 out=$2; shift 2
   exec "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$out" "$@"
 fi
 
 shift
-[ $# -ge 5 ] || { sed -n 2,26p "$0" >&2; exit 2; }
+[ $# -ge 5 ] || { sed -n 2,28p "$0" >&2; exit 2; }
 audit=$1 work=$2 queries=$3 group_a=$4 group_b=$5; shift 5
 mkdir -p "$work"
 "$venv/bin/python" - "$queries" "$group_a" "$group_b" "$work" <<'PY'
