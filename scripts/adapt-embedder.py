@@ -10,6 +10,17 @@ with the texts the routing index embeds for that skill (its L0 abstract, or its 
 scale 20): a section must find its own skill's card among the batch's, and the card its section.
 Skills whose name and description are the same (copies across registries) count once.
 
+Judged requests (`--judged QUERIES.jsonl --judged-documents DOCUMENTS.ndjson`, with
+`--pairs-per-skill 0` for these alone): every judged request of a catalog is paired with its gold
+skill's L0 card — how users ask against how cards describe, which the registries' own text cannot
+teach. `--folds N --hold-out K [--fold-unit tool|request]` leaves out of training the requests for
+one fold of the catalog's tools (or one fold of the requests) and writes them to
+`--held-out-queries` for measuring. This is how the model skg ships, models/minilm-tasks-1, was
+made (its README gives the command).
+
+`--wise A` (WiSE-FT, Wortsman et al. 2022): the exported weights are base + A × (trained − base);
+0.5 keeps most of the gain on the training catalog and loses less on others.
+
 Leave-registries-out: `--exclude-registries A,B` drops those registries' skills, and every skill
 elsewhere with the same name or the same description (their copies), so the model can be measured
 on queries whose gold skills it never saw.
@@ -23,6 +34,8 @@ deterministic algorithms): two runs of 10 steps gave the same model bytes.
 Usage:
   adapt-embedder.py DOCUMENTS.ndjson SOURCE_MODEL_DIR OUT [--exclude-registries A,B]
       [--pairs-per-skill 3] [--epochs 1] [--batch 32] [--lr 2e-5] [--max-len 128] [--seed 0]
+      [--judged Q.jsonl --judged-documents D.ndjson [--folds N --hold-out K
+       --fold-unit tool|request --held-out-queries OUT.jsonl]] [--wise A]
 """
 
 import argparse
