@@ -15,9 +15,13 @@ as `skg eval` folds them) and prints dense hit@1 / hit@5 / MRR@10 for:
   the first D principal directions removed after centring (`abtt D`, "all-but-the-top");
 - hubness reduction (CSLS): a skill's score minus lam x the mean cosine of its rows to their k
   nearest other rows (skills close to everything are pushed down).
+- with `--doc-sentences`: each skill's description split into sentences (three or more words),
+  each embedded apart — a skill scored by the best of its rows and sentences (`docsent max`), or
+  its best row mixed half and half with its best sentence (`docsent 0.5 max`) or its sentences'
+  mean (`docsent 0.5 mean`): multi-vector cards, for descriptions that list several jobs.
 
 Usage (a Python with onnxruntime, tokenizers and numpy; nothing is written):
-    python3 scripts/dense-variants.py INDEX_FOLDER QUERIES.jsonl [MODEL_FOLDER]
+    python3 scripts/dense-variants.py INDEX_FOLDER QUERIES.jsonl [MODEL_FOLDER] [--doc-sentences]
 """
 
 import re
@@ -72,9 +76,17 @@ def normed(x: np.ndarray) -> np.ndarray:
 
 
 def main() -> None:
-    index, queries = sys.argv[1:3]
-    embed = embedder(sys.argv[3] if len(sys.argv) > 3 else DEFAULT_MODEL_DIR)
+    args = [a for a in sys.argv[1:] if a != "--doc-sentences"]
+    index, queries = args[:2]
+    embed = embedder(args[2] if len(args) > 2 else DEFAULT_MODEL_DIR)
     cat = Catalog(index)
+    doc_rows, doc_skill = [], []
+    if "--doc-sentences" in sys.argv:
+        for i, s in enumerate(cat.skills):
+            for p in sentences(s.get("description") or ""):
+                doc_rows.append(embed(p))
+                doc_skill.append(i)
+    D, Dk = np.array(doc_rows), np.array(doc_skill, dtype=np.int64)
     judged = []
     for q in read_ndjson(queries):
         gold = {cat.canonical(cat.key[g]) for g in q["gold"] if g in cat.key}
@@ -133,6 +145,18 @@ def main() -> None:
             variants = dict.fromkeys(("max", "mean", "vmean", "whole+max"), base)
         for name, scores in variants.items():
             count("sentences " + name, scores, gold)
+        if len(D):
+            sims = D @ whole[qi]
+            best = np.full(len(cat.skills), -9.0)
+            np.maximum.at(best, Dk, sims)
+            total, n = np.zeros(len(cat.skills)), np.zeros(len(cat.skills))
+            np.add.at(total, Dk, sims)
+            np.add.at(n, Dk, 1)
+            has = n > 0
+            mean = np.where(has, total / np.maximum(n, 1), 0.0)
+            count("docsent max", np.maximum(base, best), gold)
+            count("docsent 0.5 max", np.where(has, (base + best) / 2, base), gold)
+            count("docsent 0.5 mean", np.where(has, (base + mean) / 2, base), gold)
     n = len(judged)
     multi = sum(len(p) > 1 for p in parts)
     print(
