@@ -288,6 +288,12 @@ def main() -> None:
         default=1.0,
         help="WiSE-FT: export base + WISE x (trained - base), weight by weight (1: the trained model)",
     )
+    ap.add_argument(
+        "--min-int8-cosine",
+        type=float,
+        default=0.98,
+        help="refuse an int8 export that agrees less with the weights it was made from (after --wise; padded batch)",
+    )
     ap.add_argument("--folds", type=int, default=1)
     ap.add_argument("--hold-out", type=int, default=0)
     ap.add_argument(
@@ -299,12 +305,23 @@ def main() -> None:
     ap.add_argument(
         "--held-out-queries", help="write the judged queries left out of training here"
     )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="torch threads (the bytes of a model depend on it; recipe.json records it)",
+    )
     a = ap.parse_args()
+    if a.judged and not a.judged_documents:
+        ap.error("--judged needs --judged-documents (the catalog's documents.ndjson)")
 
     torch.manual_seed(a.seed)
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(a.threads)
     torch.use_deterministic_algorithms(True)
     os.makedirs(a.out, exist_ok=True)
+    for stale in ("recipe.json", "model.onnx", "model.onnx.rejected"):
+        if os.path.exists(os.path.join(a.out, stale)):
+            os.remove(os.path.join(a.out, stale))
 
     exclude = {r for r in a.exclude_registries.split(",") if r}
     skills = load_skills(a.documents) if a.pairs_per_skill else {}
@@ -431,9 +448,10 @@ def main() -> None:
         f"int8 ONNX against the fp32 model on padded batches: min cosine {agreement:.4f}",
         file=sys.stderr,
     )
-    if agreement < 0.98:
+    if agreement < a.min_int8_cosine:
+        os.replace(final, final + ".rejected")
         sys.exit(
-            f"the exported int8 model disagrees with the trained one (min cosine {agreement:.4f})"
+            f"the exported int8 model disagrees with the trained one (min cosine {agreement:.4f} < {a.min_int8_cosine}); kept as {final}.rejected"
         )
 
     def sha(p):

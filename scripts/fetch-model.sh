@@ -86,12 +86,17 @@ for row in rows:
 PY
 
 if ! have model.onnx "$graph_sha"; then
-  got=$(sha256sum "$graph" | cut -d' ' -f1)
-  if [ "$got" != "$graph_sha" ]; then
-    echo "$graph has sha256 $got, expected $graph_sha; refusing to install" >&2
+  if [ ! -f "$graph" ]; then
+    echo "$graph not found: run this script from a checkout of the skg repository" >&2
     exit 1
   fi
   cp "$graph" "$dest/model.onnx.part"
+  got=$(sha256sum "$dest/model.onnx.part" | cut -d' ' -f1)
+  if [ "$got" != "$graph_sha" ]; then
+    rm -f "$dest/model.onnx.part"
+    echo "$graph has sha256 $got, expected $graph_sha; refusing to install" >&2
+    exit 1
+  fi
   mv "$dest/model.onnx.part" "$dest/model.onnx"
   rm -f "$dest/source-model.onnx"   # what earlier versions derived their graph from
   echo "installed $dest/model.onnx" >&2
