@@ -52,7 +52,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
-from skg_vectors import mean_pool
+from skg_vectors import hidden_states, mean_pool
 from tokenizers import Tokenizer
 from transformers import BertConfig, BertModel
 
@@ -246,15 +246,7 @@ def check(tok: Tokenizer, model: BertModel, path: str, max_len: int) -> float:
         want = encode(tok, model, texts, max_len).numpy()
     ids, mask = batch(tok, texts, max_len)
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    h = sess.run(
-        None,
-        {
-            "input_ids": ids,
-            "attention_mask": mask,
-            "token_type_ids": np.zeros_like(ids),
-        },
-    )[0]
-    return float((mean_pool(h, mask) * want).sum(1).min())
+    return float((mean_pool(hidden_states(sess, ids, mask), mask) * want).sum(1).min())
 
 
 def main() -> None:

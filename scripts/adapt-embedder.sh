@@ -62,6 +62,15 @@ link_tokenizer() {
     ln -sf "$shipped/$f" "$1/$f"
   done
 }
+# The comparison both measurements make: the same export of the untrained weights (the shipped
+# model is itself adapted), in WORK/model-base, and AUDIT indexed with it in WORK/index-base.
+base_model() {
+  [ -f "$2/model-base/model.onnx" ] ||
+    "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$1/documents.ndjson" "$base" \
+      "$2/model-base" --pairs-per-skill 0 --epochs 0
+  link_tokenizer "$2/model-base"
+  [ -d "$2/index-base" ] || SKG_MODEL_DIR="$2/model-base" "$skg" -q index build "$1" -o "$2/index-base"
+}
 
 if [ "${1:-}" = "--tool-folds" ]; then
   shift
@@ -75,11 +84,7 @@ if [ "${1:-}" = "--tool-folds" ]; then
     exit 2
   fi
   echo "$stamp" > "$work/options"
-  [ -f "$work/model-base/model.onnx" ] ||
-    "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$catalog/documents.ndjson" "$base" \
-      "$work/model-base" --pairs-per-skill 0 --epochs 0
-  link_tokenizer "$work/model-base"
-  [ -d "$work/index-base" ] || SKG_MODEL_DIR="$work/model-base" "$skg" -q index build "$catalog" -o "$work/index-base"
+  base_model "$catalog" "$work"
   for k in 0 1 2 3 4; do
     m="$work/model-$k"
     [ -f "$m/model.onnx" ] ||
@@ -138,12 +143,7 @@ for line in open(queries):
         if top in regs:
             out[g].write(line)
 PY
-# The comparison: the same export of the untrained weights (the shipped model is itself adapted).
-[ -f "$work/model-base/model.onnx" ] ||
-  "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" \
-    "$work/model-base" --pairs-per-skill 0 --epochs 0
-link_tokenizer "$work/model-base"
-[ -d "$work/index-base" ] || SKG_MODEL_DIR="$work/model-base" "$skg" -q index build "$audit" -o "$work/index-base"
+base_model "$audit" "$work"
 for g in a b; do
   group=$group_a; [ "$g" = b ] && group=$group_b
   [ -f "$work/model-$g/model.onnx" ] ||

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 import onnxruntime as ort
-from skg_vectors import mean_pool
+from skg_vectors import hidden_states, mean_pool
 from tokenizers import Tokenizer
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -54,15 +54,7 @@ def embed(sess, tok, texts):
     enc = tok.encode_batch(texts)
     ids = np.array([e.ids for e in enc], dtype=np.int64)
     mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-    h = sess.run(
-        None,
-        {
-            "input_ids": ids,
-            "attention_mask": mask,
-            "token_type_ids": np.zeros_like(ids),
-        },
-    )[0]
-    return mean_pool(h, mask)
+    return mean_pool(hidden_states(sess, ids, mask), mask)
 
 
 def main() -> None:

@@ -4,6 +4,8 @@
   no padding, truncated at 256 tokens, mean pooling over `last_hidden_state`, L2-normalized.
   (`scripts/embedding-reference.py` computes the parity fixture independently, on purpose.)
 - `mean_pool(hidden, mask)`: the same pooling over a padded batch (benchmarks, export checks).
+- `hidden_states(session, ids, mask)`: a model's `last_hidden_state` for token ids and their
+  attention mask (token types all 0, fed when the graph takes them).
 - `IndexVectors(folder)`: an index folder as `skg index build` writes it — `skills.ndjson`,
   `documents.ndjson`, `vectors.bin` (rows of a little-endian u32 document id and `dim` f32s,
   `dim` from `manifest.json`) — with each row's skill and level.
@@ -31,21 +33,25 @@ def embedder(model_dir: str = DEFAULT_MODEL_DIR) -> Callable[[str], np.ndarray]:
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(os.path.join(model_dir, "model.onnx"), options)
-    inputs = {i.name for i in session.get_inputs()}
 
     def embed(text: str) -> np.ndarray:
         e = tok.encode(text)
         ids = np.array([e.ids], dtype=np.int64)
-        feed = {
-            "input_ids": ids,
-            "attention_mask": np.array([e.attention_mask], dtype=np.int64),
-        }
-        if "token_type_ids" in inputs:
-            feed["token_type_ids"] = np.zeros_like(ids)
-        v = session.run(None, feed)[0][0].mean(0)
+        mask = np.array([e.attention_mask], dtype=np.int64)
+        v = hidden_states(session, ids, mask)[0].mean(0)
         return v / np.linalg.norm(v)
 
     return embed
+
+
+def hidden_states(
+    session: ort.InferenceSession, ids: np.ndarray, mask: np.ndarray
+) -> np.ndarray:
+    """`last_hidden_state` [batch, seq, dim] of token ids and attention mask [batch, seq]."""
+    feed = {"input_ids": ids, "attention_mask": mask}
+    if any(i.name == "token_type_ids" for i in session.get_inputs()):
+        feed["token_type_ids"] = np.zeros_like(ids)
+    return session.run(None, feed)[0]
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
