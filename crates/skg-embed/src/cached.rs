@@ -14,7 +14,7 @@ use std::{
 use serde::Serialize;
 use skg_model::Progress;
 
-use crate::{DIM, Embedder, EmbeddingCache, Error, MODEL_ID, ModelDir, Result, locate};
+use crate::{DIM, Embedder, EmbeddingCache, Error, ModelDir, Result};
 
 /// Texts per progress step.
 const CHUNK: usize = 256;
@@ -22,8 +22,8 @@ const CHUNK: usize = 256;
 /// What an embedding run did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EmbeddingStats {
-    /// The model.
-    pub model: &'static str,
+    /// The model's [identity](crate::identity()).
+    pub model: String,
     /// Texts asked for.
     pub texts: usize,
     /// Distinct texts among them.
@@ -50,27 +50,33 @@ pub struct Embedded {
     pub stats: EmbeddingStats,
 }
 
-/// The cache file at `path` for this model, or an empty one (an unreadable or foreign file is
-/// logged and ignored: it is a cache).
-pub fn read_cache(path: &Path) -> EmbeddingCache {
+/// The cache file at `path` for vectors of the model [identity](crate::identity()) `identity`,
+/// or an empty one (an unreadable file, or one written by another model, is logged and ignored:
+/// it is a cache).
+pub fn read_cache(path: &Path, identity: &str) -> EmbeddingCache {
     match std::fs::read(path) {
-        Ok(bytes) => EmbeddingCache::from_bytes(&bytes, MODEL_ID).unwrap_or_else(|e| {
-            tracing::warn!(path = %path.display(), "embedding cache not used: {e}");
-            EmbeddingCache::new(MODEL_ID, DIM)
+        Ok(bytes) => EmbeddingCache::from_bytes(&bytes, identity).unwrap_or_else(|e| {
+            tracing::info!(path = %path.display(), "embedding cache not used: {e}");
+            EmbeddingCache::new(identity, DIM)
         }),
-        Err(_) => EmbeddingCache::new(MODEL_ID, DIM),
+        Err(_) => EmbeddingCache::new(identity, DIM),
     }
 }
 
-/// A vector for every text: from `cache` where it has one, else from the model (loaded only when
-/// something is missing, as `threads` single-threaded sessions that share the texts out). Each
-/// text is its own inference call, so a vector never depends on which other texts were missing.
+/// A vector for every text by the model in `dir`: from the cache file at `cache_path` where it
+/// holds one for this model's [identity](crate::identity()), else from the model (loaded only
+/// when something is missing, as `threads` single-threaded sessions that share the texts out).
+/// Each text is its own inference call, so a vector never depends on which other texts were
+/// missing.
 pub fn embed_with_cache(
+    dir: &ModelDir,
     texts: &[String],
-    mut cache: EmbeddingCache,
+    cache_path: &Path,
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<Embedded> {
+    let identity = dir.identity()?;
+    let mut cache = read_cache(cache_path, &identity);
     let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
     // Longest first: the sessions take texts in turn, and the last ones taken are short, so
     // the sessions finish together.
@@ -82,7 +88,14 @@ pub fn embed_with_cache(
     misses.sort_by_key(|t| (std::cmp::Reverse(t.len()), *t));
     let started = Instant::now();
     if !misses.is_empty() {
-        let pool = Pool::load(&locate()?, threads.clamp(1, misses.len()))?;
+        let pool = Pool::load(dir, threads.clamp(1, misses.len()))?;
+        if pool.identity() != identity {
+            return Err(Error::Model(format!(
+                "the model files in {} changed while they were read ({identity}, then {})",
+                dir.path().display(),
+                pool.identity()
+            )));
+        }
         progress.phase("embed texts", misses.len() as u64);
         for (t, v) in misses.iter().zip(embed_shared(&pool, &misses, progress)?) {
             cache.insert(t, v);
@@ -96,7 +109,7 @@ pub fn embed_with_cache(
         .ok_or_else(|| Error::Model("the model returned no vector for some texts".into()))?;
     cache.retain_texts(texts.iter().map(String::as_str));
     let stats = EmbeddingStats {
-        model: MODEL_ID,
+        model: identity,
         texts: texts.len(),
         unique_texts: unique.len(),
         embedded: misses.len(),
@@ -163,6 +176,7 @@ fn embed_shared(pool: &Pool, texts: &[&str], progress: &dyn Progress) -> Result<
 pub struct Pool {
     slots: Vec<Mutex<Embedder>>,
     next: AtomicUsize,
+    identity: String,
 }
 
 impl std::fmt::Debug for Pool {
@@ -176,13 +190,27 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     /// `sessions` sessions (at least one) of the model in `dir`.
     pub fn load(dir: &ModelDir, sessions: usize) -> Result<Pool> {
-        let slots = (0..sessions.max(1))
-            .map(|_| Embedder::load(dir, 1).map(Mutex::new))
+        let sessions = (0..sessions.max(1))
+            .map(|_| Embedder::load(dir, 1))
             .collect::<Result<Vec<_>>>()?;
+        let identity = sessions[0].identity().to_owned();
+        if let Some(other) = sessions.iter().find(|e| e.identity() != identity) {
+            return Err(Error::Model(format!(
+                "the model files in {} changed while they were loaded ({identity}, then {})",
+                dir.path().display(),
+                other.identity()
+            )));
+        }
         Ok(Pool {
-            slots,
+            slots: sessions.into_iter().map(Mutex::new).collect(),
             next: AtomicUsize::new(0),
+            identity,
         })
+    }
+
+    /// The [identity](crate::identity()) of the vectors it makes.
+    pub fn identity(&self) -> &str {
+        &self.identity
     }
 
     /// The vector of one text: on a free session, else waiting for the next in turn.

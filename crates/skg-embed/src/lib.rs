@@ -104,6 +104,21 @@ pub enum Error {
     Model(String),
 }
 
+/// The files whose bytes the vectors depend on (ONNX Runtime, the last of [`FILES`], only runs
+/// them), in the order [`ModelDir::content_id`] hashes them.
+const CONTENT_FILES: [&str; 5] = [FILES[0], FILES[1], FILES[2], FILES[3], FILES[4]];
+
+/// The identity of vectors made by the graph and tokenizer with content id `content_id`:
+/// `MODEL_ID@` and the content id's first 16 hex digits. [`MODEL_ID`] says how the files are run
+/// (quantization, pooling, length); the content id says which files: two folders with the same
+/// files give the same identity, and a changed graph or tokenizer file gives another even when
+/// nobody changed [`MODEL_ID`]. Embedding caches, an index's vectors (its manifest's `model`),
+/// `--incremental` reuse and the gateway's check that its queries and the index's documents were
+/// embedded alike all compare this string.
+pub fn identity(content_id: &str) -> String {
+    format!("{MODEL_ID}@{}", content_id.get(..16).unwrap_or(content_id))
+}
+
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -158,7 +173,7 @@ impl ModelDir {
     /// change, whatever [`MODEL_ID`] says.
     pub fn content_id(&self) -> Result<String> {
         let mut h = blake3::Hasher::new();
-        for name in FILES.iter().filter(|f| **f != "libonnxruntime.so") {
+        for name in CONTENT_FILES {
             let p = self.0.join(name);
             let mut f = std::fs::File::open(&p).map_err(|source| Error::Io {
                 path: p.clone(),
@@ -169,6 +184,12 @@ impl ModelDir {
                 .map_err(|source| Error::Io { path: p, source })?;
         }
         Ok(h.finalize().to_hex().to_string())
+    }
+
+    /// What this folder's vectors are a function of, as one string: [`identity`] of
+    /// [`MODEL_ID`] and the [content id](Self::content_id).
+    pub fn identity(&self) -> Result<String> {
+        Ok(identity(&self.content_id()?))
     }
 
     fn read(&self, name: &str) -> Result<Vec<u8>> {
@@ -209,12 +230,13 @@ fn init_runtime(dir: &ModelDir) -> Result<()> {
 /// A loaded model. `embed` takes `&mut self`: share it behind a mutex.
 pub struct Embedder {
     model: TextEmbedding,
+    identity: String,
 }
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Embedder")
-            .field("model", &MODEL_ID)
+            .field("model", &self.identity)
             .finish()
     }
 }
@@ -223,20 +245,39 @@ impl Embedder {
     /// Loads the model from `dir`, running inference on `threads` threads.
     pub fn load(dir: &ModelDir, threads: usize) -> Result<Embedder> {
         init_runtime(dir)?;
+        // The identity is hashed from the very bytes loaded, so it names what runs.
+        let [graph, tokenizer, config, special, tokenizer_config] =
+            CONTENT_FILES.map(|name| dir.read(name));
+        let [graph, tokenizer, config, special, tokenizer_config] =
+            [graph?, tokenizer?, config?, special?, tokenizer_config?];
+        let mut h = blake3::Hasher::new();
+        for (name, bytes) in
+            CONTENT_FILES
+                .iter()
+                .zip([&graph, &tokenizer, &config, &special, &tokenizer_config])
+        {
+            h.update(name.as_bytes());
+            h.update(bytes);
+        }
+        let identity = identity(h.finalize().to_hex().as_str());
         let tokenizer = TokenizerFiles {
-            tokenizer_file: dir.read("tokenizer.json")?,
-            config_file: dir.read("config.json")?,
-            special_tokens_map_file: dir.read("special_tokens_map.json")?,
-            tokenizer_config_file: dir.read("tokenizer_config.json")?,
+            tokenizer_file: tokenizer,
+            config_file: config,
+            special_tokens_map_file: special,
+            tokenizer_config_file: tokenizer_config,
         };
-        let model = UserDefinedEmbeddingModel::new(dir.read("model.onnx")?, tokenizer)
-            .with_pooling(Pooling::Mean);
+        let model = UserDefinedEmbeddingModel::new(graph, tokenizer).with_pooling(Pooling::Mean);
         let options = InitOptionsUserDefined::new()
             .with_intra_threads(threads.max(1))
             .with_max_length(MAX_TOKENS);
         let model = TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| Error::Model(e.to_string()))?;
-        Ok(Embedder { model })
+        Ok(Embedder { model, identity })
+    }
+
+    /// The [identity](identity()) of this model's vectors.
+    pub fn identity(&self) -> &str {
+        &self.identity
     }
 
     /// L2-normalized vectors of `texts`, in order, one inference call per text: the model's
@@ -284,6 +325,37 @@ mod tests {
             "{err}"
         );
         assert!(err.contains(FETCH_COMMAND), "{err}");
+        Ok(())
+    }
+
+    /// A model folder of placeholder files (nothing is run: the identity reads bytes only).
+    fn fake_model(dir: &Path, tokenizer: &[u8]) -> std::io::Result<ModelDir> {
+        std::fs::create_dir_all(dir)?;
+        for name in FILES {
+            std::fs::write(dir.join(name), name.as_bytes())?;
+        }
+        std::fs::write(dir.join("tokenizer.json"), tokenizer)?;
+        ModelDir::at(dir).map_err(std::io::Error::other)
+    }
+
+    #[test]
+    fn identity_follows_the_files_not_the_folder() -> Result<(), Box<dyn std::error::Error>> {
+        let tmp = tempfile::tempdir()?;
+        let a = fake_model(&tmp.path().join("a"), b"{}")?;
+        let copy = fake_model(&tmp.path().join("copy"), b"{}")?;
+        let edited = fake_model(&tmp.path().join("edited"), b"{} ")?;
+        let id = a.identity()?;
+        // MODEL_ID, '@', 16 hex digits of the content id.
+        let digits = id
+            .strip_prefix(&format!("{MODEL_ID}@"))
+            .unwrap_or_else(|| panic!("{id}"));
+        assert_eq!(digits.len(), 16);
+        assert!(a.content_id()?.starts_with(digits));
+        assert_eq!(copy.identity()?, id, "same files elsewhere: same vectors");
+        assert_ne!(edited.identity()?, id, "one byte of a tokenizer file");
+        // ONNX Runtime only runs the graph: another build of it doesn't change the vectors.
+        std::fs::write(tmp.path().join("a/libonnxruntime.so"), b"another build")?;
+        assert_eq!(a.identity()?, id);
         Ok(())
     }
 

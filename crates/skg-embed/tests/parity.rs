@@ -10,6 +10,8 @@
 
 use std::path::Path;
 
+use skg_model::NoProgress;
+
 #[test]
 fn vectors_match_the_python_reference() {
     let Some(dir) = skg_testkit::found(
@@ -110,20 +112,44 @@ fn a_vector_depends_on_its_text_only() {
         want,
         "one call for all"
     );
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    let identity = dir.identity().expect("the model's identity");
     for threads in [1, 2, 3] {
-        let empty = skg_embed::EmbeddingCache::new(skg_embed::MODEL_ID, skg_embed::DIM);
-        let got = skg_embed::embed_with_cache(&texts, empty, threads, &skg_model::NoProgress)
-            .expect("embed");
+        let cache = tmp.path().join(format!("cache-{threads}"));
+        let got =
+            skg_embed::embed_with_cache(&dir, &texts, &cache, threads, &NoProgress).expect("embed");
         assert_eq!(got.vectors, want, "{threads} sessions");
         assert_eq!(got.stats.embedded, texts.len());
+        assert_eq!(got.stats.model, identity);
         // Only the first text missing: the others come from the cache, the first is the same.
-        let mut partial = skg_embed::EmbeddingCache::new(skg_embed::MODEL_ID, skg_embed::DIM);
+        let mut partial = skg_embed::EmbeddingCache::new(&identity, skg_embed::DIM);
         for (t, v) in texts.iter().zip(&want).skip(1) {
             partial.insert(t, v.clone());
         }
-        let again = skg_embed::embed_with_cache(&texts, partial, threads, &skg_model::NoProgress)
-            .expect("embed");
+        std::fs::write(&cache, partial.to_bytes()).expect("write the cache");
+        let again =
+            skg_embed::embed_with_cache(&dir, &texts, &cache, threads, &NoProgress).expect("embed");
         assert_eq!(again.stats.embedded, 1);
         assert_eq!(again.vectors, want);
+    }
+    // A cache keyed by the model's name alone (as before model content entered the key), or by
+    // other model files, holds vectors that may not be this model's: none is used.
+    for other in [
+        skg_embed::MODEL_ID.to_owned(),
+        format!("{}@0000000000000000", skg_embed::MODEL_ID),
+    ] {
+        let mut stale = skg_embed::EmbeddingCache::new(&other, skg_embed::DIM);
+        for t in &texts {
+            stale.insert(t, vec![0.5; skg_embed::DIM]);
+        }
+        let cache = tmp.path().join("stale");
+        std::fs::write(&cache, stale.to_bytes()).expect("write the cache");
+        let got = skg_embed::embed_with_cache(&dir, &texts, &cache, 1, &NoProgress).expect("embed");
+        assert_eq!(
+            (got.stats.embedded, got.stats.from_cache),
+            (texts.len(), 0),
+            "{other}"
+        );
+        assert_eq!(got.vectors, want);
     }
 }

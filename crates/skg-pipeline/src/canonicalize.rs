@@ -384,7 +384,7 @@ fn write(
         counts,
         serde_json::json!({
             "similarity": c.stats.similarity,
-            "model": embedded.map(|_| skg_embed::MODEL_ID),
+            "model": embedded.map(|e| e.stats.model.as_str()),
             "scores": job.scores.as_ref().map(|s| s.source.clone()),
             "synthetic": synthetic,
         }),

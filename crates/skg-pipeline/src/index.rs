@@ -157,23 +157,34 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
 
     let (mut embedding, mut cache_bytes, mut reused_count) = (None, None, 0usize);
     let vectors = if job.embeddings {
+        // Vectors are reused (from the previous index or the cache) only when they were made by
+        // the very files installed now: the identity carries their content id.
+        let dir = skg_embed::locate()?;
+        let identity = dir.identity()?;
         let plan = skg_index::VectorPlan::new(
             &documents,
             &job.dense,
             previous.as_ref().zip(diff.as_ref()),
             &examples,
-            skg_embed::MODEL_ID,
+            &identity,
         );
         reused_count = plan.reused.len();
         let cache = job.out.join(skg_embed::CACHE_FILE);
-        let mut e = crate::embed_texts(&plan.texts, &cache, job.threads, progress)?;
+        let mut e = skg_embed::embed_with_cache(&dir, &plan.texts, &cache, job.threads, progress)?;
+        if e.stats.model != identity {
+            return Err(Error::Invalid(format!(
+                "the model files in {} changed during the build ({identity}, then {})",
+                dir.path().display(),
+                e.stats.model
+            )));
+        }
         // Reused vectors stay in the cache, so a later whole build finds them too.
         for (i, v) in &plan.reused {
             e.cache.insert(&documents[*i].text, v.clone());
         }
         cache_bytes = Some(e.cache.to_bytes());
         embedding = Some(e.stats);
-        Some(plan.into_vectors(e.vectors, skg_embed::MODEL_ID, skg_embed::DIM))
+        Some(plan.into_vectors(e.vectors, &identity, skg_embed::DIM))
     } else {
         None
     };

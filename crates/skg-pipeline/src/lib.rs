@@ -157,18 +157,17 @@ fn manifest_options(
     Ok(v)
 }
 
-/// A vector for every text, from the embedding cache at `cache_path` where possible.
+/// A vector for every text by the installed model, from the embedding cache at `cache_path`
+/// where it holds this model's vectors.
 fn embed_texts(
     texts: &[String],
     cache_path: &Path,
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<skg_embed::Embedded> {
+    let dir = skg_embed::locate()?;
     Ok(skg_embed::embed_with_cache(
-        texts,
-        skg_embed::read_cache(cache_path),
-        threads,
-        progress,
+        &dir, texts, cache_path, threads, progress,
     )?)
 }
 

@@ -501,7 +501,7 @@ impl Gateway {
                 out.push("no embedding model loaded: BM25 only".into());
             }
             (Some(e), Some(m)) if e.model() != m => out.push(format!(
-                "the index was embedded with {m}, the gateway's model is {}: BM25 only",
+                "the index was embedded with {m}, the gateway's model is {}: BM25 only (rebuild the index with this model, or serve with the model it was built with)",
                 e.model()
             )),
             _ => {}

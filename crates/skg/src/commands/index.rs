@@ -126,7 +126,11 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     let embedder = if needs_vectors || (args.misses && index.dim() > 0) {
         let dir =
             skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n(or run `--mode bm25`)"))?;
-        Some(skg_embed::Embedder::load(&dir, args.threads)?)
+        let e = skg_embed::Embedder::load(&dir, args.threads)?;
+        if let Some(why) = other_model(&index, &e) {
+            bail!("{}: {why}\n(or run `--mode bm25`)", args.index.display());
+        }
+        Some(e)
     } else {
         None
     };
@@ -238,6 +242,18 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         Ok(())
     })?;
     Ok(ExitStatus::Success)
+}
+
+/// Why the queries can't be embedded by `e` for `index`: its documents were embedded by another
+/// model (or other model files), and vectors of two models don't compare.
+fn other_model(index: &Index, e: &skg_embed::Embedder) -> Option<String> {
+    let built = index.manifest.model.as_deref()?;
+    (built != e.identity()).then(|| {
+        format!(
+            "the index was embedded by {built}, the installed model is {}: rebuild the index (`skg index build`) or set SKG_MODEL_DIR to the model it was built with",
+            e.identity()
+        )
+    })
 }
 
 /// Query vectors: embedded afresh (and kept), or reused.
@@ -439,7 +455,13 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
         match skg_embed::locate()
             .and_then(|dir| skg_embed::Embedder::load(&dir, skg_embed::DEFAULT_THREADS))
         {
-            Ok(mut e) => e.embed(&[args.task.as_str()])?.pop(),
+            Ok(mut e) => match other_model(&index, &e) {
+                Some(why) => {
+                    degraded.push(format!("BM25 only: {why}"));
+                    None
+                }
+                None => e.embed(&[args.task.as_str()])?.pop(),
+            },
             Err(e) => {
                 degraded.push(format!("BM25 only: {e}"));
                 None

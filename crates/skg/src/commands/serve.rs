@@ -26,7 +26,7 @@ struct Pool(skg_embed::Pool);
 
 impl Embed for Pool {
     fn model(&self) -> &str {
-        skg_embed::MODEL_ID
+        self.0.identity()
     }
 
     fn embed(&self, text: &str) -> Result<Vec<f32>, String> {

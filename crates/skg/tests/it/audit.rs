@@ -460,6 +460,51 @@ fn incremental_index_update_and_bundle_adapters() {
     let whole = run(&["index", "build", "audit", "-o", "index-whole", "-q"]);
     assert_eq!(inc["content_hash"], whole["content_hash"]);
 
+    // Other model files under the same MODEL_ID (here a tokenizer file with one more byte, which
+    // doesn't change a vector): nothing is carried over from the previous index or the cache,
+    // and a query embedded by the first model is not compared with the new index's vectors.
+    let other_model = d.join("other-model");
+    std::fs::create_dir_all(&other_model).unwrap_or_else(|e| panic!("{e}"));
+    for name in skg_embed::FILES {
+        let from = model_folder.join(name);
+        if name == "tokenizer_config.json" {
+            let mut bytes = std::fs::read(&from).unwrap_or_else(|e| panic!("{e}"));
+            bytes.push(b'\n');
+            std::fs::write(other_model.join(name), bytes).unwrap_or_else(|e| panic!("{e}"));
+        } else {
+            std::os::unix::fs::symlink(&from, other_model.join(name))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    let again = skg_json_env(
+        d,
+        &[
+            "index",
+            "build",
+            "audit",
+            "-o",
+            "index-whole",
+            "--incremental",
+            "-q",
+        ],
+        &[("SKG_MODEL_DIR", &other_model)],
+    );
+    assert_eq!(again["incremental"]["vectors_reused"], 0, "{again}");
+    let e = &again["embedding"];
+    assert_eq!(e["from_cache"], 0, "{again}");
+    assert_eq!(e["embedded"], e["unique_texts"], "{again}");
+    assert_ne!(again["model"], whole["model"]);
+    let m = whole["model"].as_str().unwrap_or_default();
+    assert!(m.starts_with(skg_embed::MODEL_ID), "{m}");
+    let routed = run(&[
+        "route",
+        "merge the finished feature branch",
+        "--index",
+        "index-whole",
+    ]);
+    let degraded = routed["degraded"].to_string();
+    assert!(degraded.contains("rebuild the index"), "{routed}");
+
     // The bundle as Anthropic tools, and as a folder of skills.
     let out = super::skg_env(
         d,
