@@ -170,6 +170,45 @@ def judged_pairs(
     return pairs, kept_out
 
 
+def mine_hard_negatives(tok, model, pairs, documents: str, k: int, a) -> dict:
+    """For every judged pair (skill, request), one other card of the catalog: drawn, seeded, from
+    the `k` cards the untrained model ranks highest for the request, the gold excluded. Drawing
+    from the top k rather than taking the first spares near-equivalent tools (unlabelled
+    positives) most of the time."""
+    cards = {}
+    with open(documents, encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            if d["level"] in (0, "L0"):
+                cards[d["skill"]] = d["text"]
+    ids = sorted(cards)
+    with torch.no_grad():
+        c = torch.cat(
+            [
+                encode(tok, model, [cards[i] for i in ids[j : j + 64]], a.max_len)
+                for j in range(0, len(ids), 64)
+            ]
+        )
+        requests = [(s, x) for s, x, _ in pairs if s in cards]
+        q = torch.cat(
+            [
+                encode(tok, model, [x for _, x in requests[j : j + 64]], a.max_len)
+                for j in range(0, len(requests), 64)
+            ]
+        )
+    rng = random.Random(a.seed + 1)
+    out = {}
+    for (s, x), row in zip(requests, (q @ c.T).tolist()):
+        ranked = sorted(range(len(ids)), key=lambda j: (-row[j], ids[j]))
+        top = [ids[j] for j in ranked if ids[j] != s][:k]
+        neg = rng.choice(top)
+        out[(s, x)] = (neg, cards[neg])
+    print(
+        f"hard negatives: one of the top {k} for {len(out)} requests", file=sys.stderr
+    )
+    return out
+
+
 def batches(pairs, batch: int, rng: random.Random):
     """Shuffled batches holding each skill at most once (a second pair of it would be a false negative)."""
     order = list(range(len(pairs)))
@@ -286,6 +325,12 @@ def main() -> None:
         default=0.98,
         help="refuse an int8 export that agrees less with the weights it was made from (after --wise; padded batch)",
     )
+    ap.add_argument(
+        "--hard-negatives",
+        type=int,
+        default=0,
+        help="per judged pair, one extra negative card drawn (seeded) from the K cards the untrained model ranks highest for the request, its gold excluded (0: in-batch negatives only)",
+    )
     ap.add_argument("--folds", type=int, default=1)
     ap.add_argument("--hold-out", type=int, default=0)
     ap.add_argument(
@@ -362,6 +407,11 @@ def main() -> None:
             f"weights do not fit BertModel: missing {missing}, unexpected {unexpected}"
         )
 
+    negatives = (
+        mine_hard_negatives(tok, model, pairs, a.judged_documents, a.hard_negatives, a)
+        if a.judged and a.hard_negatives
+        else {}
+    )
     rng = random.Random(a.seed)
     steps_per_epoch = math.ceil(len(pairs) / a.batch)
     total = (
@@ -384,7 +434,24 @@ def main() -> None:
             d = encode(tok, model, [y for _, _, y in b], a.max_len)
             sim = q @ d.T * a.scale
             labels = torch.arange(len(b))
-            loss = (F.cross_entropy(sim, labels) + F.cross_entropy(sim.T, labels)) / 2
+            forward = sim
+            hard = [
+                (i, negatives[(s, x)])
+                for i, (s, x, _) in enumerate(b)
+                if (s, x) in negatives
+            ]
+            if hard:
+                # Each query also meets its drawn negative card; a drawn card that is another
+                # query's gold is masked for that query (it is its positive, not a negative).
+                n = encode(tok, model, [card for _, (_, card) in hard], a.max_len)
+                extra = q @ n.T * a.scale
+                own = torch.tensor(
+                    [[s == neg for neg, _ in (h for _, h in hard)] for s, _, _ in b]
+                )
+                forward = torch.cat([sim, extra.masked_fill(own, float("-inf"))], dim=1)
+            loss = (
+                F.cross_entropy(forward, labels) + F.cross_entropy(sim.T, labels)
+            ) / 2
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
