@@ -131,6 +131,17 @@ def mine(
     return pairs
 
 
+def load_cards(documents: str) -> dict[str, str]:
+    """Every skill's L0 card in a documents.ndjson, by skill id."""
+    cards = {}
+    with open(documents, encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            if d["level"] in (0, "L0"):
+                cards[d["skill"]] = d["text"]
+    return cards
+
+
 def judged_pairs(
     queries: str, documents: str, folds: int, hold_out: int, unit: str = "tool"
 ) -> tuple[list[tuple[str, str, str]], list[dict]]:
@@ -140,12 +151,7 @@ def judged_pairs(
     of training — the model is then measured on skills it never saw a request for; with unit
     `request`, the queries themselves are dealt (query i to group i mod folds) — measured on new
     requests for skills it saw requests for."""
-    cards = {}
-    with open(documents, encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            if d["level"] in (0, "L0"):
-                cards[d["skill"]] = d["text"]
+    cards = load_cards(documents)
     names = {}
     for sid in cards:
         names[sid] = sid
@@ -175,12 +181,7 @@ def mine_hard_negatives(tok, model, pairs, documents: str, k: int, a) -> dict:
     the `k` cards the untrained model ranks highest for the request, the gold excluded. Drawing
     from the top k rather than taking the first spares near-equivalent tools (unlabelled
     positives) most of the time."""
-    cards = {}
-    with open(documents, encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            if d["level"] in (0, "L0"):
-                cards[d["skill"]] = d["text"]
+    cards = load_cards(documents)
     ids = sorted(cards)
     with torch.no_grad():
         c = torch.cat(
