@@ -144,13 +144,15 @@ def load_cards(documents: str) -> dict[str, str]:
 
 def judged_pairs(
     queries: str, documents: str, folds: int, hold_out: int, unit: str = "tool"
-) -> tuple[list[tuple[str, str, str]], list[dict]]:
+) -> tuple[list[tuple[str, str, str]], list[dict], dict[str, set[str]], set[str]]:
     """(query, its gold skill's L0 card) for every judged query of another catalog, and the
     queries held out. With `folds` > 1 and unit `tool`, the catalog's gold skills (sorted) are
     dealt into `folds` groups and every query that names a skill of group `hold_out` is left out
     of training — the model is then measured on skills it never saw a request for; with unit
     `request`, the queries themselves are dealt (query i to group i mod folds) — measured on new
-    requests for skills it saw requests for."""
+    requests for skills it saw requests for. Also every trained request's gold skills (all of
+    them: a request may have several) and the skills no trained request names (the held-out
+    fold's), which nothing in training may show."""
     cards = load_cards(documents)
     names = {}
     for sid in cards:
@@ -160,7 +162,7 @@ def judged_pairs(
         rows = [json.loads(line) for line in f]
     gold = sorted({names[g] for q in rows for g in q["gold"] if g in names})
     held = {g for i, g in enumerate(gold) if folds > 1 and i % folds == hold_out}
-    pairs, kept_out = [], []
+    pairs, kept_out, golds = [], [], {}
     for q in rows:
         ids = [names[g] for g in q["gold"] if g in names]
         if not ids:
@@ -173,16 +175,23 @@ def judged_pairs(
             kept_out.append(q)
             continue
         pairs.append((ids[0], q["query"], cards[ids[0]]))
-    return pairs, kept_out
+        golds.setdefault(q["query"], set()).update(ids)
+    trained = {g for ids in golds.values() for g in ids}
+    unseen = {names[g] for q in kept_out for g in q["gold"] if g in names} - trained
+    return pairs, kept_out, golds, unseen
 
 
-def mine_hard_negatives(tok, model, pairs, documents: str, k: int, a) -> dict:
+def mine_hard_negatives(
+    tok, model, pairs, documents: str, k: int, a, golds: dict, unseen: set
+) -> dict:
     """For every judged pair (skill, request), one other card of the catalog: drawn, seeded, from
-    the `k` cards the untrained model ranks highest for the request, the gold excluded. Drawing
-    from the top k rather than taking the first spares near-equivalent tools (unlabelled
-    positives) most of the time."""
+    the `k` cards the untrained model ranks highest for the request, its gold skills excluded,
+    and never a card of a held-out skill (`unseen`). Drawing from the top k rather than taking
+    the first spares near-equivalent tools (unlabelled positives) most of the time. Ranked with
+    dropout off."""
     cards = load_cards(documents)
-    ids = sorted(cards)
+    ids = sorted(set(cards) - unseen)
+    model.eval()
     with torch.no_grad():
         c = torch.cat(
             [
@@ -201,7 +210,7 @@ def mine_hard_negatives(tok, model, pairs, documents: str, k: int, a) -> dict:
     out = {}
     for (s, x), row in zip(requests, (q @ c.T).tolist()):
         ranked = sorted(range(len(ids)), key=lambda j: (-row[j], ids[j]))
-        top = [ids[j] for j in ranked if ids[j] != s][:k]
+        top = [ids[j] for j in ranked if ids[j] not in golds.get(x, {s})][:k]
         neg = rng.choice(top)
         out[(s, x)] = (neg, cards[neg])
     print(
@@ -366,8 +375,10 @@ def main() -> None:
     pairs = (
         mine(skills, exclude, a.pairs_per_skill, a.seed) if a.pairs_per_skill else []
     )
+    golds: dict[str, set[str]] = {}
+    unseen: set[str] = set()
     if a.judged:
-        extra, kept_out = judged_pairs(
+        extra, kept_out, golds, unseen = judged_pairs(
             a.judged, a.judged_documents, a.folds, a.hold_out, a.fold_unit
         )
         print(
@@ -409,7 +420,9 @@ def main() -> None:
         )
 
     negatives = (
-        mine_hard_negatives(tok, model, pairs, a.judged_documents, a.hard_negatives, a)
+        mine_hard_negatives(
+            tok, model, pairs, a.judged_documents, a.hard_negatives, a, golds, unseen
+        )
         if a.judged and a.hard_negatives
         else {}
     )
@@ -442,12 +455,15 @@ def main() -> None:
                 if (s, x) in negatives
             ]
             if hard:
-                # Each query also meets its drawn negative card; a drawn card that is another
-                # query's gold is masked for that query (it is its positive, not a negative).
+                # Each query also meets every card drawn for the batch; a drawn card that is one
+                # of a query's golds is masked for that query (a positive, not a negative).
                 n = encode(tok, model, [card for _, (_, card) in hard], a.max_len)
                 extra = q @ n.T * a.scale
                 own = torch.tensor(
-                    [[s == neg for neg, _ in (h for _, h in hard)] for s, _, _ in b]
+                    [
+                        [neg in golds.get(x, {s}) for neg, _ in (h for _, h in hard)]
+                        for s, x, _ in b
+                    ]
                 )
                 forward = torch.cat([sim, extra.masked_fill(own, float("-inf"))], dim=1)
             loss = (

@@ -56,7 +56,15 @@ pub struct Embedded {
 pub fn read_cache(path: &Path, identity: &str) -> EmbeddingCache {
     match std::fs::read(path) {
         Ok(bytes) => EmbeddingCache::from_bytes(&bytes, identity).unwrap_or_else(|e| {
-            tracing::info!(path = %path.display(), "embedding cache not used: {e}");
+            match e {
+                // Expected after a model change: everything is embedded again.
+                crate::CacheError::OtherModel { .. } => {
+                    tracing::info!(path = %path.display(), "embedding cache not used: {e}");
+                }
+                crate::CacheError::Corrupt(_) => {
+                    tracing::warn!(path = %path.display(), "embedding cache not used: {e}");
+                }
+            }
             EmbeddingCache::new(identity, DIM)
         }),
         Err(_) => EmbeddingCache::new(identity, DIM),

@@ -45,7 +45,8 @@ use fastembed::{
     InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
 };
 
-/// Identifies the model (and so the vectors): part of every embedding-cache key.
+/// Names the model and how it is run (quantization, pooling, length); with the model files'
+/// content id it makes the vectors' [`identity`], which keys every embedding cache.
 pub const MODEL_ID: &str =
     "all-MiniLM-L6-v2+minilm-tasks-1/int8-dynamic-per-channel/mean/256/one-text-per-call";
 /// Vector dimension.
@@ -104,9 +105,21 @@ pub enum Error {
     Model(String),
 }
 
-/// The files whose bytes the vectors depend on (ONNX Runtime, the last of [`FILES`], only runs
-/// them), in the order [`ModelDir::content_id`] hashes them.
+/// The files that define the vectors, in the order [`ModelDir::content_id`] hashes them. ONNX
+/// Runtime, the last of [`FILES`], runs them and is left out: `scripts/fetch-model.sh` pins it,
+/// and another build under `$ORT_DYLIB_PATH` may move vectors in their last bits without a new
+/// identity (an override is the user's to track).
 const CONTENT_FILES: [&str; 5] = [FILES[0], FILES[1], FILES[2], FILES[3], FILES[4]];
+
+/// blake3 over [`CONTENT_FILES`]' names and bytes (`files` in that order).
+fn content_id(files: &[Vec<u8>; 5]) -> String {
+    let mut h = blake3::Hasher::new();
+    for (name, bytes) in CONTENT_FILES.iter().zip(files) {
+        h.update(name.as_bytes());
+        h.update(bytes);
+    }
+    h.finalize().to_hex().to_string()
+}
 
 /// The identity of vectors made by the graph and tokenizer with content id `content_id`:
 /// `MODEL_ID@` and the content id's first 16 hex digits. [`MODEL_ID`] says how the files are run
@@ -172,18 +185,9 @@ impl ModelDir {
     /// bytes): the vectors are a function of these, so a stage keyed with it reruns when they
     /// change, whatever [`MODEL_ID`] says.
     pub fn content_id(&self) -> Result<String> {
-        let mut h = blake3::Hasher::new();
-        for name in CONTENT_FILES {
-            let p = self.0.join(name);
-            let mut f = std::fs::File::open(&p).map_err(|source| Error::Io {
-                path: p.clone(),
-                source,
-            })?;
-            h.update(name.as_bytes());
-            h.update_reader(&mut f)
-                .map_err(|source| Error::Io { path: p, source })?;
-        }
-        Ok(h.finalize().to_hex().to_string())
+        let files = CONTENT_FILES.map(|name| self.read(name));
+        let [a, b, c, d, e] = files;
+        Ok(content_id(&[a?, b?, c?, d?, e?]))
     }
 
     /// What this folder's vectors are a function of, as one string: [`identity`] of
@@ -248,18 +252,9 @@ impl Embedder {
         // The identity is hashed from the very bytes loaded, so it names what runs.
         let [graph, tokenizer, config, special, tokenizer_config] =
             CONTENT_FILES.map(|name| dir.read(name));
-        let [graph, tokenizer, config, special, tokenizer_config] =
-            [graph?, tokenizer?, config?, special?, tokenizer_config?];
-        let mut h = blake3::Hasher::new();
-        for (name, bytes) in
-            CONTENT_FILES
-                .iter()
-                .zip([&graph, &tokenizer, &config, &special, &tokenizer_config])
-        {
-            h.update(name.as_bytes());
-            h.update(bytes);
-        }
-        let identity = identity(h.finalize().to_hex().as_str());
+        let files = [graph?, tokenizer?, config?, special?, tokenizer_config?];
+        let identity = identity(&content_id(&files));
+        let [graph, tokenizer, config, special, tokenizer_config] = files;
         let tokenizer = TokenizerFiles {
             tokenizer_file: tokenizer,
             config_file: config,
@@ -353,7 +348,7 @@ mod tests {
         assert!(a.content_id()?.starts_with(digits));
         assert_eq!(copy.identity()?, id, "same files elsewhere: same vectors");
         assert_ne!(edited.identity()?, id, "one byte of a tokenizer file");
-        // ONNX Runtime only runs the graph: another build of it doesn't change the vectors.
+        // ONNX Runtime is not part of the identity (see CONTENT_FILES).
         std::fs::write(tmp.path().join("a/libonnxruntime.so"), b"another build")?;
         assert_eq!(a.identity()?, id);
         Ok(())

@@ -114,6 +114,11 @@ fn a_vector_depends_on_its_text_only() {
     );
     let tmp = tempfile::tempdir().expect("a temporary folder");
     let identity = dir.identity().expect("the model's identity");
+    assert_eq!(
+        alone.identity(),
+        identity,
+        "hashed from the bytes it loaded"
+    );
     for threads in [1, 2, 3] {
         let cache = tmp.path().join(format!("cache-{threads}"));
         let got =

@@ -119,7 +119,7 @@ pub struct Summary {
 struct Embedding {
     /// How descriptions are compared, as the report and the summary say it.
     label: String,
-    /// The model's content id (`None`: lexical).
+    /// The model's identity, its files' content id in it (`None`: lexical).
     model: Option<String>,
 }
 
@@ -133,7 +133,7 @@ fn embedding(plan: &Plan) -> Result<Embedding> {
     match skg_embed::locate() {
         Ok(dir) => Ok(Embedding {
             label: skg_embed::MODEL_ID.into(),
-            model: Some(dir.content_id()?),
+            model: Some(dir.identity()?),
         }),
         Err(e) => {
             tracing::warn!(

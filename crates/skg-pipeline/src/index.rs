@@ -178,9 +178,10 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
                 e.stats.model
             )));
         }
-        // Reused vectors stay in the cache, so a later whole build finds them too.
+        // Reused vectors stay in the cache under the text they were embedded as (an overview's
+        // cut, a section's title and text), so a later whole build finds them too.
         for (i, v) in &plan.reused {
-            e.cache.insert(&documents[*i].text, v.clone());
+            e.cache.insert(&job.dense.text(&documents[*i]), v.clone());
         }
         cache_bytes = Some(e.cache.to_bytes());
         embedding = Some(e.stats);

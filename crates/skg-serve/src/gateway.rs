@@ -25,7 +25,7 @@ use crate::{
 
 /// Query embedding (the binary plugs skg-embed in).
 pub trait Embed: Send + Sync + std::fmt::Debug + 'static {
-    /// The model id (compared with the index's).
+    /// The identity of the vectors it makes (`skg_embed::identity`), compared with the index's.
     fn model(&self) -> &str;
     /// One L2-normalized vector for `text`.
     fn embed(&self, text: &str) -> Result<Vec<f32>, String>;
@@ -351,9 +351,14 @@ impl Gateway {
     /// Reloads the folder if its manifest names another revision; swaps atomically. Blocking
     /// (reads the folder): call from a blocking thread.
     pub fn reload_blocking(&self) -> ReloadOutcome {
-        let serving = self.current().index.manifest.content_hash.clone();
+        let current = self.current();
+        let serving = current.index.manifest.content_hash.clone();
+        // The content hash covers the vectors' bytes, not whose they are: a rebuild with other
+        // model files can give the same bytes under another identity, and must be loaded.
         let outcome = match skg_index::read_manifest(&self.cfg.index_dir) {
-            Ok(m) if m.content_hash == serving => ReloadOutcome::Fresh { revision: serving },
+            Ok(m) if m.content_hash == serving && m.model == current.index.manifest.model => {
+                ReloadOutcome::Fresh { revision: serving }
+            }
             Ok(_) => match open_index(&self.cfg) {
                 Ok(index) => {
                     let to = index.manifest.content_hash.clone();

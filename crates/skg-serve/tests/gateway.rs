@@ -422,6 +422,23 @@ async fn reload_only_when_stale_and_refuses_partial_artifacts() {
         r.json,
         json!({"outcome": "fresh", "revision": first.content_hash})
     );
+    // The same content under another model identity (a rebuild with other model files that
+    // gave the same bytes) is loaded: the gateway's check of query against index vectors
+    // reads the manifest's model.
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m["model"] = json!("another-model@0123456789abcdef");
+    std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+    let r = call(&gw, reload()).await;
+    assert_eq!(
+        r.json,
+        json!({"outcome": "reloaded", "from": first.content_hash, "to": first.content_hash})
+    );
+    assert_eq!(
+        gw.current().index.manifest.model.as_deref(),
+        Some("another-model@0123456789abcdef")
+    );
 
     // A request in flight holds the old index across a swap.
     let held = gw.current();
@@ -481,10 +498,10 @@ async fn reload_only_when_stale_and_refuses_partial_artifacts() {
     // Reload outcomes are counted.
     let m = call(&gw, get("/metrics")).await;
     let text = m.json.as_str().unwrap();
-    for outcome in ["fresh", "reloaded", "failed"] {
+    for (outcome, n) in [("fresh", 1), ("reloaded", 2), ("failed", 1)] {
         assert!(
             text.contains(&format!(
-                r#"skg_index_reloads_total{{outcome="{outcome}"}} 1"#
+                r#"skg_index_reloads_total{{outcome="{outcome}"}} {n}"#
             )),
             "{outcome}: {text}"
         );

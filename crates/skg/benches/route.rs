@@ -41,6 +41,15 @@ fn benches(c: &mut Criterion) {
     let index = Index::open(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let model = skg_embed::locate().unwrap_or_else(|e| panic!("{e}"));
     let mut embedder = skg_embed::Embedder::load(&model, 2).unwrap_or_else(|e| panic!("{e}"));
+    if index.manifest.model.as_deref() != Some(embedder.identity()) {
+        // The timings hold; the answers would not (the gateway would answer BM25 only).
+        eprintln!(
+            "warning: {} was embedded by {:?}, the installed model is {}",
+            dir.display(),
+            index.manifest.model,
+            embedder.identity()
+        );
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let tasks = tasks(&root);
     // Where the time goes: each part alone, with the query vectors computed beforehand.

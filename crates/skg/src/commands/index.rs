@@ -124,13 +124,16 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     }
     // The miss analysis ranks dense and fused too, whenever the index has vectors.
     let embedder = if needs_vectors || (args.misses && index.dim() > 0) {
-        let dir =
-            skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n(or run `--mode bm25`)"))?;
-        let e = skg_embed::Embedder::load(&dir, args.threads)?;
-        if let Some(why) = other_model(&index, &e) {
-            bail!("{}: {why}\n(or run `--mode bm25`)", args.index.display());
+        let hint = if needs_vectors {
+            "(or run `--mode bm25`)"
+        } else {
+            "(the miss analysis ranks dense too: or run without `--misses`)"
+        };
+        let dir = skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n{hint}"))?;
+        if let Some(why) = other_model(&index, &dir.identity()?) {
+            bail!("{}: {why}\n{hint}", args.index.display());
         }
-        Some(e)
+        Some(skg_embed::Embedder::load(&dir, args.threads)?)
     } else {
         None
     };
@@ -244,14 +247,13 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// Why the queries can't be embedded by `e` for `index`: its documents were embedded by another
-/// model (or other model files), and vectors of two models don't compare.
-fn other_model(index: &Index, e: &skg_embed::Embedder) -> Option<String> {
+/// Why queries can't be embedded for `index` by the model of identity `installed`: its documents
+/// were embedded by another model (or other model files), and vectors of two models don't compare.
+fn other_model(index: &Index, installed: &str) -> Option<String> {
     let built = index.manifest.model.as_deref()?;
-    (built != e.identity()).then(|| {
+    (built != installed).then(|| {
         format!(
-            "the index was embedded by {built}, the installed model is {}: rebuild the index (`skg index build`) or set SKG_MODEL_DIR to the model it was built with",
-            e.identity()
+            "the index was embedded by {built}, the installed model is {installed}: rebuild the index (`skg index build`) or set SKG_MODEL_DIR to the model it was built with"
         )
     })
 }
@@ -452,16 +454,20 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     let vector = if args.bm25 || index.dim() == 0 {
         None
     } else {
-        match skg_embed::locate()
-            .and_then(|dir| skg_embed::Embedder::load(&dir, skg_embed::DEFAULT_THREADS))
-        {
-            Ok(mut e) => match other_model(&index, &e) {
-                Some(why) => {
-                    degraded.push(format!("BM25 only: {why}"));
-                    None
-                }
-                None => e.embed(&[args.task.as_str()])?.pop(),
-            },
+        // The identity is checked before the model is loaded: a mismatch costs no session.
+        let loaded = skg_embed::locate().and_then(|dir| {
+            let why = other_model(&index, &dir.identity()?);
+            why.map_or_else(
+                || skg_embed::Embedder::load(&dir, skg_embed::DEFAULT_THREADS).map(Ok),
+                |why| Ok(Err(why)),
+            )
+        });
+        match loaded {
+            Ok(Ok(mut e)) => e.embed(&[args.task.as_str()])?.pop(),
+            Ok(Err(why)) => {
+                degraded.push(format!("BM25 only: {why}"));
+                None
+            }
             Err(e) => {
                 degraded.push(format!("BM25 only: {e}"));
                 None
