@@ -459,6 +459,11 @@ fn incremental_index_update_and_bundle_adapters() {
     assert_eq!(inc["counts"]["skills"], 35);
     let whole = run(&["index", "build", "audit", "-o", "index-whole", "-q"]);
     assert_eq!(inc["content_hash"], whole["content_hash"]);
+    // The incremental build's cache holds every vector it carried over, under the text it was
+    // embedded as: a whole build into the same folder embeds nothing.
+    let rebuilt = run(&["index", "build", "audit", "-o", "index", "-q"]);
+    assert_eq!(rebuilt["embedding"]["embedded"], 0, "{rebuilt}");
+    assert_eq!(rebuilt["content_hash"], whole["content_hash"]);
 
     // Other model files under the same MODEL_ID (here a tokenizer file with one more byte, which
     // doesn't change a vector): nothing is carried over from the previous index or the cache,
