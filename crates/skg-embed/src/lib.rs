@@ -185,9 +185,15 @@ impl ModelDir {
     /// bytes): the vectors are a function of these, so a stage keyed with it reruns when they
     /// change, whatever [`MODEL_ID`] says.
     pub fn content_id(&self) -> Result<String> {
-        let files = CONTENT_FILES.map(|name| self.read(name));
-        let [a, b, c, d, e] = files;
-        Ok(content_id(&[a?, b?, c?, d?, e?]))
+        let [graph, tokenizer, config, special, tokenizer_config] =
+            CONTENT_FILES.map(|name| self.read(name));
+        Ok(content_id(&[
+            graph?,
+            tokenizer?,
+            config?,
+            special?,
+            tokenizer_config?,
+        ]))
     }
 
     /// What this folder's vectors are a function of, as one string: [`identity`] of
