@@ -14,7 +14,7 @@ use std::{
 use serde::Serialize;
 use skg_model::Progress;
 
-use crate::{DIM, Embedder, EmbeddingCache, Error, ModelDir, Result};
+use crate::{DIM, Embedder, EmbeddingCache, Error, ModelDir, ModelFiles, Result};
 
 /// Texts per progress step.
 const CHUNK: usize = 256;
@@ -53,7 +53,7 @@ pub struct Embedded {
 /// The cache file at `path` for vectors of the model [identity](crate::identity()) `identity`,
 /// or an empty one (an unreadable file, or one written by another model, is logged and ignored:
 /// it is a cache).
-pub fn read_cache(path: &Path, identity: &str) -> EmbeddingCache {
+fn read_cache(path: &Path, identity: &str) -> EmbeddingCache {
     match std::fs::read(path) {
         Ok(bytes) => EmbeddingCache::from_bytes(&bytes, identity).unwrap_or_else(|e| {
             match e {
@@ -71,19 +71,19 @@ pub fn read_cache(path: &Path, identity: &str) -> EmbeddingCache {
     }
 }
 
-/// A vector for every text by the model in `dir`: from the cache file at `cache_path` where it
+/// A vector for every text by the model `files`: from the cache file at `cache_path` where it
 /// holds one for this model's [identity](crate::identity()), else from the model (loaded only
 /// when something is missing, as `threads` single-threaded sessions that share the texts out).
 /// Each text is its own inference call, so a vector never depends on which other texts were
 /// missing.
 pub fn embed_with_cache(
-    dir: &ModelDir,
+    files: &ModelFiles,
     texts: &[String],
     cache_path: &Path,
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<Embedded> {
-    let identity = dir.identity()?;
+    let identity = files.identity();
     let mut cache = read_cache(cache_path, &identity);
     let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
     // Longest first: the sessions take texts in turn, and the last ones taken are short, so
@@ -96,14 +96,7 @@ pub fn embed_with_cache(
     misses.sort_by_key(|t| (std::cmp::Reverse(t.len()), *t));
     let started = Instant::now();
     if !misses.is_empty() {
-        let pool = Pool::load(dir, threads.clamp(1, misses.len()))?;
-        if pool.identity() != identity {
-            return Err(Error::Model(format!(
-                "the model files in {} changed while they were read ({identity}, then {})",
-                dir.path().display(),
-                pool.identity()
-            )));
-        }
+        let pool = Pool::from_files(files, threads.clamp(1, misses.len()))?;
         progress.phase("embed texts", misses.len() as u64);
         for (t, v) in misses.iter().zip(embed_shared(&pool, &misses, progress)?) {
             cache.insert(t, v);
@@ -198,21 +191,18 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     /// `sessions` sessions (at least one) of the model in `dir`.
     pub fn load(dir: &ModelDir, sessions: usize) -> Result<Pool> {
-        let sessions = (0..sessions.max(1))
-            .map(|_| Embedder::load(dir, 1))
+        Pool::from_files(&dir.read_files()?, sessions)
+    }
+
+    /// `sessions` sessions (at least one) of the model `files` (read once for all of them).
+    pub fn from_files(files: &ModelFiles, sessions: usize) -> Result<Pool> {
+        let slots = (0..sessions.max(1))
+            .map(|_| Embedder::from_files(files, 1).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
-        let identity = sessions[0].identity().to_owned();
-        if let Some(other) = sessions.iter().find(|e| e.identity() != identity) {
-            return Err(Error::Model(format!(
-                "the model files in {} changed while they were loaded ({identity}, then {})",
-                dir.path().display(),
-                other.identity()
-            )));
-        }
         Ok(Pool {
-            slots: sessions.into_iter().map(Mutex::new).collect(),
+            slots,
             next: AtomicUsize::new(0),
-            identity,
+            identity: files.identity(),
         })
     }
 

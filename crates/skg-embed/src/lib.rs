@@ -38,7 +38,7 @@ use std::{
 
 pub use crate::{
     cache::{CacheError, EmbeddingCache},
-    cached::{Embedded, EmbeddingStats, Pool, embed_with_cache, read_cache},
+    cached::{Embedded, EmbeddingStats, Pool, embed_with_cache},
 };
 
 use fastembed::{
@@ -105,21 +105,11 @@ pub enum Error {
     Model(String),
 }
 
-/// The files that define the vectors, in the order [`ModelDir::content_id`] hashes them. ONNX
+/// The files that define the vectors, in the order [`ModelDir::read_files`] hashes them. ONNX
 /// Runtime, the last of [`FILES`], runs them and is left out: `scripts/fetch-model.sh` pins it,
 /// and another build under `$ORT_DYLIB_PATH` may move vectors in their last bits without a new
 /// identity (an override is the user's to track).
 const CONTENT_FILES: [&str; 5] = [FILES[0], FILES[1], FILES[2], FILES[3], FILES[4]];
-
-/// blake3 over [`CONTENT_FILES`]' names and bytes (`files` in that order).
-fn content_id(files: &[Vec<u8>; 5]) -> String {
-    let mut h = blake3::Hasher::new();
-    for (name, bytes) in CONTENT_FILES.iter().zip(files) {
-        h.update(name.as_bytes());
-        h.update(bytes);
-    }
-    h.finalize().to_hex().to_string()
-}
 
 /// The identity of vectors made by the graph and tokenizer with content id `content_id`:
 /// `MODEL_ID@` and the content id's first 16 hex digits. [`MODEL_ID`] says how the files are run
@@ -181,25 +171,28 @@ impl ModelDir {
         &self.0
     }
 
-    /// blake3 over the model's own files (the ONNX graph and the four tokenizer files, name and
-    /// bytes): the vectors are a function of these, so a stage keyed with it reruns when they
-    /// change, whatever [`MODEL_ID`] says.
-    pub fn content_id(&self) -> Result<String> {
+    /// The model's own files (the ONNX graph and the four tokenizer files), read once: what an
+    /// [`Embedder`] or a [`Pool`] is loaded from, with the identity of the vectors they make.
+    pub fn read_files(&self) -> Result<ModelFiles> {
         let [graph, tokenizer, config, special, tokenizer_config] =
             CONTENT_FILES.map(|name| self.read(name));
-        Ok(content_id(&[
-            graph?,
-            tokenizer?,
-            config?,
-            special?,
-            tokenizer_config?,
-        ]))
+        let bytes = [graph?, tokenizer?, config?, special?, tokenizer_config?];
+        let mut h = blake3::Hasher::new();
+        for (name, b) in CONTENT_FILES.iter().zip(&bytes) {
+            h.update(name.as_bytes());
+            h.update(b);
+        }
+        Ok(ModelFiles {
+            dir: self.clone(),
+            content_id: h.finalize().to_hex().to_string(),
+            bytes,
+        })
     }
 
     /// What this folder's vectors are a function of, as one string: [`identity`] of
-    /// [`MODEL_ID`] and the [content id](Self::content_id).
+    /// [`MODEL_ID`] and the [content id](ModelFiles::content_id).
     pub fn identity(&self) -> Result<String> {
-        Ok(identity(&self.content_id()?))
+        Ok(self.read_files()?.identity())
     }
 
     fn read(&self, name: &str) -> Result<Vec<u8>> {
@@ -237,6 +230,38 @@ fn init_runtime(dir: &ModelDir) -> Result<()> {
         .map_err(|(path, message)| Error::Runtime { path, message })
 }
 
+/// A model folder's files as read by [`ModelDir::read_files`], with their content id: loading
+/// sessions from it reads and hashes the 23 MB once, however many sessions, and the identity
+/// names exactly the bytes that run.
+#[derive(Clone)]
+pub struct ModelFiles {
+    dir: ModelDir,
+    bytes: [Vec<u8>; 5],
+    content_id: String,
+}
+
+impl std::fmt::Debug for ModelFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelFiles")
+            .field("dir", &self.dir)
+            .field("content_id", &self.content_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ModelFiles {
+    /// blake3 over the model's own files (name and bytes): the vectors are a function of these,
+    /// so a key made with it changes when they change, whatever [`MODEL_ID`] says.
+    pub fn content_id(&self) -> &str {
+        &self.content_id
+    }
+
+    /// The [identity](identity()) of the vectors these files make.
+    pub fn identity(&self) -> String {
+        identity(&self.content_id)
+    }
+}
+
 /// A loaded model. `embed` takes `&mut self`: share it behind a mutex.
 pub struct Embedder {
     model: TextEmbedding,
@@ -254,13 +279,13 @@ impl std::fmt::Debug for Embedder {
 impl Embedder {
     /// Loads the model from `dir`, running inference on `threads` threads.
     pub fn load(dir: &ModelDir, threads: usize) -> Result<Embedder> {
-        init_runtime(dir)?;
-        // The identity is hashed from the very bytes loaded, so it names what runs.
-        let [graph, tokenizer, config, special, tokenizer_config] =
-            CONTENT_FILES.map(|name| dir.read(name));
-        let files = [graph?, tokenizer?, config?, special?, tokenizer_config?];
-        let identity = identity(&content_id(&files));
-        let [graph, tokenizer, config, special, tokenizer_config] = files;
+        Embedder::from_files(&dir.read_files()?, threads)
+    }
+
+    /// Loads the model from files already read, running inference on `threads` threads.
+    pub fn from_files(files: &ModelFiles, threads: usize) -> Result<Embedder> {
+        init_runtime(&files.dir)?;
+        let [graph, tokenizer, config, special, tokenizer_config] = files.bytes.clone();
         let tokenizer = TokenizerFiles {
             tokenizer_file: tokenizer,
             config_file: config,
@@ -273,7 +298,10 @@ impl Embedder {
             .with_max_length(MAX_TOKENS);
         let model = TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| Error::Model(e.to_string()))?;
-        Ok(Embedder { model, identity })
+        Ok(Embedder {
+            model,
+            identity: files.identity(),
+        })
     }
 
     /// The [identity](identity()) of this model's vectors.
@@ -351,7 +379,7 @@ mod tests {
             .strip_prefix(&format!("{MODEL_ID}@"))
             .unwrap_or_else(|| panic!("{id}"));
         assert_eq!(digits.len(), 16);
-        assert!(a.content_id()?.starts_with(digits));
+        assert!(a.read_files()?.content_id().starts_with(digits));
         assert_eq!(copy.identity()?, id, "same files elsewhere: same vectors");
         assert_ne!(edited.identity()?, id, "one byte of a tokenizer file");
         // ONNX Runtime is not part of the identity (see CONTENT_FILES).

@@ -113,7 +113,8 @@ fn a_vector_depends_on_its_text_only() {
         "one call for all"
     );
     let tmp = tempfile::tempdir().expect("a temporary folder");
-    let identity = dir.identity().expect("the model's identity");
+    let files = dir.read_files().expect("the model's files");
+    let identity = files.identity();
     assert_eq!(
         alone.identity(),
         identity,
@@ -121,8 +122,8 @@ fn a_vector_depends_on_its_text_only() {
     );
     for threads in [1, 2, 3] {
         let cache = tmp.path().join(format!("cache-{threads}"));
-        let got =
-            skg_embed::embed_with_cache(&dir, &texts, &cache, threads, &NoProgress).expect("embed");
+        let got = skg_embed::embed_with_cache(&files, &texts, &cache, threads, &NoProgress)
+            .expect("embed");
         assert_eq!(got.vectors, want, "{threads} sessions");
         assert_eq!(got.stats.embedded, texts.len());
         assert_eq!(got.stats.model, identity);
@@ -132,8 +133,8 @@ fn a_vector_depends_on_its_text_only() {
             partial.insert(t, v.clone());
         }
         std::fs::write(&cache, partial.to_bytes()).expect("write the cache");
-        let again =
-            skg_embed::embed_with_cache(&dir, &texts, &cache, threads, &NoProgress).expect("embed");
+        let again = skg_embed::embed_with_cache(&files, &texts, &cache, threads, &NoProgress)
+            .expect("embed");
         assert_eq!(again.stats.embedded, 1);
         assert_eq!(again.vectors, want);
     }
@@ -149,7 +150,8 @@ fn a_vector_depends_on_its_text_only() {
         }
         let cache = tmp.path().join("stale");
         std::fs::write(&cache, stale.to_bytes()).expect("write the cache");
-        let got = skg_embed::embed_with_cache(&dir, &texts, &cache, 1, &NoProgress).expect("embed");
+        let got =
+            skg_embed::embed_with_cache(&files, &texts, &cache, 1, &NoProgress).expect("embed");
         assert_eq!(
             (got.stats.embedded, got.stats.from_cache),
             (texts.len(), 0),

@@ -159,8 +159,8 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
     let vectors = if job.embeddings {
         // Vectors are reused (from the previous index or the cache) only when they were made by
         // the very files installed now: the identity carries their content id.
-        let dir = skg_embed::locate()?;
-        let identity = dir.identity()?;
+        let model = skg_embed::locate()?.read_files()?;
+        let identity = model.identity();
         let plan = skg_index::VectorPlan::new(
             &documents,
             &job.dense,
@@ -170,14 +170,8 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         );
         reused_count = plan.reused.len();
         let cache = job.out.join(skg_embed::CACHE_FILE);
-        let mut e = skg_embed::embed_with_cache(&dir, &plan.texts, &cache, job.threads, progress)?;
-        if e.stats.model != identity {
-            return Err(Error::Invalid(format!(
-                "the model files in {} changed during the build ({identity}, then {})",
-                dir.path().display(),
-                e.stats.model
-            )));
-        }
+        let mut e =
+            skg_embed::embed_with_cache(&model, &plan.texts, &cache, job.threads, progress)?;
         // Reused vectors stay in the cache under the text they were embedded as (an overview's
         // cut, a section's title and text), so a later whole build finds them too.
         for (i, v) in &plan.reused {

@@ -165,9 +165,9 @@ fn embed_texts(
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<skg_embed::Embedded> {
-    let dir = skg_embed::locate()?;
+    let model = skg_embed::locate()?.read_files()?;
     Ok(skg_embed::embed_with_cache(
-        &dir, texts, cache_path, threads, progress,
+        &model, texts, cache_path, threads, progress,
     )?)
 }
 

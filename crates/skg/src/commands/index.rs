@@ -130,10 +130,11 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
             "(the miss analysis ranks dense too: or run without `--misses`)"
         };
         let dir = skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n{hint}"))?;
-        if let Some(why) = other_model(&index, &dir.identity()?) {
+        let e = skg_embed::Embedder::load(&dir, args.threads)?;
+        if let Some(why) = other_model(&index, e.identity()) {
             bail!("{}: {why}\n{hint}", args.index.display());
         }
-        Some(skg_embed::Embedder::load(&dir, args.threads)?)
+        Some(e)
     } else {
         None
     };
@@ -454,20 +455,16 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     let vector = if args.bm25 || index.dim() == 0 {
         None
     } else {
-        // The identity is checked before the model is loaded: a mismatch costs no session.
-        let loaded = skg_embed::locate().and_then(|dir| {
-            let why = other_model(&index, &dir.identity()?);
-            why.map_or_else(
-                || skg_embed::Embedder::load(&dir, skg_embed::DEFAULT_THREADS).map(Ok),
-                |why| Ok(Err(why)),
-            )
-        });
-        match loaded {
-            Ok(Ok(mut e)) => e.embed(&[args.task.as_str()])?.pop(),
-            Ok(Err(why)) => {
-                degraded.push(format!("BM25 only: {why}"));
-                None
-            }
+        match skg_embed::locate()
+            .and_then(|dir| skg_embed::Embedder::load(&dir, skg_embed::DEFAULT_THREADS))
+        {
+            Ok(mut e) => match other_model(&index, e.identity()) {
+                Some(why) => {
+                    degraded.push(format!("BM25 only: {why}"));
+                    None
+                }
+                None => e.embed(&[args.task.as_str()])?.pop(),
+            },
             Err(e) => {
                 degraded.push(format!("BM25 only: {e}"));
                 None
