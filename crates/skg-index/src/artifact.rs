@@ -168,11 +168,46 @@ pub const SECTION_CHARS: usize = 320;
 /// same dev figures within a query, at 1.2× the cold build).
 pub const DEFAULT_OVERVIEW_CHARS: usize = 768;
 
+/// Characters of a usage section embedded by default (its title, then its text): as many as an
+/// overview's, since a usage section is read for what it says in full — the situations a skill
+/// is for.
+pub const USAGE_CHARS: usize = DEFAULT_OVERVIEW_CHARS;
+
+/// Whether an L2 section's heading says when the skill is to be used ("When to use", "Use this
+/// skill when", "Use cases", "Triggers", "Example prompts", "Scenarios", …) and is not the
+/// negative list ("When *not* to use", "Don't use when", "Avoid"). Such sections describe the
+/// user's situation in the user's words — what a request says — where the card describes the
+/// tool (docs/retrieval.md, "Usage sections").
+pub fn is_usage_heading(title: &str) -> bool {
+    let t = title.to_lowercase();
+    let words: Vec<&str> = t
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |w: &str| words.contains(&w);
+    let negated = has("not") || has("don't") || has("dont") || has("avoid") || has("never");
+    let usage = t.contains("when to use")
+        || t.contains("use when")
+        || t.contains("use this skill when")
+        || t.contains("when should")
+        || t.contains("use case")
+        || has("trigger")
+        || has("triggers")
+        || has("example") && (has("requests") || has("prompts") || has("queries"))
+        || has("scenario")
+        || has("scenarios");
+    usage && !negated
+}
+
 /// Which documents get a dense vector, and as what text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DenseTexts {
     /// L2 sections per skill embedded besides its L0 and L1 (`SKILL.md`'s first).
     pub sections: usize,
+    /// Characters of each usage section embedded — every L2 section whose heading says when to
+    /// use the skill ([`is_usage_heading`]), as its title and the start of its text; 0: no usage
+    /// vectors.
+    pub usage_chars: usize,
     /// Characters of the L1 overview embedded: `None` the whole text (the model reads its first
     /// 256 tokens), `Some(0)` no L1 vector, `Some(n)` the first `n` characters. Overviews are the
     /// long texts of an index build (median ~1,100 characters), and a transformer's cost grows
@@ -184,18 +219,23 @@ impl Default for DenseTexts {
     fn default() -> Self {
         DenseTexts {
             sections: 0,
+            usage_chars: USAGE_CHARS,
             overview_chars: Some(DEFAULT_OVERVIEW_CHARS),
         }
     }
 }
 
 impl DenseTexts {
-    /// The manifest's record of it: `dense_sections` when there are any, `overview_chars`
-    /// whenever overviews are cut. An absent `overview_chars` is a whole-overview index (every
-    /// index before the cut became the default reads so, as it was built).
+    /// The manifest's record of it: `dense_sections` when there are any, `usage_chars` when
+    /// usage sections are embedded, `overview_chars` whenever overviews are cut. An absent `overview_chars` is a
+    /// whole-overview index (every index before the cut became the default reads so, as it was
+    /// built); an absent `usage_chars` an index without usage vectors (every index before them).
     pub fn record(&self, options: &mut serde_json::Value) {
         if self.sections > 0 {
             options["dense_sections"] = self.sections.into();
+        }
+        if self.usage_chars > 0 {
+            options["usage_chars"] = self.usage_chars.into();
         }
         if let Some(n) = self.overview_chars {
             options["overview_chars"] = n.into();
@@ -212,18 +252,35 @@ impl DenseTexts {
         };
         DenseTexts {
             sections: n("dense_sections").unwrap_or(0),
+            usage_chars: n("usage_chars").unwrap_or(0),
             overview_chars: n("overview_chars"),
         }
     }
 
+    /// Whether `other` embeds every document it shares with `self` as the same text (so a
+    /// vector of one can stand for the other's).
+    pub fn same_texts(&self, other: &DenseTexts) -> bool {
+        self.overview_chars == other.overview_chars && self.usage_chars == other.usage_chars
+    }
+
     /// The documents that get a vector: each skill's L0, its L1 (unless `overview_chars` is
-    /// 0), and its first `sections` L2 sections (`SKILL.md`'s before other files', each file's
-    /// in order).
+    /// 0), its first `sections` L2 sections (`SKILL.md`'s before other files', each file's
+    /// in order) and, unless `usage_chars` is 0, its usage sections.
     pub fn targets(&self, documents: &[Document]) -> Vec<usize> {
         let mut out: Vec<usize> = dense_targets(documents)
             .into_iter()
             .filter(|&i| documents[i].level != Level::L1 || self.overview_chars != Some(0))
             .collect();
+        if self.usage_chars > 0 {
+            out.extend(
+                documents
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.level == Level::L2 && is_usage_heading(&d.title))
+                    .map(|(i, _)| i),
+            );
+            out.sort_unstable();
+        }
         if self.sections > 0 {
             let mut by_skill: HashMap<&str, Vec<usize>> = HashMap::new();
             for (i, d) in documents.iter().enumerate() {
@@ -236,6 +293,7 @@ impl DenseTexts {
                 out.extend(docs.iter().take(self.sections));
             }
             out.sort_unstable();
+            out.dedup();
         }
         out
     }
@@ -244,6 +302,9 @@ impl DenseTexts {
     pub fn text(&self, d: &Document) -> String {
         match (d.level, self.overview_chars) {
             (Level::L1, Some(n)) if n > 0 => cut(d.text.clone(), n),
+            (Level::L2, _) if self.usage_chars > 0 && is_usage_heading(&d.title) => {
+                cut(format!("{}\n{}", d.title, d.text), self.usage_chars)
+            }
             _ => dense_text(d),
         }
     }

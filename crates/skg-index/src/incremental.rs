@@ -132,10 +132,9 @@ impl VectorPlan {
     ) -> VectorPlan {
         let all = dense.targets(documents);
         // A vector is carried over only when its document was embedded as the same text: the
-        // previous index must have cut overviews the same way.
-        let previous = previous.filter(|(old, _)| {
-            DenseTexts::recorded(&old.manifest.options).overview_chars == dense.overview_chars
-        });
+        // previous index must have cut overviews and chosen usage sections the same way.
+        let previous = previous
+            .filter(|(old, _)| DenseTexts::recorded(&old.manifest.options).same_texts(dense));
         let (reused, mut targets) = match previous {
             Some((old, diff)) => reuse_vectors(old, diff, documents, &all, model),
             None => (Vec::new(), all),

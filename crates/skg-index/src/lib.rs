@@ -40,8 +40,8 @@ use std::path::PathBuf;
 pub use crate::{
     artifact::{
         BuildInput, ContentRow, DEFAULT_MIN_CONFIDENCE, DEFAULT_OVERVIEW_CHARS, DenseTexts,
-        DocEntry, INDEX_SCHEMA_VERSION, IndexManifest, SECTION_CHARS, SkillEntry, Vectors, build,
-        dense_targets, dense_text, read_manifest, skill_markdown,
+        DocEntry, INDEX_SCHEMA_VERSION, IndexManifest, SECTION_CHARS, SkillEntry, USAGE_CHARS,
+        Vectors, build, dense_targets, dense_text, is_usage_heading, read_manifest, skill_markdown,
     },
     bm25::{FIELDS, FieldWeights},
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},

@@ -1061,6 +1061,7 @@ fn section_vectors_are_the_first_sections_cut_to_their_opening() {
     let sections = |n: usize| {
         crate::DenseTexts {
             sections: n,
+            usage_chars: 0,
             overview_chars: None,
         }
         .targets(&f.docs)
@@ -1103,14 +1104,17 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
     };
     let whole = crate::DenseTexts {
         sections: 0,
+        usage_chars: 0,
         overview_chars: None,
     };
     let none = crate::DenseTexts {
         sections: 0,
+        usage_chars: 0,
         overview_chars: Some(0),
     };
     let cut = crate::DenseTexts {
         sections: 0,
+        usage_chars: 0,
         overview_chars: Some(4),
     };
     // Whole and cut overviews embed the same documents; 0 drops every L1 and nothing else.
@@ -1148,6 +1152,7 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
         cut,
         crate::DenseTexts {
             sections: 3,
+            usage_chars: 0,
             overview_chars: None,
         },
     ] {
@@ -1163,8 +1168,87 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
     default.record(&mut options);
     assert_eq!(
         options,
-        json!({"overview_chars": crate::DEFAULT_OVERVIEW_CHARS})
+        json!({"overview_chars": crate::DEFAULT_OVERVIEW_CHARS, "usage_chars": crate::USAGE_CHARS})
     );
+}
+
+#[test]
+fn usage_headings_are_the_ones_that_say_when_to_use_a_skill() {
+    for yes in [
+        "When to use",
+        "When to Use This Skill",
+        "Use this skill when",
+        "Use when:",
+        "Use Cases",
+        "Benefits & use cases",
+        "Proactive Triggers",
+        "Auto-trigger keywords",
+        "Example prompts",
+        "Example requests",
+        "Usage scenarios",
+        "When should I reach for it?",
+    ] {
+        assert!(crate::is_usage_heading(yes), "{yes}");
+    }
+    for no in [
+        "Do not use this skill when",
+        "When NOT to use",
+        "Don't use when",
+        "Avoid when",
+        "Never use when",
+        "Usage",
+        "Examples",
+        "Installation",
+        "How it works",
+        "Case study",
+        "Merge",
+    ] {
+        assert!(!crate::is_usage_heading(no), "{no}");
+    }
+}
+
+#[test]
+fn usage_sections_get_a_vector_of_their_own_cut_at_usage_chars() {
+    let mut f = fixture();
+    // pdf-tools' second section says when to use it; its first does not.
+    f.docs[2].title = "When to use".into();
+    f.docs[2].text = "é".repeat(2 * crate::USAGE_CHARS);
+    let on = crate::DenseTexts::default();
+    let off = crate::DenseTexts {
+        usage_chars: 0,
+        ..on
+    };
+    let l2 = |d: &crate::DenseTexts| -> Vec<usize> {
+        d.targets(&f.docs)
+            .into_iter()
+            .filter(|&i| f.docs[i].level == Level::L2)
+            .collect()
+    };
+    assert_eq!(l2(&on), [2]);
+    assert!(l2(&off).is_empty());
+    // Embedded as title + text, cut at USAGE_CHARS characters (not SECTION_CHARS).
+    let text = on.text(&f.docs[2]);
+    assert!(text.starts_with("When to use\né"));
+    assert_eq!(text.chars().count(), crate::USAGE_CHARS);
+    // With first-N sections as well, a usage section is one target, embedded as a usage section.
+    let both = crate::DenseTexts { sections: 2, ..on };
+    assert_eq!(l2(&both), [1, 2]);
+    assert_eq!(both.text(&f.docs[2]), text);
+    assert_eq!(both.text(&f.docs[1]), crate::dense_text(&f.docs[1]));
+    // Another cut embeds another text.
+    let short = crate::DenseTexts {
+        usage_chars: 5,
+        ..on
+    };
+    assert_eq!(short.text(&f.docs[2]), "When ");
+    // Indexes with and without usage vectors, or cut otherwise, do not embed the same texts: no
+    // vector carries over.
+    assert!(on.same_texts(&on) && !on.same_texts(&off) && !on.same_texts(&short));
+    for d in [on, off, short] {
+        let mut options = json!({});
+        d.record(&mut options);
+        assert_eq!(crate::DenseTexts::recorded(&options), d);
+    }
 }
 
 /// A vector is carried over from the previous index only when that index cut overviews the
@@ -1176,6 +1260,7 @@ fn vectors_are_carried_over_only_under_the_same_overview_cut() {
     let dir = tempfile::tempdir().unwrap();
     let cut = crate::DenseTexts {
         sections: 0,
+        usage_chars: 0,
         overview_chars: Some(4),
     };
     let mut options = json!({});

@@ -192,10 +192,12 @@ fn index_build_and_eval_on_the_demo() {
     let run = |args: &[&str]| skg_json_env(d, args, &[("SKG_MODEL_DIR", &model_folder)]);
     let built = run(&["index", "build", "audit", "-o", "index", "-q"]);
     assert_eq!(built["counts"]["skills"], 35);
-    // Every skill gets an L0 and an L1 vector.
-    assert_eq!(built["counts"]["vectors"], 70);
+    // Every skill gets an L0 and an L1 vector, and each usage section one more.
+    let usage: u64 = super::usage_sections(&d.join("audit")).values().sum();
+    assert!(usage > 0, "the demo registries have usage sections");
+    assert_eq!(built["counts"]["vectors"], 70 + usage);
     assert!(d.join("index/_SUCCESS").is_file());
-    // 70 rows are scanned exactly: no graph is built by default…
+    // So few rows are scanned exactly: no graph is built by default…
     assert!(built["ann"].is_null(), "{built}");
     assert!(!d.join("index").join(skg_index::ann::CACHE_FILE).exists());
     let queries = repo().join("tests/fixtures/queries/demo.jsonl");
@@ -215,7 +217,7 @@ fn index_build_and_eval_on_the_demo() {
         ])
     };
     let graphed = build_with_graph();
-    assert_eq!(graphed["ann"]["rows"], 70, "{graphed}");
+    assert_eq!(graphed["ann"]["rows"], 70 + usage, "{graphed}");
     assert_eq!(graphed["ann"]["source"], "built", "{graphed}");
     assert!(
         d.join("index-ann")
@@ -257,7 +259,8 @@ fn index_build_and_eval_on_the_demo() {
         hybrid["metrics"]["hit"][2].as_f64().unwrap_or_default() >= 0.75,
         "{hybrid}"
     );
-    // Few-shot: every gold id of an example adds one vector (10 gold ids in 8 queries).
+    // Few-shot: every gold id of an example adds one vector (10 gold ids in 8 queries) to the
+    // 70 + usage of the index without them.
     let with = run(&[
         "index",
         "build",
@@ -268,7 +271,7 @@ fn index_build_and_eval_on_the_demo() {
         q,
         "-q",
     ]);
-    assert_eq!(with["counts"]["vectors"], 80);
+    assert_eq!(with["counts"]["vectors"], 80 + usage);
     // Asked again with its own examples in the index, every query finds its gold first.
     let e = run(&["eval", q, "--index", "index-ex", "--mode", "dense"]);
     assert!(
@@ -453,9 +456,22 @@ fn incremental_index_update_and_bundle_adapters() {
         inc["incremental"]["deleted"][0],
         "demo/datalab:skills/notebook-hygiene"
     );
-    // Two vectors (abstract, overview) per kept skill are carried over.
-    assert_eq!(inc["incremental"]["vectors_reused"], 66);
-    assert!(inc["incremental"]["texts_embedded"].as_u64().unwrap_or(99) <= 4);
+    // Two vectors (abstract, overview) per kept skill are carried over, and one per usage
+    // section of a kept skill; the changed and the added skill are embedded.
+    let usage = super::usage_sections(&d.join("audit"));
+    let (changed, added) = (
+        "demo/devflow:skills/executing-plans",
+        "demo/devflow:skills/dependency-upgrades",
+    );
+    let kept: u64 = usage
+        .iter()
+        .filter(|(k, _)| *k != changed && *k != added)
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(inc["incremental"]["vectors_reused"], 66 + kept, "{inc}");
+    let fresh =
+        4 + usage.get(changed).copied().unwrap_or(0) + usage.get(added).copied().unwrap_or(0);
+    assert!(inc["incremental"]["texts_embedded"].as_u64().unwrap_or(99) <= fresh);
     assert_eq!(inc["counts"]["skills"], 35);
     let whole = run(&["index", "build", "audit", "-o", "index-whole", "-q"]);
     assert_eq!(inc["content_hash"], whole["content_hash"]);

@@ -120,7 +120,8 @@ fn the_gateway_without_its_model_serves_bm25_and_says_why() {
     let env = [("SKG_MODEL_DIR", model.as_path())];
     let _ = skg_json_env(d, &["audit", "registries", "-o", "audit", "-q"], &env);
     let built = skg_json_env(d, &["index", "build", "audit", "-o", "index", "-q"], &env);
-    assert_eq!(built["counts"]["vectors"], 70);
+    let usage: u64 = super::usage_sections(&d.join("audit")).values().sum();
+    assert_eq!(built["counts"]["vectors"], 70 + usage);
     let port = free_port();
     let mut child = clean_command(env!("CARGO_BIN_EXE_skg"), d)
         .args([
