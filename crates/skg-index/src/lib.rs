@@ -1,7 +1,7 @@
 //! The routing index: a folder that holds everything a router needs to answer "which skills does
 //! this task need?" without the registries — skill entries (with their relations, quarantine and
 //! alias status), the searchable documents, a BM25 index (tantivy) over them and dense vectors of
-//! each skill's abstract and overview — and the retrieval over it: BM25, dense cosine, their
+//! each skill's abstract, overview and usage sections — and the retrieval over it: BM25, dense cosine, their
 //! fusion, one best hit per skill, a score floor and the rejected list.
 //!
 //! ```text
@@ -41,7 +41,8 @@ pub use crate::{
     artifact::{
         BuildInput, ContentRow, DEFAULT_MIN_CONFIDENCE, DEFAULT_OVERVIEW_CHARS, DenseTexts,
         DocEntry, INDEX_SCHEMA_VERSION, IndexManifest, SECTION_CHARS, SkillEntry, USAGE_CHARS,
-        Vectors, build, dense_targets, dense_text, is_usage_heading, read_manifest, skill_markdown,
+        USAGE_PER_SKILL, USAGE_RULE, Vectors, build, dense_targets, dense_text, is_usage_heading,
+        is_usage_section, read_manifest, skill_markdown,
     },
     bm25::{FIELDS, FieldWeights},
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},

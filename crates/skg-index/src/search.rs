@@ -19,7 +19,8 @@ use crate::{
 pub enum Mode {
     /// BM25 over the documents only.
     Bm25,
-    /// Dense cosine over the skills' abstracts and overviews only.
+    /// Dense cosine over the skills' vectors only (abstracts, overviews, usage sections and any
+    /// sections the build embedded).
     Dense,
     /// Both, fused.
     Hybrid,
@@ -335,7 +336,7 @@ pub struct SectionHit {
     pub score: f32,
     /// Its BM25 score.
     pub bm25: f32,
-    /// Its cosine (0 for documents without a vector: L2 sections).
+    /// Its cosine (0 for documents without a vector: most L2 sections).
     pub dense: f32,
 }
 

@@ -1062,6 +1062,7 @@ fn section_vectors_are_the_first_sections_cut_to_their_opening() {
         crate::DenseTexts {
             sections: n,
             usage_chars: 0,
+            usage_rule: 0,
             overview_chars: None,
         }
         .targets(&f.docs)
@@ -1105,16 +1106,19 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
     let whole = crate::DenseTexts {
         sections: 0,
         usage_chars: 0,
+        usage_rule: 0,
         overview_chars: None,
     };
     let none = crate::DenseTexts {
         sections: 0,
         usage_chars: 0,
+        usage_rule: 0,
         overview_chars: Some(0),
     };
     let cut = crate::DenseTexts {
         sections: 0,
         usage_chars: 0,
+        usage_rule: 0,
         overview_chars: Some(4),
     };
     // Whole and cut overviews embed the same documents; 0 drops every L1 and nothing else.
@@ -1153,6 +1157,7 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
         crate::DenseTexts {
             sections: 3,
             usage_chars: 0,
+            usage_rule: 0,
             overview_chars: None,
         },
     ] {
@@ -1168,7 +1173,7 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
     default.record(&mut options);
     assert_eq!(
         options,
-        json!({"overview_chars": crate::DEFAULT_OVERVIEW_CHARS, "usage_chars": crate::USAGE_CHARS})
+        json!({"overview_chars": crate::DEFAULT_OVERVIEW_CHARS, "usage_chars": crate::USAGE_CHARS, "usage_rule": crate::USAGE_RULE})
     );
 }
 
@@ -1177,30 +1182,45 @@ fn usage_headings_are_the_ones_that_say_when_to_use_a_skill() {
     for yes in [
         "When to use",
         "When to Use This Skill",
+        "When to apply it",
         "Use this skill when",
         "Use when:",
+        "When should I reach for it?",
         "Use Cases",
         "Benefits & use cases",
+        "Triggers",
         "Proactive Triggers",
         "Auto-trigger keywords",
+        "Trigger phrases",
+        "Context / trigger conditions",
         "Example prompts",
         "Example requests",
+        "Prompt examples",
         "Usage scenarios",
-        "When should I reach for it?",
     ] {
         assert!(crate::is_usage_heading(yes), "{yes}");
     }
     for no in [
+        // The negative list.
         "Do not use this skill when",
         "When NOT to use",
         "Don't use when",
+        "Don\u{2019}t use when",
         "Avoid when",
         "Never use when",
+        // Not about when to use the skill.
         "Usage",
         "Examples",
         "Installation",
         "How it works",
         "Case study",
+        "STRIDE + Abuse Cases",
+        "Create a trigger",
+        "List all triggers",
+        "Emotional Triggers",
+        "Test Scenarios",
+        "Scenario 1: Time pressure",
+        "Example queries",
         "Merge",
     ] {
         assert!(!crate::is_usage_heading(no), "{no}");
@@ -1212,27 +1232,29 @@ fn usage_sections_get_a_vector_of_their_own_cut_at_usage_chars() {
     let mut f = fixture();
     // pdf-tools' second section says when to use it; its first does not.
     f.docs[2].title = "When to use".into();
-    f.docs[2].text = "é".repeat(2 * crate::USAGE_CHARS);
+    f.docs[2].heading_path = vec!["When to use".into()];
+    f.docs[2].text = format!("## When to use\n\n{}", "é".repeat(2 * crate::USAGE_CHARS));
     let on = crate::DenseTexts::default();
     let off = crate::DenseTexts {
         usage_chars: 0,
         ..on
     };
-    let l2 = |d: &crate::DenseTexts| -> Vec<usize> {
-        d.targets(&f.docs)
+    let l2 = |d: &crate::DenseTexts, docs: &[Document]| -> Vec<usize> {
+        d.targets(docs)
             .into_iter()
-            .filter(|&i| f.docs[i].level == Level::L2)
+            .filter(|&i| docs[i].level == Level::L2)
             .collect()
     };
-    assert_eq!(l2(&on), [2]);
-    assert!(l2(&off).is_empty());
-    // Embedded as title + text, cut at USAGE_CHARS characters (not SECTION_CHARS).
+    assert_eq!(l2(&on, &f.docs), [2]);
+    assert!(l2(&off, &f.docs).is_empty());
+    // Embedded as the title, then the text without its heading line, cut at USAGE_CHARS
+    // characters (not SECTION_CHARS).
     let text = on.text(&f.docs[2]);
-    assert!(text.starts_with("When to use\né"));
+    assert!(text.starts_with("When to use\né"), "{text}");
     assert_eq!(text.chars().count(), crate::USAGE_CHARS);
     // With first-N sections as well, a usage section is one target, embedded as a usage section.
     let both = crate::DenseTexts { sections: 2, ..on };
-    assert_eq!(l2(&both), [1, 2]);
+    assert_eq!(l2(&both, &f.docs), [1, 2]);
     assert_eq!(both.text(&f.docs[2]), text);
     assert_eq!(both.text(&f.docs[1]), crate::dense_text(&f.docs[1]));
     // Another cut embeds another text.
@@ -1241,13 +1263,103 @@ fn usage_sections_get_a_vector_of_their_own_cut_at_usage_chars() {
         ..on
     };
     assert_eq!(short.text(&f.docs[2]), "When ");
-    // Indexes with and without usage vectors, or cut otherwise, do not embed the same texts: no
-    // vector carries over.
+    // Only SKILL.md's sections at the top of the outline count: not a reference file's, not one
+    // three headings down, not a preamble (no heading).
+    let mut other = f.docs.clone();
+    other[2].file = "references/guide.md".into();
+    assert!(l2(&on, &other).is_empty());
+    let mut deep = f.docs.clone();
+    deep[2].heading_path = vec!["PDF".into(), "Views".into(), "When to use".into()];
+    assert!(l2(&on, &deep).is_empty());
+    let mut preamble = f.docs.clone();
+    preamble[2].heading_path = vec![];
+    assert!(l2(&on, &preamble).is_empty());
+    // At most USAGE_PER_SKILL per skill, the first ones.
+    let mut many = f.docs.clone();
+    for k in 0..crate::USAGE_PER_SKILL + 2 {
+        let mut d = f.docs[2].clone();
+        d.title = format!("Use cases {k}");
+        d.heading_path = vec![d.title.clone()];
+        many.push(d);
+    }
+    let chosen = l2(&on, &many);
+    assert_eq!(chosen.len(), crate::USAGE_PER_SKILL);
+    assert_eq!(chosen[0], 2);
+    // Indexes with and without usage vectors, cut otherwise or chosen by another rule, do not
+    // embed the same texts: no vector carries over.
+    let older_rule = crate::DenseTexts {
+        usage_rule: crate::USAGE_RULE - 1,
+        ..on
+    };
     assert!(on.same_texts(&on) && !on.same_texts(&off) && !on.same_texts(&short));
-    for d in [on, off, short] {
+    assert!(!on.same_texts(&older_rule));
+    // Without usage vectors the rule does not matter.
+    assert!(off.same_texts(&crate::DenseTexts {
+        usage_rule: 0,
+        ..off
+    }));
+    for d in [on, short] {
         let mut options = json!({});
         d.record(&mut options);
         assert_eq!(crate::DenseTexts::recorded(&options), d);
+    }
+    let mut options = json!({});
+    off.record(&mut options);
+    assert!(crate::DenseTexts::recorded(&options).same_texts(&off));
+}
+
+/// A previous index made with another usage rule or cut carries no vector over.
+#[test]
+fn vectors_are_carried_over_only_under_the_same_usage_rule() {
+    let mut f = hashed(fixture());
+    f.docs[2].title = "When to use".into();
+    f.docs[2].heading_path = vec!["When to use".into()];
+    let on = crate::DenseTexts::default();
+    let targets = on.targets(&f.docs);
+    let vectors = crate::Vectors {
+        rows: targets
+            .iter()
+            .map(|&i| (i, vec_of(&f.docs[i].text)))
+            .collect(),
+        ..vectors_for(&f.docs, "m")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (name, old) in [
+        ("same", on),
+        (
+            "older",
+            crate::DenseTexts {
+                usage_rule: 0,
+                ..on
+            },
+        ),
+        (
+            "none",
+            crate::DenseTexts {
+                usage_chars: 0,
+                ..on
+            },
+        ),
+    ] {
+        let mut options = json!({});
+        old.record(&mut options);
+        build(
+            &input(&f, Some(&vectors)),
+            &dir.path().join(name),
+            options,
+            &[],
+        )
+        .unwrap();
+        let index = Index::open(&dir.path().join(name)).unwrap();
+        let diff = crate::diff_packages(&index, &f.skills);
+        let plan = crate::VectorPlan::new(&f.docs, &on, Some((&index, &diff)), &[], "m");
+        if name == "same" {
+            assert_eq!(plan.reused.len(), targets.len(), "{name}");
+            assert!(plan.texts.is_empty(), "{name}");
+        } else {
+            assert!(plan.reused.is_empty(), "{name}");
+            assert_eq!(plan.texts.len(), targets.len(), "{name}");
+        }
     }
 }
 
@@ -1261,6 +1373,7 @@ fn vectors_are_carried_over_only_under_the_same_overview_cut() {
     let cut = crate::DenseTexts {
         sections: 0,
         usage_chars: 0,
+        usage_rule: 0,
         overview_chars: Some(4),
     };
     let mut options = json!({});

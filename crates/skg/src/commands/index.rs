@@ -40,6 +40,7 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
         dense: skg_index::DenseTexts {
             sections: args.dense_sections,
             usage_chars: args.usage_chars,
+            usage_rule: skg_index::USAGE_RULE,
             overview_chars: (!args.whole_overviews).then_some(args.overview_chars),
         },
         ann_min_rows: (args.ann_min_rows > 0).then_some(args.ann_min_rows),

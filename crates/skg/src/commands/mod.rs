@@ -127,6 +127,10 @@ mod defaults {
             (!b.whole_overviews).then_some(b.overview_chars),
             job.dense.overview_chars
         );
+        assert_eq!(
+            (b.dense_sections, b.usage_chars),
+            (job.dense.sections, job.dense.usage_chars)
+        );
 
         let Command::Eval(e) = parse(&["eval", "q.jsonl"]) else {
             panic!("eval")

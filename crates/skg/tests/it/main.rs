@@ -99,23 +99,6 @@ pub(crate) fn wait_for_health(
     panic!("timed out waiting for {what}");
 }
 
-/// Usage sections per skill of an audit folder (its `documents.ndjson`): the L2 documents whose
-/// heading says when to use the skill (`skg_index::is_usage_heading`), each of which an index
-/// build embeds besides the skill's L0 and L1.
-pub(crate) fn usage_sections(audit: &Path) -> std::collections::BTreeMap<String, u64> {
-    let text = std::fs::read_to_string(audit.join("documents.ndjson"))
-        .unwrap_or_else(|e| panic!("{}: {e}", audit.display()));
-    let mut out = std::collections::BTreeMap::new();
-    for line in text.lines() {
-        let d: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}"));
-        if d["level"] == 2 && skg_index::is_usage_heading(d["title"].as_str().unwrap_or_default()) {
-            *out.entry(d["skill"].as_str().unwrap_or_default().to_owned())
-                .or_insert(0) += 1;
-        }
-    }
-    out
-}
-
 /// The embedding model folder, when `scripts/fetch-model.sh` installed it (tests never
 /// download it; `.ci/run` installs it first, and a missing model fails there).
 pub(crate) fn model_dir() -> Option<PathBuf> {
