@@ -28,41 +28,14 @@ import re
 import sys
 
 import numpy as np
-from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder, read_ndjson
+from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder
 
 
 class Catalog(IndexVectors):
-    """An index folder's vectors, and the way `skg eval` resolves gold ids."""
-
-    def __init__(self, folder: str) -> None:
-        super().__init__(folder)
-        self.key = {}
-        for i, s in enumerate(self.skills):
-            for k in (
-                s["name"],
-                s["id"],
-                s["registry"] + "/" + s["path"],
-                self.gold_key(i),
-            ):
-                self.key[k] = i
-
-    def canonical(self, i: int) -> int:
-        alias = self.skills[i].get("alias_of")
-        return self.key.get(alias, i) if alias else i
-
-    def best_per_skill(self, scores: np.ndarray) -> np.ndarray:
-        best = np.full(len(self.skills), -9.0)
-        np.maximum.at(best, self.row_skill, scores)
-        return best
+    """An index folder's vectors, and where a query's first gold skill ranks."""
 
     def rank_of_gold(self, scores: np.ndarray, gold: set) -> int | None:
-        ranked: list[int] = []
-        for i in np.argsort(-scores, kind="stable"):
-            c = self.canonical(int(i))
-            if c not in ranked:
-                ranked.append(c)
-                if len(ranked) == 10:
-                    break
+        ranked = self.ranking(scores, 10)
         return next((r for r, c in enumerate(ranked) if c in gold), None)
 
 
@@ -87,11 +60,7 @@ def main() -> None:
                 doc_rows.append(embed(p))
                 doc_skill.append(i)
     D, Dk = np.array(doc_rows), np.array(doc_skill, dtype=np.int64)
-    judged = []
-    for q in read_ndjson(queries):
-        gold = {cat.canonical(cat.key[g]) for g in q["gold"] if g in cat.key}
-        if gold:
-            judged.append((q["query"], gold))
+    judged = cat.judged(queries)
     whole = np.array([embed(text) for text, _ in judged])
     parts = [[embed(s) for s in sentences(text)] for text, _ in judged]
     table: dict[str, list[float]] = {}

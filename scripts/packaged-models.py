@@ -31,7 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 import onnxruntime as ort
-from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder, read_ndjson
+from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder, gold_key
 from tokenizers import Tokenizer
 
 OVERVIEW_CHARS = 768
@@ -99,19 +99,10 @@ def cross_encoder(model_dir: str) -> Callable[[str, list[str]], np.ndarray]:
 
 
 class Catalog(IndexVectors):
-    """An index's rows with their full texts (from the audit) and gold-id resolution."""
+    """An index's L0/L1 rows with their full texts (from the audit)."""
 
     def __init__(self, index: str, audit: str) -> None:
         super().__init__(index)
-        self.key: dict[str, int] = {}
-        for i, s in enumerate(self.skills):
-            for k in (
-                s["name"],
-                s["id"],
-                s["registry"] + "/" + s["path"],
-                self.gold_key(i),
-            ):
-                self.key[k] = i
         text: dict[str, str] = {}
         by_level: dict[tuple[str, int], str] = {}
         with open(os.path.join(audit, "documents.ndjson")) as f:
@@ -138,29 +129,9 @@ class Catalog(IndexVectors):
             for i, s in enumerate(self.skills)
         ]
 
-    def canonical(self, i: int) -> int:
-        alias = self.skills[i].get("alias_of")
-        return self.key.get(alias, i) if alias else i
-
-    def judged(self, queries: str) -> list[tuple[str, set[int]]]:
-        out = []
-        for q in read_ndjson(queries):
-            gold = {self.canonical(self.key[g]) for g in q["gold"] if g in self.key}
-            if gold:
-                out.append((q["query"], gold))
-        return out
-
-    def ranking(self, vectors: np.ndarray, query: np.ndarray, n: int) -> list[int]:
-        best = np.full(len(self.skills), -9.0)
-        np.maximum.at(best, self.row_skill, vectors @ query)
-        ranked: list[int] = []
-        for i in np.argsort(-best, kind="stable"):
-            c = self.canonical(int(i))
-            if c not in ranked:
-                ranked.append(c)
-                if len(ranked) == n:
-                    break
-        return ranked
+    def rank(self, vectors: np.ndarray, query: np.ndarray, n: int) -> list[int]:
+        """The first `n` skills by their best row's cosine with `query`."""
+        return self.ranking(self.best_per_skill(vectors @ query), n)
 
 
 class Tally:
@@ -200,12 +171,12 @@ def dense(a: argparse.Namespace) -> None:
     for qi, (_, gold) in enumerate(judged):
         tally.add(
             "skg's vectors and query embedder",
-            cat.ranking(cat.vectors, own[qi], 10),
+            cat.rank(cat.vectors, own[qi], 10),
             gold,
         )
         tally.add(
             os.path.basename(a.model.rstrip("/")),
-            cat.ranking(rows, queries[qi], 10),
+            cat.rank(rows, queries[qi], 10),
             gold,
         )
     tally.print()
@@ -218,7 +189,7 @@ def rerank(a: argparse.Namespace) -> None:
     tally = Tally()
     pairs, t0 = 0, time.time()
     for text, gold in cat.judged(a.queries)[: a.limit]:
-        ranked = cat.ranking(cat.vectors, skg(text), a.top)
+        ranked = cat.rank(cat.vectors, skg(text), a.top)
         on_card = score(text, [cat.card[c] for c in ranked])
         on_overview = score(text, [cat.overview[c] for c in ranked])
         pairs += 2 * len(ranked)
@@ -247,7 +218,7 @@ def pairs(a: argparse.Namespace) -> None:
     with open(os.path.join(a.audit, "skills.ndjson")) as f:
         for line in f:
             s = json.loads(line)
-            key[s["registry"].replace("/", "__") + "/" + s["path"]] = s["id"]
+            key[gold_key(s)] = s["id"]
     with open(os.path.join(a.audit, "documents.ndjson")) as f:
         for line in f:
             d = json.loads(line)

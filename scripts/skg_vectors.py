@@ -62,6 +62,12 @@ def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
+def gold_key(skill: dict) -> str:
+    """How judged queries and labelled pairs name a skill row (`skills.ndjson` of an index or
+    an audit): `<registry folder>/<path>`."""
+    return skill["registry"].replace("/", "__") + "/" + skill["path"]
+
+
 def read_ndjson(path: str) -> list[dict]:
     with open(path) as f:
         return [json.loads(line) for line in f]
@@ -81,8 +87,49 @@ class IndexVectors:
         self.vectors = raw[:, 4:].copy().view(np.float32)
         self.row_skill = np.array([self.documents[d]["skill"] for d in self.row_doc])
         self.row_level = np.array([self.documents[d]["level"] for d in self.row_doc])
+        # Every name `skg eval` resolves a gold id by.
+        self.key: dict[str, int] = {}
+        for i, sk in enumerate(self.skills):
+            for k in (
+                sk["name"],
+                sk["id"],
+                sk["registry"] + "/" + sk["path"],
+                self.gold_key(i),
+            ):
+                self.key[k] = i
 
     def gold_key(self, skill: int) -> str:
         """How judged queries and labelled pairs name a skill: `<registry folder>/<path>`."""
-        s = self.skills[skill]
-        return s["registry"].replace("/", "__") + "/" + s["path"]
+        return gold_key(self.skills[skill])
+
+    def canonical(self, i: int) -> int:
+        """A copy folded onto its canonical, as `skg eval` folds it."""
+        alias = self.skills[i].get("alias_of")
+        return self.key.get(alias, i) if alias else i
+
+    def judged(self, queries: str) -> list[tuple[str, set[int]]]:
+        """Judged queries (JSONL `{query, gold[]}`) with their gold skills, folded; a query
+        whose gold ids are all unknown here is left out."""
+        out = []
+        for q in read_ndjson(queries):
+            gold = {self.canonical(self.key[g]) for g in q["gold"] if g in self.key}
+            if gold:
+                out.append((q["query"], gold))
+        return out
+
+    def best_per_skill(self, row_scores: np.ndarray) -> np.ndarray:
+        """Each skill's best row score (-9 for a skill without rows)."""
+        best = np.full(len(self.skills), -9.0)
+        np.maximum.at(best, self.row_skill, row_scores)
+        return best
+
+    def ranking(self, skill_scores: np.ndarray, n: int = 10) -> list[int]:
+        """The first `n` distinct canonical skills by score."""
+        ranked: list[int] = []
+        for i in np.argsort(-skill_scores, kind="stable"):
+            c = self.canonical(int(i))
+            if c not in ranked:
+                ranked.append(c)
+                if len(ranked) == n:
+                    break
+        return ranked
