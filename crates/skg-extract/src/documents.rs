@@ -1,6 +1,6 @@
 //! Search documents at three levels: L0 abstract, L1 overview, L2 sections.
 
-use skg_model::{DocId, Document, Level, Skill};
+use skg_model::{DocId, Document, Level, SectionRole, Skill};
 
 use crate::markdown::{self, Outline};
 
@@ -20,6 +20,8 @@ pub(crate) struct MdFile<'a> {
     pub(crate) outline: &'a Outline,
     /// File line of `text`'s first line (the body of `SKILL.md` starts after the frontmatter).
     pub(crate) first_line: u32,
+    /// Whether it is `SKILL.md`'s body (whose top-level sections may say when to use the skill).
+    pub(crate) skill_md: bool,
 }
 
 /// L0: name, description, tags, tools, when to use.
@@ -55,6 +57,7 @@ pub(crate) fn l0(skill: &Skill, body: &str) -> Document {
         line_end: skill.body_line.saturating_sub(1).max(1),
         title: skill.name.clone(),
         text,
+        role: SectionRole::Body,
     }
 }
 
@@ -98,6 +101,7 @@ pub(crate) fn l1(skill: &Skill, body: &MdFile<'_>) -> Document {
         line_end: body.first_line + lines.line(body.text.len()).saturating_sub(1),
         title: skill.name.clone(),
         text: text.trim_end().to_owned(),
+        role: SectionRole::Body,
     }
 }
 
@@ -112,6 +116,7 @@ pub(crate) fn l2(skill: &Skill, file: &MdFile<'_>, out: &mut Vec<Document>) {
         }
         let section_text = &file.text[s.start..s.end];
         let title = s.title().map_or_else(|| skill.name.clone(), str::to_owned);
+        let role = crate::roles::section_role(file.skill_md, &s.heading_path);
         for (chunk, (from, to)) in chunks(section_text).into_iter().enumerate() {
             let text = section_text[from..to].trim();
             if text.is_empty() {
@@ -138,6 +143,7 @@ pub(crate) fn l2(skill: &Skill, file: &MdFile<'_>, out: &mut Vec<Document>) {
                 line_end: file.first_line + lines.line(end) - 1,
                 title: title.clone(),
                 text: text.to_owned(),
+                role,
             });
         }
         ordinal += 1;

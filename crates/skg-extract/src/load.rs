@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, path::Path};
 use serde_json::{Map, Value};
 use skg_model::{
     Diagnostic, DiagnosticCode, Document, Frontmatter, FrontmatterStatus, RegistryName,
-    ScriptStructure, Severity, Skill, SkillId, SkillKind,
+    ScriptStructure, SectionRole, Severity, Skill, SkillId, SkillKind,
 };
 use skg_syntax::{Language, ScriptFacts};
 
@@ -60,11 +60,13 @@ impl Loaded {
         let md: Vec<documents::MdFile<'_>> = self
             .md
             .iter()
-            .map(|m| documents::MdFile {
+            .enumerate()
+            .map(|(i, m)| documents::MdFile {
                 path: &m.path,
                 text: &m.text,
                 outline: &m.outline,
                 first_line: m.first_line,
+                skill_md: i == 0,
             })
             .collect();
         if let Some(body) = md.first() {
@@ -463,7 +465,7 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
     )
     .and_then(as_text)
     .or_else(|| sentence_after(&description, &USE_WHEN))
-    .or_else(|| section_text(input.body, input.body_outline, &WHEN_SECTION, true));
+    .or_else(|| section_text(input.body, input.body_outline, SectionRole::WhenToUse));
     let when_not_to_use = get(
         m,
         &[
@@ -477,7 +479,7 @@ pub(crate) fn normalize(input: NormalizeInput<'_>) -> Skill {
     )
     .and_then(as_text)
     .or_else(|| sentence_after(&description, &NOT_WHEN))
-    .or_else(|| section_text(input.body, input.body_outline, &NOT_WHEN_SECTION, false));
+    .or_else(|| section_text(input.body, input.body_outline, SectionRole::WhenNotToUse));
 
     let tags = manifest::tags(m, meta.as_ref());
     let category = get(m, &["category"])
@@ -572,16 +574,6 @@ static NOT_WHEN: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex is valid")
 });
-static WHEN_SECTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:when to use(?: this skill)?|use when|when should|usage scenarios|triggers?|use cases?)\b").expect("static regex is valid")
-});
-static NOT_WHEN_SECTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)(?:when not to use|when to avoid|do not use|don't use|not for|avoid when|when not)",
-    )
-    .expect("static regex is valid")
-});
-
 /// The sentence of `text` starting at the first match of `re` (up to the next `.`).
 fn sentence_after(text: &str, re: &Regex) -> Option<String> {
     let m = re.find(text)?;
@@ -590,12 +582,12 @@ fn sentence_after(text: &str, re: &Regex) -> Option<String> {
     Some(rest[..end].trim().to_owned()).filter(|s| s.len() > m.len())
 }
 
-/// Text of the first section whose heading matches `re` (list items and first paragraph,
-/// at most 600 characters), excluding a "when not" heading for the positive regex.
-fn section_text(body: &str, outline: &Outline, re: &Regex, positive: bool) -> Option<String> {
+/// Text of `SKILL.md`'s first section with `role` (list items and first paragraph, at most 600
+/// characters): the role extract gives its L2 documents (`roles::section_role`), so the card's
+/// fallback and the index's usage vectors read the same sections.
+fn section_text(body: &str, outline: &Outline, role: SectionRole) -> Option<String> {
     for s in &outline.sections {
-        let Some(title) = s.title() else { continue };
-        if !re.is_match(title) || (positive && NOT_WHEN_SECTION.is_match(title)) {
+        if crate::roles::section_role(true, &s.heading_path) != role {
             continue;
         }
         let text: Vec<&str> = body[s.content_start..s.end]

@@ -9,7 +9,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 use skg_model::{
     DocId, Document, Edge, EdgeKind, Level, Member, RegistryInput, RegistryName, Role, Score,
-    Skill, SkillId,
+    SectionRole, Skill, SkillId,
 };
 
 use skg_artifact::Staged;
@@ -178,76 +178,18 @@ pub const USAGE_CHARS: usize = DEFAULT_OVERVIEW_CHARS;
 /// single "When to use".
 pub const USAGE_PER_SKILL: usize = 2;
 
-/// Version of the usage-section rule ([`is_usage_heading`], [`is_usage_section`] and the text
-/// embedded): recorded in the manifest, so vectors made under another rule are never carried over.
-pub const USAGE_RULE: u32 = 1;
+/// Version of the usage-section rule: extract's section roles ([`skg_model::SECTION_ROLE_RULE`],
+/// which decide [`is_usage_section`]) and the text embedded. Recorded in the manifest, so
+/// vectors made under another rule are never carried over.
+pub const USAGE_RULE: u32 = skg_model::SECTION_ROLE_RULE;
 
-/// Whether a heading says when the skill is to be used, and is not the negative list ("When
-/// *not* to use", "Don't use when", "Avoid", "Never"). Matched as phrases, so an API section
-/// ("Create a trigger", "List all triggers"), a test plan ("Test scenarios") or "Abuse cases" is
-/// not one:
-/// - it starts with "when to use / apply / activate / invoke", "when should", "use when", "use
-///   this skill when", "use this when", "use it when";
-/// - or it holds the words "use case(s)", "usage scenarios", "example prompt(s)", "example
-///   request(s)", "prompt examples", "trigger phrases / keywords / conditions / words";
-/// - or it is "Triggers" (optionally "proactive", "auto-", "skill", "activation").
-///
-/// Such sections describe the user's situation in the user's words — what a request says —
-/// where the card describes the tool (docs/retrieval.md, "Usage sections").
-pub fn is_usage_heading(title: &str) -> bool {
-    let t = title.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'");
-    let words: Vec<&str> = t
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .collect();
-    let has = |w: &str| words.contains(&w);
-    let phrase = |p: &[&str]| words.windows(p.len()).any(|w| w == p);
-    let negated = has("not") || has("don't") || has("dont") || has("avoid") || has("never");
-    let text = words.join(" ");
-    let starts = [
-        "when to use",
-        "when to apply",
-        "when to activate",
-        "when to invoke",
-        "when should",
-        "use when",
-        "use this skill when",
-        "use this when",
-        "use it when",
-    ]
-    .iter()
-    .any(|p| text.starts_with(p));
-    let phrases = phrase(&["use", "case"])
-        || phrase(&["use", "cases"])
-        || phrase(&["usage", "scenarios"])
-        || (has("example") || has("examples"))
-            && (has("prompt") || has("prompts") || has("request") || has("requests"))
-        || phrase(&["prompt", "examples"])
-        || (has("trigger") || has("triggers"))
-            && (has("phrases")
-                || has("phrase")
-                || has("keywords")
-                || has("conditions")
-                || has("words"));
-    let triggers = (has("trigger") || has("triggers"))
-        && words.iter().all(|w| {
-            matches!(
-                *w,
-                "trigger" | "triggers" | "proactive" | "auto" | "skill" | "activation"
-            )
-        });
-    (starts || phrases || triggers) && !negated
-}
-
-/// Whether `d` is a usage section of its skill: an L2 section of `SKILL.md` at the top of its
-/// outline (under the document's title at most, so "When to use views" three levels down in an
-/// API guide is not one) whose heading [`is_usage_heading`]. A preamble, titled by the skill's
-/// name, is not a section.
+/// Whether `d` is a usage section of its skill: an L2 section extract marked as saying when to
+/// use the skill ([`SectionRole::WhenToUse`]: a top-level section of `SKILL.md` with a heading
+/// such as "When to use", "Use cases" or "Example prompts"; `skg_extract::heading_role`). Such
+/// sections describe the user's situation in the user's words — what a request says — where the
+/// card describes the tool (docs/retrieval.md, "Usage sections").
 pub fn is_usage_section(d: &Document) -> bool {
-    d.level == Level::L2
-        && d.file == "SKILL.md"
-        && (1..=2).contains(&d.heading_path.len())
-        && is_usage_heading(&d.title)
+    d.level == Level::L2 && d.role == SectionRole::WhenToUse
 }
 
 /// A usage section's embedded text: its title, then its text without the heading line the text

@@ -588,6 +588,7 @@ mod tests {
             line_end: 1,
             title: String::new(),
             text: text.into(),
+            role: skg_model::SectionRole::Body,
         };
         let l0 = d(Level::L0, &[], "card");
         let l1 = d(Level::L1, &[], "outline");

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use skg_model::{DocId, Document, Edge, Level, Member, Score, Skill};
+use skg_model::{DocId, Document, Edge, Level, Member, Score, SectionRole, Skill};
 
 use crate::{
     BuildInput, Error, Fusion, Index, Judged, Mode, Query, Vectors, build, judge, summarize,
@@ -37,6 +37,7 @@ fn doc(s: &Skill, level: Level, ordinal: u32, title: &str, text: &str) -> Docume
         line_end: 5,
         title: title.into(),
         text: text.into(),
+        role: SectionRole::Body,
     }
 }
 
@@ -1178,61 +1179,12 @@ fn overview_vectors_are_cut_or_left_out_and_recorded_in_the_manifest() {
 }
 
 #[test]
-fn usage_headings_are_the_ones_that_say_when_to_use_a_skill() {
-    for yes in [
-        "When to use",
-        "When to Use This Skill",
-        "When to apply it",
-        "Use this skill when",
-        "Use when:",
-        "When should I reach for it?",
-        "Use Cases",
-        "Benefits & use cases",
-        "Triggers",
-        "Proactive Triggers",
-        "Auto-trigger keywords",
-        "Trigger phrases",
-        "Context / trigger conditions",
-        "Example prompts",
-        "Example requests",
-        "Prompt examples",
-        "Usage scenarios",
-    ] {
-        assert!(crate::is_usage_heading(yes), "{yes}");
-    }
-    for no in [
-        // The negative list.
-        "Do not use this skill when",
-        "When NOT to use",
-        "Don't use when",
-        "Don\u{2019}t use when",
-        "Avoid when",
-        "Never use when",
-        // Not about when to use the skill.
-        "Usage",
-        "Examples",
-        "Installation",
-        "How it works",
-        "Case study",
-        "STRIDE + Abuse Cases",
-        "Create a trigger",
-        "List all triggers",
-        "Emotional Triggers",
-        "Test Scenarios",
-        "Scenario 1: Time pressure",
-        "Example queries",
-        "Merge",
-    ] {
-        assert!(!crate::is_usage_heading(no), "{no}");
-    }
-}
-
-#[test]
 fn usage_sections_get_a_vector_of_their_own_cut_at_usage_chars() {
     let mut f = fixture();
     // pdf-tools' second section says when to use it; its first does not.
     f.docs[2].title = "When to use".into();
     f.docs[2].heading_path = vec!["When to use".into()];
+    f.docs[2].role = SectionRole::WhenToUse;
     f.docs[2].text = format!("## When to use\n\n{}", "é".repeat(2 * crate::USAGE_CHARS));
     let on = crate::DenseTexts::default();
     let off = crate::DenseTexts {
@@ -1263,23 +1215,21 @@ fn usage_sections_get_a_vector_of_their_own_cut_at_usage_chars() {
         ..on
     };
     assert_eq!(short.text(&f.docs[2]), "When ");
-    // Only SKILL.md's sections at the top of the outline count: not a reference file's, not one
-    // three headings down, not a preamble (no heading).
-    let mut other = f.docs.clone();
-    other[2].file = "references/guide.md".into();
-    assert!(l2(&on, &other).is_empty());
-    let mut deep = f.docs.clone();
-    deep[2].heading_path = vec!["PDF".into(), "Views".into(), "When to use".into()];
-    assert!(l2(&on, &deep).is_empty());
-    let mut preamble = f.docs.clone();
-    preamble[2].heading_path = vec![];
-    assert!(l2(&on, &preamble).is_empty());
+    // Only the sections extract marked as saying when to use the skill count (which ones it
+    // marks is skg-extract's `roles` rule, tested there): not one titled so but marked body,
+    // nor one that says when not to use it.
+    for role in [SectionRole::Body, SectionRole::WhenNotToUse] {
+        let mut other = f.docs.clone();
+        other[2].role = role;
+        assert!(l2(&on, &other).is_empty(), "{role:?}");
+    }
     // At most USAGE_PER_SKILL per skill, the first ones.
     let mut many = f.docs.clone();
     for k in 0..crate::USAGE_PER_SKILL + 2 {
         let mut d = f.docs[2].clone();
         d.title = format!("Use cases {k}");
         d.heading_path = vec![d.title.clone()];
+        d.role = SectionRole::WhenToUse;
         many.push(d);
     }
     let chosen = l2(&on, &many);
@@ -1314,6 +1264,7 @@ fn vectors_are_carried_over_only_under_the_same_usage_rule() {
     let mut f = hashed(fixture());
     f.docs[2].title = "When to use".into();
     f.docs[2].heading_path = vec!["When to use".into()];
+    f.docs[2].role = SectionRole::WhenToUse;
     let on = crate::DenseTexts::default();
     let targets = on.targets(&f.docs);
     let vectors = crate::Vectors {

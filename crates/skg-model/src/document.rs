@@ -65,4 +65,42 @@ pub struct Document {
     pub title: String,
     /// The text to index.
     pub text: String,
+    /// What the section says about its skill's use, read from its heading by extract
+    /// ([`SectionRole`]; `body` for L0, L1 and every section that is not about when to use it).
+    #[serde(default)]
+    pub role: SectionRole,
+}
+
+/// The version of extract's section-role rule. Whatever reads [`Document::role`] and keeps
+/// results made from it (an index's usage vectors, an audit's extract stage) records this and
+/// compares it before reusing them.
+pub const SECTION_ROLE_RULE: u32 = 2;
+
+/// What a section of a skill says about the skill's use. Extract decides it once, where the
+/// outline is parsed, from the heading and the section's place (a top-level section of
+/// `SKILL.md`); the card's `when_to_use` / `when_not_to_use` fallbacks and the index's usage
+/// vectors both read it.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SectionRole {
+    /// Anything else: instructions, reference, examples of output.
+    #[default]
+    Body,
+    /// When to use the skill: "When to use", "Use cases", "Example prompts", "Triggers", …
+    WhenToUse,
+    /// When not to use it: "When not to use", "Do not use for", "When to avoid", …
+    WhenNotToUse,
+}
+
+impl SectionRole {
+    /// The name used in tables and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SectionRole::Body => "body",
+            SectionRole::WhenToUse => "when_to_use",
+            SectionRole::WhenNotToUse => "when_not_to_use",
+        }
+    }
 }

@@ -26,7 +26,7 @@ mod stats;
 pub use crate::{
     canon::{CapabilityRow, Cluster, Member, Role},
     diagnostic::{Diagnostic, DiagnosticCode, Severity},
-    document::{Document, Level},
+    document::{Document, Level, SECTION_ROLE_RULE, SectionRole},
     edge::{Edge, EdgeKind, EdgeSource, Evidence},
     ids::{DocId, RegistryName, SkillId},
     keys::SkillKeys,
@@ -72,5 +72,6 @@ impl Progress for NoProgress {
 /// `critical`); 5 added the skills' `capability` and `capability_confidence`; 6 added
 /// canonicalize's `capabilities` (the type later stages read: extract's, or the nearest type
 /// prototype where extract's words said `unknown`), which the audit's `skills` and
-/// canonicalize's `canonical_skills` carry.
-pub const SCHEMA_VERSION: u32 = 6;
+/// canonicalize's `canonical_skills` carry; 7 added the documents' `role` (what a section says
+/// about its skill's use, [`SectionRole`]).
+pub const SCHEMA_VERSION: u32 = 7;

@@ -429,6 +429,11 @@ pub static DOCUMENTS: Table<Document> = Table {
             "skill name or section heading",
         ),
         col("text", Get::Str(|d| &d.text), "text to index"),
+        col(
+            "role",
+            Get::Str(|d| d.role.as_str()),
+            "`when_to_use` or `when_not_to_use` for a top-level section of SKILL.md whose heading says so, else `body`",
+        ),
     ],
 };
 
