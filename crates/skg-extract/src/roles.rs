@@ -6,11 +6,16 @@
 use skg_model::SECTION_ROLE_RULE;
 use skg_model::SectionRole;
 
-/// The role a heading gives its section, read as phrases (so an API section "Create a trigger",
-/// a test plan "Test scenarios" or "Abuse cases" is none):
-/// - **when not to use**: it holds "when not", "when to avoid", "do not use", "don't use", "not
-///   for", "avoid when" or "never use when" ("When NOT to use", "Do not use for …");
-/// - **when to use**, unless it says "not", "don't", "avoid" or "never":
+/// The role a heading gives its section, read as phrases after any leading numbering ("1.",
+/// "Step 2:"), so an API section "Create a trigger", a test plan "Test scenarios", "Abuse cases"
+/// or a coding rule "Don't use eval" is none:
+/// - **when not to use**: it starts with "when to not", "when to avoid", "when should you not",
+///   "not for", "avoid when"; or it holds "when not to", "when to not", "when to avoid", "avoid
+///   when"; or "do not use" / "don't use" / "never use" / "avoid using" at its end or before
+///   "this", "it", "the", "when", "for", "if" ("Do not use for …", "Don't use this skill"; not
+///   "Never use eval");
+/// - **when to use**, unless it says "not", "non", "don't", "avoid" or "never" (a heading that
+///   starts so says it even with "(and when not to)" after it):
 ///   - it starts with "when to use / apply / activate / invoke", "when should", "use when", "use
 ///     this skill when", "use this when", "use it when";
 ///   - or it holds "use case(s)", "usage scenarios", "example prompt(s)", "example
@@ -22,23 +27,26 @@ use skg_model::SectionRole;
 /// where the card describes the tool (docs/retrieval.md, "Usage sections").
 pub fn heading_role(title: &str) -> SectionRole {
     let lower = lowercase(title);
-    let words = words(&lower);
+    let all = words(&lower);
+    let words = without_numbering(&all);
     let has = |w: &str| words.contains(&w);
     let phrase = |p: &[&str]| words.windows(p.len()).any(|w| w == p);
-    if phrase(&["when", "not"])
-        || phrase(&["when", "to", "avoid"])
-        || phrase(&["do", "not", "use"])
-        || phrase(&["don't", "use"])
-        || phrase(&["dont", "use"])
-        || phrase(&["not", "for"])
-        || phrase(&["avoid", "when"])
-        || phrase(&["never", "use", "when"])
-    {
-        return SectionRole::WhenNotToUse;
-    }
-    let negated = has("not") || has("don't") || has("dont") || has("avoid") || has("never");
     let text = words.join(" ");
-    let starts = [
+    let starts = |ps: &[&str]| {
+        ps.iter()
+            .any(|p| text == *p || text.starts_with(&format!("{p} ")))
+    };
+    let negative_start = starts(&[
+        "when to not",
+        "when to avoid",
+        "when should you not",
+        "when should i not",
+        "when shouldn't",
+        "when you shouldn't",
+        "not for",
+        "avoid when",
+    ]);
+    let positive_start = starts(&[
         "when to use",
         "when to apply",
         "when to activate",
@@ -48,9 +56,36 @@ pub fn heading_role(title: &str) -> SectionRole {
         "use this skill when",
         "use this when",
         "use it when",
-    ]
-    .iter()
-    .any(|p| text.starts_with(p));
+    ]);
+    if positive_start && !negative_start {
+        return SectionRole::WhenToUse;
+    }
+    let scoped = |i: usize| {
+        words.get(i).is_none_or(|a| {
+            matches!(
+                *a,
+                "this" | "it" | "the" | "when" | "for" | "if" | "these" | "them"
+            )
+        })
+    };
+    let do_not_use = words
+        .windows(3)
+        .enumerate()
+        .any(|(i, w)| w == ["do", "not", "use"] && scoped(i + 3))
+        || words.windows(2).enumerate().any(|(i, w)| {
+            matches!(w, ["don't" | "dont" | "never", "use"] | ["avoid", "using"]) && scoped(i + 2)
+        });
+    if negative_start
+        || do_not_use
+        || phrase(&["when", "not", "to"])
+        || phrase(&["when", "to", "not"])
+        || phrase(&["when", "to", "avoid"])
+        || phrase(&["avoid", "when"])
+    {
+        return SectionRole::WhenNotToUse;
+    }
+    let negated =
+        has("not") || has("non") || has("don't") || has("dont") || has("avoid") || has("never");
     let trigger = has("trigger") || has("triggers");
     let phrases = phrase(&["use", "case"])
         || phrase(&["use", "cases"])
@@ -71,35 +106,62 @@ pub fn heading_role(title: &str) -> SectionRole {
                 "trigger" | "triggers" | "proactive" | "auto" | "skill" | "activation"
             )
         });
-    if (starts || phrases || triggers) && !negated {
+    if (phrases || triggers) && !negated {
         SectionRole::WhenToUse
     } else {
         SectionRole::Body
     }
 }
 
-/// The role of a section of a package's markdown: its heading's ([`heading_role`]) when it is a
-/// section of `SKILL.md`'s body at the top of the outline (under the document's title at most),
-/// or deeper when the heading names nothing but the skill's use ("Usage guidelines > When to
-/// use", "For the agent > Use cases": [`names_only_use`]) — "When to use async" three levels
-/// down in a guide is about async, not the skill. A reference file's sections and the preamble
-/// before any heading are body.
+/// The role of a section of a package's markdown (`heading_path`: its heading and its
+/// ancestors', from the top of the file). Only `SKILL.md`'s sections have one; a reference file's
+/// and the preamble before any heading are body. In `SKILL.md`:
+/// - a section at the top of the outline (under the document's title at most) has its heading's
+///   role ([`heading_role`]);
+/// - a deeper section has its heading's role when the heading names nothing but the skill's use
+///   ([`names_only_use`]) and sits under a heading that names no topic either ("When to Use"
+///   under "Usage guidelines", "Use cases" under "For the agent"; not "When to Use" under
+///   "Container queries", which is about container queries);
+/// - otherwise a section inherits the role of the top-level section it belongs to ("Use cases >
+///   Use case 1: pipelines"), or of a first heading that names only the skill's use (a file
+///   without a title: "## When to use > ### Data work"). A title such as "# Use cases of LLMs"
+///   is a title, not a usage section, and gives nothing.
 pub(crate) fn section_role(in_skill_md: bool, heading_path: &[String]) -> SectionRole {
-    match heading_path {
-        [.., title] if in_skill_md => {
-            let role = heading_role(title);
-            if heading_path.len() <= 2 || names_only_use(title) {
-                role
-            } else {
-                SectionRole::Body
-            }
+    let Some((title, ancestors)) = heading_path.split_last() else {
+        return SectionRole::Body;
+    };
+    if !in_skill_md {
+        return SectionRole::Body;
+    }
+    let own = heading_role(title);
+    if own != SectionRole::Body {
+        if ancestors.len() <= 1 {
+            return own;
         }
+        let parent = &ancestors[ancestors.len() - 1];
+        if names_only_use(title)
+            && (names_no_topic(parent) || heading_role(parent) != SectionRole::Body)
+        {
+            return own;
+        }
+    }
+    // Inherited: from the section at the top of the outline (depth 2), else from a first heading
+    // that names only the skill's use.
+    if let Some(top) = ancestors.get(1) {
+        let r = heading_role(top);
+        if r != SectionRole::Body {
+            return r;
+        }
+    }
+    match ancestors.first() {
+        Some(first) if names_only_use(first) => heading_role(first),
         _ => SectionRole::Body,
     }
 }
 
-/// Whether every word of a heading is one of [`heading_role`]'s own words or a word for the
-/// skill ("When to use this skill", "Trigger phrases", "Use cases"), so it names no other topic.
+/// Whether every word of a heading (after any numbering) is one of [`heading_role`]'s own words
+/// or a word for the skill ("When to use this skill", "Trigger phrases", "Use cases"), so it
+/// names no other topic.
 fn names_only_use(title: &str) -> bool {
     const WORDS: &[&str] = &[
         "when",
@@ -115,6 +177,7 @@ fn names_only_use(title: &str) -> bool {
         "this",
         "skill",
         "it",
+        "the",
         "case",
         "cases",
         "usage",
@@ -143,9 +206,66 @@ fn names_only_use(title: &str) -> bool {
         "never",
         "for",
     ];
+    all_in(title, WORDS)
+}
+
+/// Whether a heading names no topic: its words are only the generic words documents use to
+/// group sections ("Overview", "Usage guidelines", "For the agent", "Installation", "Examples").
+fn names_no_topic(title: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "overview",
+        "usage",
+        "guidelines",
+        "guideline",
+        "guide",
+        "for",
+        "the",
+        "a",
+        "an",
+        "agent",
+        "agents",
+        "assistant",
+        "ai",
+        "examples",
+        "example",
+        "introduction",
+        "intro",
+        "about",
+        "skill",
+        "this",
+        "summary",
+        "description",
+        "purpose",
+        "scope",
+        "context",
+        "getting",
+        "started",
+        "quick",
+        "start",
+        "how",
+        "to",
+        "use",
+        "notes",
+        "general",
+        "and",
+        "instructions",
+        "installation",
+        "install",
+        "setup",
+        "inputs",
+        "prerequisites",
+        "details",
+        "reference",
+    ];
+    all_in(title, WORDS)
+}
+
+/// Whether a heading has words, and each (after any numbering) is one of `vocabulary`.
+fn all_in(title: &str, vocabulary: &[&str]) -> bool {
     let lower = lowercase(title);
-    let words = words(&lower);
-    !words.is_empty() && words.iter().all(|w| WORDS.contains(w))
+    let all = words(&lower);
+    let words = without_numbering(&all);
+    !words.is_empty() && words.iter().all(|w| vocabulary.contains(w))
 }
 
 /// A heading lowercased, curly apostrophes made straight ("Don’t").
@@ -153,12 +273,27 @@ fn lowercase(title: &str) -> String {
     title.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'")
 }
 
-/// The words of a lowercased heading: runs of letters, digits and apostrophes.
+/// The words of a lowercased heading: runs of letters, digits and apostrophes (emoji and
+/// punctuation dropped).
 fn words(lower: &str) -> Vec<&str> {
     lower
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
         .collect()
+}
+
+/// `words` without leading numbering: numbers ("1.", "2.3") and "step / part / section / phase"
+/// before a number.
+fn without_numbering<'a, 'b>(words: &'b [&'a str]) -> &'b [&'a str] {
+    let number = |w: &str| w.chars().all(|c| c.is_ascii_digit());
+    let mut rest = words;
+    loop {
+        match rest {
+            [n, tail @ ..] if number(n) => rest = tail,
+            ["step" | "part" | "section" | "phase", n, tail @ ..] if number(n) => rest = tail,
+            _ => return rest,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -196,6 +331,9 @@ mod tests {
             "Benefits & use cases",
             "Auto-trigger keywords",
             "Context / trigger conditions",
+            "1. When to Use",
+            "Step 2: When to use",
+            "When to use (and when not to)",
         ] {
             assert_eq!(heading_role(yes), SectionRole::WhenToUse, "{yes}");
         }
@@ -214,6 +352,10 @@ mod tests {
             "Avoid when",
             "Do not use this skill when",
             "Never use when",
+            "When to not use",
+            "When should you not use it?",
+            "Don't use this skill",
+            "Do not use",
         ] {
             assert_eq!(heading_role(no), SectionRole::WhenNotToUse, "{no}");
         }
@@ -241,54 +383,69 @@ mod tests {
             "Emotional Triggers",
             "Scenario 1: Time pressure",
             "Merge",
+            "Don't use eval",
+            "Do not use `any`",
+            "Errors when not authenticated",
+            "When not sure",
+            "Non-use cases",
+            "Avoid using eval",
         ] {
             assert_eq!(heading_role(body), SectionRole::Body, "{body}");
         }
     }
 
     #[test]
-    fn only_top_level_sections_of_skill_md_have_a_role() {
-        let path = |p: &[&str]| p.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        assert_eq!(
-            section_role(true, &path(&["When to use"])),
-            SectionRole::WhenToUse
-        );
-        assert_eq!(
-            section_role(true, &path(&["PDF skill", "When to use"])),
-            SectionRole::WhenToUse
-        );
-        // Deeper, only a heading that names nothing but the skill's use.
-        assert_eq!(
-            section_role(true, &path(&["PDF", "Views", "When to use views"])),
-            SectionRole::Body
-        );
-        assert_eq!(
+    fn a_section_has_a_role_at_the_top_of_skill_md_or_by_its_place() {
+        use SectionRole::{Body, WhenNotToUse, WhenToUse};
+        let role = |skill_md: bool, p: &[&str]| {
             section_role(
-                true,
-                &path(&["Python", "Async vs sync", "When to Use Async"])
-            ),
-            SectionRole::Body
+                skill_md,
+                &p.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(),
+            )
+        };
+        // At the top of the outline, with or without a document title.
+        assert_eq!(role(true, &["When to use"]), WhenToUse);
+        assert_eq!(role(true, &["PDF skill", "When to use"]), WhenToUse);
+        assert_eq!(role(true, &["Guide", "When not to use"]), WhenNotToUse);
+        // Not SKILL.md's, or before any heading.
+        assert_eq!(role(false, &["When to use"]), Body);
+        assert_eq!(role(true, &[]), Body);
+        // Deeper: a heading that names only the skill's use, under one that names no topic.
+        assert_eq!(
+            role(true, &["Weather", "Usage guidelines", "When to Use"]),
+            WhenToUse
         );
         assert_eq!(
-            section_role(true, &path(&["Weather", "Usage guidelines", "When to Use"])),
-            SectionRole::WhenToUse
+            role(true, &["PDF", "Reference", "When to use this skill"]),
+            WhenToUse
         );
         assert_eq!(
-            section_role(true, &path(&["Memory", "Capture", "📝 Trigger Phrases"])),
-            SectionRole::WhenToUse
+            role(true, &["Tool", "Overview", "📝 Trigger Phrases"]),
+            WhenToUse
+        );
+        // …but not under a topic, nor naming one.
+        assert_eq!(
+            role(true, &["Python", "Async vs sync", "When to Use"]),
+            Body
+        );
+        assert_eq!(role(true, &["CSS", "Container queries", "Use cases"]), Body);
+        assert_eq!(role(true, &["PDF", "Views", "When to use views"]), Body);
+        // Inherited from the top-level section it belongs to.
+        assert_eq!(
+            role(true, &["Tool", "Use cases", "Use Case 1: Pipelines"]),
+            WhenToUse
         );
         assert_eq!(
-            section_role(true, &path(&["Tool", "Use cases", "Use Case 1: Pipelines"])),
-            SectionRole::Body
+            role(true, &["Tool", "When NOT to use", "Big files"]),
+            WhenNotToUse
         );
+        assert_eq!(role(true, &["When to use", "Data work"]), WhenToUse);
         assert_eq!(
-            section_role(false, &path(&["When to use"])),
-            SectionRole::Body
+            role(true, &["Tool", "Use cases", "Pipelines", "Step one"]),
+            WhenToUse
         );
-        assert_eq!(section_role(true, &[]), SectionRole::Body);
-        assert_eq!(
-            section_role(true, &path(&["Guide", "When not to use"])),
-            SectionRole::WhenNotToUse
-        );
+        // A title is not a usage section.
+        assert_eq!(role(true, &["Use cases of LLMs", "Install"]), Body);
+        assert_eq!(role(true, &["Tool", "Install", "Linux"]), Body);
     }
 }

@@ -184,8 +184,9 @@ pub const USAGE_PER_SKILL: usize = 2;
 pub const USAGE_RULE: u32 = skg_model::SECTION_ROLE_RULE;
 
 /// Whether `d` is a usage section of its skill: an L2 section extract marked as saying when to
-/// use the skill ([`SectionRole::WhenToUse`]: a top-level section of `SKILL.md` with a heading
-/// such as "When to use", "Use cases" or "Example prompts"; `skg_extract::heading_role`). Such
+/// use the skill ([`SectionRole::WhenToUse`]: a section of `SKILL.md` headed "When to use", "Use
+/// cases", "Example prompts", … at the top of the outline, or inside such a section; the rule is
+/// skg-extract's `roles`). Such
 /// sections describe the user's situation in the user's words — what a request says — where the
 /// card describes the tool (docs/retrieval.md, "Usage sections").
 pub fn is_usage_section(d: &Document) -> bool {

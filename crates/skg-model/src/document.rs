@@ -67,13 +67,14 @@ pub struct Document {
     pub text: String,
     /// What the section says about its skill's use, read from its heading by extract
     /// ([`SectionRole`]; `body` for L0, L1 and every section that is not about when to use it).
-    #[serde(default)]
     pub role: SectionRole,
 }
 
 /// The version of extract's section-role rule. Whatever reads [`Document::role`] and keeps
 /// results made from it (an index's usage vectors, an audit's extract stage) records this and
-/// compares it before reusing them.
+/// compares it before reusing them. A change of the rule changes what the `role` column means,
+/// so it bumps [`crate::SCHEMA_VERSION`] too: an audit written under the old rule is then refused
+/// (re-run `skg audit`) instead of being indexed under the new rule's number.
 pub const SECTION_ROLE_RULE: u32 = 2;
 
 /// What a section of a skill says about the skill's use. Extract decides it once, where the

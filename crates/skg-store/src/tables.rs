@@ -432,7 +432,7 @@ pub static DOCUMENTS: Table<Document> = Table {
         col(
             "role",
             Get::Str(|d| d.role.as_str()),
-            "`when_to_use` or `when_not_to_use` for a top-level section of SKILL.md whose heading says so, else `body`",
+            "`when_to_use` or `when_not_to_use` for a section of SKILL.md whose heading (or top-level section) says so, else `body`",
         ),
     ],
 };

@@ -496,9 +496,9 @@ pub struct IndexBuildArgs {
     /// sees the body (a skill's best vector answers for it).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub dense_sections: usize,
-    /// Embed the first N characters of every section whose heading says when to use a skill
-    /// ("When to use", "Use cases", "Triggers", …), each as one more vector of its skill (0:
-    /// none)
+    /// Embed the first N characters of each skill's usage sections — the first two sections
+    /// of its SKILL.md that extract marked as saying when to use it ("When to use", "Use cases",
+    /// "Triggers", …) — each as one more vector of its skill (0: none)
     #[arg(long, value_name = "N", default_value_t = skg_index::USAGE_CHARS)]
     pub usage_chars: usize,
     /// Embed only the first N characters of each skill's L1 overview (0: no overview vector)

@@ -10,6 +10,7 @@
 
 mod bad_inputs;
 mod hostile;
+mod roles;
 mod shared_corpus;
 
 use std::path::Path;
