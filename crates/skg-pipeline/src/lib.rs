@@ -9,6 +9,8 @@
 
 pub mod audit;
 pub mod canonicalize;
+#[cfg(test)]
+mod code_id;
 pub mod extract;
 pub mod index;
 pub mod measure;
