@@ -13,7 +13,11 @@
     clippy::disallowed_methods,
     reason = "it reads skg's own source tree at build time, not a registry or an artifact"
 )]
-pub(crate) fn code_id(base: &std::path::Path, dirs: &[&str], files: &[&str]) -> std::io::Result<String> {
+pub(crate) fn code_id(
+    base: &std::path::Path,
+    dirs: &[&str],
+    files: &[&str],
+) -> std::io::Result<String> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
         for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
