@@ -48,27 +48,18 @@ fn main() {
         ("SCORE", &["crates/skg-score/src"]),
         ("MEASURE", &["crates/skg-measure/src"]),
     ];
+    let mut watched: Vec<&str> = vec!["Cargo.lock"];
     for (stage, dirs) in stages {
         let all: Vec<&str> = common.iter().chain(dirs).copied().collect();
         let id = code_id(&base, &all, &["Cargo.lock"])
             .unwrap_or_else(|e| panic!("cannot hash the sources of {stage}: {e}"));
         println!("cargo:rustc-env=SKG_CODE_{stage}={id}");
+        watched.extend(all);
     }
-    for d in [
-        "crates/skg-model/src",
-        "crates/skg-artifact/src",
-        "crates/skg-store/src",
-        "crates/skg-pipeline/src",
-        "crates/skg-extract/src",
-        "crates/skg-syntax/src",
-        "crates/skg-scan/src",
-        "crates/skg-canon/src",
-        "crates/skg-embed/src",
-        "crates/skg-score/src",
-        "crates/skg-measure/src",
-        "Cargo.lock",
-    ] {
-        println!("cargo:rerun-if-changed={}", base.join(d).display());
+    watched.sort_unstable();
+    watched.dedup();
+    for path in watched {
+        println!("cargo:rerun-if-changed={}", base.join(path).display());
     }
     println!("cargo:rerun-if-changed=build.rs");
 }

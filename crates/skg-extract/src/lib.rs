@@ -42,7 +42,6 @@ pub use crate::{
     codebase::{Codebase, TEST_DIRS, TEST_PARTS, is_test_code, read_codebase},
     error::{Error, Result},
     fingerprint::{change_stamp, content_fingerprint},
-    roles::heading_role,
     source::{RegistrySource, cache_dir, checkout_git, load_registries_toml, resolve_inputs},
     summary::{RegistrySummary, Summary},
     texts::package_texts,

@@ -71,8 +71,8 @@ pub struct Document {
 }
 
 /// The version of extract's section-role rule. Whatever reads [`Document::role`] and keeps
-/// results made from it (an index's usage vectors, an audit's extract stage) records this and
-/// compares it before reusing them. A change of the rule changes what the `role` column means,
+/// results made from it (an index's usage vectors) records this and compares it before reusing
+/// them (an audit's extract stage is keyed by extract's code, which holds the rule). A change of the rule changes what the `role` column means,
 /// so it bumps [`crate::SCHEMA_VERSION`] too: an audit written under the old rule is then refused
 /// (re-run `skg audit`) instead of being indexed under the new rule's number.
 pub const SECTION_ROLE_RULE: u32 = 2;

@@ -179,11 +179,6 @@ fn stage_key(
                 "capability taxonomy",
                 skg_extract::capability::TAXONOMY_TOML.as_bytes(),
             );
-            // Its documents carry section roles, and the cards' fallbacks read them.
-            k.part(
-                "section role rule",
-                skg_model::SECTION_ROLE_RULE.to_string().as_bytes(),
-            );
             k.part("registries", fingerprint.as_bytes());
         }
         Stage::Scan => {

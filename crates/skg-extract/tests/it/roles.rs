@@ -1,10 +1,8 @@
 //! Section roles through extraction: the documents carry them, and the card's `when_to_use` /
 //! `when_not_to_use` fallbacks read the same sections.
 
-use skg_extract::Options;
+use skg_extract::Limits;
 use skg_model::{Level, SectionRole};
-
-use crate::{run, write};
 
 const SKILL: &str = "---
 name: pdf-tools
@@ -42,14 +40,15 @@ Read this guide before merging.
 
 #[test]
 fn sections_say_when_to_use_a_skill_and_the_card_reads_them() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    write(dir.path(), "pdf-tools/SKILL.md", SKILL.as_bytes());
-    write(
-        dir.path(),
-        "pdf-tools/references/guide.md",
-        GUIDE.as_bytes(),
-    );
-    let x = run(dir.path(), &Options::default());
+    // In memory, through the code paths `extract` runs (no disk needed to read two files).
+    let files = [
+        ("pdf-tools/SKILL.md".to_owned(), SKILL.as_bytes().to_vec()),
+        (
+            "pdf-tools/references/guide.md".to_owned(),
+            GUIDE.as_bytes().to_vec(),
+        ),
+    ];
+    let x = skg_extract::fuzzing::extract_files(&files, &Limits::default());
     assert_eq!(x.skills.len(), 1);
     let card = &x.skills[0];
     // The top-level "Use cases" section has no text of its own; its subsection inherits its role
