@@ -25,6 +25,7 @@ pub mod adapt;
 pub mod ann;
 mod artifact;
 mod bm25;
+pub mod compare;
 mod eval;
 mod incremental;
 mod judged;

@@ -605,6 +605,12 @@ pub struct EvalArgs {
     /// Print every query's rank of its first gold skill.
     #[arg(long)]
     pub per_query: bool,
+    /// Compare with a saved evaluation of the same queries (saved by `skg eval --per-query
+    /// --format json`): per mode, each rank metric's difference with a paired bootstrap 95 %
+    /// interval, an exact McNemar (hit@k) or paired randomization (MRR@10) p-value, and the
+    /// queries that moved.
+    #[arg(long, value_name = "BEFORE.json")]
+    pub compare: Option<PathBuf>,
     /// Classify every query whose gold skill is not first (never a candidate, lost in the
     /// fusion, a sibling card above it, an acceptable answer above it, ranked low, quarantined).
     #[arg(long)]

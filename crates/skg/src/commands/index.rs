@@ -76,6 +76,8 @@ struct EvalPrinted<'a> {
     abstention: Option<Vec<skg_index::abstain::AbstentionReport>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     listing: Option<skg_index::listing::ListingReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comparison: Option<skg_index::compare::Comparison>,
 }
 
 /// `--ann`: the nearest-neighbour graph the evaluation ran with, and its recall.
@@ -149,15 +151,52 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         bm25_unit: args.bm25_unit.into(),
         include_quarantined: args.include_quarantined,
         bundle_k: args.bundle_k,
-        per_query: args.per_query,
+        // A comparison pairs the queries' ranks, so it needs them recorded.
+        per_query: args.per_query || args.compare.is_some(),
     };
+    let before = args
+        .compare
+        .as_ref()
+        .map(|path| -> anyhow::Result<skg_index::compare::RecordedEval> {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let saved: skg_index::compare::RecordedEval = serde_json::from_str(&text)
+                .with_context(|| {
+                    format!(
+                        "{}: not an evaluation saved by `skg eval --per-query --format json`",
+                        path.display()
+                    )
+                })?;
+            if saved.modes.iter().all(|m| m.per_query.is_empty()) {
+                bail!(
+                    "{}: the saved evaluation has no per-query ranks: save it with `skg eval --per-query --format json`",
+                    path.display()
+                );
+            }
+            Ok(saved)
+        })
+        .transpose()?;
     // Every mode's latency includes its query embedding, so the evaluation embeds afresh; the
     // miss analysis and the second stage reuse its vectors.
     let mut vectors = QueryVectors {
         embedder,
         seen: HashMap::new(),
     };
-    let report = skg_index::evaluate(&index, &queries, &options, &mut |t: &str| vectors.fresh(t))?;
+    let mut report =
+        skg_index::evaluate(&index, &queries, &options, &mut |t: &str| vectors.fresh(t))?;
+    let comparison = before.map(|b| {
+        let after: Vec<(skg_index::Mode, skg_index::compare::Ranks<'_>)> = report
+            .modes
+            .iter()
+            .map(|m| (m.mode, m.per_query.as_slice()))
+            .collect();
+        skg_index::compare::compare(&b, &after)
+    });
+    if !args.per_query {
+        for m in &mut report.modes {
+            m.per_query.clear();
+        }
+    }
     let mut embed = |t: &str| vectors.reused(t);
     let misses = args
         .misses
@@ -212,6 +251,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         ann,
         abstention,
         listing,
+        comparison,
     };
     super::emit(args.format, &printed, |o| {
         print_eval(o, &printed)?;
@@ -226,6 +266,9 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         }
         if let Some(l) = &printed.listing {
             write!(o, "{l}")?;
+        }
+        if let Some(c) = &printed.comparison {
+            write!(o, "{c}")?;
         }
         if let Some(a) = &printed.ann {
             let r = &a.recall;

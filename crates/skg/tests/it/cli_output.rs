@@ -196,3 +196,60 @@ fn ranker_training_is_reproducible() {
     assert_eq!(stage["first_stage"]["queries"], 8);
     assert_eq!(stage["ranked"]["queries"], 8);
 }
+
+/// `skg eval --compare`: an evaluation compared with itself moves nothing (every difference 0,
+/// every p-value 1, no query moved); a saved evaluation without per-query ranks is refused with a
+/// message that says how to save one.
+#[test]
+fn eval_compares_with_a_saved_evaluation() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    demo(d);
+    let run = |args: &[&str]| skg(d, args);
+    let ok = |args: &[&str]| {
+        let o = run(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    ok(&[
+        "audit",
+        "registries",
+        "-o",
+        "audit",
+        "--no-embeddings",
+        "-q",
+    ]);
+    ok(&crate::LEXICAL_INDEX_BUILD);
+    let queries = repo().join("tests/fixtures/queries/demo.jsonl");
+    let q = queries.to_str().expect("a UTF-8 path");
+    let eval = ["eval", q, "--index", "index", "--mode", "bm25"];
+    let saved = ok(&[&eval[..], &["--per-query", "--format", "json"]].concat());
+    std::fs::write(d.join("before.json"), &saved.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let o = ok(&[&eval[..], &["--compare", "before.json", "--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("parse JSON");
+    assert!(
+        v["modes"][0].get("per_query").is_none(),
+        "ranks are printed only with --per-query"
+    );
+    let mode = &v["comparison"]["modes"][0];
+    assert_eq!(mode["mode"], "bm25");
+    assert_eq!(mode["paired"], 8);
+    assert_eq!(mode["moved"].as_array().map(Vec::len), Some(0));
+    let metrics = mode["metrics"].as_array().expect("metrics");
+    assert_eq!(metrics.len(), 5, "hit@1/3/5/10 and MRR@10");
+    for m in metrics {
+        assert_eq!(m["delta"], 0.0, "{m}");
+        assert_eq!(m["p_value"], 1.0, "{m}");
+        assert_eq!(m["before"], m["after"], "{m}");
+    }
+    // A summary saved without --per-query cannot be paired.
+    let plain = ok(&[&eval[..], &["--format", "json"]].concat());
+    std::fs::write(d.join("plain.json"), &plain.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let o = run(&[&eval[..], &["--compare", "plain.json"]].concat());
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("plain.json") && err.contains("--per-query"),
+        "{err}"
+    );
+}

@@ -1,0 +1,574 @@
+//! Paired comparison of two evaluations of the same judged queries (`skg eval --compare`):
+//! for each mode and each rank metric (hit@1/3/5/10, MRR@10), the difference of the means, a
+//! paired bootstrap 95 % interval of it, and a two-sided p-value — the exact McNemar test for
+//! the hit rates, the paired randomization (sign-flip) test for MRR@10 — with the queries won and
+//! lost. On 70 queries a single query moves hit@k by 1.4 points; this says which differences a
+//! set that small can tell from chance.
+//!
+//! Only the rank of each query's first gold skill in the first 10 is needed, which is what
+//! `skg eval --per-query --format json` records, so an evaluation saved once can be compared with
+//! any later one. Resampling uses a fixed seed: the same two evaluations give the same figures.
+
+use std::collections::BTreeMap;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::eval::CUTOFFS;
+use crate::search::Mode;
+
+/// Bootstrap and randomization resamples.
+pub const RESAMPLES: usize = 10_000;
+
+/// The resampling seed.
+const SEED: u64 = 0x0073_6b67_5f63_6d70; // "skg_cmp"
+
+/// Nonzero differences up to which the randomization test enumerates every sign assignment
+/// (2^20 ≈ 10^6 cheap sums); above it, [`RESAMPLES`] random ones.
+const EXACT_UP_TO: usize = 20;
+
+/// Moved queries printed from each end of the list.
+const SHOWN: usize = 10;
+
+/// Characters of a query's text printed when it has no id.
+const QUERY_CHARS: usize = 40;
+
+/// A saved evaluation, as `skg eval --per-query --format json` writes it (other fields ignored).
+#[derive(Debug, Clone, Deserialize)]
+pub struct RecordedEval {
+    /// The index revision it measured.
+    #[serde(default)]
+    pub index_revision: String,
+    /// Per mode.
+    pub modes: Vec<RecordedMode>,
+}
+
+/// One mode of a saved evaluation.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RecordedMode {
+    /// The mode.
+    pub mode: Mode,
+    /// (query id or text, rank of its first gold skill in the first 10).
+    #[serde(default)]
+    pub per_query: Vec<(String, Option<usize>)>,
+}
+
+/// One metric compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricComparison {
+    /// `hit@1`, `hit@3`, `hit@5`, `hit@10` or `MRR@10`.
+    pub metric: String,
+    /// Mean before, over the paired queries.
+    pub before: f64,
+    /// Mean after.
+    pub after: f64,
+    /// after − before.
+    pub delta: f64,
+    /// Paired bootstrap 95 % percentile interval of `delta`.
+    pub ci95: [f64; 2],
+    /// Two-sided p-value of "no difference".
+    pub p_value: f64,
+    /// `mcnemar-exact`, `randomization-exact` or `randomization-sampled`.
+    pub test: &'static str,
+    /// Queries whose value went up.
+    pub wins: usize,
+    /// Queries whose value went down.
+    pub losses: usize,
+}
+
+/// A query whose first gold rank changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Moved {
+    /// Query id or text.
+    pub query: String,
+    /// Rank before (None: not in the first 10).
+    pub before: Option<usize>,
+    /// Rank after.
+    pub after: Option<usize>,
+}
+
+/// One mode compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModeComparison {
+    /// The mode.
+    pub mode: Mode,
+    /// Queries in both evaluations.
+    pub paired: usize,
+    /// Queries only in the earlier one.
+    pub only_before: usize,
+    /// Queries only in the later one.
+    pub only_after: usize,
+    /// hit@1, hit@3, hit@5, hit@10, MRR@10.
+    pub metrics: Vec<MetricComparison>,
+    /// Queries whose rank changed, the largest gains first, then the largest losses last.
+    pub moved: Vec<Moved>,
+}
+
+/// Every mode both evaluations measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The earlier evaluation's index revision.
+    pub before_revision: String,
+    /// Resamples behind each interval and sampled p-value.
+    pub resamples: usize,
+    /// Per mode, in the later evaluation's order.
+    pub modes: Vec<ModeComparison>,
+}
+
+fn reciprocal(rank: Option<usize>) -> f64 {
+    rank.map_or(0.0, |r| 1.0 / r as f64)
+}
+
+fn hit(rank: Option<usize>, k: usize) -> f64 {
+    f64::from(u8::from(rank.is_some_and(|r| r <= k)))
+}
+
+/// One evaluation's ranks: (query id or text, rank of its first gold skill in the first 10).
+pub type Ranks<'a> = &'a [(String, Option<usize>)];
+
+/// Compares two evaluations' per-query ranks mode by mode (modes measured by only one are left
+/// out). Queries are paired by id (or text); the unpaired are counted, not compared.
+pub fn compare(before: &RecordedEval, after: &[(Mode, Ranks<'_>)]) -> Comparison {
+    let modes = after
+        .iter()
+        .filter_map(|(mode, ranks)| {
+            let earlier = before.modes.iter().find(|m| m.mode == *mode)?;
+            Some(compare_mode(*mode, &earlier.per_query, ranks))
+        })
+        .collect();
+    Comparison {
+        before_revision: before.index_revision.clone(),
+        resamples: RESAMPLES,
+        modes,
+    }
+}
+
+fn compare_mode(
+    mode: Mode,
+    before: &[(String, Option<usize>)],
+    after: &[(String, Option<usize>)],
+) -> ModeComparison {
+    // Keyed by (id or text, occurrence): a query text asked twice is two queries.
+    let keyed = |ranks: &'_ [(String, Option<usize>)]| -> BTreeMap<(String, usize), Option<usize>> {
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        ranks
+            .iter()
+            .map(|(q, r)| {
+                let n = seen.entry(q.as_str()).or_default();
+                *n += 1;
+                ((q.clone(), *n), *r)
+            })
+            .collect()
+    };
+    let (earlier, later) = (keyed(before), keyed(after));
+    let pairs: Vec<(&str, Option<usize>, Option<usize>)> = later
+        .iter()
+        .filter_map(|(k, a)| earlier.get(k).map(|b| (k.0.as_str(), *b, *a)))
+        .collect();
+    let mut metrics: Vec<MetricComparison> = CUTOFFS
+        .iter()
+        .map(|&k| {
+            let values: Vec<(f64, f64)> = pairs
+                .iter()
+                .map(|(_, b, a)| (hit(*b, k), hit(*a, k)))
+                .collect();
+            metric(format!("hit@{k}"), &values, true)
+        })
+        .collect();
+    let rr: Vec<(f64, f64)> = pairs
+        .iter()
+        .map(|(_, b, a)| (reciprocal(*b), reciprocal(*a)))
+        .collect();
+    metrics.push(metric("MRR@10".to_owned(), &rr, false));
+    let mut moved: Vec<Moved> = pairs
+        .iter()
+        .filter(|(_, b, a)| b != a)
+        .map(|(q, b, a)| Moved {
+            query: (*q).to_owned(),
+            before: *b,
+            after: *a,
+        })
+        .collect();
+    moved.sort_by(|x, y| {
+        let gain = |m: &Moved| reciprocal(m.after) - reciprocal(m.before);
+        gain(y)
+            .total_cmp(&gain(x))
+            .then_with(|| x.query.cmp(&y.query))
+    });
+    ModeComparison {
+        mode,
+        paired: pairs.len(),
+        only_before: earlier.keys().filter(|q| !later.contains_key(*q)).count(),
+        only_after: later.keys().filter(|q| !earlier.contains_key(*q)).count(),
+        metrics,
+        moved,
+    }
+}
+
+fn metric(name: String, values: &[(f64, f64)], binary: bool) -> MetricComparison {
+    let n = values.len().max(1) as f64;
+    let before = values.iter().map(|v| v.0).sum::<f64>() / n;
+    let after = values.iter().map(|v| v.1).sum::<f64>() / n;
+    let diffs: Vec<f64> = values.iter().map(|(b, a)| a - b).collect();
+    let wins = diffs.iter().filter(|d| **d > 0.0).count();
+    let losses = diffs.iter().filter(|d| **d < 0.0).count();
+    let (p_value, test) = if binary {
+        (mcnemar_exact(wins, losses), "mcnemar-exact")
+    } else {
+        randomization_test(&diffs)
+    };
+    MetricComparison {
+        metric: name,
+        before,
+        after,
+        delta: after - before,
+        ci95: bootstrap_ci95(&diffs),
+        p_value,
+        test,
+        wins,
+        losses,
+    }
+}
+
+/// Exact two-sided McNemar test: under "no difference" each of the `wins + losses` discordant
+/// queries goes either way with probability ½, so p = min(1, 2·P(X ≤ min(wins, losses))) with
+/// X ~ Binomial(wins + losses, ½).
+pub fn mcnemar_exact(wins: usize, losses: usize) -> f64 {
+    let n = wins + losses;
+    if n == 0 {
+        return 1.0;
+    }
+    let low = wins.min(losses);
+    // The lower tail reaches the median: P(X ≤ low) ≥ ½ exactly (the sum below would round).
+    if 2 * low + 1 >= n {
+        return 1.0;
+    }
+    // C(n, i) / 2^n, summed in log space (n may be in the thousands).
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut ln_choose = 0.0f64; // ln C(n, 0)
+    let mut tail = 0.0f64;
+    for i in 0..=low {
+        if i > 0 {
+            ln_choose += ((n - i + 1) as f64).ln() - (i as f64).ln();
+        }
+        tail += (ln_choose + ln_half_n).exp();
+    }
+    (2.0 * tail).min(1.0)
+}
+
+/// Paired randomization test of the mean difference: under "no difference" each query's
+/// difference is as likely negated, so p is the share of sign assignments whose mean is at
+/// least as far from 0 as the observed one. Exact (every assignment of the nonzero
+/// differences) up to [`EXACT_UP_TO`] of them, else [`RESAMPLES`] random assignments with
+/// p = (1 + extreme) / (1 + resamples).
+pub fn randomization_test(diffs: &[f64]) -> (f64, &'static str) {
+    let nonzero: Vec<f64> = diffs.iter().copied().filter(|d| *d != 0.0).collect();
+    if nonzero.is_empty() {
+        return (1.0, "randomization-exact");
+    }
+    let observed = nonzero.iter().sum::<f64>().abs();
+    // Sums that equal the observed one up to rounding count as extreme.
+    let tolerance = 1e-9 * nonzero.iter().map(|d| d.abs()).sum::<f64>();
+    let extreme = |sum: f64| sum.abs() >= observed - tolerance;
+    if nonzero.len() <= EXACT_UP_TO {
+        let m = nonzero.len();
+        let count = (0u32..1 << m)
+            .filter(|signs| {
+                let sum: f64 = nonzero
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| if signs >> i & 1 == 1 { -d } else { *d })
+                    .sum();
+                extreme(sum)
+            })
+            .count();
+        return (count as f64 / f64::from(1u32 << m), "randomization-exact");
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let count = (0..RESAMPLES)
+        .filter(|_| {
+            let sum: f64 = nonzero
+                .iter()
+                .map(|d| if rng.random::<bool>() { -d } else { *d })
+                .sum();
+            extreme(sum)
+        })
+        .count();
+    (
+        (1 + count) as f64 / (1 + RESAMPLES) as f64,
+        "randomization-sampled",
+    )
+}
+
+/// Paired bootstrap 95 % percentile interval of the mean difference: [`RESAMPLES`] resamples of
+/// the queries with replacement, the 2.5th and 97.5th percentiles of their means.
+pub fn bootstrap_ci95(diffs: &[f64]) -> [f64; 2] {
+    if diffs.is_empty() {
+        return [0.0, 0.0];
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let n = diffs.len();
+    let mut means: Vec<f64> = (0..RESAMPLES)
+        .map(|_| (0..n).map(|_| diffs[rng.random_range(0..n)]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    // The value at the given per-mille, nearest rank (integer arithmetic: 250th and 9,749th).
+    let at = |permille: usize| means[((RESAMPLES - 1) * permille + 500) / 1000];
+    [at(25), at(975)]
+}
+
+impl std::fmt::Display for Comparison {
+    fn fmt(&self, o: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            o,
+            "\ncompared with the evaluation of index {} (paired by query; 95 % interval: paired bootstrap, {} resamples; p: exact McNemar for hit@k, paired randomization for MRR@10)",
+            match self.before_revision.get(..12) {
+                Some(short) => short,
+                None if self.before_revision.is_empty() => "?",
+                None => &self.before_revision,
+            },
+            self.resamples
+        )?;
+        for m in &self.modes {
+            write!(
+                o,
+                "\n{} ({} queries paired",
+                format!("{:?}", m.mode).to_lowercase(),
+                m.paired
+            )?;
+            if m.only_before + m.only_after > 0 {
+                write!(
+                    o,
+                    "; {} only before, {} only after: not compared",
+                    m.only_before, m.only_after
+                )?;
+            }
+            writeln!(o, ")")?;
+            writeln!(
+                o,
+                "  {:<7} {:>7} {:>7} {:>7}  {:>17}  {:>7}  {:>4} {:>6}",
+                "metric", "before", "after", "Δ", "95% interval", "p", "won", "lost"
+            )?;
+            for c in &m.metrics {
+                writeln!(
+                    o,
+                    "  {:<7} {:>7.3} {:>7.3} {:>+7.3}  [{:>+7.3}, {:>+7.3}]  {:>7}  {:>4} {:>6}",
+                    c.metric,
+                    c.before,
+                    c.after,
+                    c.delta,
+                    c.ci95[0],
+                    c.ci95[1],
+                    if c.p_value < 1e-4 {
+                        "<0.0001".to_owned()
+                    } else {
+                        format!("{:.4}", c.p_value)
+                    },
+                    c.wins,
+                    c.losses
+                )?;
+            }
+            if !m.moved.is_empty() {
+                let rank = |r: Option<usize>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
+                // Ids are short; a query known by its text is cut.
+                let item = |x: &Moved| {
+                    let q: String = if x.query.chars().count() > QUERY_CHARS {
+                        let cut: String = x.query.chars().take(QUERY_CHARS).collect();
+                        format!("\"{}…\"", cut.trim_end())
+                    } else {
+                        x.query.clone()
+                    };
+                    format!("{q} {}→{}", rank(x.before), rank(x.after))
+                };
+                // The largest gains and the largest losses; the middle is elided on big sets.
+                let (head, tail) = if m.moved.len() <= 2 * SHOWN {
+                    (m.moved.len(), 0)
+                } else {
+                    (SHOWN, SHOWN)
+                };
+                let mut line: Vec<String> = m.moved[..head].iter().map(item).collect();
+                if tail > 0 {
+                    line.push(format!(
+                        "… {} more (`--format json` lists all) …",
+                        m.moved.len() - head - tail
+                    ));
+                    line.extend(m.moved[m.moved.len() - tail..].iter().map(item));
+                }
+                writeln!(o, "  moved: {}", line.join(", "))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[expect(
+    clippy::float_cmp,
+    reason = "p = 1, zero differences and single-value intervals are exact by definition"
+)]
+mod tests {
+    use super::*;
+
+    fn ranks(rs: &[Option<usize>]) -> Vec<(String, Option<usize>)> {
+        rs.iter()
+            .enumerate()
+            .map(|(i, r)| (format!("q{i:02}"), *r))
+            .collect()
+    }
+
+    #[test]
+    fn mcnemar_matches_the_binomial_by_hand() {
+        // No discordant query: nothing to tell.
+        assert_eq!(mcnemar_exact(0, 0), 1.0);
+        // 6 wins, 0 losses: 2 · (1/2)^6 = 1/32.
+        assert!((mcnemar_exact(6, 0) - 0.031_25).abs() < 1e-12);
+        assert!((mcnemar_exact(0, 6) - 0.031_25).abs() < 1e-12);
+        // 5 to 1: 2 · (C(6,0) + C(6,1)) / 64 = 14/64.
+        assert!((mcnemar_exact(5, 1) - 14.0 / 64.0).abs() < 1e-12);
+        // 3 to 3 and 2 to 3 are as even as they can be.
+        assert_eq!(mcnemar_exact(3, 3), 1.0);
+        assert_eq!(mcnemar_exact(2, 3), 1.0);
+        // 10 to 0 in a large set: 2 / 1024.
+        assert!((mcnemar_exact(10, 0) - 2.0 / 1024.0).abs() < 1e-12);
+        // Thousands of discordant queries stay finite and symmetric.
+        let p = mcnemar_exact(1_000, 1_100);
+        assert!(p > 0.0 && p < 0.05 && (p - mcnemar_exact(1_100, 1_000)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn randomization_test_counts_sign_assignments() {
+        // All differences zero: p = 1.
+        assert_eq!(
+            randomization_test(&[0.0, 0.0]),
+            (1.0, "randomization-exact")
+        );
+        // Three equal gains: only all-plus and all-minus reach |3|, 2 of 8.
+        let (p, test) = randomization_test(&[0.5, 0.5, 0.5, 0.0]);
+        assert!((p - 0.25).abs() < 1e-12);
+        assert_eq!(test, "randomization-exact");
+        // +1, −1/2: sums ±1/2 and ±3/2; |sum| ≥ 1/2 always: p = 1.
+        assert_eq!(randomization_test(&[1.0, -0.5]).0, 1.0);
+        // +1, +1/2, +1/3: sums reaching 11/6 are the two uniform signs only: 2/8. Rounding in
+        // the sums must not drop the observed assignment itself.
+        assert!((randomization_test(&[1.0, 0.5, 1.0 / 3.0]).0 - 0.25).abs() < 1e-12);
+        // Past the exact limit: sampled, with p ≥ 1/(1 + resamples) and the same seed each run.
+        let gains = vec![1.0; 30];
+        let (p, test) = randomization_test(&gains);
+        assert_eq!(test, "randomization-sampled");
+        assert!((p - 1.0 / (1 + RESAMPLES) as f64).abs() < 1e-12, "{p}");
+        let mixed: Vec<f64> = (0..40)
+            .map(|i| if i % 2 == 0 { 0.5 } else { -0.5 })
+            .collect();
+        let (p, _) = randomization_test(&mixed);
+        assert!(p > 0.9, "{p}");
+        assert_eq!(randomization_test(&mixed), randomization_test(&mixed));
+    }
+
+    #[test]
+    fn bootstrap_interval_brackets_the_mean() {
+        // One value: every resample has it as its mean.
+        assert_eq!(bootstrap_ci95(&[0.25; 7]), [0.25, 0.25]);
+        assert_eq!(bootstrap_ci95(&[]), [0.0, 0.0]);
+        // Half ones, half zeros: mean 0.5, standard error √(0.25/100) = 0.05, so the
+        // interval is about 0.5 ± 0.098.
+        let d: Vec<f64> = (0..100).map(|i| f64::from(u8::from(i % 2 == 0))).collect();
+        let [lo, hi] = bootstrap_ci95(&d);
+        assert!(
+            (lo - 0.402).abs() < 0.02 && (hi - 0.598).abs() < 0.02,
+            "{lo} {hi}"
+        );
+        assert_eq!(bootstrap_ci95(&d), [lo, hi]);
+    }
+
+    #[test]
+    fn comparison_pairs_queries_and_reads_hits_and_mrr_from_ranks() {
+        // Before: q00 1st, q01 3rd, q02 none, q03 2nd; after: q00 2nd, q01 1st, q02 5th,
+        // q03 2nd; q04 only after, q05 only before.
+        let mut before = ranks(&[Some(1), Some(3), None, Some(2)]);
+        before.push(("q05".to_owned(), Some(1)));
+        let mut after = ranks(&[Some(2), Some(1), Some(5), Some(2)]);
+        after.push(("q04".to_owned(), Some(1)));
+        let saved = RecordedEval {
+            index_revision: "abc".to_owned(),
+            modes: vec![
+                RecordedMode {
+                    mode: Mode::Hybrid,
+                    per_query: before,
+                },
+                RecordedMode {
+                    mode: Mode::Bm25,
+                    per_query: Vec::new(),
+                },
+            ],
+        };
+        let c = compare(&saved, &[(Mode::Hybrid, &after), (Mode::Dense, &after)]);
+        assert_eq!(c.modes.len(), 1, "dense was not measured before");
+        let m = &c.modes[0];
+        assert_eq!((m.paired, m.only_before, m.only_after), (4, 1, 1));
+        let get = |name: &str| {
+            m.metrics
+                .iter()
+                .find(|x| x.metric == name)
+                .expect("every metric is compared")
+        };
+        // hit@1: before q00 (1/4), after q01 (1/4); one win, one loss.
+        let h1 = get("hit@1");
+        assert_eq!(
+            (h1.before, h1.after, h1.wins, h1.losses),
+            (0.25, 0.25, 1, 1)
+        );
+        assert_eq!(h1.p_value, 1.0);
+        // hit@5: before 3 of 4, after 4 of 4; q02 is the one win.
+        let h5 = get("hit@5");
+        assert_eq!((h5.before, h5.after, h5.wins, h5.losses), (0.75, 1.0, 1, 0));
+        assert!((h5.p_value - 1.0).abs() < 1e-12, "2 · (1/2)^1 capped at 1");
+        // MRR@10: before (1 + 1/3 + 0 + 1/2)/4 = 11/24, after (1/2 + 1 + 1/5 + 1/2)/4 = 11/20.
+        let mrr = get("MRR@10");
+        assert!((mrr.before - 11.0 / 24.0).abs() < 1e-12);
+        assert!((mrr.after - 11.0 / 20.0).abs() < 1e-12);
+        assert!((mrr.delta - (11.0 / 20.0 - 11.0 / 24.0)).abs() < 1e-12);
+        assert!(mrr.ci95[0] <= mrr.delta && mrr.delta <= mrr.ci95[1]);
+        assert_eq!((mrr.wins, mrr.losses), (2, 1));
+        // Moved, largest gain first: q01 (+2/3), q02 (+1/5), q00 (−1/2); q03 did not move.
+        let order: Vec<&str> = m.moved.iter().map(|x| x.query.as_str()).collect();
+        assert_eq!(order, ["q01", "q02", "q00"]);
+        let text = c.to_string();
+        assert!(text.contains("q01 3→1, q02 -→5, q00 1→2"), "{text}");
+        assert!(text.contains("1 only before, 1 only after"), "{text}");
+    }
+
+    #[test]
+    fn a_query_asked_twice_is_paired_twice() {
+        let twice = |a: Option<usize>, b: Option<usize>| {
+            vec![("same text".to_owned(), a), ("same text".to_owned(), b)]
+        };
+        let saved = RecordedEval {
+            index_revision: String::new(),
+            modes: vec![RecordedMode {
+                mode: Mode::Dense,
+                per_query: twice(Some(1), None),
+            }],
+        };
+        let after = twice(Some(1), Some(1));
+        let c = compare(&saved, &[(Mode::Dense, &after)]);
+        let m = &c.modes[0];
+        assert_eq!((m.paired, m.only_before, m.only_after), (2, 0, 0));
+        assert_eq!((m.metrics[0].before, m.metrics[0].after), (0.5, 1.0));
+    }
+
+    #[test]
+    fn a_saved_evaluation_reads_back() {
+        let json = r#"{"queries": 2, "index_revision": "r1", "modes": [
+            {"mode": "hybrid", "fusion": "adaptive", "per_query": [["q1", 1], ["q2", null]]},
+            {"mode": "bm25", "metrics": {}}]}"#;
+        let saved: RecordedEval = serde_json::from_str(json).expect("a saved evaluation");
+        assert_eq!(saved.index_revision, "r1");
+        assert_eq!(saved.modes[0].mode, Mode::Hybrid);
+        assert_eq!(
+            saved.modes[0].per_query,
+            [("q1".to_owned(), Some(1)), ("q2".to_owned(), None)]
+        );
+        assert!(saved.modes[1].per_query.is_empty());
+    }
+}
