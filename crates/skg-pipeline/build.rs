@@ -24,41 +24,37 @@ fn main() {
         "crates/skg-store/src",
         "crates/skg-pipeline/src",
     ];
-    let stages: [(&str, &[&str]); 5] = [
-        (
-            "EXTRACT",
-            &["crates/skg-extract/src", "crates/skg-syntax/src"],
-        ),
-        (
-            "SCAN",
-            &[
-                "crates/skg-scan/src",
-                "crates/skg-syntax/src",
-                "crates/skg-extract/src",
-            ],
-        ),
-        (
-            "CANONICALIZE",
-            &[
-                "crates/skg-canon/src",
-                "crates/skg-embed/src",
-                "crates/skg-extract/src",
-            ],
-        ),
-        ("SCORE", &["crates/skg-score/src"]),
-        ("MEASURE", &["crates/skg-measure/src"]),
+    // Each stage's module in this crate; the crates it computes with are derived from it
+    // (`stage_sources`: the crates it names and their dependencies).
+    let stages = [
+        ("EXTRACT", "extract"),
+        ("SCAN", "scan"),
+        ("CANONICALIZE", "canonicalize"),
+        ("SCORE", "score"),
+        ("MEASURE", "measure"),
     ];
-    let mut watched: Vec<&str> = vec!["Cargo.lock"];
-    for (stage, dirs) in stages {
-        let all: Vec<&str> = common.iter().chain(dirs).copied().collect();
+    let mut watched: Vec<String> = vec!["Cargo.lock".to_owned()];
+    for (stage, module) in stages {
+        let derived = stage_sources(&base, module)
+            .unwrap_or_else(|e| panic!("cannot tell which crates compute {stage}: {e}"));
+        let mut all: Vec<&str> = common.to_vec();
+        all.extend(derived.iter().map(String::as_str));
+        all.sort_unstable();
+        all.dedup();
         let id = code_id(&base, &all, &["Cargo.lock"])
             .unwrap_or_else(|e| panic!("cannot hash the sources of {stage}: {e}"));
         println!("cargo:rustc-env=SKG_CODE_{stage}={id}");
-        watched.extend(all);
+        for dir in &all {
+            watched.push((*dir).to_owned());
+            // The crate's manifest: its dependencies decide what the stage hashes.
+            if let Some(krate) = dir.strip_suffix("/src") {
+                watched.push(format!("{krate}/Cargo.toml"));
+            }
+        }
     }
     watched.sort_unstable();
     watched.dedup();
-    for path in watched {
+    for path in &watched {
         println!("cargo:rerun-if-changed={}", base.join(path).display());
     }
     println!("cargo:rerun-if-changed=build.rs");
