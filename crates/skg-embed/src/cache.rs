@@ -62,6 +62,19 @@ impl EmbeddingCache {
         }
     }
 
+    /// Adds the vectors of `other` (a cache of the same model) this one lacks; returns how many.
+    /// A cache of another model or dimension adds nothing: its keys name other vectors.
+    pub fn absorb(&mut self, other: EmbeddingCache) -> usize {
+        if other.model_id != self.model_id || other.dim != self.dim {
+            return 0;
+        }
+        let before = self.map.len();
+        for (k, v) in other.map {
+            self.map.entry(k).or_insert(v);
+        }
+        self.map.len() - before
+    }
+
     /// Keeps only the texts in `keep` (so the file doesn't grow with texts that are gone).
     pub fn retain_texts<'t>(&mut self, keep: impl IntoIterator<Item = &'t str>) {
         let keys: std::collections::HashSet<[u8; 32]> =
@@ -186,5 +199,29 @@ mod tests {
             Err(CacheError::OtherModel { .. })
         ));
         assert!(EmbeddingCache::from_bytes(&bytes[..bytes.len() - 1], "m1").is_err());
+    }
+
+    #[test]
+    fn absorb_adds_what_is_missing_and_only_of_the_same_model() {
+        let mut a = EmbeddingCache::new("m", 2);
+        a.insert("x", vec![1.0, 0.0]);
+        let mut b = EmbeddingCache::new("m", 2);
+        b.insert("x", vec![9.0, 9.0]);
+        b.insert("y", vec![0.0, 1.0]);
+        assert_eq!(a.absorb(b), 1, "only y was missing");
+        assert_eq!(
+            a.get("x"),
+            Some(&[1.0f32, 0.0][..]),
+            "a vector held is kept"
+        );
+        assert_eq!(a.get("y"), Some(&[0.0f32, 1.0][..]));
+        let mut other = EmbeddingCache::new("n", 2);
+        other.insert("z", vec![1.0, 1.0]);
+        assert_eq!(
+            a.absorb(other),
+            0,
+            "another model's vectors are not this one's"
+        );
+        assert_eq!(a.len(), 2);
     }
 }

@@ -71,20 +71,24 @@ fn read_cache(path: &Path, identity: &str) -> EmbeddingCache {
     }
 }
 
-/// A vector for every text by the model `files`: from the cache file at `cache_path` where it
-/// holds one for this model's [identity](crate::identity()), else from the model (loaded only
+/// A vector for every text by the model `files`: from the cache files at `cache_paths` (read in
+/// order; a missing, unreadable or other model's file adds nothing) where they hold one for this
+/// model's [identity](crate::identity()), else from the model (loaded only
 /// when something is missing, as `threads` single-threaded sessions that share the texts out).
 /// Each text is its own inference call, so a vector never depends on which other texts were
 /// missing.
 pub fn embed_with_cache(
     files: &ModelFiles,
     texts: &[String],
-    cache_path: &Path,
+    cache_paths: &[&Path],
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<Embedded> {
     let identity = files.identity();
-    let mut cache = read_cache(cache_path, &identity);
+    let mut cache = EmbeddingCache::new(&identity, DIM);
+    for path in cache_paths {
+        cache.absorb(read_cache(path, &identity));
+    }
     let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
     // Longest first: the sessions take texts in turn, and the last ones taken are short, so
     // the sessions finish together.

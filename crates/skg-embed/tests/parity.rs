@@ -122,8 +122,9 @@ fn a_vector_depends_on_its_text_only() {
     );
     for threads in [1, 2, 3] {
         let cache = tmp.path().join(format!("cache-{threads}"));
-        let got = skg_embed::embed_with_cache(&files, &texts, &cache, threads, &NoProgress)
-            .expect("embed");
+        let got =
+            skg_embed::embed_with_cache(&files, &texts, &[cache.as_path()], threads, &NoProgress)
+                .expect("embed");
         assert_eq!(got.vectors, want, "{threads} sessions");
         assert_eq!(got.stats.embedded, texts.len());
         assert_eq!(got.stats.model, identity);
@@ -133,11 +134,41 @@ fn a_vector_depends_on_its_text_only() {
             partial.insert(t, v.clone());
         }
         std::fs::write(&cache, partial.to_bytes()).expect("write the cache");
-        let again = skg_embed::embed_with_cache(&files, &texts, &cache, threads, &NoProgress)
-            .expect("embed");
+        let again =
+            skg_embed::embed_with_cache(&files, &texts, &[cache.as_path()], threads, &NoProgress)
+                .expect("embed");
         assert_eq!(again.stats.embedded, 1);
         assert_eq!(again.vectors, want);
     }
+    // Several caches (another index folder's besides the output's own): each text comes from
+    // whichever holds it, a missing file adds nothing, and nothing is embedded.
+    let (mut odd, mut even) = (
+        skg_embed::EmbeddingCache::new(&identity, skg_embed::DIM),
+        skg_embed::EmbeddingCache::new(&identity, skg_embed::DIM),
+    );
+    for (i, (t, v)) in texts.iter().zip(&want).enumerate() {
+        if i % 2 == 0 { &mut even } else { &mut odd }.insert(t, v.clone());
+    }
+    let (a, b) = (tmp.path().join("odd"), tmp.path().join("even"));
+    std::fs::write(&a, odd.to_bytes()).expect("write the cache");
+    std::fs::write(&b, even.to_bytes()).expect("write the cache");
+    let missing = tmp.path().join("missing");
+    let got = skg_embed::embed_with_cache(
+        &files,
+        &texts,
+        &[missing.as_path(), a.as_path(), b.as_path()],
+        1,
+        &NoProgress,
+    )
+    .expect("embed");
+    let unique = got.stats.unique_texts;
+    assert_eq!((got.stats.embedded, got.stats.from_cache), (0, unique));
+    assert_eq!(got.vectors, want);
+    assert_eq!(
+        got.cache.len(),
+        unique,
+        "the merged cache holds every text once"
+    );
     // A cache keyed by the model's name alone (as before model content entered the key), or by
     // other model files, holds vectors that may not be this model's: none is used.
     for other in [
@@ -150,8 +181,8 @@ fn a_vector_depends_on_its_text_only() {
         }
         let cache = tmp.path().join("stale");
         std::fs::write(&cache, stale.to_bytes()).expect("write the cache");
-        let got =
-            skg_embed::embed_with_cache(&files, &texts, &cache, 1, &NoProgress).expect("embed");
+        let got = skg_embed::embed_with_cache(&files, &texts, &[cache.as_path()], 1, &NoProgress)
+            .expect("embed");
         assert_eq!(
             (got.stats.embedded, got.stats.from_cache),
             (texts.len(), 0),

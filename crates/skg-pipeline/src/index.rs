@@ -1,7 +1,11 @@
 //! The index build: an audit folder → a routing index folder (BM25 + dense vectors), whole or
 //! package by package against the previous index.
 
-use std::{fmt, path::PathBuf, time::Instant};
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+    time::Instant,
+};
 
 use serde::Serialize;
 use skg_index::{Index, JudgedQuery};
@@ -76,6 +80,9 @@ pub struct BuildJob {
     pub threads: usize,
     /// Which documents get a vector, and as what text.
     pub dense: skg_index::DenseTexts,
+    /// Embedding caches read besides the one in `out` (files): vectors another index folder
+    /// already holds for the same model, so a build into a new folder need not start cold.
+    pub embedding_caches: Vec<PathBuf>,
     /// Build the nearest-neighbour graph (saved in the folder, so that the gateway's start and
     /// reloads read it instead of building it) from this many dense rows on; `None`: never.
     pub ann_min_rows: Option<usize>,
@@ -94,6 +101,7 @@ impl BuildJob {
             threads: skg_embed::DEFAULT_THREADS,
             dense: skg_index::DenseTexts::default(),
             ann_min_rows: Some(skg_index::ann::DEFAULT_MIN_ROWS),
+            embedding_caches: Vec::new(),
         }
     }
 }
@@ -169,9 +177,12 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
             &identity,
         );
         reused_count = plan.reused.len();
-        let cache = job.out.join(skg_embed::CACHE_FILE);
+        let own = job.out.join(skg_embed::CACHE_FILE);
+        let caches: Vec<&Path> = std::iter::once(own.as_path())
+            .chain(job.embedding_caches.iter().map(PathBuf::as_path))
+            .collect();
         let mut e =
-            skg_embed::embed_with_cache(&model, &plan.texts, &cache, job.threads, progress)?;
+            skg_embed::embed_with_cache(&model, &plan.texts, &caches, job.threads, progress)?;
         // Reused vectors stay in the cache under the text they were embedded as (an overview's
         // cut, a section's title and text), so a later whole build finds them too.
         for (i, v) in &plan.reused {
@@ -278,6 +289,13 @@ impl fmt::Display for BuildReport {
                 .as_deref()
                 .unwrap_or("no model: BM25 only"),
         )?;
+        if let Some(e) = &self.embedding {
+            writeln!(
+                f,
+                "embedding: {} distinct texts, {} embedded in {:.1}s, {} from caches",
+                e.unique_texts, e.embedded, e.embed_seconds, e.from_cache
+            )?;
+        }
         if let Some(a) = &self.ann {
             let how = if a.source == Some(skg_index::ann::AnnSource::Cached) {
                 "kept from the folder this build replaced (same content)".to_owned()

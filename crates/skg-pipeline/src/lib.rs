@@ -169,7 +169,11 @@ fn embed_texts(
 ) -> Result<skg_embed::Embedded> {
     let model = skg_embed::locate()?.read_files()?;
     Ok(skg_embed::embed_with_cache(
-        &model, texts, cache_path, threads, progress,
+        &model,
+        texts,
+        &[cache_path],
+        threads,
+        progress,
     )?)
 }
 

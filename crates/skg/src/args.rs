@@ -510,6 +510,11 @@ pub struct IndexBuildArgs {
     /// Threads for embedding inference.
     #[arg(long, default_value_t = skg_embed::DEFAULT_THREADS)]
     pub threads: usize,
+    /// Also take vectors from this embedding cache: an index folder (its `embeddings.cache`) or
+    /// the file; repeatable. Only vectors of the installed model's files are used, so a build
+    /// into a new folder (a blue/green swap) starts warm from the index it replaces.
+    #[arg(long, value_name = "INDEX_DIR|FILE")]
+    pub embedding_cache: Vec<PathBuf>,
     /// Build the nearest-neighbour graph into the folder's cache (`ann.cache`) when the index
     /// has at least this many dense rows, so that `skg serve` reads it instead of building it
     /// (0: never here; the gateway then builds it when it needs it)

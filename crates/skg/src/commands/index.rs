@@ -30,8 +30,31 @@ fn default_out(audit: &Path) -> PathBuf {
 }
 
 pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Result<ExitStatus> {
+    // A folder names its cache; an explicit source that holds none is a mistake, not a cold
+    // build to discover later.
+    let embedding_caches = args
+        .embedding_cache
+        .iter()
+        .map(|p| {
+            let file = if p.is_dir() {
+                p.join(skg_embed::CACHE_FILE)
+            } else {
+                p.clone()
+            };
+            if file.is_file() {
+                Ok(file)
+            } else {
+                bail!(
+                    "--embedding-cache {}: no embedding cache there (an index folder holds `{}`)",
+                    p.display(),
+                    skg_embed::CACHE_FILE
+                )
+            }
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let bar = Bar::new(global.quiet > 0);
     let job = BuildJob {
+        embedding_caches,
         embeddings: !args.no_embeddings,
         incremental: args.incremental,
         examples: args.examples.clone(),

@@ -253,3 +253,33 @@ fn eval_compares_with_a_saved_evaluation() {
         "{err}"
     );
 }
+
+/// `skg index build --embedding-cache`: a source that holds no cache is refused up front, named,
+/// before any work (a silent cold build would be the surprise it exists to avoid).
+#[test]
+fn an_embedding_cache_that_is_not_there_is_refused() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    std::fs::create_dir(d.join("empty")).unwrap_or_else(|e| panic!("{e}"));
+    for source in ["empty", "nowhere.cache"] {
+        let o = skg(
+            d,
+            &[
+                "index",
+                "build",
+                "audit",
+                "-o",
+                "index",
+                "--embedding-cache",
+                source,
+            ],
+        );
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(source) && err.contains("embeddings.cache"),
+            "{err}"
+        );
+        assert!(!d.join("index").exists(), "nothing written");
+    }
+}
