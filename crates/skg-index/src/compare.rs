@@ -116,6 +116,62 @@ pub struct Comparison {
     pub modes: Vec<ModeComparison>,
 }
 
+/// A metric that got worse beyond chance (`skg eval --compare … --fail-if-worse ALPHA`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Regression {
+    /// The mode.
+    pub mode: Mode,
+    /// The metric.
+    pub metric: String,
+    /// after − before (negative).
+    pub delta: f64,
+    /// Its p-value.
+    pub p_value: f64,
+    /// Its p-value adjusted by Holm's step-down over every metric of every mode compared.
+    pub p_holm: f64,
+}
+
+impl Comparison {
+    /// The metrics that got worse with a Holm-adjusted p-value at most `alpha`: the run prints
+    /// 5 metrics per mode, so an unadjusted 0.05 would flag a change that did nothing more than
+    /// one time in twenty per metric. Holm (step-down Bonferroni) holds the chance of any false
+    /// flag at `alpha` whatever the metrics' dependence.
+    pub fn regressions(&self, alpha: f64) -> Vec<Regression> {
+        let all: Vec<(Mode, &MetricComparison)> = self
+            .modes
+            .iter()
+            .flat_map(|m| m.metrics.iter().map(move |c| (m.mode, c)))
+            .collect();
+        let adjusted = holm(&all.iter().map(|(_, c)| c.p_value).collect::<Vec<_>>());
+        all.iter()
+            .zip(adjusted)
+            .filter(|((_, c), p)| c.delta < 0.0 && *p <= alpha)
+            .map(|((mode, c), p_holm)| Regression {
+                mode: *mode,
+                metric: c.metric.clone(),
+                delta: c.delta,
+                p_value: c.p_value,
+                p_holm,
+            })
+            .collect()
+    }
+}
+
+/// Holm's step-down adjusted p-values, in the input's order: sorted ascending, the i-th (from 0)
+/// of m is min(1, max over j ≤ i of (m − j) · p_(j)).
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|a, b| p[*a].total_cmp(&p[*b]).then(a.cmp(b)));
+    let mut out = vec![1.0; m];
+    let mut running = 0.0f64;
+    for (j, &i) in order.iter().enumerate() {
+        running = running.max(((m - j) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
 fn reciprocal(rank: Option<usize>) -> f64 {
     rank.map_or(0.0, |r| 1.0 / r as f64)
 }
@@ -536,6 +592,59 @@ mod tests {
         let text = c.to_string();
         assert!(text.contains("q01 3→1, q02 -→5, q00 1→2"), "{text}");
         assert!(text.contains("1 only before, 1 only after"), "{text}");
+    }
+
+    #[test]
+    fn holm_adjusts_by_hand() {
+        // m = 4: sorted 0.01, 0.02, 0.03, 0.5 → 4·0.01 = 0.04, 3·0.02 = 0.06, 2·0.03 = 0.06
+        // (running max), 1·0.5 = 0.5; returned in the input's order.
+        let adjusted = holm(&[0.03, 0.5, 0.01, 0.02]);
+        let want = [0.06, 0.5, 0.04, 0.06];
+        for (a, w) in adjusted.iter().zip(want) {
+            assert!((a - w).abs() < 1e-12, "{adjusted:?}");
+        }
+        // Capped at 1; the running maximum keeps the order monotone.
+        assert_eq!(holm(&[0.4, 0.9]), [0.8, 0.9]);
+        assert!(holm(&[]).is_empty());
+    }
+
+    #[test]
+    fn only_significant_losses_are_regressions() {
+        let metric = |name: &str, delta: f64, p_value: f64| MetricComparison {
+            metric: name.to_owned(),
+            before: 0.5,
+            after: 0.5 + delta,
+            delta,
+            ci95: [delta, delta],
+            p_value,
+            test: "mcnemar-exact",
+            wins: 0,
+            losses: 0,
+        };
+        let c = Comparison {
+            before_revision: String::new(),
+            resamples: RESAMPLES,
+            modes: vec![ModeComparison {
+                mode: Mode::Hybrid,
+                paired: 70,
+                only_before: 0,
+                only_after: 0,
+                metrics: vec![
+                    // 3 metrics: Holm multiplies the smallest p by 3, the next by 2.
+                    metric("hit@1", -0.1, 0.001),
+                    metric("hit@5", 0.2, 0.002),
+                    metric("MRR@10", -0.05, 0.03),
+                ],
+                moved: Vec::new(),
+            }],
+        };
+        // hit@1: 3 · 0.001 = 0.003 ≤ 0.05, worse: a regression. hit@5 is better. MRR@10:
+        // max(0.004, 1 · 0.03) = 0.03 ≤ 0.05: a regression too; at α 0.01 only hit@1.
+        let r = c.regressions(0.05);
+        let names: Vec<&str> = r.iter().map(|x| x.metric.as_str()).collect();
+        assert_eq!(names, ["hit@1", "MRR@10"]);
+        assert!((r[0].p_holm - 0.003).abs() < 1e-12);
+        assert_eq!(c.regressions(0.01).len(), 1);
     }
 
     #[test]

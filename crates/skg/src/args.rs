@@ -616,6 +616,11 @@ pub struct EvalArgs {
     /// queries that moved.
     #[arg(long, value_name = "BEFORE.json")]
     pub compare: Option<PathBuf>,
+    /// With `--compare`: exit with status 1 when a metric of a mode is worse than before with a
+    /// Holm-adjusted p-value at most ALPHA (over every metric of every mode compared) — a
+    /// retrieval regression gate for CI.
+    #[arg(long, value_name = "ALPHA", requires = "compare")]
+    pub fail_if_worse: Option<f64>,
     /// Classify every query whose gold skill is not first (never a candidate, lost in the
     /// fusion, a sibling card above it, an acceptable answer above it, ranked low, quarantined).
     #[arg(long)]

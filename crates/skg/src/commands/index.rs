@@ -101,6 +101,9 @@ struct EvalPrinted<'a> {
     listing: Option<skg_index::listing::ListingReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     comparison: Option<skg_index::compare::Comparison>,
+    /// `--fail-if-worse`: the metrics worse beyond chance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    regressions: Option<Vec<skg_index::compare::Regression>>,
 }
 
 /// `--ann`: the nearest-neighbour graph the evaluation ran with, and its recall.
@@ -125,6 +128,11 @@ struct SecondStage {
 }
 
 pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
+    if let Some(alpha) = args.fail_if_worse
+        && !(alpha > 0.0 && alpha <= 1.0)
+    {
+        bail!("--fail-if-worse {alpha}: a significance level in (0, 1], e.g. 0.05");
+    }
     let mut index = Index::open(&args.index)
         .with_context(|| format!("cannot open the index {}", args.index.display()))?;
     let started = Instant::now();
@@ -274,6 +282,10 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         ann,
         abstention,
         listing,
+        regressions: args
+            .fail_if_worse
+            .zip(comparison.as_ref())
+            .map(|(alpha, c)| c.regressions(alpha)),
         comparison,
     };
     super::emit(args.format, &printed, |o| {
@@ -292,6 +304,25 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         }
         if let Some(c) = &printed.comparison {
             write!(o, "{c}")?;
+        }
+        if let (Some(alpha), Some(r)) = (args.fail_if_worse, &printed.regressions) {
+            if r.is_empty() {
+                writeln!(
+                    o,
+                    "\nno metric worse beyond chance (Holm-adjusted p ≤ {alpha})"
+                )?;
+            }
+            for x in r {
+                writeln!(
+                    o,
+                    "\nregression: {} {} {:+.3} (p {:.4}, Holm-adjusted {:.4} ≤ {alpha})",
+                    format!("{:?}", x.mode).to_lowercase(),
+                    x.metric,
+                    x.delta,
+                    x.p_value,
+                    x.p_holm
+                )?;
+            }
         }
         if let Some(a) = &printed.ann {
             let r = &a.recall;
@@ -313,6 +344,9 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         }
         Ok(())
     })?;
+    if printed.regressions.as_ref().is_some_and(|r| !r.is_empty()) {
+        return Ok(ExitStatus::Failure);
+    }
     Ok(ExitStatus::Success)
 }
 

@@ -242,6 +242,64 @@ fn eval_compares_with_a_saved_evaluation() {
         assert_eq!(m["p_value"], 1.0, "{m}");
         assert_eq!(m["before"], m["after"], "{m}");
     }
+    // As a gate: nothing worse, status 0 …
+    let o = ok(&[
+        &eval[..],
+        &["--compare", "before.json", "--fail-if-worse", "0.05"],
+    ]
+    .concat());
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("no metric worse beyond chance"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // … and against a saved run where every query was first, every metric that fell is a
+    // regression at α = 1 (each Holm-adjusted p is at most 1): status 1, each one named.
+    let ranks = v_ranks(&saved.stdout);
+    let all_first: Vec<serde_json::Value> = ranks
+        .iter()
+        .map(|(q, _)| serde_json::json!([q, 1]))
+        .collect();
+    assert!(
+        ranks.iter().any(|(_, r)| *r != Some(1)),
+        "the demo has a query BM25 does not rank first: {ranks:?}"
+    );
+    let perfect = serde_json::json!({"index_revision": "perfect", "modes": [{"mode": "bm25", "per_query": all_first}]});
+    std::fs::write(d.join("perfect.json"), perfect.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let o = run(&[
+        &eval[..],
+        &[
+            "--compare",
+            "perfect.json",
+            "--fail-if-worse",
+            "1",
+            "--format",
+            "json",
+        ],
+    ]
+    .concat());
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("parse JSON");
+    let regressions = v["regressions"].as_array().expect("regressions");
+    assert!(!regressions.is_empty());
+    assert!(
+        regressions
+            .iter()
+            .all(|r| r["delta"].as_f64() < Some(0.0) && r["mode"] == "bm25")
+    );
+    // A level outside (0, 1] is refused.
+    let o = run(&[
+        &eval[..],
+        &["--compare", "before.json", "--fail-if-worse", "5"],
+    ]
+    .concat());
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--fail-if-worse"));
     // A summary saved without --per-query cannot be paired.
     let plain = ok(&[&eval[..], &["--format", "json"]].concat());
     std::fs::write(d.join("plain.json"), &plain.stdout).unwrap_or_else(|e| panic!("{e}"));
@@ -282,4 +340,15 @@ fn an_embedding_cache_that_is_not_there_is_refused() {
         );
         assert!(!d.join("index").exists(), "nothing written");
     }
+}
+
+/// The (query, rank) pairs of the first mode of a saved `--per-query --format json` evaluation.
+fn v_ranks(stdout: &[u8]) -> Vec<(String, Option<u64>)> {
+    let v: serde_json::Value = serde_json::from_slice(stdout).expect("parse JSON");
+    v["modes"][0]["per_query"]
+        .as_array()
+        .expect("per-query ranks")
+        .iter()
+        .map(|p| (p[0].as_str().expect("a query").to_owned(), p[1].as_u64()))
+        .collect()
 }
