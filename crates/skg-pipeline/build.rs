@@ -33,7 +33,7 @@ fn main() {
         ("SCORE", "score"),
         ("MEASURE", "measure"),
     ];
-    let mut watched: Vec<String> = vec!["Cargo.lock".to_owned()];
+    let mut watched: Vec<String> = Vec::new();
     for (stage, module) in stages {
         let derived = stage_sources(&base, module)
             .unwrap_or_else(|e| panic!("cannot tell which crates compute {stage}: {e}"));
@@ -41,16 +41,19 @@ fn main() {
         all.extend(derived.iter().map(String::as_str));
         all.sort_unstable();
         all.dedup();
-        let id = code_id(&base, &all, &["Cargo.lock"])
+        // The lock file (dependency versions), the workspace manifest (their features) and each
+        // crate's manifest (its features and dependencies, which decide what the stage hashes).
+        let manifests: Vec<String> = all
+            .iter()
+            .filter_map(|dir| dir.strip_suffix("/src"))
+            .map(|krate| format!("{krate}/Cargo.toml"))
+            .collect();
+        let mut files: Vec<&str> = vec!["Cargo.lock", "Cargo.toml"];
+        files.extend(manifests.iter().map(String::as_str));
+        let id = code_id(&base, &all, &files)
             .unwrap_or_else(|e| panic!("cannot hash the sources of {stage}: {e}"));
         println!("cargo:rustc-env=SKG_CODE_{stage}={id}");
-        for dir in &all {
-            watched.push((*dir).to_owned());
-            // The crate's manifest: its dependencies decide what the stage hashes.
-            if let Some(krate) = dir.strip_suffix("/src") {
-                watched.push(format!("{krate}/Cargo.toml"));
-            }
-        }
+        watched.extend(all.iter().chain(&files).map(|p| (*p).to_owned()));
     }
     watched.sort_unstable();
     watched.dedup();

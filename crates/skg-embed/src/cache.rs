@@ -10,6 +10,9 @@ pub enum CacheError {
     /// Not a cache file, or cut short.
     #[error("not an skg embedding cache (or truncated): {0}")]
     Corrupt(&'static str),
+    /// The file could not be read.
+    #[error("cannot read it: {0}")]
+    Unreadable(#[from] std::io::Error),
     /// Written for another model: its vectors can't be mixed with this one's.
     #[error("cache was written for model {found}, not {expected}")]
     OtherModel {
@@ -223,5 +226,35 @@ mod tests {
             "another model's vectors are not this one's"
         );
         assert_eq!(a.len(), 2);
+    }
+
+    #[test]
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the test writes cache files to read back"
+    )]
+    fn a_named_cache_is_checked_strictly() {
+        use crate::cache_vectors;
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut c = EmbeddingCache::new("m", 2);
+        c.insert("x", vec![1.0, 0.0]);
+        c.insert("y", vec![0.0, 1.0]);
+        let good = dir.path().join("good");
+        std::fs::write(&good, c.to_bytes()).expect("write");
+        assert_eq!(cache_vectors(&good, "m").expect("same model"), 2);
+        assert!(matches!(
+            cache_vectors(&good, "n"),
+            Err(CacheError::OtherModel { .. })
+        ));
+        let bad = dir.path().join("bad");
+        std::fs::write(&bad, b"not a cache").expect("write");
+        assert!(matches!(
+            cache_vectors(&bad, "m"),
+            Err(CacheError::Corrupt(_))
+        ));
+        assert!(matches!(
+            cache_vectors(&dir.path().join("missing"), "m"),
+            Err(CacheError::Unreadable(_))
+        ));
     }
 }

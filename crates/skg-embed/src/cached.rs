@@ -61,7 +61,7 @@ fn read_cache(path: &Path, identity: &str) -> EmbeddingCache {
                 crate::CacheError::OtherModel { .. } => {
                     tracing::info!(path = %path.display(), "embedding cache not used: {e}");
                 }
-                crate::CacheError::Corrupt(_) => {
+                crate::CacheError::Corrupt(_) | crate::CacheError::Unreadable(_) => {
                     tracing::warn!(path = %path.display(), "embedding cache not used: {e}");
                 }
             }
@@ -69,6 +69,16 @@ fn read_cache(path: &Path, identity: &str) -> EmbeddingCache {
         }),
         Err(_) => EmbeddingCache::new(identity, DIM),
     }
+}
+
+/// The vectors of the model [identity](crate::identity()) `identity` in the cache file at
+/// `path`: an error when it cannot be read, is damaged or is another model's. For a cache the
+/// user named, where ignoring it would silently make a cold run.
+///
+/// # Errors
+/// The file cannot be read, is no cache, or holds another model's vectors.
+pub fn cache_vectors(path: &Path, identity: &str) -> std::result::Result<usize, crate::CacheError> {
+    Ok(EmbeddingCache::from_bytes(&std::fs::read(path)?, identity)?.len())
 }
 
 /// A vector for every text by the model `files`: from the cache files at `cache_paths` (read in

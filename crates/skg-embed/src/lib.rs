@@ -38,7 +38,7 @@ use std::{
 
 pub use crate::{
     cache::{CacheError, EmbeddingCache},
-    cached::{Embedded, EmbeddingStats, Pool, embed_with_cache},
+    cached::{Embedded, EmbeddingStats, Pool, cache_vectors, embed_with_cache},
 };
 
 use fastembed::{

@@ -169,7 +169,7 @@ fn run(
             .collect()
     });
     let embedded = if let Some(texts) = &texts {
-        Some(crate::embed_texts(
+        Some(embed_texts(
             texts,
             &job.out.join(skg_embed::CACHE_FILE),
             job.threads,
@@ -476,4 +476,22 @@ impl fmt::Display for Summary {
         }
         Ok(())
     }
+}
+
+/// A vector for every text by the installed model, from the embedding cache at `cache_path`
+/// where it holds this model's vectors.
+fn embed_texts(
+    texts: &[String],
+    cache_path: &Path,
+    threads: usize,
+    progress: &dyn Progress,
+) -> Result<skg_embed::Embedded> {
+    let model = skg_embed::locate()?.read_files()?;
+    Ok(skg_embed::embed_with_cache(
+        &model,
+        texts,
+        &[cache_path],
+        threads,
+        progress,
+    )?)
 }

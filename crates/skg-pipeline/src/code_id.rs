@@ -2,10 +2,10 @@
 // built (`build.rs` includes this file, so it holds no inner attributes or docs), so that an
 // audit folder made by other code is never reused — not only one made by another release.
 
-/// blake3 over every `.rs` file under each of `dirs` (each relative to `base`), in path order,
-/// and over each of `files`: each as its path relative to `base`, its length and its bytes.
-/// Unit tests (`tests.rs`, files under a `tests/` folder) are left out: they do not change what
-/// a stage computes.
+/// blake3 over every file under each of `dirs` (each relative to `base`) — Rust sources and the
+/// data they `include_str!` alike —, in path order, and over each of `files`: each as its path
+/// relative to `base`, its length and its bytes. Unit tests (`tests.rs`, files under a `tests/`
+/// folder) are left out: they do not change what a stage computes.
 ///
 /// # Errors
 /// A folder or file cannot be read.
@@ -26,7 +26,7 @@ pub(crate) fn code_id(
                 if name != "tests" {
                     walk(&path, out)?;
                 }
-            } else if path.extension().is_some_and(|e| e == "rs") && name != "tests.rs" {
+            } else if name != "tests.rs" {
                 out.push(path);
             }
         }
@@ -58,10 +58,13 @@ pub(crate) fn code_id(
 
 /// The source folders (`crates/<crate>/src`, relative to `base`) of the code that computes a
 /// stage: the workspace crates its module in skg-pipeline names (`skg_x::` paths in
-/// `crates/skg-pipeline/src/<module>.rs`), and every workspace crate those depend on (the
-/// `[dependencies]` of their `Cargo.toml`, transitively; dev-dependencies are not followed).
-/// Derived, not listed, so a stage that starts calling another crate hashes it without anyone
-/// remembering to say so. skg-pipeline itself is left out (the caller hashes it whole).
+/// `crates/skg-pipeline/src/<module>.rs` — that file only: a stage's calls into other crates
+/// belong in it, not in the crate's shared helpers), and every workspace crate those depend on
+/// (the `[dependencies]` of their `Cargo.toml`, transitively; dev-dependencies are not
+/// followed). Derived, not listed, so a stage module that starts calling another crate hashes
+/// it without a second list to update. It may include more than the stage runs (measure.rs
+/// also holds `skg measure --codebase`, which reads code with extract): a needless recompute,
+/// never a stale reuse. skg-pipeline itself is left out (the caller hashes it whole).
 ///
 /// # Errors
 /// The module or a manifest cannot be read or parsed.
@@ -133,7 +136,7 @@ mod tests {
             w("a/src/m/x.rs", "pub fn x() {}");
             w("a/src/tests.rs", test);
             w("a/src/tests/y.rs", test);
-            w("a/src/notes.md", test);
+            w("a/tests/notes.md", test);
             w("Cargo.lock", "lock");
         };
         let id = |root: &std::path::Path| code_id(root, &["a/src"], &["Cargo.lock"]).unwrap();
@@ -141,7 +144,7 @@ mod tests {
         make(one.path(), "fn a() {}", "t1");
         let base = id(one.path());
         assert_eq!(base.len(), 64, "{base}");
-        // Another folder, other tests, other non-Rust files: the same code.
+        // Another folder, other tests: the same code.
         let two = tempfile::tempdir().unwrap();
         make(two.path(), "fn a() {}", "t2");
         assert_eq!(id(two.path()), base);
@@ -151,6 +154,12 @@ mod tests {
         assert_ne!(id(three.path()), base);
         std::fs::write(one.path().join("Cargo.lock"), "lock2").unwrap();
         assert_ne!(id(one.path()), base);
+        // Data a source includes (`include_str!`) is code too.
+        let five = tempfile::tempdir().unwrap();
+        make(five.path(), "fn a() {}", "t1");
+        assert_eq!(id(five.path()), base);
+        std::fs::write(five.path().join("a/src/names.txt"), "react").unwrap();
+        assert_ne!(id(five.path()), base);
         // A file moved to another path is another tree.
         let four = tempfile::tempdir().unwrap();
         make(four.path(), "fn a() {}", "t1");

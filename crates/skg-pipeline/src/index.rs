@@ -177,6 +177,15 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
             &identity,
         );
         reused_count = plan.reused.len();
+        // A cache the user named must be usable: ignoring it would be a silent cold build.
+        for path in &job.embedding_caches {
+            skg_embed::cache_vectors(path, &identity).map_err(|e| {
+                Error::Invalid(format!(
+                    "--embedding-cache {}: {e}; only vectors of the installed model's files ({identity}) can be used",
+                    path.display()
+                ))
+            })?;
+        }
         let own = job.out.join(skg_embed::CACHE_FILE);
         let caches: Vec<&Path> = std::iter::once(own.as_path())
             .chain(job.embedding_caches.iter().map(PathBuf::as_path))

@@ -20,7 +20,7 @@ pub mod score;
 use std::path::Path;
 
 use serde::Serialize;
-use skg_model::{Diagnostic, Edge, Progress, RegistryInput, Skill, Stage};
+use skg_model::{Diagnostic, Edge, RegistryInput, Skill, Stage};
 use skg_store::tables;
 
 /// Any error a stage's source can raise, boxed.
@@ -157,24 +157,6 @@ fn manifest_options(
         m.extend(e);
     }
     Ok(v)
-}
-
-/// A vector for every text by the installed model, from the embedding cache at `cache_path`
-/// where it holds this model's vectors.
-fn embed_texts(
-    texts: &[String],
-    cache_path: &Path,
-    threads: usize,
-    progress: &dyn Progress,
-) -> Result<skg_embed::Embedded> {
-    let model = skg_embed::locate()?.read_files()?;
-    Ok(skg_embed::embed_with_cache(
-        &model,
-        texts,
-        &[cache_path],
-        threads,
-        progress,
-    )?)
 }
 
 /// Seconds rounded to the millisecond, as reports print them.

@@ -513,7 +513,7 @@ pub struct IndexBuildArgs {
     /// Also take vectors from this embedding cache: an index folder (its `embeddings.cache`) or
     /// the file; repeatable. Only vectors of the installed model's files are used, so a build
     /// into a new folder (a blue/green swap) starts warm from the index it replaces.
-    #[arg(long, value_name = "INDEX_DIR|FILE")]
+    #[arg(long, value_name = "INDEX_DIR|FILE", conflicts_with = "no_embeddings")]
     pub embedding_cache: Vec<PathBuf>,
     /// Build the nearest-neighbour graph into the folder's cache (`ann.cache`) when the index
     /// has at least this many dense rows, so that `skg serve` reads it instead of building it
