@@ -28,8 +28,8 @@ const SEED: u64 = 0x0073_6b67_5f63_6d70; // "skg_cmp"
 /// (2^20 ≈ 10^6 cheap sums); above it, [`RESAMPLES`] random ones.
 const EXACT_UP_TO: usize = 20;
 
-/// Moved queries printed from each end of the list.
-const SHOWN: usize = 10;
+/// Moved queries printed each way (up, down), the largest moves first.
+const SHOWN: usize = 12;
 
 /// Characters of a query's text printed when it has no id.
 const QUERY_CHARS: usize = 40;
@@ -112,8 +112,14 @@ pub struct Comparison {
     pub before_revision: String,
     /// Resamples behind each interval and sampled p-value.
     pub resamples: usize,
-    /// Per mode, in the later evaluation's order.
+    /// Per mode with paired queries, in the later evaluation's order.
     pub modes: Vec<ModeComparison>,
+    /// Modes both measured whose queries did not pair (other ids, or no per-query ranks saved).
+    pub unpaired_modes: Vec<Mode>,
+    /// Modes only the earlier evaluation measured.
+    pub modes_only_before: Vec<Mode>,
+    /// Modes only the later evaluation measured.
+    pub modes_only_after: Vec<Mode>,
 }
 
 /// A metric that got worse beyond chance (`skg eval --compare … --fail-if-worse ALPHA`).
@@ -183,22 +189,42 @@ fn hit(rank: Option<usize>, k: usize) -> f64 {
 /// One evaluation's ranks: (query id or text, rank of its first gold skill in the first 10).
 pub type Ranks<'a> = &'a [(String, Option<usize>)];
 
-/// Compares two evaluations' per-query ranks mode by mode (modes measured by only one are left
-/// out). Queries are paired by id (or text); the unpaired are counted, not compared.
+/// Compares two evaluations' per-query ranks mode by mode. Queries are paired by id (or text,
+/// then occurrence): compare evaluations of the same query file. The unpaired queries are
+/// counted, not compared; modes measured by one side only, or with no paired query, are listed,
+/// not compared (`modes` may then be empty: the caller says so).
 pub fn compare(before: &RecordedEval, after: &[(Mode, Ranks<'_>)]) -> Comparison {
-    let modes = after
-        .iter()
-        .filter_map(|(mode, ranks)| {
-            let earlier = before.modes.iter().find(|m| m.mode == *mode)?;
-            Some(compare_mode(*mode, &earlier.per_query, ranks))
-        })
-        .collect();
-    Comparison {
+    let mut c = Comparison {
         before_revision: before.index_revision.clone(),
         resamples: RESAMPLES,
-        modes,
+        modes: Vec::new(),
+        unpaired_modes: Vec::new(),
+        modes_only_before: before
+            .modes
+            .iter()
+            .map(|m| m.mode)
+            .filter(|m| !after.iter().any(|(a, _)| a == m))
+            .collect(),
+        modes_only_after: Vec::new(),
+    };
+    for (mode, ranks) in after {
+        match before.modes.iter().find(|m| m.mode == *mode) {
+            None => c.modes_only_after.push(*mode),
+            Some(earlier) => {
+                let m = compare_mode(*mode, &earlier.per_query, ranks);
+                if m.paired == 0 {
+                    c.unpaired_modes.push(*mode);
+                } else {
+                    c.modes.push(m);
+                }
+            }
+        }
     }
+    c
 }
+
+/// A metric's name, its per-query (before, after) values, and whether it is a hit rate.
+type MetricValues = (String, Vec<(f64, f64)>, bool);
 
 fn compare_mode(
     mode: Mode,
@@ -222,21 +248,37 @@ fn compare_mode(
         .iter()
         .filter_map(|(k, a)| earlier.get(k).map(|b| (k.0.as_str(), *b, *a)))
         .collect();
-    let mut metrics: Vec<MetricComparison> = CUTOFFS
+    // (name, per-query (before, after), a hit rate?): hit@1/3/5/10, then MRR@10.
+    let mut values: Vec<MetricValues> = CUTOFFS
         .iter()
         .map(|&k| {
-            let values: Vec<(f64, f64)> = pairs
+            let v = pairs
                 .iter()
                 .map(|(_, b, a)| (hit(*b, k), hit(*a, k)))
                 .collect();
-            metric(format!("hit@{k}"), &values, true)
+            (format!("hit@{k}"), v, true)
         })
         .collect();
-    let rr: Vec<(f64, f64)> = pairs
+    values.push((
+        "MRR@10".to_owned(),
+        pairs
+            .iter()
+            .map(|(_, b, a)| (reciprocal(*b), reciprocal(*a)))
+            .collect(),
+        false,
+    ));
+    let diffs: Vec<Vec<f64>> = values
         .iter()
-        .map(|(_, b, a)| (reciprocal(*b), reciprocal(*a)))
+        .map(|(_, v, _)| v.iter().map(|(b, a)| a - b).collect())
         .collect();
-    metrics.push(metric("MRR@10".to_owned(), &rr, false));
+    // One set of resamples for every metric of the mode.
+    let intervals = bootstrap_ci95_all(&diffs);
+    let metrics: Vec<MetricComparison> = values
+        .into_iter()
+        .zip(diffs)
+        .zip(intervals)
+        .map(|(((name, v, binary), d), ci95)| metric(name, &v, &d, binary, ci95))
+        .collect();
     let mut moved: Vec<Moved> = pairs
         .iter()
         .filter(|(_, b, a)| b != a)
@@ -262,24 +304,29 @@ fn compare_mode(
     }
 }
 
-fn metric(name: String, values: &[(f64, f64)], binary: bool) -> MetricComparison {
+fn metric(
+    name: String,
+    values: &[(f64, f64)],
+    diffs: &[f64],
+    binary: bool,
+    ci95: [f64; 2],
+) -> MetricComparison {
     let n = values.len().max(1) as f64;
     let before = values.iter().map(|v| v.0).sum::<f64>() / n;
     let after = values.iter().map(|v| v.1).sum::<f64>() / n;
-    let diffs: Vec<f64> = values.iter().map(|(b, a)| a - b).collect();
     let wins = diffs.iter().filter(|d| **d > 0.0).count();
     let losses = diffs.iter().filter(|d| **d < 0.0).count();
     let (p_value, test) = if binary {
         (mcnemar_exact(wins, losses), "mcnemar-exact")
     } else {
-        randomization_test(&diffs)
+        randomization_test(diffs)
     };
     MetricComparison {
         metric: name,
         before,
         after,
         delta: after - before,
-        ci95: bootstrap_ci95(&diffs),
+        ci95,
         p_value,
         test,
         wins,
@@ -360,25 +407,53 @@ pub fn randomization_test(diffs: &[f64]) -> (f64, &'static str) {
 /// Paired bootstrap 95 % percentile interval of the mean difference: [`RESAMPLES`] resamples of
 /// the queries with replacement, the 2.5th and 97.5th percentiles of their means.
 pub fn bootstrap_ci95(diffs: &[f64]) -> [f64; 2] {
-    if diffs.is_empty() {
-        return [0.0, 0.0];
+    bootstrap_ci95_all(&[diffs.to_vec()])[0]
+}
+
+/// [`bootstrap_ci95`] of several per-query differences over the same queries, from one set of
+/// resamples (each resample's query indices drawn once, every metric's mean taken over them).
+/// The interval shows the size of a difference; the p-value decides whether it is one: with
+/// few changed queries a percentile interval can exclude 0 while an exact test cannot reject
+/// (4 won, 0 lost of 70: p 0.125).
+fn bootstrap_ci95_all(diffs: &[Vec<f64>]) -> Vec<[f64; 2]> {
+    let n = diffs.first().map_or(0, Vec::len);
+    if n == 0 {
+        return vec![[0.0, 0.0]; diffs.len()];
     }
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
-    let n = diffs.len();
-    let mut means: Vec<f64> = (0..RESAMPLES)
-        .map(|_| (0..n).map(|_| diffs[rng.random_range(0..n)]).sum::<f64>() / n as f64)
-        .collect();
-    means.sort_by(f64::total_cmp);
-    // The value at the given per-mille, nearest rank (integer arithmetic: 250th and 9,749th).
-    let at = |permille: usize| means[((RESAMPLES - 1) * permille + 500) / 1000];
-    [at(25), at(975)]
+    let mut means: Vec<Vec<f64>> = vec![Vec::with_capacity(RESAMPLES); diffs.len()];
+    let mut sums = vec![0.0f64; diffs.len()];
+    for _ in 0..RESAMPLES {
+        sums.fill(0.0);
+        for _ in 0..n {
+            let i = rng.random_range(0..n);
+            for (sum, d) in sums.iter_mut().zip(diffs) {
+                *sum += d[i];
+            }
+        }
+        for (m, sum) in means.iter_mut().zip(&sums) {
+            m.push(sum / n as f64);
+        }
+    }
+    // Sorted means; the values at 0-based positions 250 and 9,749 of 10,000 (250 below the
+    // first and above the second).
+    let at = |m: &[f64], permille: usize| m[((RESAMPLES - 1) * permille + 500) / 1000];
+    means
+        .into_iter()
+        .map(|mut m| {
+            m.sort_by(f64::total_cmp);
+            [at(&m, 25), at(&m, 975)]
+        })
+        .collect()
 }
 
 impl std::fmt::Display for Comparison {
     fn fmt(&self, o: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = |m: &Mode| format!("{m:?}").to_lowercase();
+        let names = |ms: &[Mode]| ms.iter().map(name).collect::<Vec<_>>().join(", ");
         writeln!(
             o,
-            "\ncompared with the evaluation of index {} (paired by query; 95 % interval: paired bootstrap, {} resamples; p: exact McNemar for hit@k, paired randomization for MRR@10)",
+            "\ncompared with the evaluation of index {} (paired by query; p: exact McNemar for hit@k, paired randomization for MRR@10 — p decides; the 95 % interval, a paired bootstrap of {} resamples, shows the size)",
             match self.before_revision.get(..12) {
                 Some(short) => short,
                 None if self.before_revision.is_empty() => "?",
@@ -386,13 +461,17 @@ impl std::fmt::Display for Comparison {
             },
             self.resamples
         )?;
+        for (what, modes) in [
+            ("measured only before", &self.modes_only_before),
+            ("measured only now", &self.modes_only_after),
+            ("no query paired", &self.unpaired_modes),
+        ] {
+            if !modes.is_empty() {
+                writeln!(o, "not compared ({what}): {}", names(modes))?;
+            }
+        }
         for m in &self.modes {
-            write!(
-                o,
-                "\n{} ({} queries paired",
-                format!("{:?}", m.mode).to_lowercase(),
-                m.paired
-            )?;
+            write!(o, "\n{} ({} queries paired", name(&m.mode), m.paired)?;
             if m.only_before + m.only_after > 0 {
                 write!(
                     o,
@@ -403,55 +482,61 @@ impl std::fmt::Display for Comparison {
             writeln!(o, ")")?;
             writeln!(
                 o,
-                "  {:<7} {:>7} {:>7} {:>7}  {:>17}  {:>7}  {:>4} {:>6}",
+                "  {:<7} {:>7} {:>7} {:>7}  {:>17}  {:>8}  {:>4} {:>6}",
                 "metric", "before", "after", "Δ", "95% interval", "p", "won", "lost"
             )?;
             for c in &m.metrics {
+                let p = if c.p_value < 1e-4 {
+                    "<0.0001".to_owned()
+                } else {
+                    format!("{:.4}", c.p_value)
+                };
+                // A p-value from random sign assignments is marked.
+                let p = if c.test == "randomization-sampled" {
+                    format!("{p}*")
+                } else {
+                    format!("{p} ")
+                };
                 writeln!(
                     o,
-                    "  {:<7} {:>7.3} {:>7.3} {:>+7.3}  [{:>+7.3}, {:>+7.3}]  {:>7}  {:>4} {:>6}",
-                    c.metric,
-                    c.before,
-                    c.after,
-                    c.delta,
-                    c.ci95[0],
-                    c.ci95[1],
-                    if c.p_value < 1e-4 {
-                        "<0.0001".to_owned()
-                    } else {
-                        format!("{:.4}", c.p_value)
-                    },
-                    c.wins,
-                    c.losses
+                    "  {:<7} {:>7.3} {:>7.3} {:>+7.3}  [{:>+7.3}, {:>+7.3}]  {:>8}  {:>4} {:>6}",
+                    c.metric, c.before, c.after, c.delta, c.ci95[0], c.ci95[1], p, c.wins, c.losses
                 )?;
             }
-            if !m.moved.is_empty() {
-                let rank = |r: Option<usize>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
-                // Ids are short; a query known by its text is cut.
-                let item = |x: &Moved| {
-                    let q: String = if x.query.chars().count() > QUERY_CHARS {
-                        let cut: String = x.query.chars().take(QUERY_CHARS).collect();
-                        format!("\"{}…\"", cut.trim_end())
-                    } else {
-                        x.query.clone()
-                    };
-                    format!("{q} {}→{}", rank(x.before), rank(x.after))
-                };
-                // The largest gains and the largest losses; the middle is elided on big sets.
-                let (head, tail) = if m.moved.len() <= 2 * SHOWN {
-                    (m.moved.len(), 0)
+            if m.metrics.iter().any(|c| c.test == "randomization-sampled") {
+                writeln!(
+                    o,
+                    "  * from {} random sign assignments (over {EXACT_UP_TO} changed queries)",
+                    self.resamples
+                )?;
+            }
+            let rank = |r: Option<usize>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
+            // Ids are short; a query known by its text is cut.
+            let item = |x: &Moved| {
+                let q: String = if x.query.chars().count() > QUERY_CHARS {
+                    let cut: String = x.query.chars().take(QUERY_CHARS).collect();
+                    format!("\"{}…\"", cut.trim_end())
                 } else {
-                    (SHOWN, SHOWN)
+                    x.query.clone()
                 };
-                let mut line: Vec<String> = m.moved[..head].iter().map(item).collect();
-                if tail > 0 {
-                    line.push(format!(
-                        "… {} more (`--format json` lists all) …",
-                        m.moved.len() - head - tail
-                    ));
-                    line.extend(m.moved[m.moved.len() - tail..].iter().map(item));
+                format!("{q} {}→{}", rank(x.before), rank(x.after))
+            };
+            // `moved` runs from the largest gain to the largest loss.
+            let gain = |x: &&Moved| reciprocal(x.after) > reciprocal(x.before);
+            let gained: Vec<&Moved> = m.moved.iter().filter(gain).collect();
+            let lost: Vec<&Moved> = m.moved.iter().rev().filter(|x| !gain(x)).collect();
+            for (what, list) in [("up", gained), ("down", lost)] {
+                if list.is_empty() {
+                    continue;
                 }
-                writeln!(o, "  moved: {}", line.join(", "))?;
+                let mut line: Vec<String> = list.iter().take(SHOWN).map(|x| item(x)).collect();
+                if list.len() > SHOWN {
+                    line.push(format!(
+                        "… {} more (`--format json` lists all)",
+                        list.len() - SHOWN
+                    ));
+                }
+                writeln!(o, "  {what} ({}): {}", list.len(), line.join(", "))?;
             }
         }
         Ok(())
@@ -560,6 +645,22 @@ mod tests {
         };
         let c = compare(&saved, &[(Mode::Hybrid, &after), (Mode::Dense, &after)]);
         assert_eq!(c.modes.len(), 1, "dense was not measured before");
+        assert_eq!(
+            (
+                c.modes_only_before.as_slice(),
+                c.modes_only_after.as_slice()
+            ),
+            (&[Mode::Bm25][..], &[Mode::Dense][..])
+        );
+        // Queries under other ids pair with nothing: the mode is listed, not compared.
+        let others: Vec<(String, Option<usize>)> = vec![("z1".to_owned(), Some(1))];
+        let none = compare(&saved, &[(Mode::Hybrid, &others)]);
+        assert!(none.modes.is_empty());
+        assert_eq!(none.unpaired_modes, [Mode::Hybrid]);
+        assert!(
+            none.to_string()
+                .contains("not compared (no query paired): hybrid")
+        );
         let m = &c.modes[0];
         assert_eq!((m.paired, m.only_before, m.only_after), (4, 1, 1));
         let get = |name: &str| {
@@ -590,7 +691,8 @@ mod tests {
         let order: Vec<&str> = m.moved.iter().map(|x| x.query.as_str()).collect();
         assert_eq!(order, ["q01", "q02", "q00"]);
         let text = c.to_string();
-        assert!(text.contains("q01 3→1, q02 -→5, q00 1→2"), "{text}");
+        assert!(text.contains("up (2): q01 3→1, q02 -→5"), "{text}");
+        assert!(text.contains("down (1): q00 1→2"), "{text}");
         assert!(text.contains("1 only before, 1 only after"), "{text}");
     }
 
@@ -624,6 +726,9 @@ mod tests {
         let c = Comparison {
             before_revision: String::new(),
             resamples: RESAMPLES,
+            unpaired_modes: Vec::new(),
+            modes_only_before: Vec::new(),
+            modes_only_after: Vec::new(),
             modes: vec![ModeComparison {
                 mode: Mode::Hybrid,
                 paired: 70,

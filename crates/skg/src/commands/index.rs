@@ -223,6 +223,16 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
             .collect();
         skg_index::compare::compare(&b, &after)
     });
+    if let (Some(c), Some(path)) = (&comparison, &args.compare)
+        && c.modes.is_empty()
+    {
+        // A comparison of nothing must not print an empty table, nor pass a gate.
+        bail!(
+            "{}: no query of the saved evaluation pairs with one of this run in a mode both measured (saved modes: {}; paired by query id, or text: compare evaluations of the same query file)",
+            path.display(),
+            before_modes(c)
+        );
+    }
     if !args.per_query {
         for m in &mut report.modes {
             m.per_query.clear();
@@ -610,4 +620,20 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     r.took_ms = started.elapsed().as_secs_f64() * 1000.0;
     super::emit(args.format, &r, |o| write!(o, "{r}"))?;
     Ok(ExitStatus::Success)
+}
+
+/// The modes a saved evaluation measured, as `--mode` names them.
+fn before_modes(c: &skg_index::compare::Comparison) -> String {
+    let mut modes: Vec<String> = c
+        .modes_only_before
+        .iter()
+        .chain(&c.unpaired_modes)
+        .map(|m| format!("{m:?}").to_lowercase())
+        .collect();
+    modes.sort();
+    if modes.is_empty() {
+        "none".to_owned()
+    } else {
+        modes.join(", ")
+    }
 }

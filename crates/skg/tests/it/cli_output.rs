@@ -292,6 +292,16 @@ fn eval_compares_with_a_saved_evaluation() {
             .iter()
             .all(|r| r["delta"].as_f64() < Some(0.0) && r["mode"] == "bm25")
     );
+    // Nothing to compare (another mode, or other queries) is an error, not an empty table.
+    let dense = serde_json::json!({"modes": [{"mode": "dense", "per_query": [["q1", 1]]}]});
+    std::fs::write(d.join("dense.json"), dense.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let o = run(&[&eval[..], &["--compare", "dense.json"]].concat());
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("dense.json") && err.contains("saved modes: dense"),
+        "{err}"
+    );
     // A level outside (0, 1] is refused.
     let o = run(&[
         &eval[..],
