@@ -27,6 +27,12 @@ lint:
 ready:
     bash .ci/run
 
+# Retrieval regression gate on ../shared (CI runs it); `just retrieval-gate --update` rewrites
+# the baseline after an intended ranking change.
+retrieval-gate *args:
+    cargo build -p skg
+    SKG_BIN=target/debug/skg bash scripts/retrieval-gate.sh {{args}}
+
 # Extraction throughput (demo, and ../shared/registries when present).
 bench:
     cargo bench -p skg-extract
