@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Retrieval regression gate: audit ../shared/registries, build its routing index cold, rank the
-# corpus dev queries (quarantine off) and compare every query's rank with the committed baseline
-# (tests/fixtures/retrieval/corpus-dev-ranks.json: query ids and ranks only, no query text):
-# `skg eval --compare … --fail-if-worse 0.05` fails when a metric of a mode is worse than the
-# baseline with a Holm-adjusted p ≤ 0.05 (on 70 queries: about 6–10 queries net). The table of
-# differences is printed either way, so a run shows what a change moved.
+# Retrieval regression gate: audit ../shared/registries and the MetaTool dev tool catalog, build
+# their routing indexes cold, rank the corpus dev queries (quarantine off) and the MetaTool dev
+# queries, and compare every query's rank with the committed baselines
+# (tests/fixtures/retrieval/{corpus,metatool}-dev-ranks.json: query ids — for MetaTool a hash of
+# the text — and ranks, no query text): `skg eval --compare … --fail-if-worse 0.05` fails when a
+# metric of a mode is worse than the baseline with a Holm-adjusted p ≤ 0.05 (70 corpus queries
+# resolve about 6–10 queries net; 1,000 MetaTool queries about 2 points). The tables of
+# differences are printed either way, so a run shows what a change moved.
 #   scripts/retrieval-gate.sh            # check (CI)
 #   scripts/retrieval-gate.sh --update   # after an intended ranking change: rewrite the baseline
 # SKG_BIN (default target/debug/skg), SKG_SHARED_DIR (default ../shared), WORK (default a
@@ -13,22 +15,46 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 skg=$(realpath "${SKG_BIN:-target/debug/skg}")
 shared=${SKG_SHARED_DIR:-../shared}
-baseline=tests/fixtures/retrieval/corpus-dev-ranks.json
 queries=$shared/bench/queries_dev.jsonl
-if [ ! -f "$queries" ] || [ ! -f "$shared/registries/registries.toml" ]; then
+if [ ! -f "$queries" ] || [ ! -f "$shared/registries/registries.toml" ] || [ ! -f "$shared/bench/metatool_dev/tools.jsonl" ]; then
   if [ "${SKG_REQUIRE_TEST_INPUTS:-}" = 1 ]; then
-    echo "retrieval gate: $shared (registries, bench/queries_dev.jsonl) is required here" >&2; exit 1
+    echo "retrieval gate: $shared (registries, bench/queries_dev.jsonl, bench/metatool_dev) is required here" >&2; exit 1
   fi
   echo "retrieval gate skipped: $shared not found (set SKG_SHARED_DIR)"; exit 0
 fi
 work=${WORK:-$(mktemp -d)}
 mkdir -p "$work"
+tools=$shared/bench/metatool_dev/tools.jsonl
+mt_queries=$shared/bench/metatool_dev/queries_dev.jsonl
 "$skg" -q audit "$shared/registries/registries.toml" -o "$work/audit" > /dev/null
 "$skg" -q index build "$work/audit" -o "$work/index" > /dev/null
-if [ "${1:-}" = --update ]; then
-  "$skg" -q eval "$queries" --index "$work/index" --include-quarantined --per-query --format json > "$work/eval.json"
-  # Ids and ranks only: timings and paths change from run to run.
-  python3 - "$work/eval.json" "$baseline" <<'PY'
+"$skg" -q audit "$tools" -o "$work/mt-audit" > /dev/null
+"$skg" -q index build "$work/mt-audit" -o "$work/mt-index" > /dev/null
+# MetaTool's queries have no ids: each gets the hash of its text as one, so the baseline holds
+# hashes and ranks, never a query's text.
+python3 - "$mt_queries" "$work/mt-queries.jsonl" <<'PY'
+import hashlib, json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        if line.strip():
+            q = json.loads(line)
+            q["id"] = "t" + hashlib.blake2b(q["query"].encode(), digest_size=6).hexdigest()
+            out.write(json.dumps(q) + "\n")
+PY
+# (name, queries, index, baseline): the corpus quarantine off, as the issue measures it; MetaTool
+# with the default quarantine (a tool catalog routes by default).
+sets=(
+  "corpus|$queries|$work/index|tests/fixtures/retrieval/corpus-dev-ranks.json|--include-quarantined"
+  "metatool|$work/mt-queries.jsonl|$work/mt-index|tests/fixtures/retrieval/metatool-dev-ranks.json|"
+)
+status=0
+for s in "${sets[@]}"; do
+  IFS='|' read -r name q index baseline extra <<< "$s"
+  if [ "${1:-}" = --update ]; then
+    # shellcheck disable=SC2086 # $extra is one optional flag or nothing
+    "$skg" -q eval "$q" --index "$index" $extra --per-query --format json > "$work/$name.json"
+    # Ids and ranks only: timings and paths change from run to run.
+    python3 - "$work/$name.json" "$baseline" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 out = {
@@ -40,8 +66,11 @@ out = {
 with open(sys.argv[2], "w") as f:
     json.dump(out, f, indent=1)
 PY
-  echo "retrieval gate: baseline rewritten ($baseline, index $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["index_revision"][:12])' "$baseline"))"
-  exit 0
-fi
-"$skg" -q eval "$queries" --index "$work/index" --include-quarantined \
-  --compare "$baseline" --fail-if-worse 0.05
+    echo "retrieval gate: $name baseline rewritten ($baseline)"
+    continue
+  fi
+  echo "== $name ($(basename "$q"))"
+  # shellcheck disable=SC2086
+  "$skg" -q eval "$q" --index "$index" $extra --compare "$baseline" --fail-if-worse 0.05 || status=1
+done
+exit $status
