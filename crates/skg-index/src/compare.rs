@@ -404,6 +404,84 @@ pub fn randomization_test(diffs: &[f64]) -> (f64, &'static str) {
     )
 }
 
+/// One metric's value over a run's queries with its bootstrap 95 % interval (`skg eval
+/// --intervals`): how far the figure of a set this size could move on other queries drawn the
+/// same way.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricInterval {
+    /// `hit@1` … `MRR@10`.
+    pub metric: String,
+    /// The mean over the queries.
+    pub value: f64,
+    /// Bootstrap 95 % percentile interval of the mean ([`RESAMPLES`] resamples, seeded).
+    pub ci95: [f64; 2],
+}
+
+/// One mode's metrics with their intervals.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModeIntervals {
+    /// The mode.
+    pub mode: Mode,
+    /// Queries.
+    pub queries: usize,
+    /// hit@1, hit@3, hit@5, hit@10, MRR@10.
+    pub metrics: Vec<MetricInterval>,
+}
+
+/// The rank metrics of one run's ranks with bootstrap 95 % intervals (one set of resamples for
+/// the five).
+pub fn intervals(mode: Mode, ranks: Ranks<'_>) -> ModeIntervals {
+    let mut named: Vec<(String, Vec<f64>)> = CUTOFFS
+        .iter()
+        .map(|&k| {
+            (
+                format!("hit@{k}"),
+                ranks.iter().map(|(_, r)| hit(*r, k)).collect(),
+            )
+        })
+        .collect();
+    named.push((
+        "MRR@10".to_owned(),
+        ranks.iter().map(|(_, r)| reciprocal(*r)).collect(),
+    ));
+    let values: Vec<Vec<f64>> = named.iter().map(|(_, v)| v.clone()).collect();
+    let n = ranks.len().max(1) as f64;
+    ModeIntervals {
+        mode,
+        queries: ranks.len(),
+        metrics: named
+            .into_iter()
+            .zip(bootstrap_ci95_all(&values))
+            .map(|((metric, v), ci95)| MetricInterval {
+                metric,
+                value: v.iter().sum::<f64>() / n,
+                ci95,
+            })
+            .collect(),
+    }
+}
+
+impl std::fmt::Display for ModeIntervals {
+    fn fmt(&self, o: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cells: Vec<String> = self
+            .metrics
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} {:.3} [{:.3}, {:.3}]",
+                    m.metric, m.value, m.ci95[0], m.ci95[1]
+                )
+            })
+            .collect();
+        write!(
+            o,
+            "{:<8} {}",
+            format!("{:?}", self.mode).to_lowercase(),
+            cells.join(" · ")
+        )
+    }
+}
+
 /// Paired bootstrap 95 % percentile interval of the mean difference: [`RESAMPLES`] resamples of
 /// the queries with replacement, the 2.5th and 97.5th percentiles of their means.
 pub fn bootstrap_ci95(diffs: &[f64]) -> [f64; 2] {
@@ -694,6 +772,33 @@ mod tests {
         assert!(text.contains("up (2): q01 3→1, q02 -→5"), "{text}");
         assert!(text.contains("down (1): q00 1→2"), "{text}");
         assert!(text.contains("1 only before, 1 only after"), "{text}");
+    }
+
+    #[test]
+    fn intervals_read_the_metrics_from_ranks() {
+        // Ranks 1, 3, none, 2: hit@1 1/4, hit@3 3/4, MRR (1 + 1/3 + 0 + 1/2)/4 = 11/24.
+        let r = ranks(&[Some(1), Some(3), None, Some(2)]);
+        let m = intervals(Mode::Hybrid, &r);
+        assert_eq!(m.queries, 4);
+        let get = |name: &str| {
+            m.metrics
+                .iter()
+                .find(|x| x.metric == name)
+                .expect("every metric")
+        };
+        assert_eq!(get("hit@1").value, 0.25);
+        assert_eq!(get("hit@3").value, 0.75);
+        assert!((get("MRR@10").value - 11.0 / 24.0).abs() < 1e-12);
+        for x in &m.metrics {
+            assert!(x.ci95[0] <= x.value && x.value <= x.ci95[1], "{x:?}");
+        }
+        // Every query first: nothing to resample away.
+        let all = intervals(Mode::Bm25, &ranks(&[Some(1), Some(1)]));
+        assert_eq!(all.metrics[0].ci95, [1.0, 1.0]);
+        assert!(
+            all.to_string()
+                .starts_with("bm25     hit@1 1.000 [1.000, 1.000]")
+        );
     }
 
     #[test]

@@ -610,17 +610,9 @@ pub struct EvalArgs {
     /// Print every query's rank of its first gold skill.
     #[arg(long)]
     pub per_query: bool,
-    /// Compare with a saved evaluation of the same queries (saved by `skg eval --per-query
-    /// --format json`): per mode, each rank metric's difference with a paired bootstrap 95 %
-    /// interval, an exact McNemar (hit@k) or paired randomization (MRR@10) p-value, and the
-    /// queries that moved.
-    #[arg(long, value_name = "BEFORE.json")]
-    pub compare: Option<PathBuf>,
-    /// With `--compare`: exit with status 1 when a metric of a mode is worse than before with a
-    /// Holm-adjusted p-value at most ALPHA (over every metric of every mode compared) — a
-    /// retrieval regression gate for CI.
-    #[arg(long, value_name = "ALPHA", requires = "compare")]
-    pub fail_if_worse: Option<f64>,
+    /// Intervals and paired comparison.
+    #[command(flatten, next_help_heading = "Statistics")]
+    pub stats: EvalStatsArgs,
     /// Classify every query whose gold skill is not first (never a candidate, lost in the
     /// fusion, a sibling card above it, an acceptable answer above it, ranked low, quarantined).
     #[arg(long)]
@@ -659,6 +651,27 @@ pub struct EvalArgs {
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+/// `skg eval`'s statistics: intervals around each figure, and a paired comparison with a saved
+/// evaluation (a regression gate with `--fail-if-worse`).
+#[derive(Debug, Args)]
+pub struct EvalStatsArgs {
+    /// Print each mode's hit@1/3/5/10 and MRR@10 with a bootstrap 95 % interval (10,000 seeded
+    /// resamples of the queries): how far a figure of a set this size can move.
+    #[arg(long)]
+    pub intervals: bool,
+    /// Compare with a saved evaluation of the same queries (saved by `skg eval --per-query
+    /// --format json`): per mode, each rank metric's difference with a paired bootstrap 95 %
+    /// interval, an exact McNemar (hit@k) or paired randomization (MRR@10) p-value, and the
+    /// queries that moved.
+    #[arg(long, value_name = "BEFORE.json")]
+    pub compare: Option<PathBuf>,
+    /// With `--compare`: exit with status 1 when a metric of a mode is worse than before with a
+    /// Holm-adjusted p-value at most ALPHA (over every metric of every mode compared) — a
+    /// retrieval regression gate for CI.
+    #[arg(long, value_name = "ALPHA", requires = "compare")]
+    pub fail_if_worse: Option<f64>,
 }
 
 /// `skg eval --ann`: the nearest-neighbour graph under evaluation.

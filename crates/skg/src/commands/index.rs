@@ -101,6 +101,9 @@ struct EvalPrinted<'a> {
     listing: Option<skg_index::listing::ListingReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     comparison: Option<skg_index::compare::Comparison>,
+    /// `--intervals`: each mode's metrics with bootstrap 95 % intervals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intervals: Option<Vec<skg_index::compare::ModeIntervals>>,
     /// `--fail-if-worse`: the metrics worse beyond chance.
     #[serde(skip_serializing_if = "Option::is_none")]
     regressions: Option<Vec<skg_index::compare::Regression>>,
@@ -128,7 +131,7 @@ struct SecondStage {
 }
 
 pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
-    if let Some(alpha) = args.fail_if_worse
+    if let Some(alpha) = args.stats.fail_if_worse
         && !(alpha > 0.0 && alpha <= 1.0)
     {
         bail!("--fail-if-worse {alpha}: a significance level in (0, 1], e.g. 0.05");
@@ -182,10 +185,11 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         bm25_unit: args.bm25_unit.into(),
         include_quarantined: args.include_quarantined,
         bundle_k: args.bundle_k,
-        // A comparison pairs the queries' ranks, so it needs them recorded.
-        per_query: args.per_query || args.compare.is_some(),
+        // A comparison and the intervals read the queries' ranks, so they need them recorded.
+        per_query: args.per_query || args.stats.compare.is_some() || args.stats.intervals,
     };
     let before = args
+        .stats
         .compare
         .as_ref()
         .map(|path| -> anyhow::Result<skg_index::compare::RecordedEval> {
@@ -223,7 +227,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
             .collect();
         skg_index::compare::compare(&b, &after)
     });
-    if let (Some(c), Some(path)) = (&comparison, &args.compare)
+    if let (Some(c), Some(path)) = (&comparison, &args.stats.compare)
         && c.modes.is_empty()
     {
         // A comparison of nothing must not print an empty table, nor pass a gate.
@@ -233,6 +237,13 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
             before_modes(c)
         );
     }
+    let intervals = args.stats.intervals.then(|| {
+        report
+            .modes
+            .iter()
+            .map(|m| skg_index::compare::intervals(m.mode, &m.per_query))
+            .collect::<Vec<_>>()
+    });
     if !args.per_query {
         for m in &mut report.modes {
             m.per_query.clear();
@@ -292,7 +303,9 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         ann,
         abstention,
         listing,
+        intervals,
         regressions: args
+            .stats
             .fail_if_worse
             .zip(comparison.as_ref())
             .map(|(alpha, c)| c.regressions(alpha)),
@@ -300,6 +313,16 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     };
     super::emit(args.format, &printed, |o| {
         print_eval(o, &printed)?;
+        if let Some(all) = &printed.intervals {
+            writeln!(
+                o,
+                "\n95 % intervals (bootstrap over the queries, {} resamples):",
+                skg_index::compare::RESAMPLES
+            )?;
+            for m in all {
+                writeln!(o, "{m}")?;
+            }
+        }
         if let Some(m) = &printed.misses {
             write!(o, "{m}")?;
         }
@@ -315,7 +338,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         if let Some(c) = &printed.comparison {
             write!(o, "{c}")?;
         }
-        if let (Some(alpha), Some(r)) = (args.fail_if_worse, &printed.regressions) {
+        if let (Some(alpha), Some(r)) = (args.stats.fail_if_worse, &printed.regressions) {
             if r.is_empty() {
                 writeln!(
                     o,

@@ -242,6 +242,31 @@ fn eval_compares_with_a_saved_evaluation() {
         assert_eq!(m["p_value"], 1.0, "{m}");
         assert_eq!(m["before"], m["after"], "{m}");
     }
+    // --intervals: each metric of each mode with an interval around its value.
+    let o = ok(&[&eval[..], &["--intervals", "--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("parse JSON");
+    let first = &v["intervals"][0];
+    assert_eq!(
+        (first["mode"].as_str(), first["queries"].as_u64()),
+        (Some("bm25"), Some(8))
+    );
+    let metrics = first["metrics"].as_array().expect("metrics");
+    assert_eq!(metrics.len(), 5);
+    for metric in metrics {
+        let (value, lo, hi) = (
+            metric["value"].as_f64().expect("value"),
+            metric["ci95"][0].as_f64().expect("low"),
+            metric["ci95"][1].as_f64().expect("high"),
+        );
+        assert!(
+            (0.0..=value).contains(&lo) && (value..=1.0).contains(&hi),
+            "{metric}"
+        );
+    }
+    assert_eq!(
+        metrics[0]["value"], v["modes"][0]["metrics"]["hit"][0],
+        "the same hit@1 as the table"
+    );
     // As a gate: nothing worse, status 0 …
     let o = ok(&[
         &eval[..],
