@@ -97,6 +97,9 @@ pub struct ModeComparison {
     pub paired: usize,
     /// Queries only in the earlier one.
     pub only_before: usize,
+    /// Queries whose id (or text) repeats an earlier one's in the later evaluation: paired by
+    /// occurrence, and a repeated query moves with its twin, so it counts twice in the tests.
+    pub repeated: usize,
     /// Queries only in the later one.
     pub only_after: usize,
     /// hit@1, hit@3, hit@5, hit@10, MRR@10.
@@ -299,6 +302,7 @@ fn compare_mode(
         paired: pairs.len(),
         only_before: earlier.keys().filter(|q| !later.contains_key(*q)).count(),
         only_after: later.keys().filter(|q| !earlier.contains_key(*q)).count(),
+        repeated: later.keys().filter(|(_, n)| *n > 1).count(),
         metrics,
         moved,
     }
@@ -555,6 +559,13 @@ impl std::fmt::Display for Comparison {
                     o,
                     "; {} only before, {} only after: not compared",
                     m.only_before, m.only_after
+                )?;
+            }
+            if m.repeated > 0 {
+                write!(
+                    o,
+                    "; {} repeat an earlier query's id or text, paired by occurrence: they count twice",
+                    m.repeated
                 )?;
             }
             writeln!(o, ")")?;
@@ -839,6 +850,7 @@ mod tests {
                 paired: 70,
                 only_before: 0,
                 only_after: 0,
+                repeated: 0,
                 metrics: vec![
                     // 3 metrics: Holm multiplies the smallest p by 3, the next by 2.
                     metric("hit@1", -0.1, 0.001),
@@ -872,7 +884,14 @@ mod tests {
         let after = twice(Some(1), Some(1));
         let c = compare(&saved, &[(Mode::Dense, &after)]);
         let m = &c.modes[0];
-        assert_eq!((m.paired, m.only_before, m.only_after), (2, 0, 0));
+        assert_eq!(
+            (m.paired, m.only_before, m.only_after, m.repeated),
+            (2, 0, 0, 1)
+        );
+        assert!(
+            c.to_string()
+                .contains("1 repeat an earlier query's id or text")
+        );
         assert_eq!((m.metrics[0].before, m.metrics[0].after), (0.5, 1.0));
     }
 
