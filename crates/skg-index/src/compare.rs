@@ -40,6 +40,9 @@ pub struct RecordedEval {
     /// The index revision it measured.
     #[serde(default)]
     pub index_revision: String,
+    /// Whether it routed quarantined skills (absent in files that do not say).
+    #[serde(default)]
+    pub include_quarantined: Option<bool>,
     /// Per mode.
     pub modes: Vec<RecordedMode>,
 }
@@ -721,6 +724,7 @@ mod tests {
         after.push(("q04".to_owned(), Some(1)));
         let saved = RecordedEval {
             index_revision: "abc".to_owned(),
+            include_quarantined: None,
             modes: vec![
                 RecordedMode {
                     mode: Mode::Hybrid,
@@ -876,6 +880,7 @@ mod tests {
         };
         let saved = RecordedEval {
             index_revision: String::new(),
+            include_quarantined: None,
             modes: vec![RecordedMode {
                 mode: Mode::Dense,
                 per_query: twice(Some(1), None),

@@ -202,6 +202,17 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
                         path.display()
                     )
                 })?;
+            if let Some(saved_choice) = saved.include_quarantined
+                && saved_choice != args.include_quarantined
+            {
+                let says = |on: bool| if on { "routed quarantined skills (--include-quarantined)" } else { "left quarantined skills out" };
+                bail!(
+                    "{}: the saved evaluation {}, this run {}: compare like with like",
+                    path.display(),
+                    says(saved_choice),
+                    says(args.include_quarantined)
+                );
+            }
             if saved.modes.iter().all(|m| m.per_query.is_empty()) {
                 bail!(
                     "{}: the saved evaluation has no per-query ranks: save it with `skg eval --per-query --format json`",

@@ -327,6 +327,18 @@ fn eval_compares_with_a_saved_evaluation() {
         err.contains("dense.json") && err.contains("saved modes: dense"),
         "{err}"
     );
+    // The saved run left quarantined skills out; one that routes them is another measurement.
+    let o = run(&[
+        &eval[..],
+        &["--compare", "before.json", "--include-quarantined"],
+    ]
+    .concat());
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("before.json") && err.contains("like with like"),
+        "{err}"
+    );
     // A level outside (0, 1] is refused.
     let o = run(&[
         &eval[..],
