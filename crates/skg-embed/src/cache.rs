@@ -234,7 +234,9 @@ mod tests {
         reason = "the test writes cache files to read back"
     )]
     fn a_named_cache_is_checked_strictly() {
-        use crate::cache_vectors;
+        let cache_vectors = |path: &std::path::Path, identity: &str| {
+            crate::cached::read_cache_strict(path, identity).map(|c| c.len())
+        };
         let dir = tempfile::tempdir().expect("a temporary folder");
         let mut c = EmbeddingCache::new("m", 2);
         c.insert("x", vec![1.0, 0.0]);

@@ -71,33 +71,40 @@ fn read_cache(path: &Path, identity: &str) -> EmbeddingCache {
     }
 }
 
-/// The vectors of the model [identity](crate::identity()) `identity` in the cache file at
-/// `path`: an error when it cannot be read, is damaged or is another model's. For a cache the
-/// user named, where ignoring it would silently make a cold run.
-///
-/// # Errors
-/// The file cannot be read, is no cache, or holds another model's vectors.
-pub fn cache_vectors(path: &Path, identity: &str) -> std::result::Result<usize, crate::CacheError> {
-    Ok(EmbeddingCache::from_bytes(&std::fs::read(path)?, identity)?.len())
+/// The cache file at `path` for vectors of the model [identity](crate::identity()) `identity`,
+/// strictly: for a cache the caller named, where ignoring a bad one would silently make a cold
+/// run.
+pub(crate) fn read_cache_strict(
+    path: &Path,
+    identity: &str,
+) -> std::result::Result<EmbeddingCache, crate::CacheError> {
+    EmbeddingCache::from_bytes(&std::fs::read(path)?, identity)
 }
 
-/// A vector for every text by the model `files`: from the cache files at `cache_paths` (read in
-/// order; a missing, unreadable or other model's file adds nothing) where they hold one for this
-/// model's [identity](crate::identity()), else from the model (loaded only
+/// A vector for every text by the model `files`: from the cache file `own` (the output's own: a
+/// missing, damaged or other model's file adds nothing) and the caches `also` names (each must be
+/// this model's: an error otherwise) where they hold one for this model's
+/// [identity](crate::identity()), else from the model (loaded only
 /// when something is missing, as `threads` single-threaded sessions that share the texts out).
 /// Each text is its own inference call, so a vector never depends on which other texts were
 /// missing.
 pub fn embed_with_cache(
     files: &ModelFiles,
     texts: &[String],
-    cache_paths: &[&Path],
+    own: &Path,
+    also: &[&Path],
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<Embedded> {
     let identity = files.identity();
-    let mut cache = EmbeddingCache::new(&identity, DIM);
-    for path in cache_paths {
-        cache.absorb(read_cache(path, &identity));
+    let mut cache = read_cache(own, &identity);
+    for path in also {
+        let other = read_cache_strict(path, &identity).map_err(|source| Error::Cache {
+            path: path.to_path_buf(),
+            identity: identity.clone(),
+            source,
+        })?;
+        cache.absorb(other);
     }
     let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
     // Longest first: the sessions take texts in turn, and the last ones taken are short, so

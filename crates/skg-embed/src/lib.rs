@@ -38,7 +38,7 @@ use std::{
 
 pub use crate::{
     cache::{CacheError, EmbeddingCache},
-    cached::{Embedded, EmbeddingStats, Pool, cache_vectors, embed_with_cache},
+    cached::{Embedded, EmbeddingStats, Pool, embed_with_cache},
 };
 
 use fastembed::{
@@ -103,6 +103,18 @@ pub enum Error {
     /// fastembed failed to build the model or to embed.
     #[error("embedding model: {0}")]
     Model(String),
+    /// An embedding cache the caller named is unusable.
+    #[error(
+        "embedding cache {path}: {source}; only vectors of the installed model's files ({identity}) can be used"
+    )]
+    Cache {
+        /// The file.
+        path: PathBuf,
+        /// The installed model's identity.
+        identity: String,
+        /// Why.
+        source: CacheError,
+    },
 }
 
 /// The files that define the vectors, in the order [`ModelDir::read_files`] hashes them. ONNX

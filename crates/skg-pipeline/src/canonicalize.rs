@@ -490,7 +490,8 @@ fn embed_texts(
     Ok(skg_embed::embed_with_cache(
         &model,
         texts,
-        &[cache_path],
+        cache_path,
+        &[],
         threads,
         progress,
     )?)

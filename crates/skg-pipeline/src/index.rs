@@ -177,21 +177,11 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
             &identity,
         );
         reused_count = plan.reused.len();
-        // A cache the user named must be usable: ignoring it would be a silent cold build.
-        for path in &job.embedding_caches {
-            skg_embed::cache_vectors(path, &identity).map_err(|e| {
-                Error::Invalid(format!(
-                    "--embedding-cache {}: {e}; only vectors of the installed model's files ({identity}) can be used",
-                    path.display()
-                ))
-            })?;
-        }
+        // The caches the user named are read strictly: a bad one is an error, not a cold build.
         let own = job.out.join(skg_embed::CACHE_FILE);
-        let caches: Vec<&Path> = std::iter::once(own.as_path())
-            .chain(job.embedding_caches.iter().map(PathBuf::as_path))
-            .collect();
+        let also: Vec<&Path> = job.embedding_caches.iter().map(PathBuf::as_path).collect();
         let mut e =
-            skg_embed::embed_with_cache(&model, &plan.texts, &caches, job.threads, progress)?;
+            skg_embed::embed_with_cache(&model, &plan.texts, &own, &also, job.threads, progress)?;
         // Reused vectors stay in the cache under the text they were embedded as (an overview's
         // cut, a section's title and text), so a later whole build finds them too.
         for (i, v) in &plan.reused {
