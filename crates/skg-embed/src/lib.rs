@@ -105,7 +105,7 @@ pub enum Error {
     Model(String),
     /// An embedding cache the caller named is unusable.
     #[error(
-        "embedding cache {path}: {source}; only vectors of the installed model's files ({identity}) can be used"
+        "embedding cache {path} cannot be used: only vectors of the installed model's files ({identity}) can"
     )]
     Cache {
         /// The file.
