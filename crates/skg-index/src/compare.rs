@@ -15,7 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::eval::CUTOFFS;
+use crate::eval::{CUTOFFS, hit_at, nearest_rank, reciprocal_rank};
 use crate::search::Mode;
 
 /// Bootstrap and randomization resamples.
@@ -72,12 +72,24 @@ pub struct MetricComparison {
     pub ci95: [f64; 2],
     /// Two-sided p-value of "no difference".
     pub p_value: f64,
-    /// `mcnemar-exact`, `randomization-exact` or `randomization-sampled`.
-    pub test: &'static str,
+    /// The test behind `p_value`.
+    pub test: Test,
     /// Queries whose value went up.
     pub wins: usize,
     /// Queries whose value went down.
     pub losses: usize,
+}
+
+/// Which test gave a p-value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Test {
+    /// Exact McNemar (a hit rate).
+    McnemarExact,
+    /// Paired randomization over every sign assignment.
+    RandomizationExact,
+    /// Paired randomization over [`RESAMPLES`] random sign assignments.
+    RandomizationSampled,
 }
 
 /// A query whose first gold rank changed.
@@ -184,12 +196,9 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     out
 }
 
-fn reciprocal(rank: Option<usize>) -> f64 {
-    rank.map_or(0.0, |r| 1.0 / r as f64)
-}
-
+/// A hit as a number (1 or 0), so hit rates average like MRR.
 fn hit(rank: Option<usize>, k: usize) -> f64 {
-    f64::from(u8::from(rank.is_some_and(|r| r <= k)))
+    f64::from(u8::from(hit_at(rank, k)))
 }
 
 /// One evaluation's ranks: (query id or text, rank of its first gold skill in the first 10).
@@ -269,7 +278,7 @@ fn compare_mode(
         "MRR@10".to_owned(),
         pairs
             .iter()
-            .map(|(_, b, a)| (reciprocal(*b), reciprocal(*a)))
+            .map(|(_, b, a)| (reciprocal_rank(*b), reciprocal_rank(*a)))
             .collect(),
         false,
     ));
@@ -278,7 +287,7 @@ fn compare_mode(
         .map(|(_, v, _)| v.iter().map(|(b, a)| a - b).collect())
         .collect();
     // One set of resamples for every metric of the mode.
-    let intervals = bootstrap_ci95_all(&diffs);
+    let intervals = bootstrap_ci95(&diffs);
     let metrics: Vec<MetricComparison> = values
         .into_iter()
         .zip(diffs)
@@ -295,7 +304,7 @@ fn compare_mode(
         })
         .collect();
     moved.sort_by(|x, y| {
-        let gain = |m: &Moved| reciprocal(m.after) - reciprocal(m.before);
+        let gain = |m: &Moved| reciprocal_rank(m.after) - reciprocal_rank(m.before);
         gain(y)
             .total_cmp(&gain(x))
             .then_with(|| x.query.cmp(&y.query))
@@ -324,7 +333,7 @@ fn metric(
     let wins = diffs.iter().filter(|d| **d > 0.0).count();
     let losses = diffs.iter().filter(|d| **d < 0.0).count();
     let (p_value, test) = if binary {
-        (mcnemar_exact(wins, losses), "mcnemar-exact")
+        (mcnemar_exact(wins, losses), Test::McnemarExact)
     } else {
         randomization_test(diffs)
     };
@@ -372,10 +381,10 @@ pub fn mcnemar_exact(wins: usize, losses: usize) -> f64 {
 /// least as far from 0 as the observed one. Exact (every assignment of the nonzero
 /// differences) up to [`EXACT_UP_TO`] of them, else [`RESAMPLES`] random assignments with
 /// p = (1 + extreme) / (1 + resamples).
-pub fn randomization_test(diffs: &[f64]) -> (f64, &'static str) {
+pub fn randomization_test(diffs: &[f64]) -> (f64, Test) {
     let nonzero: Vec<f64> = diffs.iter().copied().filter(|d| *d != 0.0).collect();
     if nonzero.is_empty() {
-        return (1.0, "randomization-exact");
+        return (1.0, Test::RandomizationExact);
     }
     let observed = nonzero.iter().sum::<f64>().abs();
     // Sums that equal the observed one up to rounding count as extreme.
@@ -393,7 +402,10 @@ pub fn randomization_test(diffs: &[f64]) -> (f64, &'static str) {
                 extreme(sum)
             })
             .count();
-        return (count as f64 / f64::from(1u32 << m), "randomization-exact");
+        return (
+            count as f64 / f64::from(1u32 << m),
+            Test::RandomizationExact,
+        );
     }
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
     let count = (0..RESAMPLES)
@@ -407,7 +419,7 @@ pub fn randomization_test(diffs: &[f64]) -> (f64, &'static str) {
         .count();
     (
         (1 + count) as f64 / (1 + RESAMPLES) as f64,
-        "randomization-sampled",
+        Test::RandomizationSampled,
     )
 }
 
@@ -449,7 +461,7 @@ pub fn intervals(mode: Mode, ranks: Ranks<'_>) -> ModeIntervals {
         .collect();
     named.push((
         "MRR@10".to_owned(),
-        ranks.iter().map(|(_, r)| reciprocal(*r)).collect(),
+        ranks.iter().map(|(_, r)| reciprocal_rank(*r)).collect(),
     ));
     let values: Vec<Vec<f64>> = named.iter().map(|(_, v)| v.clone()).collect();
     let n = ranks.len().max(1) as f64;
@@ -458,7 +470,7 @@ pub fn intervals(mode: Mode, ranks: Ranks<'_>) -> ModeIntervals {
         queries: ranks.len(),
         metrics: named
             .into_iter()
-            .zip(bootstrap_ci95_all(&values))
+            .zip(bootstrap_ci95(&values))
             .map(|((metric, v), ci95)| MetricInterval {
                 metric,
                 value: v.iter().sum::<f64>() / n,
@@ -489,18 +501,14 @@ impl std::fmt::Display for ModeIntervals {
     }
 }
 
-/// Paired bootstrap 95 % percentile interval of the mean difference: [`RESAMPLES`] resamples of
-/// the queries with replacement, the 2.5th and 97.5th percentiles of their means.
-pub fn bootstrap_ci95(diffs: &[f64]) -> [f64; 2] {
-    bootstrap_ci95_all(&[diffs.to_vec()])[0]
-}
-
-/// [`bootstrap_ci95`] of several per-query differences over the same queries, from one set of
-/// resamples (each resample's query indices drawn once, every metric's mean taken over them).
-/// The interval shows the size of a difference; the p-value decides whether it is one: with
-/// few changed queries a percentile interval can exclude 0 while an exact test cannot reject
-/// (4 won, 0 lost of 70: p 0.125).
-fn bootstrap_ci95_all(diffs: &[Vec<f64>]) -> Vec<[f64; 2]> {
+/// Bootstrap 95 % percentile intervals of the means of several per-query columns over the same
+/// queries (paired differences, or a run's values): [`RESAMPLES`] resamples of the queries with
+/// replacement, each resample's query indices drawn once and every column's mean taken over
+/// them; the nearest-rank 2.5th and 97.5th percentiles of those means. The interval shows the
+/// size of a difference; the p-value decides whether it is one: with few changed queries a
+/// percentile interval can exclude 0 while an exact test cannot reject (4 won, 0 lost of 70:
+/// p 0.125).
+pub fn bootstrap_ci95(diffs: &[Vec<f64>]) -> Vec<[f64; 2]> {
     let n = diffs.first().map_or(0, Vec::len);
     if n == 0 {
         return vec![[0.0, 0.0]; diffs.len()];
@@ -520,14 +528,11 @@ fn bootstrap_ci95_all(diffs: &[Vec<f64>]) -> Vec<[f64; 2]> {
             m.push(sum / n as f64);
         }
     }
-    // Sorted means; the values at 0-based positions 250 and 9,749 of 10,000 (250 below the
-    // first and above the second).
-    let at = |m: &[f64], permille: usize| m[((RESAMPLES - 1) * permille + 500) / 1000];
     means
         .into_iter()
         .map(|mut m| {
             m.sort_by(f64::total_cmp);
-            [at(&m, 25), at(&m, 975)]
+            [nearest_rank(&m, 25), nearest_rank(&m, 975)]
         })
         .collect()
 }
@@ -584,7 +589,7 @@ impl std::fmt::Display for Comparison {
                     format!("{:.4}", c.p_value)
                 };
                 // A p-value from random sign assignments is marked.
-                let p = if c.test == "randomization-sampled" {
+                let p = if c.test == Test::RandomizationSampled {
                     format!("{p}*")
                 } else {
                     format!("{p} ")
@@ -595,7 +600,10 @@ impl std::fmt::Display for Comparison {
                     c.metric, c.before, c.after, c.delta, c.ci95[0], c.ci95[1], p, c.wins, c.losses
                 )?;
             }
-            if m.metrics.iter().any(|c| c.test == "randomization-sampled") {
+            if m.metrics
+                .iter()
+                .any(|c| c.test == Test::RandomizationSampled)
+            {
                 writeln!(
                     o,
                     "  * from {} random sign assignments (over {EXACT_UP_TO} changed queries)",
@@ -614,7 +622,7 @@ impl std::fmt::Display for Comparison {
                 format!("{q} {}→{}", rank(x.before), rank(x.after))
             };
             // `moved` runs from the largest gain to the largest loss.
-            let gain = |x: &&Moved| reciprocal(x.after) > reciprocal(x.before);
+            let gain = |x: &&Moved| reciprocal_rank(x.after) > reciprocal_rank(x.before);
             let gained: Vec<&Moved> = m.moved.iter().filter(gain).collect();
             let lost: Vec<&Moved> = m.moved.iter().rev().filter(|x| !gain(x)).collect();
             for (what, list) in [("up", gained), ("down", lost)] {
@@ -674,12 +682,12 @@ mod tests {
         // All differences zero: p = 1.
         assert_eq!(
             randomization_test(&[0.0, 0.0]),
-            (1.0, "randomization-exact")
+            (1.0, Test::RandomizationExact)
         );
         // Three equal gains: only all-plus and all-minus reach |3|, 2 of 8.
         let (p, test) = randomization_test(&[0.5, 0.5, 0.5, 0.0]);
         assert!((p - 0.25).abs() < 1e-12);
-        assert_eq!(test, "randomization-exact");
+        assert_eq!(test, Test::RandomizationExact);
         // +1, −1/2: sums ±1/2 and ±3/2; |sum| ≥ 1/2 always: p = 1.
         assert_eq!(randomization_test(&[1.0, -0.5]).0, 1.0);
         // +1, +1/2, +1/3: sums reaching 11/6 are the two uniform signs only: 2/8. Rounding in
@@ -688,7 +696,7 @@ mod tests {
         // Past the exact limit: sampled, with p ≥ 1/(1 + resamples) and the same seed each run.
         let gains = vec![1.0; 30];
         let (p, test) = randomization_test(&gains);
-        assert_eq!(test, "randomization-sampled");
+        assert_eq!(test, Test::RandomizationSampled);
         assert!((p - 1.0 / (1 + RESAMPLES) as f64).abs() < 1e-12, "{p}");
         let mixed: Vec<f64> = (0..40)
             .map(|i| if i % 2 == 0 { 0.5 } else { -0.5 })
@@ -701,17 +709,17 @@ mod tests {
     #[test]
     fn bootstrap_interval_brackets_the_mean() {
         // One value: every resample has it as its mean.
-        assert_eq!(bootstrap_ci95(&[0.25; 7]), [0.25, 0.25]);
-        assert_eq!(bootstrap_ci95(&[]), [0.0, 0.0]);
+        assert_eq!(bootstrap_ci95(&[vec![0.25; 7]]), [[0.25, 0.25]]);
+        assert_eq!(bootstrap_ci95(&[Vec::new()]), [[0.0, 0.0]]);
         // Half ones, half zeros: mean 0.5, standard error √(0.25/100) = 0.05, so the
         // interval is about 0.5 ± 0.098.
         let d: Vec<f64> = (0..100).map(|i| f64::from(u8::from(i % 2 == 0))).collect();
-        let [lo, hi] = bootstrap_ci95(&d);
+        let [lo, hi] = bootstrap_ci95(std::slice::from_ref(&d))[0];
         assert!(
             (lo - 0.402).abs() < 0.02 && (hi - 0.598).abs() < 0.02,
             "{lo} {hi}"
         );
-        assert_eq!(bootstrap_ci95(&d), [lo, hi]);
+        assert_eq!(bootstrap_ci95(&[d]), [[lo, hi]]);
     }
 
     #[test]
@@ -839,7 +847,7 @@ mod tests {
             delta,
             ci95: [delta, delta],
             p_value,
-            test: "mcnemar-exact",
+            test: Test::McnemarExact,
             wins: 0,
             losses: 0,
         };

@@ -34,11 +34,33 @@ pub struct QueryOutcome {
     pub empty: bool,
 }
 
+/// 1 / the rank of the first gold skill (0 when none is in the first 10): a query's MRR@10 term.
+pub(crate) fn reciprocal_rank(first_gold: Option<usize>) -> f64 {
+    first_gold.map_or(0.0, |r| 1.0 / r as f64)
+}
+
+/// Whether the first gold skill is in the first `k`.
+pub(crate) fn hit_at(first_gold: Option<usize>, k: usize) -> bool {
+    first_gold.is_some_and(|r| r <= k)
+}
+
+/// The nearest-rank percentile of sorted values: the ⌈p·n⌉-th smallest, `per_mille` = 1,000 · p
+/// (0 without values).
+pub(crate) fn nearest_rank(sorted: &[f64], per_mille: usize) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[(per_mille * sorted.len())
+        .div_ceil(1000)
+        .clamp(1, sorted.len())
+        - 1]
+}
+
 /// Judges a ranking (skill positions, best first).
 pub fn judge(ranking: &[u32], j: &Judged) -> QueryOutcome {
     let top: Vec<u32> = ranking.iter().take(10).copied().collect();
     let first_gold = top.iter().position(|s| j.gold.contains(s)).map(|p| p + 1);
-    let hit = CUTOFFS.map(|k| first_gold.is_some_and(|r| r <= k));
+    let hit = CUTOFFS.map(|k| hit_at(first_gold, k));
     let recall = CUTOFFS.map(|k| {
         if j.gold.is_empty() {
             return 0.0;
@@ -110,7 +132,7 @@ pub fn summarize(outcomes: &[QueryOutcome]) -> Metrics {
     Metrics {
         queries: outcomes.len(),
         hit: [0, 1, 2, 3].map(|i| mean(&|o| f64::from(u8::from(o.hit[i])))),
-        mrr10: mean(&|o| o.first_gold.map_or(0.0, |r| 1.0 / r as f64)),
+        mrr10: mean(&|o| reciprocal_rank(o.first_gold)),
         ndcg10: mean(&|o| o.ndcg10),
         recall: [0, 1, 2, 3].map(|i| mean(&|o| o.recall[i])),
         empty: outcomes.iter().filter(|o| o.empty).count(),

@@ -122,12 +122,7 @@ impl Latency {
     /// The percentiles of `ms`: the ⌈p·n⌉-th smallest (all 0 without samples).
     pub fn of(mut ms: Vec<f64>) -> Latency {
         ms.sort_by(f64::total_cmp);
-        let at = |percent: usize| -> f64 {
-            if ms.is_empty() {
-                return 0.0;
-            }
-            ms[(percent * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1]
-        };
+        let at = |percent: usize| crate::eval::nearest_rank(&ms, percent * 10);
         Latency {
             p50: at(50),
             p95: at(95),
