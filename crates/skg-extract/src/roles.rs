@@ -394,55 +394,63 @@ mod tests {
     #[test]
     fn a_section_has_a_role_at_the_top_of_skill_md_or_by_its_place() {
         use SectionRole::{Body, WhenNotToUse, WhenToUse};
-        let role = |skill_md: bool, p: &[&str]| {
-            section_role(
-                skill_md,
-                &p.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(),
-            )
-        };
-        // At the top of the outline, with or without a document title.
-        assert_eq!(role(true, &["When to use"]), WhenToUse);
-        assert_eq!(role(true, &["PDF skill", "When to use"]), WhenToUse);
-        assert_eq!(role(true, &["Guide", "When not to use"]), WhenNotToUse);
-        // Not SKILL.md's, or before any heading.
-        assert_eq!(role(false, &["When to use"]), Body);
-        assert_eq!(role(true, &[]), Body);
-        // Deeper: a heading that names only the skill's use, under one that names no topic.
-        assert_eq!(
-            role(true, &["Weather", "Usage guidelines", "When to Use"]),
-            WhenToUse
-        );
-        assert_eq!(
-            role(true, &["PDF", "Reference", "When to use this skill"]),
-            WhenToUse
-        );
-        assert_eq!(
-            role(true, &["Tool", "Overview", "📝 Trigger Phrases"]),
-            WhenToUse
-        );
-        // …but not under a topic, nor naming one.
-        assert_eq!(
-            role(true, &["Python", "Async vs sync", "When to Use"]),
-            Body
-        );
-        assert_eq!(role(true, &["CSS", "Container queries", "Use cases"]), Body);
-        assert_eq!(role(true, &["PDF", "Views", "When to use views"]), Body);
-        // Inherited from the top-level section it belongs to.
-        assert_eq!(
-            role(true, &["Tool", "Use cases", "Use Case 1: Pipelines"]),
-            WhenToUse
-        );
-        assert_eq!(
-            role(true, &["Tool", "When NOT to use", "Big files"]),
-            WhenNotToUse
-        );
-        assert_eq!(role(true, &["When to use", "Data work"]), WhenToUse);
-        assert_eq!(
-            role(true, &["Tool", "Use cases", "Pipelines", "Step one"]),
-            WhenToUse
-        );
-        // A title is not a usage section.
-        assert_eq!(role(true, &["Use cases of LLMs", "Install"]), Body);
-        assert_eq!(role(true, &["Tool", "Install", "Linux"]), Body);
+        // (in SKILL.md, heading path, role).
+        let cases: [(bool, &[&str], SectionRole); 17] = [
+            // At the top of the outline, with or without a document title.
+            (true, &["When to use"][..], WhenToUse),
+            (true, &["PDF skill", "When to use"][..], WhenToUse),
+            (true, &["Guide", "When not to use"][..], WhenNotToUse),
+            // Not SKILL.md's, or before any heading.
+            (false, &["When to use"][..], Body),
+            (true, &[][..], Body),
+            // Deeper: a heading that names only the skill's use, under one that names no topic.
+            (
+                true,
+                &["Weather", "Usage guidelines", "When to Use"][..],
+                WhenToUse,
+            ),
+            (
+                true,
+                &["PDF", "Reference", "When to use this skill"][..],
+                WhenToUse,
+            ),
+            (
+                true,
+                &["Tool", "Overview", "📝 Trigger Phrases"][..],
+                WhenToUse,
+            ),
+            // …but not under a topic, nor naming one.
+            (true, &["Python", "Async vs sync", "When to Use"][..], Body),
+            (true, &["CSS", "Container queries", "Use cases"][..], Body),
+            (true, &["PDF", "Views", "When to use views"][..], Body),
+            // Inherited from the top-level section it belongs to.
+            (
+                true,
+                &["Tool", "Use cases", "Use Case 1: Pipelines"][..],
+                WhenToUse,
+            ),
+            (
+                true,
+                &["Tool", "When NOT to use", "Big files"][..],
+                WhenNotToUse,
+            ),
+            (true, &["When to use", "Data work"][..], WhenToUse),
+            (
+                true,
+                &["Tool", "Use cases", "Pipelines", "Step one"][..],
+                WhenToUse,
+            ),
+            // A title is not a usage section.
+            (true, &["Use cases of LLMs", "Install"][..], Body),
+            (true, &["Tool", "Install", "Linux"][..], Body),
+        ];
+        for (skill_md, path, want) in cases {
+            let path: Vec<String> = path.iter().map(|s| (*s).to_owned()).collect();
+            assert_eq!(
+                section_role(skill_md, &path),
+                want,
+                "{path:?} (SKILL.md: {skill_md})"
+            );
+        }
     }
 }

@@ -160,15 +160,7 @@ fn ranker_training_is_reproducible() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         o
     };
-    ok(&[
-        "audit",
-        "registries",
-        "-o",
-        "audit",
-        "--no-embeddings",
-        "-q",
-    ]);
-    ok(&crate::LEXICAL_INDEX_BUILD);
+    super::lexical_index(d, "registries");
     let queries = repo().join("tests/fixtures/queries/demo.jsonl");
     let q = queries.to_str().expect("a UTF-8 path");
     let train = |out: &str| {
@@ -211,15 +203,7 @@ fn eval_compares_with_a_saved_evaluation() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         o
     };
-    ok(&[
-        "audit",
-        "registries",
-        "-o",
-        "audit",
-        "--no-embeddings",
-        "-q",
-    ]);
-    ok(&crate::LEXICAL_INDEX_BUILD);
+    super::lexical_index(d, "registries");
     let queries = repo().join("tests/fixtures/queries/demo.jsonl");
     let q = queries.to_str().expect("a UTF-8 path");
     let eval = ["eval", q, "--index", "index", "--mode", "bm25"];
