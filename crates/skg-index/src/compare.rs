@@ -492,12 +492,7 @@ impl std::fmt::Display for ModeIntervals {
                 )
             })
             .collect();
-        write!(
-            o,
-            "{:<8} {}",
-            format!("{:?}", self.mode).to_lowercase(),
-            cells.join(" · ")
-        )
+        write!(o, "{:<8} {}", self.mode, cells.join(" · "))
     }
 }
 
@@ -539,7 +534,7 @@ pub fn bootstrap_ci95(diffs: &[Vec<f64>]) -> Vec<[f64; 2]> {
 
 impl std::fmt::Display for Comparison {
     fn fmt(&self, o: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = |m: &Mode| format!("{m:?}").to_lowercase();
+        let name = Mode::to_string;
         let names = |ms: &[Mode]| ms.iter().map(name).collect::<Vec<_>>().join(", ");
         writeln!(
             o,

@@ -218,7 +218,7 @@ impl std::fmt::Display for EvalReport {
             writeln!(
                 o,
                 "{:<8} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.2} {:>8.2} {:>8.2} {:>9.0} {:>7.1}%",
-                format!("{:?}", r.mode).to_lowercase(),
+                r.mode,
                 m.hit[0],
                 m.hit[1],
                 m.hit[2],

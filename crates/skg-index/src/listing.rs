@@ -369,10 +369,7 @@ pub fn evaluate_listing(
                 None,
             ))
         };
-        measure(
-            format!("relevance ({})", format!("{mode:?}").to_lowercase()),
-            &mut by_task,
-        )?;
+        measure(format!("relevance ({mode})"), &mut by_task)?;
     }
     let by_name = pack(
         index,

@@ -26,6 +26,17 @@ pub enum Mode {
     Hybrid,
 }
 
+/// The mode as its wire name (`bm25`, `dense`, `hybrid`), as tables print it.
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            Mode::Bm25 => "bm25",
+            Mode::Dense => "dense",
+            Mode::Hybrid => "hybrid",
+        })
+    }
+}
+
 /// What BM25 scores as one document when it ranks skills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -360,11 +360,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
                 writeln!(
                     o,
                     "\nregression: {} {} {:+.3} (p {:.4}, Holm-adjusted {:.4} ≤ {alpha})",
-                    format!("{:?}", x.mode).to_lowercase(),
-                    x.metric,
-                    x.delta,
-                    x.p_value,
-                    x.p_holm
+                    x.mode, x.metric, x.delta, x.p_value, x.p_holm
                 )?;
             }
         }
@@ -662,7 +658,7 @@ fn before_modes(c: &skg_index::compare::Comparison) -> String {
         .modes_only_before
         .iter()
         .chain(&c.unpaired_modes)
-        .map(|m| format!("{m:?}").to_lowercase())
+        .map(ToString::to_string)
         .collect();
     modes.sort();
     if modes.is_empty() {
