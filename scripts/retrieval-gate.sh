@@ -65,8 +65,16 @@ out = {
     "include_quarantined": d["include_quarantined"],
     "modes": [{"mode": m["mode"], "per_query": m["per_query"]} for m in d["modes"]],
 }
+# One query per line: [id, rank, digest of its text and gold] (`skg eval --compare` pairs a
+# query only with the same judgment).
+modes = ",\n".join(
+    ' {"mode": %s, "per_query": [\n  %s\n ]}'
+    % (json.dumps(m["mode"]), ",\n  ".join(json.dumps(p) for p in m["per_query"]))
+    for m in out.pop("modes")
+)
+head = ",\n".join(" %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in out.items())
 with open(sys.argv[2], "w") as f:
-    json.dump(out, f, indent=1)
+    f.write("{\n%s,\n \"modes\": [\n%s\n ]\n}\n" % (head, modes))
 PY
     echo "retrieval gate: $name baseline rewritten ($baseline)"
     continue

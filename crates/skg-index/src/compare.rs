@@ -16,6 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::eval::{CUTOFFS, hit_at, nearest_rank, reciprocal_rank};
+use crate::judged::QueryRank;
 use crate::search::Mode;
 
 /// Bootstrap and randomization resamples.
@@ -52,9 +53,9 @@ pub struct RecordedEval {
 pub struct RecordedMode {
     /// The mode.
     pub mode: Mode,
-    /// (query id or text, rank of its first gold skill in the first 10).
+    /// Each query's rank of its first gold skill in the first 10.
     #[serde(default)]
-    pub per_query: Vec<(String, Option<usize>)>,
+    pub per_query: Vec<QueryRank>,
 }
 
 /// One metric compared.
@@ -117,6 +118,12 @@ pub struct ModeComparison {
     pub repeated: usize,
     /// Queries only in the later one.
     pub only_after: usize,
+    /// Queries under one key whose text or gold differs between the two (their
+    /// [`QueryRank::judged`] digests): two questions, not compared.
+    pub changed: usize,
+    /// Paired queries the earlier file has no digest for (saved before it was recorded): paired
+    /// by key alone.
+    pub unverified: usize,
     /// hit@1, hit@3, hit@5, hit@10, MRR@10.
     pub metrics: Vec<MetricComparison>,
     /// Queries whose rank changed, the largest gains first, then the largest losses last.
@@ -201,12 +208,13 @@ fn hit(rank: Option<usize>, k: usize) -> f64 {
     f64::from(u8::from(hit_at(rank, k)))
 }
 
-/// One evaluation's ranks: (query id or text, rank of its first gold skill in the first 10).
-pub type Ranks<'a> = &'a [(String, Option<usize>)];
+/// One evaluation's ranks, one per query.
+pub type Ranks<'a> = &'a [QueryRank];
 
 /// Compares two evaluations' per-query ranks mode by mode. Queries are paired by id (or text,
-/// then occurrence): compare evaluations of the same query file. The unpaired queries are
-/// counted, not compared; modes measured by one side only, or with no paired query, are listed,
+/// then occurrence) when both judged the same text against the same gold (their digests; a file
+/// without them pairs by key alone): compare evaluations of the same query file. The unpaired
+/// and the changed queries are counted, not compared; modes measured by one side only, or with no paired query, are listed,
 /// not compared (`modes` may then be empty: the caller says so).
 pub fn compare(before: &RecordedEval, after: &[(Mode, Ranks<'_>)]) -> Comparison {
     let mut c = Comparison {
@@ -241,28 +249,33 @@ pub fn compare(before: &RecordedEval, after: &[(Mode, Ranks<'_>)]) -> Comparison
 /// A metric's name, its per-query (before, after) values, and whether it is a hit rate.
 type MetricValues = (String, Vec<(f64, f64)>, bool);
 
-fn compare_mode(
-    mode: Mode,
-    before: &[(String, Option<usize>)],
-    after: &[(String, Option<usize>)],
-) -> ModeComparison {
+fn compare_mode(mode: Mode, before: Ranks<'_>, after: Ranks<'_>) -> ModeComparison {
     // Keyed by (id or text, occurrence): a query text asked twice is two queries.
-    let keyed = |ranks: &'_ [(String, Option<usize>)]| -> BTreeMap<(String, usize), Option<usize>> {
+    fn keyed(ranks: Ranks<'_>) -> BTreeMap<(&str, usize), &QueryRank> {
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
         ranks
             .iter()
-            .map(|(q, r)| {
-                let n = seen.entry(q.as_str()).or_default();
+            .map(|q| {
+                let n = seen.entry(q.key.as_str()).or_default();
                 *n += 1;
-                ((q.clone(), *n), *r)
+                ((q.key.as_str(), *n), q)
             })
             .collect()
-    };
+    }
     let (earlier, later) = (keyed(before), keyed(after));
-    let pairs: Vec<(&str, Option<usize>, Option<usize>)> = later
-        .iter()
-        .filter_map(|(k, a)| earlier.get(k).map(|b| (k.0.as_str(), *b, *a)))
-        .collect();
+    let (mut changed, mut unverified) = (0, 0);
+    let mut pairs: Vec<(&str, Option<usize>, Option<usize>)> = Vec::new();
+    for (k, a) in &later {
+        let Some(b) = earlier.get(k) else { continue };
+        match (&b.judged, &a.judged) {
+            (Some(x), Some(y)) if x != y => changed += 1,
+            (Some(_), Some(_)) => pairs.push((k.0, b.rank, a.rank)),
+            _ => {
+                unverified += 1;
+                pairs.push((k.0, b.rank, a.rank));
+            }
+        }
+    }
     // (name, per-query (before, after), a hit rate?): hit@1/3/5/10, then MRR@10.
     let mut values: Vec<MetricValues> = CUTOFFS
         .iter()
@@ -314,6 +327,8 @@ fn compare_mode(
         paired: pairs.len(),
         only_before: earlier.keys().filter(|q| !later.contains_key(*q)).count(),
         only_after: later.keys().filter(|q| !earlier.contains_key(*q)).count(),
+        changed,
+        unverified,
         repeated: later.keys().filter(|(_, n)| *n > 1).count(),
         metrics,
         moved,
@@ -455,13 +470,13 @@ pub fn intervals(mode: Mode, ranks: Ranks<'_>) -> ModeIntervals {
         .map(|&k| {
             (
                 format!("hit@{k}"),
-                ranks.iter().map(|(_, r)| hit(*r, k)).collect(),
+                ranks.iter().map(|q| hit(q.rank, k)).collect(),
             )
         })
         .collect();
     named.push((
         "MRR@10".to_owned(),
-        ranks.iter().map(|(_, r)| reciprocal_rank(*r)).collect(),
+        ranks.iter().map(|q| reciprocal_rank(q.rank)).collect(),
     ));
     let values: Vec<Vec<f64>> = named.iter().map(|(_, v)| v.clone()).collect();
     let n = ranks.len().max(1) as f64;
@@ -564,6 +579,20 @@ impl std::fmt::Display for Comparison {
                     m.only_before, m.only_after
                 )?;
             }
+            if m.changed > 0 {
+                write!(
+                    o,
+                    "; {} asked under a kept id with another text or gold: not compared",
+                    m.changed
+                )?;
+            }
+            if m.unverified > 0 {
+                write!(
+                    o,
+                    "; {} paired by id alone (the earlier file predates the query digest)",
+                    m.unverified
+                )?;
+            }
             if m.repeated > 0 {
                 write!(
                     o,
@@ -646,10 +675,19 @@ impl std::fmt::Display for Comparison {
 mod tests {
     use super::*;
 
-    fn ranks(rs: &[Option<usize>]) -> Vec<(String, Option<usize>)> {
+    /// A result under `key`, judged the same way in every evaluation of a test.
+    fn rank(key: &str, rank: Option<usize>) -> QueryRank {
+        QueryRank {
+            key: key.to_owned(),
+            rank,
+            judged: Some(format!("digest of {key}")),
+        }
+    }
+
+    fn ranks(rs: &[Option<usize>]) -> Vec<QueryRank> {
         rs.iter()
             .enumerate()
-            .map(|(i, r)| (format!("q{i:02}"), *r))
+            .map(|(i, r)| rank(&format!("q{i:02}"), *r))
             .collect()
     }
 
@@ -722,9 +760,9 @@ mod tests {
         // Before: q00 1st, q01 3rd, q02 none, q03 2nd; after: q00 2nd, q01 1st, q02 5th,
         // q03 2nd; q04 only after, q05 only before.
         let mut before = ranks(&[Some(1), Some(3), None, Some(2)]);
-        before.push(("q05".to_owned(), Some(1)));
+        before.push(rank("q05", Some(1)));
         let mut after = ranks(&[Some(2), Some(1), Some(5), Some(2)]);
-        after.push(("q04".to_owned(), Some(1)));
+        after.push(rank("q04", Some(1)));
         let saved = RecordedEval {
             index_revision: "abc".to_owned(),
             include_quarantined: None,
@@ -749,7 +787,7 @@ mod tests {
             (&[Mode::Bm25][..], &[Mode::Dense][..])
         );
         // Queries under other ids pair with nothing: the mode is listed, not compared.
-        let others: Vec<(String, Option<usize>)> = vec![("z1".to_owned(), Some(1))];
+        let others = vec![rank("z1", Some(1))];
         let none = compare(&saved, &[(Mode::Hybrid, &others)]);
         assert!(none.modes.is_empty());
         assert_eq!(none.unpaired_modes, [Mode::Hybrid]);
@@ -857,6 +895,8 @@ mod tests {
                 paired: 70,
                 only_before: 0,
                 only_after: 0,
+                changed: 0,
+                unverified: 0,
                 repeated: 0,
                 metrics: vec![
                     // 3 metrics: Holm multiplies the smallest p by 3, the next by 2.
@@ -878,9 +918,8 @@ mod tests {
 
     #[test]
     fn a_query_asked_twice_is_paired_twice() {
-        let twice = |a: Option<usize>, b: Option<usize>| {
-            vec![("same text".to_owned(), a), ("same text".to_owned(), b)]
-        };
+        let twice =
+            |a: Option<usize>, b: Option<usize>| vec![rank("same text", a), rank("same text", b)];
         let saved = RecordedEval {
             index_revision: String::new(),
             include_quarantined: None,
@@ -911,10 +950,82 @@ mod tests {
         let saved: RecordedEval = serde_json::from_str(json).expect("a saved evaluation");
         assert_eq!(saved.index_revision, "r1");
         assert_eq!(saved.modes[0].mode, Mode::Hybrid);
+        let bare = |key: &str, rank| QueryRank {
+            key: key.to_owned(),
+            rank,
+            judged: None,
+        };
         assert_eq!(
             saved.modes[0].per_query,
-            [("q1".to_owned(), Some(1)), ("q2".to_owned(), None)]
+            [bare("q1", Some(1)), bare("q2", None)]
         );
         assert!(saved.modes[1].per_query.is_empty());
+        // Today's files carry the digest as a third element, and it round-trips.
+        let today = vec![rank("q1", Some(2)), rank("q2", None)];
+        let json = serde_json::to_string(&today).expect("ranks serialize");
+        assert_eq!(
+            json,
+            r#"[["q1",2,"digest of q1"],["q2",null,"digest of q2"]]"#
+        );
+        let back: Vec<QueryRank> = serde_json::from_str(&json).expect("and read back");
+        assert_eq!(back, today);
+    }
+
+    #[test]
+    fn a_query_edited_under_its_id_is_not_compared() {
+        // q00 kept its text; q01 was edited (another digest); q02 comes from a file saved
+        // before digests (paired by id alone, and said so).
+        let before = vec![
+            rank("q00", Some(1)),
+            rank("q01", Some(1)),
+            QueryRank {
+                judged: None,
+                ..rank("q02", None)
+            },
+        ];
+        let mut after = ranks(&[Some(2), None, Some(1)]);
+        after[1].judged = Some("another text".to_owned());
+        let saved = RecordedEval {
+            index_revision: String::new(),
+            include_quarantined: None,
+            modes: vec![RecordedMode {
+                mode: Mode::Hybrid,
+                per_query: before,
+            }],
+        };
+        let c = compare(&saved, &[(Mode::Hybrid, &after)]);
+        let m = &c.modes[0];
+        assert_eq!(
+            (
+                m.paired,
+                m.changed,
+                m.unverified,
+                m.only_before,
+                m.only_after
+            ),
+            (2, 1, 1, 0, 0)
+        );
+        // hit@1 over q00 (1 → 2) and q02 (none → 1): one loss, one win; q01's loss is not one.
+        assert_eq!((m.metrics[0].wins, m.metrics[0].losses), (1, 1));
+        let text = c.to_string();
+        assert!(
+            text.contains("1 asked under a kept id with another text or gold: not compared"),
+            "{text}"
+        );
+        assert!(text.contains("1 paired by id alone"), "{text}");
+        // Every query edited: nothing pairs, and the mode is listed as such.
+        let mut edited = ranks(&[Some(1), Some(1), Some(1)]);
+        for q in &mut edited {
+            q.judged = Some("edited".to_owned());
+        }
+        let saved = RecordedEval {
+            modes: vec![RecordedMode {
+                mode: Mode::Hybrid,
+                per_query: ranks(&[Some(1), Some(1), Some(1)]),
+            }],
+            ..saved
+        };
+        let none = compare(&saved, &[(Mode::Hybrid, &edited)]);
+        assert_eq!(none.unpaired_modes, [Mode::Hybrid]);
     }
 }

@@ -151,9 +151,74 @@ pub struct ModeReport {
     pub listing_tokens: u64,
     /// 1 − mean bundle / catalog.
     pub token_reduction: f64,
-    /// (query id or text, rank of its first gold skill), with `per_query`.
+    /// Each query's rank of its first gold skill, with `per_query`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub per_query: Vec<(String, Option<usize>)>,
+    pub per_query: Vec<QueryRank>,
+}
+
+/// One query's result as `skg eval --per-query` records it; in JSON `[key, rank, judged]`
+/// (files saved before the digest was recorded hold `[key, rank]`, and read back).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "RankRecord", into = "RankRecord")]
+pub struct QueryRank {
+    /// The query's id, or its text when it has none: what pairs it with another run's result.
+    pub key: String,
+    /// Rank of its first gold skill in the first 10.
+    pub rank: Option<usize>,
+    /// [`judged_digest`] of the query: a comparison pairs two results under one key only when
+    /// they judged the same text against the same gold. `None` in files saved before it was
+    /// recorded.
+    pub judged: Option<String>,
+}
+
+/// [`QueryRank`]'s JSON: a tuple, with or without the digest.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum RankRecord {
+    Judged(String, Option<usize>, String),
+    Bare(String, Option<usize>),
+}
+
+impl From<RankRecord> for QueryRank {
+    fn from(r: RankRecord) -> Self {
+        match r {
+            RankRecord::Judged(key, rank, judged) => Self {
+                key,
+                rank,
+                judged: Some(judged),
+            },
+            RankRecord::Bare(key, rank) => Self {
+                key,
+                rank,
+                judged: None,
+            },
+        }
+    }
+}
+
+impl From<QueryRank> for RankRecord {
+    fn from(q: QueryRank) -> Self {
+        match q.judged {
+            Some(judged) => Self::Judged(q.key, q.rank, judged),
+            None => Self::Bare(q.key, q.rank),
+        }
+    }
+}
+
+/// What a query's rank depends on besides the index: its text and its gold ids (in any order).
+/// The first 16 hex digits of their blake3, so that a query whose id was kept while its text or
+/// gold was edited is not compared with its earlier self.
+pub fn judged_digest(query: &JudgedQuery) -> String {
+    let mut gold: Vec<&str> = query.gold.iter().map(String::as_str).collect();
+    gold.sort_unstable();
+    gold.dedup();
+    let mut h = blake3::Hasher::new();
+    h.update(query.query.as_bytes());
+    for g in gold {
+        h.update(b"\0");
+        h.update(g.as_bytes());
+    }
+    h.finalize().to_hex()[..16].to_owned()
 }
 
 /// What `skg eval` reports.
@@ -241,9 +306,9 @@ impl std::fmt::Display for EvalReport {
         }
         for r in self.modes.iter().filter(|r| !r.per_query.is_empty()) {
             writeln!(o, "\n{:?}: rank of the first gold skill per query", r.mode)?;
-            for (q, rank) in &r.per_query {
-                let rank = rank.map_or_else(|| "-".to_owned(), |r| r.to_string());
-                writeln!(o, "  {rank:>4}  {q}")?;
+            for q in &r.per_query {
+                let rank = q.rank.map_or_else(|| "-".to_owned(), |r| r.to_string());
+                writeln!(o, "  {rank:>4}  {}", q.key)?;
             }
         }
         Ok(())
@@ -384,10 +449,11 @@ fn run_mode(
             .sum::<u64>();
         let o = judge(&ranking, j);
         if options.per_query {
-            per_query.push((
-                q.id.clone().unwrap_or_else(|| q.query.clone()),
-                o.first_gold,
-            ));
+            per_query.push(QueryRank {
+                key: q.id.clone().unwrap_or_else(|| q.query.clone()),
+                rank: o.first_gold,
+                judged: Some(judged_digest(q)),
+            });
         }
         outcomes.push(o);
     }
@@ -450,5 +516,34 @@ mod tests {
         let l = Latency::of(vec![3.0, 1.0, 2.0]);
         assert_eq!((l.p50, l.p95), (2.0, 3.0));
         assert_eq!(Latency::of(Vec::new()).p99, 0.0);
+    }
+
+    #[test]
+    fn the_judged_digest_reads_the_text_and_the_gold_set() {
+        let q = |text: &str, gold: &[&str], acceptable: &[&str]| JudgedQuery {
+            id: Some("q1".to_owned()),
+            query: text.to_owned(),
+            gold: gold.iter().map(|g| (*g).to_owned()).collect(),
+            acceptable: acceptable.iter().map(|g| (*g).to_owned()).collect(),
+        };
+        let d = judged_digest(&q("deploy a site", &["a/x", "b/y"], &[]));
+        assert_eq!(d.len(), 16);
+        assert!(d.chars().all(|c| c.is_ascii_hexdigit()));
+        // The gold is a set: its order and repeats do not change what was judged, nor do the
+        // acceptable answers, which do not move the rank of the first gold skill.
+        assert_eq!(
+            d,
+            judged_digest(&q("deploy a site", &["b/y", "a/x", "a/x"], &["c/z"]))
+        );
+        // Another text, another gold, or the same bytes split otherwise are other judgments.
+        assert_ne!(
+            d,
+            judged_digest(&q("deploy a website", &["a/x", "b/y"], &[]))
+        );
+        assert_ne!(d, judged_digest(&q("deploy a site", &["a/x"], &[])));
+        assert_ne!(
+            judged_digest(&q("ab", &["c"], &[])),
+            judged_digest(&q("a", &["bc"], &[]))
+        );
     }
 }

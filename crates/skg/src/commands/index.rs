@@ -243,7 +243,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     {
         // A comparison of nothing must not print an empty table, nor pass a gate.
         bail!(
-            "{}: no query of the saved evaluation pairs with one of this run in a mode both measured (saved modes: {}; paired by query id, or text: compare evaluations of the same query file)",
+            "{}: no query of the saved evaluation pairs with one of this run in a mode both measured (saved modes: {}; paired by query id, or text, when the text and gold are unchanged: compare evaluations of the same query file)",
             path.display(),
             before_modes(c)
         );

@@ -373,13 +373,21 @@ fn an_embedding_cache_that_is_not_there_is_refused() {
     }
 }
 
-/// The (query, rank) pairs of the first mode of a saved `--per-query --format json` evaluation.
+/// The (query, rank) pairs of the first mode of a saved `--per-query --format json` evaluation
+/// (each saved as `[key, rank, digest of what was judged]`).
 fn v_ranks(stdout: &[u8]) -> Vec<(String, Option<u64>)> {
     let v: serde_json::Value = serde_json::from_slice(stdout).expect("parse JSON");
     v["modes"][0]["per_query"]
         .as_array()
         .expect("per-query ranks")
         .iter()
-        .map(|p| (p[0].as_str().expect("a query").to_owned(), p[1].as_u64()))
+        .map(|p| {
+            let digest = p[2].as_str().expect("a judged digest");
+            assert!(
+                digest.len() == 16 && digest.chars().all(|c| c.is_ascii_hexdigit()),
+                "{p}"
+            );
+            (p[0].as_str().expect("a query").to_owned(), p[1].as_u64())
+        })
         .collect()
 }
