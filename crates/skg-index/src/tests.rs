@@ -1785,6 +1785,46 @@ fn zscore_fusion_mixes_standardized_scores() {
     }
 }
 
+#[test]
+fn a_candidate_bm25_did_not_gather_counts_at_the_last_score_it_kept() {
+    use std::collections::HashMap;
+    // BM25 gathered skills 1 (4.0), 2 (2.0) and 4 (1.0, below a pool of 2); dense scored 1, 2,
+    // 4 and found 3, which BM25's pass did not gather.
+    let lexical = HashMap::from([(1u32, (4.0f32, 10u32)), (2, (2.0, 20)), (4, (1.0, 40))]);
+    let dense = HashMap::from([
+        (1u32, (0.2f32, 11u32)),
+        (2, (0.2, 21)),
+        (3, (0.5, 31)),
+        (4, (0.5, 41)),
+    ]);
+    let mix = Fusion::Linear { bm25: 0.5 };
+    let scores = |pool| -> HashMap<u32, f32> {
+        let (hits, _) = crate::search::fuse(&lexical, &dense, mix, 2, pool);
+        hits.into_iter().map(|h| (h.skill, h.score)).collect()
+    };
+    // Pool 2: BM25's cut is skill 2's 2.0 (of the best 4.0). By hand, ½·BM25/4 + ½·cosine:
+    // 1: 0.5 + 0.1; 2: 0.25 + 0.1; 3 (not gathered, counted at 2.0): 0.25 + 0.25; 4 (gathered,
+    // its own 1.0 below the cut): 0.125 + 0.25.
+    let s = scores(2);
+    for (skill, want) in [(1, 0.6), (2, 0.35), (3, 0.5), (4, 0.375)] {
+        assert!(
+            (s[&skill] - want).abs() < 1e-6,
+            "skill {skill}: {}",
+            s[&skill]
+        );
+    }
+    // Pool 10: the pass gathered every skill a term matches, so skill 3 matches none: 0 + 0.25.
+    let s = scores(10);
+    assert!((s[&3] - 0.25).abs() < 1e-6, "{}", s[&3]);
+    // The hit reports the BM25 score computed (none), not the one the mix counted.
+    let (hits, _) = crate::search::fuse(&lexical, &dense, mix, 2, 2);
+    let three = hits
+        .iter()
+        .find(|h| h.skill == 3)
+        .expect("skill 3 is a candidate");
+    assert!(three.bm25.abs() < 1e-9 && three.doc == 31);
+}
+
 /// The graph is saved in the index folder by the open that built it and read back by the next
 /// one: same proposals, same answers. Other options or an unreadable file mean a rebuild, never
 /// an error.
