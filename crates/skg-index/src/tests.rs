@@ -1816,6 +1816,21 @@ fn a_candidate_bm25_did_not_gather_counts_at_the_last_score_it_kept() {
     // Pool 10: the pass gathered every skill a term matches, so skill 3 matches none: 0 + 0.25.
     let s = scores(10);
     assert!((s[&3] - 0.25).abs() < 1e-6, "{}", s[&3]);
+    // The z-score mix counts it 0: BM25 over the candidates 4, 2, 0, 1 (mean 1.75, sd
+    // √(8.75/4) = 1.4790), cosine 0.2, 0.2, 0.5, 0.5 (mean 0.35, sd 0.15); skill 3 at half of
+    // each z-score: ½·(−1.75/1.4790) + ½·(0.15/0.15) = −0.0916.
+    let (hits, _) = crate::search::fuse(
+        &lexical,
+        &dense,
+        Fusion::Zscore {
+            max_bm25: 0.5,
+            saturation: 0.0,
+        },
+        2,
+        2,
+    );
+    let z3 = hits.iter().find(|h| h.skill == 3).expect("skill 3").score;
+    assert!((z3 - -0.0916).abs() < 1e-3, "{z3}");
     // The hit reports the BM25 score computed (none), not the one the mix counted.
     let (hits, _) = crate::search::fuse(&lexical, &dense, mix, 2, 2);
     let three = hits
