@@ -141,6 +141,8 @@ pub struct Comparison {
     pub modes: Vec<ModeComparison>,
     /// Modes both measured whose queries did not pair (other ids, or no per-query ranks saved).
     pub unpaired_modes: Vec<Mode>,
+    /// Queries of those modes kept under their id with another text or gold (per mode, summed).
+    pub unpaired_changed: usize,
     /// Modes only the earlier evaluation measured.
     pub modes_only_before: Vec<Mode>,
     /// Modes only the later evaluation measured.
@@ -222,6 +224,7 @@ pub fn compare(before: &RecordedEval, after: &[(Mode, Ranks<'_>)]) -> Comparison
         resamples: RESAMPLES,
         modes: Vec::new(),
         unpaired_modes: Vec::new(),
+        unpaired_changed: 0,
         modes_only_before: before
             .modes
             .iter()
@@ -237,6 +240,7 @@ pub fn compare(before: &RecordedEval, after: &[(Mode, Ranks<'_>)]) -> Comparison
                 let m = compare_mode(*mode, &earlier.per_query, ranks);
                 if m.paired == 0 {
                     c.unpaired_modes.push(*mode);
+                    c.unpaired_changed += m.changed;
                 } else {
                     c.modes.push(m);
                 }
@@ -567,7 +571,15 @@ impl std::fmt::Display for Comparison {
             ("no query paired", &self.unpaired_modes),
         ] {
             if !modes.is_empty() {
-                writeln!(o, "not compared ({what}): {}", names(modes))?;
+                write!(o, "not compared ({what}): {}", names(modes))?;
+                if what == "no query paired" && self.unpaired_changed > 0 {
+                    write!(
+                        o,
+                        " ({} queries kept their id with another text or gold)",
+                        self.unpaired_changed
+                    )?;
+                }
+                writeln!(o)?;
             }
         }
         for m in &self.modes {
@@ -888,6 +900,7 @@ mod tests {
             before_revision: String::new(),
             resamples: RESAMPLES,
             unpaired_modes: Vec::new(),
+            unpaired_changed: 0,
             modes_only_before: Vec::new(),
             modes_only_after: Vec::new(),
             modes: vec![ModeComparison {
@@ -1027,5 +1040,9 @@ mod tests {
         };
         let none = compare(&saved, &[(Mode::Hybrid, &edited)]);
         assert_eq!(none.unpaired_modes, [Mode::Hybrid]);
+        assert_eq!(none.unpaired_changed, 3);
+        assert!(none.to_string().contains(
+            "no query paired): hybrid (3 queries kept their id with another text or gold)"
+        ));
     }
 }

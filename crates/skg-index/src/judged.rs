@@ -212,11 +212,11 @@ pub fn judged_digest(query: &JudgedQuery) -> String {
     let mut gold: Vec<&str> = query.gold.iter().map(String::as_str).collect();
     gold.sort_unstable();
     gold.dedup();
+    // Each field length-prefixed: no text can pass for another split of the same bytes.
     let mut h = blake3::Hasher::new();
-    h.update(query.query.as_bytes());
-    for g in gold {
-        h.update(b"\0");
-        h.update(g.as_bytes());
+    for field in std::iter::once(query.query.as_str()).chain(gold) {
+        h.update(&(field.len() as u64).to_le_bytes());
+        h.update(field.as_bytes());
     }
     h.finalize().to_hex()[..16].to_owned()
 }
@@ -544,6 +544,10 @@ mod tests {
         assert_ne!(
             judged_digest(&q("ab", &["c"], &[])),
             judged_digest(&q("a", &["bc"], &[]))
+        );
+        assert_ne!(
+            judged_digest(&q("a\0b", &["c"], &[])),
+            judged_digest(&q("a", &["b", "c"], &[]))
         );
     }
 }

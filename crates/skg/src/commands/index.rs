@@ -243,9 +243,10 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
     {
         // A comparison of nothing must not print an empty table, nor pass a gate.
         bail!(
-            "{}: no query of the saved evaluation pairs with one of this run in a mode both measured (saved modes: {}; paired by query id, or text, when the text and gold are unchanged: compare evaluations of the same query file)",
+            "{}: no query of the saved evaluation pairs with one of this run in a mode both measured (saved modes: {}; {} queries kept their id with another text or gold; paired by query id, or text, when the text and gold are unchanged: compare evaluations of the same query file)",
             path.display(),
-            before_modes(c)
+            before_modes(c),
+            c.unpaired_changed
         );
     }
     let intervals = args.stats.intervals.then(|| {

@@ -218,6 +218,11 @@ fn eval_compares_with_a_saved_evaluation() {
     let mode = &v["comparison"]["modes"][0];
     assert_eq!(mode["mode"], "bm25");
     assert_eq!(mode["paired"], 8);
+    // The same file judged the same way: every query's digest matches.
+    assert_eq!(
+        (&mode["changed"], &mode["unverified"]),
+        (&0.into(), &0.into())
+    );
     assert_eq!(mode["moved"].as_array().map(Vec::len), Some(0));
     let metrics = mode["metrics"].as_array().expect("metrics");
     assert_eq!(metrics.len(), 5, "hit@1/3/5/10 and MRR@10");
@@ -296,6 +301,8 @@ fn eval_compares_with_a_saved_evaluation() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("parse JSON");
     let regressions = v["regressions"].as_array().expect("regressions");
     assert!(!regressions.is_empty());
+    // A file without digests (`[id, rank]`, as saved before them) pairs by id alone, and says so.
+    assert_eq!(v["comparison"]["modes"][0]["unverified"], ranks.len());
     assert!(
         regressions
             .iter()
