@@ -59,13 +59,14 @@ pub enum Fusion {
         /// The rank offset (60 in the original paper).
         k: f32,
     },
-    /// A fixed convex mix of BM25 (divided by the query's best BM25 score) and cosine.
+    /// A fixed convex mix of BM25 (divided by the query's best BM25 score; a skill under BM25's
+    /// cut counts at it, see [`fuse`]) and cosine.
     Linear {
         /// Weight of BM25.
         bm25: f32,
     },
     /// The mix adapts to the query: the BM25 weight grows with how much lexical evidence the
-    /// query found (see [`Fusion::adaptive_weight`]).
+    /// query found (see [`Fusion::adaptive_weight`]); otherwise as [`Fusion::Linear`].
     Adaptive {
         /// Largest BM25 weight.
         max_bm25: f32,
@@ -86,7 +87,7 @@ pub enum Fusion {
 
 impl Default for Fusion {
     /// Adaptive with BM25 at most 0.3 of the mix, at full weight from 4 BM25 points per query
-    /// term: on both dev sets the one setting of a 3×3 grid that beats dense alone (see
+    /// term: on both dev sets (corpus and MetaTool) the one setting of a 3×3 grid that beats dense alone (see
     /// docs/retrieval.md), where a fixed mix or RRF loses to dense on tool catalogs.
     fn default() -> Self {
         Fusion::Adaptive {
@@ -227,6 +228,43 @@ impl<'a> Query<'a> {
 struct Lexical {
     best: HashMap<u32, (f32, u32)>,
     terms: Vec<String>,
+    /// The pass's cut (see [`Cut`]).
+    cut: Option<f32>,
+    /// Each skill's `when_not_to_use` penalty (× the weight), gathered or not.
+    penalty: HashMap<u32, f32>,
+}
+
+/// Where BM25's pass stopped, as the linear mixes of [`fuse`] count the skills under it: the
+/// score, before the `when_not_to_use` penalty, of the `pool`-th best skill the pass gathered,
+/// when more skills matched (`None` when the pass gathered every skill a term matches). A skill
+/// under it — gathered further down, or not gathered at all (dense found it) — has a BM25 score
+/// the pass did not rank and, for one not gathered, did not compute; it counts at the cut less
+/// its own penalty, the most it can have. So under the cut BM25 does not set skills apart, as
+/// RRF gives every skill a ranking lacks the same 0, and the cut's depth is the pool's whatever
+/// number of hits was asked for.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Cut<'a> {
+    pub(crate) score: Option<f32>,
+    pub(crate) penalty: Option<&'a HashMap<u32, f32>>,
+}
+
+impl Cut<'_> {
+    fn penalty(&self, skill: u32) -> f32 {
+        self.penalty
+            .and_then(|p| p.get(&skill))
+            .copied()
+            .unwrap_or(0.0)
+    }
+}
+
+/// The `n`-th largest of `scores` (1-based) when there are more than `n`: where a pass that
+/// kept `n` would have stopped.
+pub(crate) fn cut_at(mut scores: Vec<f32>, n: usize) -> Option<f32> {
+    if n == 0 || scores.len() <= n {
+        return None;
+    }
+    let (_, nth, _) = scores.select_nth_unstable_by(n - 1, |a, b| b.total_cmp(a));
+    Some(*nth)
 }
 
 /// One skill in an answer.
@@ -555,7 +593,8 @@ impl Index {
             (Mode::Dense | Mode::Hybrid, None) => Mode::Bm25,
             (m, _) => m,
         };
-        // Every document is its own group: the pool best allowed documents in one pruned pass.
+        // Every document is its own group: the pool best allowed documents in one pruned pass,
+        // and one more, to tell whether more match (the fusion's cut).
         let lexical: HashMap<u32, (f32, u32)> = if mode == Mode::Dense {
             HashMap::new()
         } else {
@@ -568,7 +607,7 @@ impl Index {
                     &self.bm25.rarest(&terms, q.max_terms)?,
                     &q.weights
                         .unwrap_or_else(|| FieldWeights::of(Bm25Unit::Document)),
-                    pool,
+                    pool + 1,
                     &own,
                     Pass::Pruned,
                 )?
@@ -596,17 +635,27 @@ impl Index {
                     dense: if mode == Mode::Dense { s } else { 0.0 },
                 })
                 .collect(),
-            Mode::Hybrid => fuse(&lexical, &dense, q.fusion, terms.len(), pool)
-                .0
-                .into_iter()
-                .map(|h| SectionHit {
-                    doc: h.skill,
-                    skill: self.docs[h.skill as usize].skill,
-                    score: h.score,
-                    bm25: h.bm25,
-                    dense: h.dense,
-                })
-                .collect(),
+            Mode::Hybrid => fuse(
+                &lexical,
+                &dense,
+                q.fusion,
+                terms.len(),
+                pool,
+                Cut {
+                    score: cut_at(lexical.values().map(|x| x.0).collect(), pool),
+                    penalty: None,
+                },
+            )
+            .0
+            .into_iter()
+            .map(|h| SectionHit {
+                doc: h.skill,
+                skill: self.docs[h.skill as usize].skill,
+                score: h.score,
+                bm25: h.bm25,
+                dense: h.dense,
+            })
+            .collect(),
         };
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
         hits.retain(|h| h.score > q.min_score);
@@ -676,6 +725,10 @@ impl Index {
                     .collect()
             }
         };
+        // The pass gathered `want` > `pool` skills when that many matched, so the pool-th is
+        // where a pass of `pool` would have stopped.
+        let cut = cut_at(best.values().map(|x| x.0).collect(), q.pool);
+        let mut penalty: HashMap<u32, f32> = HashMap::new();
         if q.negative_weight > 0.0 {
             let negative = match q.bm25_unit {
                 Bm25Unit::Skill => self.skill_bm25.search_negative(terms, 1000)?,
@@ -687,14 +740,19 @@ impl Index {
                     .collect(),
             };
             for (skill, neg) in negative {
-                if let Some(e) = best.get_mut(&skill) {
-                    e.0 -= q.negative_weight * neg;
+                *penalty.entry(skill).or_default() += q.negative_weight * neg;
+            }
+            for (skill, e) in &mut best {
+                if let Some(p) = penalty.get(skill) {
+                    e.0 -= p;
                 }
             }
         }
         Ok(Lexical {
             best,
             terms: scored_terms,
+            cut,
+            penalty,
         })
     }
 
@@ -809,7 +867,7 @@ impl Index {
         } else {
             self.bm25_skills(q, &terms, Self::lexical_want(q))?
         };
-        let mut answer = self.rank(q, terms, mode, vector, &lexical.best);
+        let mut answer = self.rank(q, terms, mode, vector, &lexical);
         self.point_at_sections(q, &lexical.terms, &mut answer, HashMap::new())?;
         Ok(answer)
     }
@@ -924,20 +982,15 @@ impl Index {
             None if mode == Mode::Dense => Lexical::default(),
             None => self.bm25_skills(q, &terms, Self::lexical_want(q))?,
         };
-        let mut answer = self.rank(
-            q,
-            terms,
-            mode,
-            vector.as_ref().map(AsRef::as_ref),
-            &lexical.best,
-        );
+        let mut answer = self.rank(q, terms, mode, vector.as_ref().map(AsRef::as_ref), &lexical);
         self.point_at_sections(q, &lexical.terms, &mut answer, located?)?;
         Ok((answer, vector))
     }
 
-    /// Distinct skills BM25 gathers for a query.
+    /// Distinct skills BM25 gathers for a query: one more than the pool at least, so that the
+    /// pass tells whether more skills match than the pool holds (its [`Cut`]).
     fn lexical_want(q: &Query<'_>) -> usize {
-        (q.k * 2).max(q.k + 10).max(q.pool)
+        (q.k * 2).max(q.k + 10).max(q.pool + 1)
     }
 
     /// Dense scores (given the lexical candidates), fusion, the floor and the rejected list.
@@ -947,13 +1000,13 @@ impl Index {
         terms: Vec<String>,
         mode: Mode,
         vector: Option<&[f32]>,
-        lexical: &HashMap<u32, (f32, u32)>,
+        lexical: &Lexical,
     ) -> Answer {
         let want = (q.k * 2).max(q.k + 10);
         let dense = match vector {
             Some(v) if mode != Mode::Bm25 => {
                 let _span = tracing::info_span!("dense", ann = self.ann.is_some()).entered();
-                self.dense_skills(q, v, want.max(q.pool), lexical)
+                self.dense_skills(q, v, want.max(q.pool), &lexical.best)
             }
             _ => HashMap::new(),
         };
@@ -961,6 +1014,7 @@ impl Index {
         let mut bm25_weight = None;
         let mut ranked: Vec<Hit> = match mode {
             Mode::Bm25 => lexical
+                .best
                 .iter()
                 .map(|(&skill, &(s, doc))| Hit {
                     skill,
@@ -981,7 +1035,18 @@ impl Index {
                 })
                 .collect(),
             Mode::Hybrid => {
-                let (hits, w) = fuse(lexical, &dense, q.fusion, terms.len(), want.max(q.pool));
+                let cut = Cut {
+                    score: lexical.cut,
+                    penalty: Some(&lexical.penalty),
+                };
+                let (hits, w) = fuse(
+                    &lexical.best,
+                    &dense,
+                    q.fusion,
+                    terms.len(),
+                    want.max(q.pool),
+                    cut,
+                );
                 bm25_weight = w;
                 hits
             }
@@ -1037,13 +1102,15 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
-/// Fuses per-skill BM25 and dense scores over the union of each one's best `pool` candidates.
+/// Fuses per-skill BM25 and dense scores over the union of each one's best `pool` candidates;
+/// the linear mixes count the skills under BM25's `cut` at it (see [`Cut`]).
 pub(crate) fn fuse(
     lexical: &HashMap<u32, (f32, u32)>,
     dense: &HashMap<u32, (f32, u32)>,
     fusion: Fusion,
     terms: usize,
     pool: usize,
+    cut: Cut<'_>,
 ) -> (Vec<Hit>, Option<f32>) {
     let top = |m: &HashMap<u32, (f32, u32)>| -> Vec<(u32, f32)> {
         let mut v: Vec<(u32, f32)> = m.iter().map(|(&k, &(s, _))| (k, s)).collect();
@@ -1088,26 +1155,22 @@ pub(crate) fn fuse(
             / n;
         (mean, if var > 0.0 { var.sqrt() } else { 1.0 })
     };
-    // BM25's pass stops at its best skills: a candidate it did not gather (dense found it)
-    // scores somewhere below the last of the `pool` it kept, by an amount it did not compute.
-    // The linear mixes (adaptive, linear) count it at that last score, the most it can have,
-    // so under the pass's cut BM25 does not set candidates apart (as RRF gives every skill a
-    // ranking lacks the same 0). Counting it 0 instead sank skills dense ranked high below
-    // lexical candidates dense ranked low: on 100 fresh dev queries hit@10 0.58 → 0.73 (17
-    // won, 2 lost), MRR@10 0.417 → 0.457 (docs/retrieval.md, "A candidate BM25 did not
-    // gather"). A skill no document of which matches a term (the pass gathered fewer than
-    // `pool`) does score 0.
-    let bm25_cut = if lt.len() >= pool {
-        lt.last().map_or(0.0, |x| x.1).max(0.0)
-    } else {
-        0.0
-    };
-    // The z-score mix keeps 0: there the last score, counted for every candidate BM25 missed,
-    // raises the mean and narrows the spread the BM25 candidates are measured by (on the 100
-    // fresh queries z-score hit@1 0.36 → 0.28, 1 won, 9 lost).
+    // The linear mixes count a skill under BM25's cut at the cut less its penalty (see [`Cut`];
+    // before, a skill the pass had not gathered counted 0, which sank skills dense ranked high
+    // below lexical candidates dense ranked low: on the second dev set hit@10 0.58 → 0.73,
+    // docs/retrieval.md, "A candidate BM25 did not gather"). The z-score mix keeps its own
+    // scores and 0: there the cut, counted for every candidate BM25 missed, raises the mean and
+    // narrows the spread the BM25 candidates are measured by (dev2 z-score hit@1 0.36 → 0.28).
     let zscore = matches!(fusion, Fusion::Zscore { .. });
-    let missed = if zscore { 0.0 } else { bm25_cut };
-    let lexical_score = |skill: u32| lexical.get(&skill).map_or(missed, |x| x.0);
+    let lexical_score = |skill: u32| -> f32 {
+        let own = lexical.get(&skill).map(|x| x.0);
+        match cut.score {
+            Some(c) if !zscore && own.is_none_or(|b| b + cut.penalty(skill) < c) => {
+                c - cut.penalty(skill)
+            }
+            _ => own.unwrap_or(0.0),
+        }
+    };
     let (bm, bs, dm, ds) = if zscore {
         let (bm, bs) = standardize(&lexical_score);
         let (dm, ds) = standardize(&|c| dense.get(&c).map_or(0.0, |x| x.0));
@@ -1133,8 +1196,10 @@ pub(crate) fn fuse(
                 w * (mixed_b - bm) / bs + (1.0 - w) * (c - dm) / ds
             } else {
                 let w = w.unwrap_or(0.0);
+                // The cut of a skill whose best rivals were penalized can pass the best
+                // penalized score: BM25 counts at most fully.
                 let bn = if best_bm25 > 0.0 {
-                    (mixed_b / best_bm25).max(0.0)
+                    (mixed_b / best_bm25).clamp(0.0, 1.0)
                 } else {
                     0.0
                 };

@@ -1761,7 +1761,14 @@ fn zscore_fusion_mixes_standardized_scores() {
     let lexical = HashMap::from([(1u32, (3.0f32, 10u32)), (2, (1.0, 20))]);
     let dense = HashMap::from([(1u32, (0.2f32, 11u32)), (2, (0.6, 21)), (3, (0.4, 31))]);
     let score_of = |fusion| -> HashMap<u32, f32> {
-        let (hits, _) = crate::search::fuse(&lexical, &dense, fusion, 2, 10);
+        let (hits, _) = crate::search::fuse(
+            &lexical,
+            &dense,
+            fusion,
+            2,
+            10,
+            crate::search::Cut::default(),
+        );
         hits.into_iter().map(|h| (h.skill, h.score)).collect()
     };
     // By hand: BM25 over the three candidates is 3, 1, 0 (mean 4/3, sd √(42/27) = 1.2472), the
@@ -1786,58 +1793,80 @@ fn zscore_fusion_mixes_standardized_scores() {
 }
 
 #[test]
-fn a_candidate_bm25_did_not_gather_counts_at_the_last_score_it_kept() {
+fn skills_under_bm25s_cut_count_at_it_in_the_linear_mixes() {
+    use crate::search::{Cut, fuse};
     use std::collections::HashMap;
-    // BM25 gathered skills 1 (4.0), 2 (2.0) and 4 (1.0, below a pool of 2); dense scored 1, 2,
-    // 4 and found 3, which BM25's pass did not gather.
+    // BM25's pass stopped at a pool of 2 with more matching: the 2nd best scored 2.0 before
+    // its penalty (the cut). Gathered: 1 (4.0), 2 (2.5 − 0.5 penalty = 2.0) and 4 (1.0, under
+    // the cut); dense scored them and found 3 and 5, which the pass did not gather (5 has a
+    // 0.4 penalty).
     let lexical = HashMap::from([(1u32, (4.0f32, 10u32)), (2, (2.0, 20)), (4, (1.0, 40))]);
     let dense = HashMap::from([
         (1u32, (0.2f32, 11u32)),
         (2, (0.2, 21)),
         (3, (0.5, 31)),
         (4, (0.5, 41)),
+        (5, (0.5, 51)),
     ]);
+    let penalty = HashMap::from([(2u32, 0.5f32), (5, 0.4)]);
+    let cut = Cut {
+        score: Some(2.5),
+        penalty: Some(&penalty),
+    };
     let mix = Fusion::Linear { bm25: 0.5 };
-    let scores = |pool| -> HashMap<u32, f32> {
-        let (hits, _) = crate::search::fuse(&lexical, &dense, mix, 2, pool);
+    let scores = |cut| -> HashMap<u32, f32> {
+        let (hits, _) = fuse(&lexical, &dense, mix, 2, 5, cut);
         hits.into_iter().map(|h| (h.skill, h.score)).collect()
     };
-    // Pool 2: BM25's cut is skill 2's 2.0 (of the best 4.0). By hand, ½·BM25/4 + ½·cosine:
-    // 1: 0.5 + 0.1; 2: 0.25 + 0.1; 3 (not gathered, counted at 2.0): 0.25 + 0.25; 4 (gathered,
-    // its own 1.0 below the cut): 0.125 + 0.25.
-    let s = scores(2);
-    for (skill, want) in [(1, 0.6), (2, 0.35), (3, 0.5), (4, 0.375)] {
+    // By hand, ½·BM25/4 + ½·cosine: 1 is over the cut, its own 4.0: 0.5 + 0.1; 2 is at the cut
+    // (2.0 + 0.5 = 2.5, not under it), its own 2.0: 0.25 + 0.1; 3 and 4 are under it, at 2.5:
+    // 0.3125 + 0.25; 5 under it, at 2.5 − 0.4 = 2.1: 0.2625 + 0.25.
+    let s = scores(cut);
+    for (skill, want) in [(1, 0.6), (2, 0.35), (3, 0.5625), (4, 0.5625), (5, 0.5125)] {
         assert!(
             (s[&skill] - want).abs() < 1e-6,
             "skill {skill}: {}",
             s[&skill]
         );
     }
-    // Pool 10: the pass gathered every skill a term matches, so skill 3 matches none: 0 + 0.25.
-    let s = scores(10);
-    assert!((s[&3] - 0.25).abs() < 1e-6, "{}", s[&3]);
-    // The z-score mix counts it 0: BM25 over the candidates 4, 2, 0, 1 (mean 1.75, sd
-    // √(8.75/4) = 1.4790), cosine 0.2, 0.2, 0.5, 0.5 (mean 0.35, sd 0.15); skill 3 at half of
-    // each z-score: ½·(−1.75/1.4790) + ½·(0.15/0.15) = −0.0916.
-    let (hits, _) = crate::search::fuse(
-        &lexical,
-        &dense,
-        Fusion::Zscore {
-            max_bm25: 0.5,
-            saturation: 0.0,
-        },
-        2,
-        2,
-    );
-    let z3 = hits.iter().find(|h| h.skill == 3).expect("skill 3").score;
-    assert!((z3 - -0.0916).abs() < 1e-3, "{z3}");
-    // The hit reports the BM25 score computed (none), not the one the mix counted.
-    let (hits, _) = crate::search::fuse(&lexical, &dense, mix, 2, 2);
+    // The pass gathered every matching skill (no cut): 3 and 5 match no term and count 0, 4 its
+    // own 1.0: 3 → 0.25, 4 → 0.125 + 0.25, 5 → 0.25.
+    let s = scores(Cut::default());
+    for (skill, want) in [(3, 0.25), (4, 0.375), (5, 0.25)] {
+        assert!(
+            (s[&skill] - want).abs() < 1e-6,
+            "skill {skill}: {}",
+            s[&skill]
+        );
+    }
+    // The hit reports the BM25 score computed (none for 3), not the one the mix counted, and
+    // points at its closest vector.
+    let (hits, _) = fuse(&lexical, &dense, mix, 2, 5, cut);
     let three = hits
         .iter()
         .find(|h| h.skill == 3)
         .expect("skill 3 is a candidate");
     assert!(three.bm25.abs() < 1e-9 && three.doc == 31);
+    // The z-score mix counts its own scores and 0 whatever the cut: BM25 over the candidates
+    // 4, 2, 0, 1, 0 (mean 1.4, sd √(11.2/5) = 1.4967), cosine 0.2, 0.2, 0.5, 0.5, 0.5 (mean
+    // 0.38, sd √(0.108/5) = 0.14697); skill 3 at half of each z-score:
+    // ½·(−1.4/1.4967) + ½·(0.12/0.14697) = −0.0595.
+    let zscore = Fusion::Zscore {
+        max_bm25: 0.5,
+        saturation: 0.0,
+    };
+    let (hits, _) = fuse(&lexical, &dense, zscore, 2, 5, cut);
+    let z3 = hits.iter().find(|h| h.skill == 3).expect("skill 3").score;
+    assert!((z3 - -0.0595).abs() < 1e-3, "{z3}");
+}
+
+#[test]
+fn the_cut_is_where_a_pass_of_the_pool_would_stop() {
+    use crate::search::cut_at;
+    // The 2nd largest of five; none when the pass holds no more than the pool.
+    assert_eq!(cut_at(vec![1.0, 5.0, 3.0, 4.0, 2.0], 2), Some(4.0));
+    assert_eq!(cut_at(vec![1.0, 5.0], 2), None);
+    assert_eq!(cut_at(vec![1.0, 5.0, 3.0], 0), None);
 }
 
 /// The graph is saved in the index folder by the open that built it and read back by the next
