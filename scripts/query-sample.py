@@ -95,6 +95,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("shared", help="the shared folder (registries/, bench/)")
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        help="another judged set (JSONL) whose labels are no candidates either (repeatable)",
+    )
     args = ap.parse_args()
     root = os.path.join(args.shared, "registries")
     skills = []
@@ -111,11 +117,12 @@ def main():
                     skills.append((reg, os.path.relpath(path, root), *fm))
     dev = os.path.join(args.shared, "bench", "queries_dev.jsonl")
     taken = set()
-    with open(dev, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                q = json.loads(line)
-                taken.update(q["gold"] + q.get("acceptable", []))
+    for judged in [dev, *args.exclude]:
+        with open(judged, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    q = json.loads(line)
+                    taken.update(q["gold"] + q.get("acceptable", []))
     bags = [(s[1], s[2], words(s[2] + " " + s[3])) for s in skills]
     rng = random.Random(args.seed)
     out = sys.stdout
