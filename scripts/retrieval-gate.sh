@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Retrieval regression gate: audit ../shared/registries and the MetaTool dev tool catalog, build
-# their routing indexes cold, rank the corpus dev queries (quarantine off and on), the second
-# corpus dev set (labels/queries-dev2-v1.jsonl) and the MetaTool dev queries, and compare every
-# query's rank with the committed baselines (tests/fixtures/retrieval/*-ranks.json: query ids —
-# for MetaTool a hash of the text —, ranks and a digest of each judgment, no query text): `skg eval --compare … --fail-if-worse 0.05` fails when a
-# metric of a mode is worse than the baseline with a Holm-adjusted p ≤ 0.05 (70 corpus queries
+# their routing indexes cold, rank the corpus dev queries (quarantine off and on), the second and
+# third corpus dev sets (labels/queries-dev{2,3}-v1.jsonl) and the MetaTool dev queries, and
+# compare every query's rank with the committed baselines (tests/fixtures/retrieval/*-ranks.json:
+# query ids — for MetaTool a hash of the text —, ranks and a digest of each judgment, no query
+# text): `skg eval --compare … --fail-if-worse 0.05` fails when a metric of a mode is worse than
+# the baseline with a Holm-adjusted p ≤ 0.05 (70 corpus queries
 # resolve about 6–10 queries net; 1,000 MetaTool queries about 2 points). The tables of
 # differences are printed either way, so a run shows what a change moved.
 #   scripts/retrieval-gate.sh            # check (CI)
@@ -43,12 +44,13 @@ with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
 PY
 # (name, queries, index, baseline, flag): the corpus quarantine off, as the issue measures it, and
 # on, as the gateway routes by default (a change to what the quarantine removes shows here); the
-# second corpus dev set (labels/queries-dev2-v1.jsonl, written after the index's settings were
-# chosen), quarantine off; MetaTool with the default quarantine (a tool catalog routes by default).
+# second and third corpus dev sets (labels/queries-dev2-v1.jsonl, queries-dev3-v1.jsonl, written
+# after the index's settings were chosen), quarantine off; MetaTool with the default quarantine (a tool catalog routes by default).
 sets=(
   "corpus|$queries|$work/index|tests/fixtures/retrieval/corpus-dev-ranks.json|--include-quarantined"
   "corpus-quarantine-on|$queries|$work/index|tests/fixtures/retrieval/corpus-dev-ranks-quarantine-on.json|"
   "corpus-dev2|labels/queries-dev2-v1.jsonl|$work/index|tests/fixtures/retrieval/corpus-dev2-ranks.json|--include-quarantined"
+  "corpus-dev3|labels/queries-dev3-v1.jsonl|$work/index|tests/fixtures/retrieval/corpus-dev3-ranks.json|--include-quarantined"
   "metatool|$work/mt-queries.jsonl|$work/mt-index|tests/fixtures/retrieval/metatool-dev-ranks.json|"
 )
 status=0
