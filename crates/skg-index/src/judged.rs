@@ -392,9 +392,15 @@ pub fn evaluate(
     let listing_tokens: u64 = routable()
         .map(|s| ((s.name.len() + s.description.len() + 4) as u64).div_ceil(4))
         .sum();
+    // What each query's rank was judged against, once for every mode.
+    let digests: Vec<String> = if options.per_query {
+        queries.iter().map(judged_digest).collect()
+    } else {
+        Vec::new()
+    };
     let mut modes = Vec::new();
     for &mode in &options.modes {
-        let mut report = run_mode(index, queries, &judged, mode, options, embed)?;
+        let mut report = run_mode(index, queries, &judged, &digests, mode, options, embed)?;
         report.catalog_tokens = catalog_tokens;
         report.listing_tokens = listing_tokens;
         report.token_reduction = if catalog_tokens > 0 {
@@ -428,6 +434,7 @@ fn run_mode(
     index: &Index,
     queries: &[JudgedQuery],
     judged: &[Judged],
+    digests: &[String],
     mode: Mode,
     options: &EvalOptions,
     embed: &mut EmbedFn<'_>,
@@ -436,7 +443,7 @@ fn run_mode(
     let mut ms = Vec::with_capacity(queries.len());
     let mut bundle_tokens = 0u64;
     let mut per_query = Vec::new();
-    for (q, j) in queries.iter().zip(judged) {
+    for (i, (q, j)) in queries.iter().zip(judged).enumerate() {
         let t = Instant::now();
         let vector = query_vector(index, mode, &q.query, embed)?;
         let answer = index.search(&options.query(&q.query, vector.as_deref(), mode, 10))?;
@@ -452,7 +459,7 @@ fn run_mode(
             per_query.push(QueryRank {
                 key: q.id.clone().unwrap_or_else(|| q.query.clone()),
                 rank: o.first_gold,
-                judged: Some(judged_digest(q)),
+                judged: digests.get(i).cloned(),
             });
         }
         outcomes.push(o);

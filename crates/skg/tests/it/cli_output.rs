@@ -308,42 +308,33 @@ fn eval_compares_with_a_saved_evaluation() {
             .iter()
             .all(|r| r["delta"].as_f64() < Some(0.0) && r["mode"] == "bm25")
     );
+    // Each refusal: a failed run whose error says why (the stderr is returned).
+    let refused = |extra: &[&str]| -> String {
+        let o = run(&[&eval[..], extra].concat());
+        assert!(!o.status.success(), "{extra:?} should be refused");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
     // Nothing to compare (another mode, or other queries) is an error, not an empty table.
     let dense = serde_json::json!({"modes": [{"mode": "dense", "per_query": [["q1", 1]]}]});
     std::fs::write(d.join("dense.json"), dense.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    let o = run(&[&eval[..], &["--compare", "dense.json"]].concat());
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = refused(&["--compare", "dense.json"]);
     assert!(
         err.contains("dense.json") && err.contains("saved modes: dense"),
         "{err}"
     );
     // The saved run left quarantined skills out; one that routes them is another measurement.
-    let o = run(&[
-        &eval[..],
-        &["--compare", "before.json", "--include-quarantined"],
-    ]
-    .concat());
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = refused(&["--compare", "before.json", "--include-quarantined"]);
     assert!(
         err.contains("before.json") && err.contains("like with like"),
         "{err}"
     );
     // A level outside (0, 1] is refused.
-    let o = run(&[
-        &eval[..],
-        &["--compare", "before.json", "--fail-if-worse", "5"],
-    ]
-    .concat());
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--fail-if-worse"));
+    let err = refused(&["--compare", "before.json", "--fail-if-worse", "5"]);
+    assert!(err.contains("--fail-if-worse"), "{err}");
     // A summary saved without --per-query cannot be paired.
     let plain = ok(&[&eval[..], &["--format", "json"]].concat());
     std::fs::write(d.join("plain.json"), &plain.stdout).unwrap_or_else(|e| panic!("{e}"));
-    let o = run(&[&eval[..], &["--compare", "plain.json"]].concat());
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = refused(&["--compare", "plain.json"]);
     assert!(
         err.contains("plain.json") && err.contains("--per-query"),
         "{err}"
