@@ -18,6 +18,13 @@ one fold of the catalog's tools (or one fold of the requests) and writes them to
 `--held-out-queries` for measuring. This is how the model skg ships, models/minilm-tasks-1, was
 made (its README gives the command).
 
+Written requests (`--requests Q.jsonl --requests-documents DOCUMENTS.ndjson`): requests written
+for skills of the registries (labels/train-requests-v1.jsonl, each naming one target skill by its
+SKILL.md path) are paired with that skill's L0 card and trained in full beside the judged ones;
+with `--exclude-registries`, a request whose skill is in an excluded registry — or is a copy of
+one of its skills (same name or description) — is dropped, so leave-registries-out holds for them
+too.
+
 `--wise A` (WiSE-FT, Wortsman et al. 2022): the exported weights are base + A × (trained − base);
 0.5 keeps most of the gain on the training catalog and loses less on others.
 
@@ -35,7 +42,8 @@ Usage:
   adapt-embedder.py DOCUMENTS.ndjson SOURCE_MODEL_DIR OUT [--exclude-registries A,B]
       [--pairs-per-skill 3] [--epochs 1] [--batch 32] [--lr 2e-5] [--max-len 128] [--seed 0]
       [--judged Q.jsonl --judged-documents D.ndjson [--folds N --hold-out K
-       --fold-unit tool|request --held-out-queries OUT.jsonl]] [--wise A]
+       --fold-unit tool|request --held-out-queries OUT.jsonl]]
+      [--requests R.jsonl --requests-documents D.ndjson] [--wise A]
 """
 
 import argparse
@@ -181,6 +189,49 @@ def judged_pairs(
     return pairs, kept_out, golds, unseen
 
 
+def request_pairs(
+    requests: str, documents: str, exclude: set[str]
+) -> list[tuple[str, str, str]]:
+    """(skill, written request, the skill's L0 card) for every written request whose skill the
+    documents hold, except those of an excluded registry and those of a copy (same name or same
+    description) of an excluded registry's skill."""
+    skills = load_skills(documents)
+    names = {}
+    for sid in skills:
+        # `owner/name:dir` in the documents; `owner__name/dir/SKILL.md` in the requests.
+        registry, _, folder = sid.partition(":")
+        names[sid] = sid
+        names[f"{registry.replace('/', '__')}/{folder}/SKILL.md"] = sid
+    held_names, held_descs = set(), set()
+    for s in skills.values():
+        if s["registry"] in exclude and s["l0"]:
+            name, _, desc = s["l0"].partition("\n")
+            held_names.add(norm(name))
+            held_descs.add(norm(desc.split("\nwhen to use:")[0]))
+    pairs, missing = [], 0
+    with open(requests, encoding="utf-8") as f:
+        for line in f:
+            q = json.loads(line)
+            sid = next((names[g] for g in q["gold"] if g in names), None)
+            if sid is None or not skills[sid]["l0"]:
+                missing += 1
+                continue
+            s = skills[sid]
+            name, _, desc = s["l0"].partition("\n")
+            if (
+                s["registry"] in exclude
+                or norm(name) in held_names
+                or norm(desc.split("\nwhen to use:")[0]) in held_descs
+            ):
+                continue
+            pairs.append((sid, q["query"], s["l0"]))
+    if missing:
+        print(
+            f"{missing} written requests name no skill of {documents}", file=sys.stderr
+        )
+    return pairs
+
+
 def mine_hard_negatives(
     tok, model, pairs, documents: str, k: int, a, golds: dict, unseen: set
 ) -> dict:
@@ -324,6 +375,13 @@ def main() -> None:
         "--judged-documents", help="that catalog's documents.ndjson (the cards)"
     )
     ap.add_argument(
+        "--requests",
+        help="requests written for the registries' skills (JSONL: query, gold), trained in full",
+    )
+    ap.add_argument(
+        "--requests-documents", help="the registries' documents.ndjson (the cards)"
+    )
+    ap.add_argument(
         "--wise",
         type=float,
         default=1.0,
@@ -361,6 +419,10 @@ def main() -> None:
     a = ap.parse_args()
     if a.judged and not a.judged_documents:
         ap.error("--judged needs --judged-documents (the catalog's documents.ndjson)")
+    if a.requests and not a.requests_documents:
+        ap.error(
+            "--requests needs --requests-documents (the registries' documents.ndjson)"
+        )
 
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
@@ -389,6 +451,10 @@ def main() -> None:
         if a.held_out_queries:
             with open(a.held_out_queries, "w") as f:
                 f.writelines(json.dumps(q) + "\n" for q in kept_out)
+    if a.requests:
+        written = request_pairs(a.requests, a.requests_documents, exclude)
+        print(f"{len(written)} written requests", file=sys.stderr)
+        pairs += written
     data_hash = hashlib.sha256(
         "\n".join(f"{s}\t{x}\t{y}" for s, x, y in pairs).encode()
     ).hexdigest()
@@ -541,6 +607,8 @@ def main() -> None:
         "pairs_sha256": data_hash,
         "judged_sha256": sha(a.judged) if a.judged else None,
         "judged_documents_sha256": sha(a.judged_documents) if a.judged else None,
+        "requests_sha256": sha(a.requests) if a.requests else None,
+        "requests_documents_sha256": sha(a.requests_documents) if a.requests else None,
         "exclude_registries": sorted(exclude),
         "settings": {
             k: v
@@ -552,6 +620,8 @@ def main() -> None:
                 "out",
                 "judged",
                 "judged_documents",
+                "requests",
+                "requests_documents",
                 "held_out_queries",
             )
         },

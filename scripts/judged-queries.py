@@ -1,6 +1,8 @@
 """Judged retrieval queries by the protocol of the shared dev set (../shared/bench/QUERIES.md).
 
   python3 scripts/judged-queries.py sample ../shared --seed 2026 [--exclude SET.jsonl] > targets.jsonl
+  python3 scripts/judged-queries.py train ../shared --count 600 --seed 2028 \
+      --exclude labels/queries-dev2-v1.jsonl --exclude labels/queries-dev3-v1.jsonl > targets.jsonl
   python3 scripts/judged-queries.py overlap REGISTRIES SKILL_ID "query text"
   python3 scripts/judged-queries.py overlap REGISTRIES --check QUERIES.jsonl
 
@@ -10,6 +12,14 @@ characters and its body ≥ 1,200, and it is not an agentskillexchange stub; eac
 (spares for the screening). Skills the shared dev set (and each --exclude set) labels are left
 out. Each target carries its 15 nearest skills by the Jaccard of their name + description content
 words: candidates for copies and equivalents, for the labeller to check.
+
+`train`: targets for *training* requests (labels/train-requests-v1.jsonl), by the same filters
+and per-registry shuffle with the quotas scaled to --count and no spares. Beside the judged sets'
+labels, every copy of a labelled skill is left out too — the same name or description, or a
+name + description Jaccard ≥ 0.5 — so that no request trained on names a judged query's answer
+under another path. Each target carries the skill's headings and the start of its body, for the
+writer. `train --check REQUESTS.jsonl` (CI) exits 1 when a written request names a judged label, a
+copy of one, or no skill.
 
 `overlap` (the `overlap` field): content words (stopwords out), lightly stemmed; two words match
 when equal, or when one is a prefix of the other and both have 5+ characters. `none`: no word
@@ -87,8 +97,9 @@ def labels_of(path):
     return {g for q in queries for g in q["gold"] + q.get("acceptable", [])}
 
 
-def sample(args):
-    root = os.path.join(args.shared, "registries")
+def read_skills(shared):
+    """(registry, id, name, description, body) of every SKILL.md with readable frontmatter."""
+    root = os.path.join(shared, "registries")
     skills = []
     for reg in sorted(os.listdir(root)):
         d = os.path.join(root, reg)
@@ -101,26 +112,37 @@ def sample(args):
                 fm = frontmatter(path)
                 if fm:
                     skills.append((reg, os.path.relpath(path, root), *fm))
+    return skills
+
+
+def judged_labels(args):
     taken = set()
     for judged in [
         os.path.join(args.shared, "bench", "queries_dev.jsonl"),
         *args.exclude,
     ]:
         taken |= labels_of(judged)
+    return taken
+
+
+def substantial(s, reg, taken):
+    return (
+        s[0] == reg
+        and len(s[3]) >= 40
+        and len(s[4]) >= 1200
+        and STUB not in s[4]
+        and s[1] not in taken
+    )
+
+
+def sample(args):
+    skills = read_skills(args.shared)
+    taken = judged_labels(args)
     bags = [(s[1], s[2], content_words(s[2] + " " + s[3])) for s in skills]
     rng = random.Random(args.seed)
     for reg, quota in QUOTA.items():
         ok = sorted(
-            (
-                s
-                for s in skills
-                if s[0] == reg
-                and len(s[3]) >= 40
-                and len(s[4]) >= 1200
-                and STUB not in s[4]
-                and s[1] not in taken
-            ),
-            key=lambda s: s[1],
+            (s for s in skills if substantial(s, reg, taken)), key=lambda s: s[1]
         )
         rng.shuffle(ok)
         for s in ok[: int(quota * 1.6) + 1]:
@@ -144,6 +166,80 @@ def sample(args):
                 ],
             }
             sys.stdout.write(json.dumps(row) + "\n")
+
+
+def norm(text):
+    return " ".join(text.lower().split())
+
+
+def excerpt(body, chars=1400):
+    """The body's headings, then its first `chars` characters of prose (code fences out)."""
+    heads = [ln.strip() for ln in body.splitlines() if re.match(r"#{1,3} ", ln.strip())]
+    prose = re.sub(r"```.*?```", " ", body, flags=re.DOTALL)
+    prose = " ".join(prose.split())
+    return {"headings": heads[:25], "start": prose[:chars]}
+
+
+def train(args):
+    skills = read_skills(args.shared)
+    taken = judged_labels(args)
+    labelled = [s for s in skills if s[1] in taken]
+    names = {norm(s[2]) for s in labelled if s[2].strip()}
+    descs = {norm(s[3]) for s in labelled if s[3].strip()}
+    bags = [content_words(s[2] + " " + s[3]) for s in labelled]
+
+    def copy_of_labelled(s):
+        if norm(s[2]) in names or norm(s[3]) in descs:
+            return True
+        w = content_words(s[2] + " " + s[3])
+        return any(len(w & x) / max(1, len(w | x)) >= 0.5 for x in bags)
+
+    if args.check:
+        with open(args.check, encoding="utf-8") as f:
+            requests = [json.loads(line) for line in f if line.strip()]
+        by_id = {s[1]: s for s in skills}
+        bad = 0
+        for r in requests:
+            for g in r["gold"]:
+                why = (
+                    "no such skill"
+                    if g not in by_id
+                    else "a judged label"
+                    if g in taken
+                    else "a copy of a judged label"
+                    if copy_of_labelled(by_id[g])
+                    else None
+                )
+                if why:
+                    bad += 1
+                    print(f"{args.check}: {r['id']}: {g} is {why}", file=sys.stderr)
+        print(f"{len(requests)} requests, {bad} name a skill no request may name")
+        sys.exit(1 if bad else 0)
+    rng = random.Random(args.seed)
+    total = sum(QUOTA.values())
+    for reg, quota in QUOTA.items():
+        want = round(quota * args.count / total)
+        ok = sorted(
+            (s for s in skills if substantial(s, reg, taken)), key=lambda s: s[1]
+        )
+        rng.shuffle(ok)
+        kept = 0
+        for s in ok:
+            if kept == want:
+                break
+            if copy_of_labelled(s):
+                continue
+            kept += 1
+            row = {
+                "registry": reg,
+                "path": s[1],
+                "name": s[2],
+                "description": s[3][:600],
+                **excerpt(s[4]),
+            }
+            sys.stdout.write(json.dumps(row) + "\n")
+        if kept < want:
+            print(f"{reg}: {kept} of {want} targets", file=sys.stderr)
 
 
 def match(a, b):
@@ -201,6 +297,22 @@ def main():
         help="another judged set (JSONL) whose labels are no candidates either (repeatable)",
     )
     s.set_defaults(run=sample)
+    t = sub.add_parser("train", help="targets for training requests (JSONL on stdout)")
+    t.add_argument("shared", help="the shared folder (registries/, bench/)")
+    t.add_argument("--seed", type=int, default=2028)
+    t.add_argument("--count", type=int, default=600)
+    t.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        help="another judged set (JSONL) whose labels are no targets either (repeatable)",
+    )
+    t.add_argument(
+        "--check",
+        metavar="REQUESTS.jsonl",
+        help="instead: exit 1 when a request names a judged label, a copy of one or no skill",
+    )
+    t.set_defaults(run=train)
     o = sub.add_parser(
         "overlap", help="a query's overlap class, or --check a judged set"
     )
