@@ -276,6 +276,10 @@ pub struct Hit {
     pub score: f32,
     /// Its BM25 score (after the `when_not_to_use` penalty; 0 when not matched).
     pub bm25: f32,
+    /// BM25 as the fusion counted it: in the linear mixes a skill under BM25's cut counts at the
+    /// cut less its own penalty ([`Cut`]), so this is the cut for a skill BM25's pass did not
+    /// gather (`bm25` 0) or gathered below it; else `bm25`.
+    pub bm25_counted: f32,
     /// Its best cosine (0 without vectors).
     pub dense: f32,
     /// The document that matched best (the hit's uri).
@@ -1020,6 +1024,7 @@ impl Index {
                     skill,
                     score: s,
                     bm25: s,
+                    bm25_counted: s,
                     dense: 0.0,
                     doc,
                 })
@@ -1030,6 +1035,7 @@ impl Index {
                     skill,
                     score: c,
                     bm25: 0.0,
+                    bm25_counted: 0.0,
                     dense: c,
                     doc,
                 })
@@ -1215,6 +1221,12 @@ pub(crate) fn fuse(
                 skill,
                 score,
                 bm25: b,
+                // RRF counts ranks, not scores: what BM25 gave it is all there is to show.
+                bm25_counted: if matches!(fusion, Fusion::Rrf { .. }) {
+                    b
+                } else {
+                    mixed_b
+                },
                 dense: c,
                 doc,
             }

@@ -1839,14 +1839,23 @@ fn skills_under_bm25s_cut_count_at_it_in_the_linear_mixes() {
             s[&skill]
         );
     }
-    // The hit reports the BM25 score computed (none for 3), not the one the mix counted, and
-    // points at its closest vector.
+    // The hit reports the BM25 score computed (none for 3) and, apart, the one the mix counted
+    // (the values above before ÷ 4: 1 and 2 their own, 3 and 4 the cut 2.5, 5 the cut less its
+    // penalty, 2.1), and points at its closest vector.
     let (hits, _) = fuse(&lexical, &dense, mix, 2, 5, cut);
     let three = hits
         .iter()
         .find(|h| h.skill == 3)
         .expect("skill 3 is a candidate");
     assert!(three.bm25.abs() < 1e-9 && three.doc == 31);
+    let counted: HashMap<u32, f32> = hits.iter().map(|h| (h.skill, h.bm25_counted)).collect();
+    for (skill, want) in [(1, 4.0), (2, 2.0), (3, 2.5), (4, 2.5), (5, 2.1)] {
+        assert!(
+            (counted[&skill] - want).abs() < 1e-6,
+            "skill {skill} counted {}",
+            counted[&skill]
+        );
+    }
     // The z-score mix counts its own scores and 0 whatever the cut: BM25 over the candidates
     // 4, 2, 0, 1, 0 (mean 1.4, sd √(11.2/5) = 1.4967), cosine 0.2, 0.2, 0.5, 0.5, 0.5 (mean
     // 0.38, sd √(0.108/5) = 0.14697); skill 3 at half of each z-score:
@@ -1856,8 +1865,10 @@ fn skills_under_bm25s_cut_count_at_it_in_the_linear_mixes() {
         saturation: 0.0,
     };
     let (hits, _) = fuse(&lexical, &dense, zscore, 2, 5, cut);
-    let z3 = hits.iter().find(|h| h.skill == 3).expect("skill 3").score;
-    assert!((z3 - -0.0595).abs() < 1e-3, "{z3}");
+    let z3 = hits.iter().find(|h| h.skill == 3).expect("skill 3");
+    assert!((z3.score - -0.0595).abs() < 1e-3, "{}", z3.score);
+    // … and says so: what it counted is what BM25 gave each candidate.
+    assert!(hits.iter().all(|h| h.bm25_counted == h.bm25));
 }
 
 #[test]

@@ -276,6 +276,10 @@ pub struct Candidate {
     pub score: f32,
     /// Its BM25 (after the `when_not_to_use` penalty; 0 when not matched).
     pub bm25: f32,
+    /// BM25 as the fusion counted it: in hybrid (linear and adaptive mixes) a skill under BM25's
+    /// cut — the 50th skill its pass ranks — counts at the cut less its own penalty, so a skill
+    /// with `bm25` 0 (not gathered) can count more; otherwise equal to `bm25`.
+    pub bm25_counted: f32,
     /// Its best cosine (0 without vectors).
     pub dense: f32,
     /// The document that matched best.
@@ -293,6 +297,7 @@ pub fn explain(ix: &Index, answer: &skg_index::Answer, floor: f32, k: usize) -> 
         id: ix.skills[h.skill as usize].id.to_string(),
         score: h.score,
         bm25: h.bm25,
+        bm25_counted: h.bm25_counted,
         dense: h.dense,
         doc: ix.docs[h.doc as usize].id.to_string(),
         decision: if rank.is_some() {

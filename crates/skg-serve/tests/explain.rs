@@ -73,6 +73,15 @@ async fn explain_shows_every_candidate_and_the_access_log_names_results_not_task
         assert_eq!(c["rank"], i + 1);
         assert!(c["score"].as_f64().unwrap() > e["floor"].as_f64().unwrap());
     }
+    // BM25 as the fusion counted it: never less than computed; equal here, where BM25's pass
+    // gathers every matching skill (fewer than its pool of 50), so no skill is under a cut.
+    for c in candidates {
+        let (bm25, counted) = (
+            c["bm25"].as_f64().unwrap(),
+            c["bm25_counted"].as_f64().unwrap(),
+        );
+        assert!((counted - bm25).abs() < 1e-6, "{c}");
+    }
     assert_eq!(e["k"], 3);
     assert!(e["terms"].as_array().is_some_and(|t| !t.is_empty()));
     // With a floor above every score, every candidate is dropped and says why.
