@@ -276,9 +276,10 @@ pub struct Hit {
     pub score: f32,
     /// Its BM25 score (after the `when_not_to_use` penalty; 0 when not matched).
     pub bm25: f32,
-    /// BM25 as the fusion counted it: in the linear mixes a skill under BM25's cut counts at the
-    /// cut less its own penalty ([`Cut`]), so this is the cut for a skill BM25's pass did not
-    /// gather (`bm25` 0) or gathered below it; else `bm25`.
+    /// BM25 as the fusion counted it, before the mix scales it by the best BM25: in the linear
+    /// and adaptive mixes a skill under BM25's cut counts at the cut less its own penalty
+    /// ([`Cut`]) — so a skill BM25's pass did not gather (`bm25` 0), or gathered below the cut,
+    /// shows more here; in BM25 mode, the z-score mix and RRF, `bm25`; in dense mode 0.
     pub bm25_counted: f32,
     /// Its best cosine (0 without vectors).
     pub dense: f32,

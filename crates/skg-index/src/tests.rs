@@ -1867,8 +1867,12 @@ fn skills_under_bm25s_cut_count_at_it_in_the_linear_mixes() {
     let (hits, _) = fuse(&lexical, &dense, zscore, 2, 5, cut);
     let z3 = hits.iter().find(|h| h.skill == 3).expect("skill 3");
     assert!((z3.score - -0.0595).abs() < 1e-3, "{}", z3.score);
-    // … and says so: what it counted is what BM25 gave each candidate.
+    // … and says so: what it counted is what BM25 gave each candidate. So does RRF, which
+    // counts ranks.
     assert!(hits.iter().all(|h| h.bm25_counted == h.bm25));
+    let (hits, _) = fuse(&lexical, &dense, Fusion::Rrf { k: 60.0 }, 2, 5, cut);
+    assert!(hits.iter().all(|h| h.bm25_counted == h.bm25));
+    assert!(hits.iter().any(|h| h.skill == 3 && h.bm25_counted == 0.0));
 }
 
 #[test]

@@ -277,8 +277,9 @@ pub struct Candidate {
     /// Its BM25 (after the `when_not_to_use` penalty; 0 when not matched).
     pub bm25: f32,
     /// BM25 as the fusion counted it: in hybrid (linear and adaptive mixes) a skill under BM25's
-    /// cut — the 50th skill its pass ranks — counts at the cut less its own penalty, so a skill
-    /// with `bm25` 0 (not gathered) can count more; otherwise equal to `bm25`.
+    /// cut — the score of the pool-th skill its pass ranks (50 by default, `k` when larger) —
+    /// counts at the cut less its own penalty, so a skill with `bm25` 0 (not gathered) can count
+    /// more; otherwise equal to `bm25`.
     pub bm25_counted: f32,
     /// Its best cosine (0 without vectors).
     pub dense: f32,
