@@ -43,7 +43,8 @@ Usage:
       [--pairs-per-skill 3] [--epochs 1] [--batch 32] [--lr 2e-5] [--max-len 128] [--seed 0]
       [--judged Q.jsonl --judged-documents D.ndjson [--folds N --hold-out K
        --fold-unit tool|request --held-out-queries OUT.jsonl]]
-      [--requests R.jsonl --requests-documents D.ndjson] [--wise A]
+      [--requests R.jsonl --requests-documents D.ndjson
+       [--requests-hard-negatives K --never-negative JUDGED.jsonl ...]] [--wise A]
 """
 
 import argparse
@@ -196,12 +197,7 @@ def request_pairs(
     documents hold, except those of an excluded registry and those of a copy (same name or same
     description) of an excluded registry's skill."""
     skills = load_skills(documents)
-    names = {}
-    for sid in skills:
-        # `owner/name:dir` in the documents; `owner__name/dir/SKILL.md` in the requests.
-        registry, _, folder = sid.partition(":")
-        names[sid] = sid
-        names[f"{registry.replace('/', '__')}/{folder}/SKILL.md"] = sid
+    names = skill_paths(skills)
     held_names, held_descs = set(), set()
     for s in skills.values():
         if s["registry"] in exclude and s["l0"]:
@@ -230,6 +226,56 @@ def request_pairs(
             f"{missing} written requests name no skill of {documents}", file=sys.stderr
         )
     return pairs
+
+
+def skill_paths(skills: dict) -> dict[str, str]:
+    """Skill id by id and by SKILL.md path (`owner/name:dir` in the documents, `owner__name/dir/
+    SKILL.md` in the judged sets and requests)."""
+    names = {}
+    for sid in skills:
+        registry, _, folder = sid.partition(":")
+        names[sid] = sid
+        names[f"{registry.replace('/', '__')}/{folder}/SKILL.md"] = sid
+    return names
+
+
+class CopyGroups:
+    """Skills with the same name or the same description (copies across registries)."""
+
+    def __init__(self, skills: dict):
+        self.keys: dict[str, list[str]] = {}
+        self.by_key: dict[str, set[str]] = {}
+        for sid, sk in skills.items():
+            if sk["l0"]:
+                name, _, desc = sk["l0"].partition("\n")
+                keys = ["n:" + norm(name), "d:" + norm(desc.split("\nwhen to use:")[0])]
+                self.keys[sid] = keys
+                for k in keys:
+                    self.by_key.setdefault(k, set()).add(sid)
+
+    def expand(self, ids: set[str]) -> set[str]:
+        out = set(ids)
+        for i in ids:
+            for k in self.keys.get(i, []):
+                out |= self.by_key[k]
+        return out
+
+
+def judged_ids(files: list[str], skills: dict) -> set[str]:
+    """The skill ids every gold and acceptable answer of these judged sets names."""
+    names = skill_paths(skills)
+    out = set()
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    q = json.loads(line)
+                    out |= {
+                        names[g]
+                        for g in q["gold"] + q.get("acceptable", [])
+                        if g in names
+                    }
+    return out
 
 
 def mine_hard_negatives(
@@ -382,6 +428,19 @@ def main() -> None:
         "--requests-documents", help="the registries' documents.ndjson (the cards)"
     )
     ap.add_argument(
+        "--requests-hard-negatives",
+        type=int,
+        default=0,
+        help="per written request, one extra negative card drawn (seeded) from the K registry cards the untrained model ranks highest for it, its own skill and its copies excluded (0: in-batch negatives only)",
+    )
+    ap.add_argument(
+        "--never-negative",
+        action="append",
+        default=[],
+        metavar="JUDGED.jsonl",
+        help="with --requests-hard-negatives: no gold or acceptable skill of this judged set, nor a copy of one, is drawn as a negative (repeatable)",
+    )
+    ap.add_argument(
         "--wise",
         type=float,
         default=1.0,
@@ -419,6 +478,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.judged and not a.judged_documents:
         ap.error("--judged needs --judged-documents (the catalog's documents.ndjson)")
+    if a.requests_hard_negatives and not a.requests:
+        ap.error("--requests-hard-negatives needs --requests")
     if a.requests and not a.requests_documents:
         ap.error(
             "--requests needs --requests-documents (the registries' documents.ndjson)"
@@ -451,6 +512,15 @@ def main() -> None:
         if a.held_out_queries:
             with open(a.held_out_queries, "w") as f:
                 f.writelines(json.dumps(q) + "\n" for q in kept_out)
+    written: list[tuple[str, str, str]] = []
+    if a.requests and exclude:
+        with open(a.requests_documents, encoding="utf-8") as f:
+            known = {json.loads(line)["registry"] for line in f}
+        if exclude - known:
+            sys.exit(
+                f"--exclude-registries names no registry of {a.requests_documents}: "
+                f"{sorted(exclude - known)} (they are spelled owner/name)"
+            )
     if a.requests:
         written = request_pairs(a.requests, a.requests_documents, exclude)
         print(f"{len(written)} written requests", file=sys.stderr)
@@ -492,6 +562,31 @@ def main() -> None:
         if a.judged and a.hard_negatives
         else {}
     )
+    if a.requests and a.requests_hard_negatives:
+        # Drawn from the registries' cards for the written requests only, but never a card of an
+        # excluded registry or a copy of one (a model held out from a registry sees none of its
+        # skills, not even as a negative), a judged set's label or a copy of one
+        # (--never-negative), nor a copy of the request's own skill (a positive).
+        registry_skills = load_skills(a.requests_documents)
+        copies = CopyGroups(registry_skills)
+        held = copies.expand(
+            {i for i, sk in registry_skills.items() if sk["registry"] in exclude}
+        )
+        labelled = copies.expand(judged_ids(a.never_negative, registry_skills))
+        for sid, x, _ in written:
+            golds.setdefault(x, {sid}).update(copies.expand({sid}))
+        negatives.update(
+            mine_hard_negatives(
+                tok,
+                model,
+                written,
+                a.requests_documents,
+                a.requests_hard_negatives,
+                a,
+                golds,
+                held | labelled,
+            )
+        )
     rng = random.Random(a.seed)
     steps_per_epoch = math.ceil(len(pairs) / a.batch)
     total = (
@@ -609,6 +704,7 @@ def main() -> None:
         "judged_documents_sha256": sha(a.judged_documents) if a.judged else None,
         "requests_sha256": sha(a.requests) if a.requests else None,
         "requests_documents_sha256": sha(a.requests_documents) if a.requests else None,
+        "never_negative_sha256": [sha(f) for f in a.never_negative],
         "exclude_registries": sorted(exclude),
         "settings": {
             k: v
@@ -622,6 +718,7 @@ def main() -> None:
                 "judged_documents",
                 "requests",
                 "requests_documents",
+                "never_negative",
                 "held_out_queries",
             )
         },

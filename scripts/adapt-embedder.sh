@@ -81,7 +81,7 @@ base_model() {
 
 if [ "${1:-}" = "--tool-folds" ]; then
   shift
-  [ $# -ge 3 ] || { sed -n 2,27p "$0" >&2; exit 2; }
+  [ $# -ge 3 ] || { awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0" >&2; exit 2; }
   catalog=$1 queries=$2 work=$3; shift 3
   mkdir -p "$work"
   # Models, indexes and held-out files are reused on a re-run: only for the same options.
@@ -128,13 +128,13 @@ PY
 fi
 
 if [ "${1:-}" != "--loro" ]; then
-  [ $# -ge 2 ] || { sed -n 2,27p "$0" >&2; exit 2; }
+  [ $# -ge 2 ] || { awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0" >&2; exit 2; }
   audit=$1 out=$2; shift 2
   exec "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$out" "$@"
 fi
 
 shift
-[ $# -ge 5 ] || { sed -n 2,27p "$0" >&2; exit 2; }
+[ $# -ge 5 ] || { awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0" >&2; exit 2; }
 audit=$1 work=$2 queries=$3 group_a=$4 group_b=$5; shift 5
 mkdir -p "$work"
 "$venv/bin/python" - "$queries" "$group_a" "$group_b" "$work" <<'PY'
@@ -170,16 +170,25 @@ done
 # Every query ranked by the model that never saw its group, as one saved evaluation: compare any
 # other index with it, e.g. the shipped model's, `skg eval QUERIES --index INDEX
 # --include-quarantined --mode all --compare WORK/held-out.json` (before = the held-out models).
-python3 - "$queries" "$group_a" "$work" <<'PY'
+python3 - "$queries" "$group_a" "$group_b" "$work" <<'PY'
 import json, sys
-queries, a, work = sys.argv[1:]
-in_a = {r.replace("/", "__") for r in a.split(",")}
+queries, a, b, work = sys.argv[1:]
+groups = {
+    g: {r.replace("/", "__") for r in names.split(",")} for g, names in zip("ab", (a, b))
+}
 group = {}
 for line in open(queries):
+    if not line.strip():
+        continue
     q = json.loads(line)
-    group[q["id"]] = "a" if q["gold"][0].split("/")[0] in in_a else "b"
+    top = q["gold"][0].split("/")[0]
+    held = [g for g, regs in groups.items() if top in regs]
+    if not held:
+        sys.exit(f"{queries}: {q.get('id')}: its gold registry {top} is in neither group")
+    group[q["id"]] = held[0]
 runs = {g: json.load(open(f"{work}/per-query-{g}.json")) for g in "ab"}
 out = runs["a"]
+out["index_revision"] = "held-out"  # two indexes: per-query-{a,b}.json name them
 for i, mode in enumerate(out["modes"]):
     by = {g: {p[0]: p for p in runs[g]["modes"][i]["per_query"]} for g in "ab"}
     mode["per_query"] = [by[group[p[0]]][p[0]] for p in mode["per_query"]]
