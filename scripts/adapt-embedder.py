@@ -108,15 +108,27 @@ def section_anchor(title: str, text: str) -> str | None:
     return f"{title}: {' '.join(words[:ANCHOR_WORDS])}"
 
 
+def card_keys(l0: str) -> list[str]:
+    """A card's name and its description (without its "when to use" lines), normalized: two
+    skills sharing either are copies."""
+    name, _, desc = l0.partition("\n")
+    return ["n:" + norm(name), "d:" + norm(desc.split("\nwhen to use:")[0])]
+
+
+def held_keys(skills: dict, exclude: set[str]) -> set[str]:
+    """The card keys of every skill of an excluded registry."""
+    return {
+        k
+        for s in skills.values()
+        if s["registry"] in exclude and s["l0"]
+        for k in card_keys(s["l0"])
+    }
+
+
 def mine(
     skills: dict, exclude: set[str], per_skill: int, seed: int
 ) -> list[tuple[str, str, str]]:
-    held_names, held_descs = set(), set()
-    for sid, s in skills.items():
-        if s["registry"] in exclude and s["l0"]:
-            name, _, desc = s["l0"].partition("\n")
-            held_names.add(norm(name))
-            held_descs.add(norm(desc.split("\nwhen to use:")[0]))
+    held = held_keys(skills, exclude)
     rng = random.Random(seed)
     seen: set[str] = set()
     pairs = []
@@ -124,11 +136,10 @@ def mine(
         s = skills[sid]
         if not s["l0"] or s["registry"] in exclude:
             continue
-        name, _, desc = s["l0"].partition("\n")
-        desc = desc.split("\nwhen to use:")[0]
-        if norm(name) in held_names or norm(desc) in held_descs:
+        keys = card_keys(s["l0"])
+        if held & set(keys):
             continue  # a copy of a held-out skill
-        key = norm(name) + "\x00" + norm(desc)
+        key = "\x00".join(keys)
         if key in seen:
             continue
         seen.add(key)
@@ -191,19 +202,14 @@ def judged_pairs(
 
 
 def request_pairs(
-    requests: str, documents: str, exclude: set[str]
+    requests: str, skills: dict, exclude: set[str]
 ) -> list[tuple[str, str, str]]:
-    """(skill, written request, the skill's L0 card) for every written request whose skill the
-    documents hold, except those of an excluded registry and those of a copy (same name or same
-    description) of an excluded registry's skill."""
-    skills = load_skills(documents)
+    """(skill, written request, the skill's L0 card) for every written request whose skill
+    `skills` (load_skills of the registries' documents) holds, except those of an excluded
+    registry and those of a copy (same name or same description) of an excluded registry's
+    skill."""
     names = skill_paths(skills)
-    held_names, held_descs = set(), set()
-    for s in skills.values():
-        if s["registry"] in exclude and s["l0"]:
-            name, _, desc = s["l0"].partition("\n")
-            held_names.add(norm(name))
-            held_descs.add(norm(desc.split("\nwhen to use:")[0]))
+    held = held_keys(skills, exclude)
     pairs, missing = [], 0
     with open(requests, encoding="utf-8") as f:
         for line in f:
@@ -213,17 +219,13 @@ def request_pairs(
                 missing += 1
                 continue
             s = skills[sid]
-            name, _, desc = s["l0"].partition("\n")
-            if (
-                s["registry"] in exclude
-                or norm(name) in held_names
-                or norm(desc.split("\nwhen to use:")[0]) in held_descs
-            ):
+            if s["registry"] in exclude or held & set(card_keys(s["l0"])):
                 continue
             pairs.append((sid, q["query"], s["l0"]))
     if missing:
         print(
-            f"{missing} written requests name no skill of {documents}", file=sys.stderr
+            f"{missing} written requests name no skill of the documents",
+            file=sys.stderr,
         )
     return pairs
 
@@ -247,8 +249,7 @@ class CopyGroups:
         self.by_key: dict[str, set[str]] = {}
         for sid, sk in skills.items():
             if sk["l0"]:
-                name, _, desc = sk["l0"].partition("\n")
-                keys = ["n:" + norm(name), "d:" + norm(desc.split("\nwhen to use:")[0])]
+                keys = card_keys(sk["l0"])
                 self.keys[sid] = keys
                 for k in keys:
                     self.by_key.setdefault(k, set()).add(sid)
@@ -513,16 +514,17 @@ def main() -> None:
             with open(a.held_out_queries, "w") as f:
                 f.writelines(json.dumps(q) + "\n" for q in kept_out)
     written: list[tuple[str, str, str]] = []
+    # The registries' documents, read once: requests, their exclusion and hard negatives.
+    registry_skills = load_skills(a.requests_documents) if a.requests else {}
     if a.requests and exclude:
-        with open(a.requests_documents, encoding="utf-8") as f:
-            known = {json.loads(line)["registry"] for line in f}
+        known = {sk["registry"] for sk in registry_skills.values()}
         if exclude - known:
             sys.exit(
                 f"--exclude-registries names no registry of {a.requests_documents}: "
                 f"{sorted(exclude - known)} (they are spelled owner/name)"
             )
     if a.requests:
-        written = request_pairs(a.requests, a.requests_documents, exclude)
+        written = request_pairs(a.requests, registry_skills, exclude)
         print(f"{len(written)} written requests", file=sys.stderr)
         pairs += written
     data_hash = hashlib.sha256(
@@ -567,7 +569,6 @@ def main() -> None:
         # excluded registry or a copy of one (a model held out from a registry sees none of its
         # skills, not even as a negative), a judged set's label or a copy of one
         # (--never-negative), nor a copy of the request's own skill (a positive).
-        registry_skills = load_skills(a.requests_documents)
         copies = CopyGroups(registry_skills)
         held = copies.expand(
             {i for i, sk in registry_skills.items() if sk["registry"] in exclude}

@@ -287,26 +287,23 @@ def overlap(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("sample", help="candidate targets (JSONL on stdout)")
-    s.add_argument("shared", help="the shared folder (registries/, bench/)")
-    s.add_argument("--seed", type=int, default=2026)
-    s.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        help="another judged set (JSONL) whose labels are no candidates either (repeatable)",
-    )
+
+    def targets(name, help, seed):
+        p = sub.add_parser(name, help=help)
+        p.add_argument("shared", help="the shared folder (registries/, bench/)")
+        p.add_argument("--seed", type=int, default=seed)
+        p.add_argument(
+            "--exclude",
+            action="append",
+            default=[],
+            help="another judged set (JSONL) whose labels are no targets either (repeatable)",
+        )
+        return p
+
+    s = targets("sample", "candidate targets (JSONL on stdout)", 2026)
     s.set_defaults(run=sample)
-    t = sub.add_parser("train", help="targets for training requests (JSONL on stdout)")
-    t.add_argument("shared", help="the shared folder (registries/, bench/)")
-    t.add_argument("--seed", type=int, default=2028)
+    t = targets("train", "targets for training requests (JSONL on stdout)", 2028)
     t.add_argument("--count", type=int, default=600)
-    t.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        help="another judged set (JSONL) whose labels are no targets either (repeatable)",
-    )
     t.add_argument(
         "--check",
         metavar="REQUESTS.jsonl",
