@@ -7,10 +7,20 @@ overview, the overview cut at 768 characters as the index embeds it; other rows 
 sections are left out; the texts come from the audit folder's `documents.ndjson`). Nothing is written except the optional vector cache.
 
     dense INDEX AUDIT QUERIES MODEL [--pooling cls|mean] [--query-prefix P] [--doc-prefix P]
-          [--cache FILE.npy]
+          [--cache FILE.npy] [--pool N]
         dense hit@1 / hit@5 / MRR@10 of MODEL over the index's rows (a skill scores as its best
         row, copies folded onto their canonical, as `skg eval` does), beside skg's own vectors of
-        the same rows queried with skg's embedder.
+        the same rows queried with skg's embedder. With --pool N, MODEL only reorders skg's dense
+        first N of each query (a second stage: only those skills' rows are embedded), alone and
+        z-mixed with skg's cosine, with the paired wins and losses against skg's order.
+    latency QUERIES MODEL [MODEL ...]
+        each model's time for one query at a time, one intra-op thread, as skg embeds a query
+        (no padding, 256 tokens at most): p50 / p99 over the first 70 queries' second pass.
+    export SAFETENSORS_DIR OUT [--int8]
+        a sentence-transformers folder (`model.safetensors`, `config.json`, `tokenizer.json`) as
+        OUT/model.onnx (fp32, `last_hidden_state`; with --int8 ONNX Runtime's dynamic per-channel
+        int8 of it) and OUT/tokenizer.json, for `dense` and `latency`. Needs torch and
+        transformers (.venv-adapt, scripts/adapt-requirements.txt).
     rerank INDEX AUDIT QUERIES CROSS_ENCODER [--top 20] [--limit N]
         the first N judged queries: skg's dense top 20 reordered by a cross-encoder over each
         skill's card, over its overview, and mixed with the dense order by reciprocal rank.
@@ -24,7 +34,9 @@ Needs numpy, onnxruntime and tokenizers.
 import argparse
 import csv
 import json
+import math
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -137,9 +149,11 @@ class Catalog(IndexVectors):
 class Tally:
     def __init__(self) -> None:
         self.rows: dict[str, list[float]] = {}
+        self.ranks: dict[str, list[int | None]] = {}
 
     def add(self, name: str, ranking: list[int], gold: set[int]) -> None:
         r = next((r for r, c in enumerate(ranking[:10]) if c in gold), None)
+        self.ranks.setdefault(name, []).append(r)
         row = self.rows.setdefault(name, [0.0, 0.0, 0.0, 0.0])
         row[0] += r == 0
         row[1] += r is not None and r < 5
@@ -151,35 +165,147 @@ class Tally:
         for name, (h1, h5, mrr, n) in self.rows.items():
             print(f"{name:44} {h1 / n:.3f}  {h5 / n:.3f}  {mrr / n:.3f}   ({int(n)})")
 
+    def paired(self, before: str) -> None:
+        """Each other row against `before`, query by query: hit@1 and hit@5 won–lost with the
+        exact two-sided McNemar p (binomial on the discordant queries)."""
+        for name, ranks in self.ranks.items():
+            if name == before:
+                continue
+            cells = []
+            pairs = list(zip(self.ranks[before], ranks))
+            for k in (1, 5):
+                hits = [
+                    (x is not None and x < k, y is not None and y < k) for x, y in pairs
+                ]
+                won = sum(y and not x for x, y in hits)
+                lost = sum(x and not y for x, y in hits)
+                cells.append(f"hit@{k} {won}–{lost} (p {mcnemar(won, lost):.2f})")
+            print(f"{name:44} against {before}: " + ", ".join(cells))
+
+
+def zscore(v: np.ndarray) -> np.ndarray:
+    return (v - v.mean()) / (v.std() + 1e-9)
+
+
+def mcnemar(won: int, lost: int) -> float:
+    """Exact two-sided McNemar p: the binomial tail of the discordant pairs at one half."""
+    n = won + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(won, lost) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def latency(a: argparse.Namespace) -> None:
+    with open(a.queries) as f:
+        queries = [json.loads(line)["query"] for line in f if line.strip()][:70]
+    for model in a.models:
+        tok = Tokenizer.from_file(os.path.join(model, "tokenizer.json"))
+        tok.no_padding()
+        tok.enable_truncation(256)
+        s = session(model, threads=1)
+        names = {i.name for i in s.get_inputs()}
+        took = []
+        for _ in range(2):  # the first pass warms the session; the second is timed
+            took.clear()
+            for q in queries:
+                ids = np.array([tok.encode(q).ids], np.int64)
+                feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+                if "token_type_ids" in names:
+                    feed["token_type_ids"] = np.zeros_like(ids)
+                t0 = time.perf_counter()
+                s.run(None, feed)
+                took.append((time.perf_counter() - t0) * 1000)
+        p50, p99 = np.percentile(took, 50), np.percentile(took, 99)
+        print(f"{model}: p50 {p50:.1f} ms, p99 {p99:.1f} ms ({len(took)} queries)")
+
+
+def export(a: argparse.Namespace) -> None:
+    # Only this subcommand needs torch and transformers.
+    import torch
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(a.source).eval()
+    os.makedirs(a.out, exist_ok=True)
+    ids = torch.ones(2, 16, dtype=torch.long)
+    axes = {0: "batch", 1: "tokens"}
+    fp32 = os.path.join(a.out, "model-fp32.onnx" if a.int8 else "model.onnx")
+    torch.onnx.export(
+        model,
+        (ids, torch.ones_like(ids)),
+        fp32,
+        input_names=["input_ids", "attention_mask"],
+        output_names=["last_hidden_state"],
+        dynamic_axes={
+            "input_ids": axes,
+            "attention_mask": axes,
+            "last_hidden_state": axes,
+        },
+        opset_version=17,
+        dynamo=False,
+    )
+    if a.int8:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantize_dynamic(
+            fp32,
+            os.path.join(a.out, "model.onnx"),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+        )
+        os.remove(fp32)
+    shutil.copy(os.path.join(a.source, "tokenizer.json"), a.out)
+
 
 def dense(a: argparse.Namespace) -> None:
     cat = Catalog(a.index, a.audit)
     embed = batch_embedder(a.model, a.pooling)
+    judged = cat.judged(a.queries)
+    skg = embedder(os.environ.get("SKG_MODEL_DIR", DEFAULT_MODEL_DIR))
+    own = np.array([skg(t) for t, _ in judged])
+    pools = [cat.rank(cat.vectors, q, a.pool) for q in own] if a.pool else None
     if a.cache and os.path.exists(a.cache):
         rows = np.load(a.cache)
     else:
         t0 = time.time()
-        rows = embed([a.doc_prefix + t for t in cat.row_text])
-        print(f"embedded {len(rows)} rows in {time.time() - t0:.1f} s", file=sys.stderr)
+        todo = np.arange(len(cat.row_text))
+        if pools is not None:
+            todo = np.flatnonzero(
+                np.isin(cat.row_skill, sorted({s for p in pools for s in p}))
+            )
+        got = embed([a.doc_prefix + cat.row_text[r] for r in todo])
+        rows = np.zeros((len(cat.row_text), got.shape[1]), np.float32)
+        rows[todo] = got
+        print(f"embedded {len(todo)} rows in {time.time() - t0:.1f} s", file=sys.stderr)
         if a.cache:
             np.save(a.cache, rows)
-    judged = cat.judged(a.queries)
     queries = embed([a.query_prefix + t for t, _ in judged])
-    skg = embedder(os.environ.get("SKG_MODEL_DIR", DEFAULT_MODEL_DIR))
-    own = np.array([skg(t) for t, _ in judged])
+    name = os.path.basename(a.model.rstrip("/"))
     tally = Tally()
     for qi, (_, gold) in enumerate(judged):
+        if pools is None:
+            tally.add(
+                "skg's vectors and query embedder",
+                cat.rank(cat.vectors, own[qi], 10),
+                gold,
+            )
+            tally.add(name, cat.rank(rows, queries[qi], 10), gold)
+            continue
+        pool = pools[qi]
+        theirs = cat.best_per_skill(rows @ queries[qi])
+        ours = cat.best_per_skill(cat.vectors @ own[qi])
+        t, o = np.array([theirs[s] for s in pool]), np.array([ours[s] for s in pool])
+        tally.add("skg's dense order", pool, gold)
         tally.add(
-            "skg's vectors and query embedder",
-            cat.rank(cat.vectors, own[qi], 10),
+            f"{name} reorders it",
+            [pool[i] for i in np.argsort(-t, kind="stable")],
             gold,
         )
-        tally.add(
-            os.path.basename(a.model.rstrip("/")),
-            cat.rank(rows, queries[qi], 10),
-            gold,
-        )
+        mixed = np.argsort(-(zscore(t) + zscore(o)), kind="stable")
+        tally.add(f"z(skg) + z({name})", [pool[i] for i in mixed], gold)
     tally.print()
+    if pools is not None:
+        tally.paired("skg's dense order")
 
 
 def rerank(a: argparse.Namespace) -> None:
@@ -260,7 +386,17 @@ def main() -> None:
     d.add_argument("--query-prefix", default="")
     d.add_argument("--doc-prefix", default="")
     d.add_argument("--cache")
+    d.add_argument("--pool", type=int, default=0)
     d.set_defaults(run=dense)
+    t = sub.add_parser("latency")
+    t.add_argument("queries")
+    t.add_argument("models", nargs="+")
+    t.set_defaults(run=latency)
+    e = sub.add_parser("export")
+    e.add_argument("source")
+    e.add_argument("out")
+    e.add_argument("--int8", action="store_true")
+    e.set_defaults(run=export)
     r = sub.add_parser("rerank")
     for name in ("index", "audit", "queries", "cross_encoder"):
         r.add_argument(name)
