@@ -264,15 +264,20 @@ def dense(a: argparse.Namespace) -> None:
     skg = embedder(os.environ.get("SKG_MODEL_DIR", DEFAULT_MODEL_DIR))
     own = np.array([skg(t) for t, _ in judged])
     pools = [cat.rank(cat.vectors, q, a.pool) for q in own] if a.pool else None
+    todo = np.arange(len(cat.row_text))
+    if pools is not None:
+        todo = np.flatnonzero(
+            np.isin(cat.row_skill, sorted({s for p in pools for s in p}))
+        )
     if a.cache and os.path.exists(a.cache):
         rows = np.load(a.cache)
+        # A cache written for a smaller pool holds zeros where this run needs vectors.
+        if rows.shape[0] != len(cat.row_text) or not np.abs(rows[todo]).sum(1).all():
+            sys.exit(
+                f"{a.cache}: lacks rows this run needs (another index or pool); remove it"
+            )
     else:
         t0 = time.time()
-        todo = np.arange(len(cat.row_text))
-        if pools is not None:
-            todo = np.flatnonzero(
-                np.isin(cat.row_skill, sorted({s for p in pools for s in p}))
-            )
         got = embed([a.doc_prefix + cat.row_text[r] for r in todo])
         rows = np.zeros((len(cat.row_text), got.shape[1]), np.float32)
         rows[todo] = got
