@@ -43,7 +43,13 @@ from collections.abc import Callable
 
 import numpy as np
 import onnxruntime as ort
-from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder, gold_key
+from skg_vectors import (
+    DEFAULT_MODEL_DIR,
+    IndexVectors,
+    embedder,
+    gold_key,
+    hidden_states,
+)
 from tokenizers import Tokenizer
 
 OVERVIEW_CHARS = 768
@@ -204,17 +210,13 @@ def latency(a: argparse.Namespace) -> None:
         tok.no_padding()
         tok.enable_truncation(256)
         s = session(model, threads=1)
-        names = {i.name for i in s.get_inputs()}
         took = []
         for _ in range(2):  # the first pass warms the session; the second is timed
             took.clear()
             for q in queries:
                 ids = np.array([tok.encode(q).ids], np.int64)
-                feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
-                if "token_type_ids" in names:
-                    feed["token_type_ids"] = np.zeros_like(ids)
                 t0 = time.perf_counter()
-                s.run(None, feed)
+                hidden_states(s, ids, np.ones_like(ids))
                 took.append((time.perf_counter() - t0) * 1000)
         p50, p99 = np.percentile(took, 50), np.percentile(took, 99)
         print(f"{model}: p50 {p50:.1f} ms, p99 {p99:.1f} ms ({len(took)} queries)")
