@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Measure the hybrid fusion's settings on one query set: one `skg eval` per setting.
 
-    python3 scripts/fusion-grid.py QUERIES --index IDX [--skg target/fast/skg]
-        [--include-quarantined] [--json OUT]
+    python3 scripts/fusion-grid.py QUERIES --index IDX [--grid fusion|fields]
+        [--skg target/fast/skg] [--include-quarantined] [--json OUT]
+
+`--grid fusion` (default): the fusion's settings (36). `--grid fields`: whole-skill BM25's field
+weights (`skg eval --field-weights`), the four card fields together × headings × body (36), the
+fusion at its default.
 
 Prints one row per setting (hit@1 / hit@5 / hit@10 / MRR@10, hybrid), best balanced MRR@10
 first, the default marked. *Balanced*: every overlap class of the queries (`none`, `low`,
@@ -23,31 +27,44 @@ import json
 import subprocess
 import sys
 
-DEFAULT = ("adaptive", 0.3, 4.0, 0.5, 16, 50)
+Setting = tuple[str, float, float, float, int, int, str]
+# Fusion, BM25 weight, saturation, negative weight, max terms, pool, field weights ("": the
+# unit's, 0.5 for each card field, headings 1, body 2).
+DEFAULT: Setting = ("adaptive", 0.3, 4.0, 0.5, 16, 50, "")
 
 
-def grid() -> list[tuple[str, float, float, float, int, int]]:
-    """Fusion, BM25 weight, saturation, negative weight, max terms, pool."""
+def fields_grid() -> list[Setting]:
+    """The card fields (name, description, when_to_use, tags) × headings × body."""
+    rows = [DEFAULT]
+    for card, headings, body in itertools.product(
+        [0.25, 0.5, 1.0], [0.5, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0]
+    ):
+        if (card, headings, body) != (0.5, 1.0, 2.0):
+            weights = ",".join(f"{x:g}" for x in [card] * 4 + [headings, body])
+            rows.append(DEFAULT[:6] + (weights,))
+    return rows
+
+
+def grid() -> list[Setting]:
+    """The fusion's settings, field weights at the unit's."""
     rows = [DEFAULT]
     for w, s in itertools.product([0.2, 0.3, 0.4, 0.5, 0.6], [2.0, 4.0, 8.0, 16.0]):
-        rows.append(("adaptive", w, s, 0.5, 16, 50))
+        rows.append(("adaptive", w, s, 0.5, 16, 50, ""))
     for w, s in itertools.product([0.2, 0.3, 0.4, 0.5], [0.0, 4.0]):
-        rows.append(("zscore", w, s, 0.5, 16, 50))
-    rows.append(("rrf", 0.3, 4.0, 0.5, 16, 50))
+        rows.append(("zscore", w, s, 0.5, 16, 50, ""))
+    rows.append(("rrf", 0.3, 4.0, 0.5, 16, 50, ""))
     for neg in [0.0, 1.0]:
-        rows.append(("adaptive", 0.3, 4.0, neg, 16, 50))
+        rows.append(("adaptive", 0.3, 4.0, neg, 16, 50, ""))
     for terms in [8, 32, 0]:
-        rows.append(("adaptive", 0.3, 4.0, 0.5, terms, 50))
+        rows.append(("adaptive", 0.3, 4.0, 0.5, terms, 50, ""))
     for pool in [30, 100]:
-        rows.append(("adaptive", 0.3, 4.0, 0.5, 16, pool))
-    seen: set[tuple[str, float, float, float, int, int]] = set()
+        rows.append(("adaptive", 0.3, 4.0, 0.5, 16, pool, ""))
+    seen: set[Setting] = set()
     return [r for r in rows if not (r in seen or seen.add(r))]
 
 
-def run(
-    args: argparse.Namespace, setting: tuple[str, float, float, float, int, int]
-) -> dict:
-    fusion, w, s, neg, terms, pool = setting
+def run(args: argparse.Namespace, setting: Setting) -> dict:
+    fusion, w, s, neg, terms, pool, fields = setting
     cmd = [
         args.skg,
         "eval",
@@ -70,6 +87,8 @@ def run(
     ]
     if fusion != "rrf":
         cmd += ["--bm25-weight", str(w), "--saturation", str(s)]
+    if fields:
+        cmd += ["--field-weights", fields]
     if args.include_quarantined:
         cmd.append("--include-quarantined")
     cmd.append("--per-query")
@@ -84,6 +103,7 @@ def run(
         "negative_weight": neg,
         "max_terms": terms,
         "pool": pool,
+        "field_weights": fields or "default",
         "default": setting == DEFAULT,
         "hit1": m[0],
         "hit5": m[1],
@@ -125,12 +145,13 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("queries")
     p.add_argument("--index", required=True)
+    p.add_argument("--grid", choices=["fusion", "fields"], default="fusion")
     p.add_argument("--skg", default="target/fast/skg")
     p.add_argument("--include-quarantined", action="store_true")
     p.add_argument("--json", help="also write the rows here")
     args = p.parse_args()
     args.weights = class_weights(args.queries)
-    settings = grid()
+    settings = grid() if args.grid == "fusion" else fields_grid()
     rows = []
     for i, setting in enumerate(settings, 1):
         rows.append(run(args, setting))
@@ -140,14 +161,16 @@ def main() -> int:
         )
     rows.sort(key=lambda r: (-r["mrr10"], -r["hit1"], not r["default"]))
     print(
-        "| fusion | W | S | neg | terms | pool | balanced hit@1 / @5 / @10 / MRR@10 | plain |"
+        "| fusion | W | S | neg | terms | pool | fields "
+        "| balanced hit@1 / @5 / @10 / MRR@10 | plain |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         mark = " (default)" if r["default"] else ""
         print(
             f"| {r['fusion']}{mark} | {r['bm25_weight']} | {r['saturation']} | "
-            f"{r['negative_weight']} | {r['max_terms']} | {r['pool']} | {r['hit1']:.3f} / "
+            f"{r['negative_weight']} | {r['max_terms']} | {r['pool']} | "
+            f"{r['field_weights']} | {r['hit1']:.3f} / "
             f"{r['hit5']:.3f} / {r['hit10']:.3f} / {r['mrr10']:.3f} | "
             + " / ".join(f"{x:.3f}" for x in r["plain"])
             + " |"

@@ -7,7 +7,9 @@ use std::{collections::BTreeSet, time::Instant};
 use serde::{Deserialize, Serialize};
 use skg_model::{Document, Level, RegistryInput, Skill, SkillKeys};
 
-use crate::{Bm25Unit, Fusion, Index, Judged, Metrics, Mode, Query, Result, judge, summarize};
+use crate::{
+    Bm25Unit, FieldWeights, Fusion, Index, Judged, Metrics, Mode, Query, Result, judge, summarize,
+};
 
 /// One judged query as read (JSONL `{id?, query, gold[], acceptable[]}`; other fields ignored).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -41,6 +43,10 @@ pub struct EvalOptions {
     /// What BM25 scores as one document (the whole skill or its best document).
     #[serde(default)]
     pub bm25_unit: Bm25Unit,
+    /// BM25 field weights in [`crate::FIELDS`] order (name, description, `when_to_use`,
+    /// tags, headings, body); `None`: the unit's defaults ([`FieldWeights::of`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_weights: Option<[f32; 6]>,
     /// Count quarantined skills as routable.
     pub include_quarantined: bool,
     /// Skills of the answer whose `SKILL.md` tokens count as the bundle.
@@ -68,6 +74,7 @@ impl EvalOptions {
         q.pool = self.pool.max(k);
         q.max_terms = self.max_terms;
         q.bm25_unit = self.bm25_unit;
+        q.weights = self.field_weights.map(FieldWeights);
         q.min_score = f32::NEG_INFINITY;
         q
     }
@@ -98,6 +105,7 @@ impl Default for EvalOptions {
             pool: q.pool,
             max_terms: q.max_terms,
             bm25_unit: q.bm25_unit,
+            field_weights: None,
             include_quarantined: false,
             bundle_k: 5,
             per_query: false,

@@ -1714,6 +1714,48 @@ fn skill_level_bm25_adds_up_a_packages_evidence() {
     }
 }
 
+/// `EvalOptions::field_weights` reaches BM25: on the fixture above, "alpha zeta" finds alpha-kit
+/// by its name and both kits by "zeta" in their bodies. Name only: alpha-kit alone. Body only:
+/// both, with the shorter body (gamma-kit's one section against alpha-kit's two) first — the same
+/// term frequency in a shorter field scores higher under BM25's length norm. None: the default
+/// unit weights, alpha-kit first (name and body add up).
+#[test]
+fn eval_field_weights_reach_bm25() {
+    let a = Skill::from_text("r", "a", "alpha-kit", "Kit.", "body");
+    let c = Skill::from_text("r", "c", "gamma-kit", "Kit.", "body");
+    let f = Fixture {
+        docs: vec![
+            doc(&a, Level::L0, 0, "alpha-kit", "alpha-kit\nKit."),
+            doc(&a, Level::L2, 0, "Zeta", "Zeta notes on the zeta format."),
+            doc(&a, Level::L2, 1, "Other", "Unrelated words here."),
+            doc(&c, Level::L0, 0, "gamma-kit", "gamma-kit\nKit."),
+            doc(&c, Level::L2, 0, "Zeta", "Zeta notes on the zeta format."),
+        ],
+        skills: vec![a, c],
+        edges: vec![],
+        members: vec![],
+        scores: vec![],
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &f, None);
+    let ranked = |weights: Option<[f32; 6]>| {
+        let options = crate::EvalOptions {
+            include_quarantined: true,
+            field_weights: weights,
+            ..crate::EvalOptions::default()
+        };
+        let q = options.query("alpha zeta", None, Mode::Bm25, 5);
+        assert_eq!(q.weights, weights.map(crate::FieldWeights));
+        names(&index, &index.search(&q).unwrap().hits)
+    };
+    assert_eq!(ranked(None), vec!["r:a", "r:c"]);
+    assert_eq!(ranked(Some([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])), vec!["r:a"]);
+    assert_eq!(
+        ranked(Some([0.0, 0.0, 0.0, 0.0, 0.0, 1.0])),
+        vec!["r:c", "r:a"]
+    );
+}
+
 /// The exact scan gives the same answer on one thread and on two, and keeps the `keep` nearest
 /// skills plus every skill it is asked about.
 #[test]

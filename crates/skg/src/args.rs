@@ -601,6 +601,11 @@ pub struct EvalArgs {
     /// What BM25 scores as one document when it ranks skills.
     #[arg(long, value_enum, default_value_t = Bm25UnitArg::Skill)]
     pub bm25_unit: Bm25UnitArg,
+    /// BM25 field weights, six comma-separated numbers ≥ 0: name, description, when_to_use,
+    /// tags, headings, body (default: the unit's — skill 0.5,0.5,0.5,0.5,1,2; document
+    /// 3,2,1.5,1.5,1.2,1).
+    #[arg(long, value_name = "N,D,W,T,H,B", value_parser = parse_field_weights)]
+    pub field_weights: Option<[f32; 6]>,
     /// Count quarantined skills as routable (gold skills the quarantine removes are reported).
     #[arg(long)]
     pub include_quarantined: bool,
@@ -906,4 +911,26 @@ pub struct McpArgs {
     /// BM25 only (do not load the embedding model).
     #[arg(long)]
     pub bm25: bool,
+}
+
+/// `--field-weights`: six comma-separated finite numbers ≥ 0, in `skg_index::FIELDS` order.
+fn parse_field_weights(s: &str) -> Result<[f32; 6], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let n = skg_index::FIELDS.len();
+    if parts.len() != n {
+        return Err(format!(
+            "{} numbers given, {n} wanted ({})",
+            parts.len(),
+            skg_index::FIELDS.join(", ")
+        ));
+    }
+    let mut out = [0f32; 6];
+    for ((slot, part), field) in out.iter_mut().zip(&parts).zip(skg_index::FIELDS) {
+        *slot = part
+            .parse::<f32>()
+            .ok()
+            .filter(|w| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| format!("{field}: `{part}` is not a number ≥ 0"))?;
+    }
+    Ok(out)
 }

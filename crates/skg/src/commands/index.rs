@@ -183,6 +183,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         pool: args.pool,
         max_terms: args.max_terms,
         bm25_unit: args.bm25_unit.into(),
+        field_weights: args.field_weights,
         include_quarantined: args.include_quarantined,
         bundle_k: args.bundle_k,
         // A comparison and the intervals read the queries' ranks, so they need them recorded.

@@ -171,4 +171,43 @@ mod defaults {
             skg_measure::GateOptions::default()
         );
     }
+
+    /// `--field-weights` takes six numbers ≥ 0 in the index's field order, and refuses anything
+    /// else with the fields named.
+    #[test]
+    fn field_weights_are_six_numbers_at_least_zero() {
+        let eval = |w: &str| {
+            Cli::try_parse_from(["skg", "eval", "q.jsonl", "--field-weights", w]).map(|c| {
+                match c.command {
+                    Command::Eval(e) => e.field_weights,
+                    _ => panic!("eval"),
+                }
+            })
+        };
+        assert_eq!(
+            eval("0.5,0.5,0.5,0.5,1,2").unwrap_or_else(|e| panic!("{e}")),
+            Some([0.5, 0.5, 0.5, 0.5, 1.0, 2.0])
+        );
+        assert_eq!(
+            eval(" 3, 2 ,1.5,1.5,1.2,1").unwrap_or_else(|e| panic!("{e}")),
+            Some([3.0, 2.0, 1.5, 1.5, 1.2, 1.0])
+        );
+        for (bad, says) in [
+            ("1,2", "2 numbers given, 6 wanted"),
+            ("1,2,3,4,5,6,7", "7 numbers given"),
+            ("1,2,3,4,5,-1", "body: `-1`"),
+            ("1,x,3,4,5,6", "description: `x`"),
+            ("1,2,3,4,NaN,6", "headings: `NaN`"),
+        ] {
+            let e = eval(bad).expect_err(bad).to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let Command::Eval(e) = parse(&["eval", "q.jsonl"]) else {
+            panic!("eval")
+        };
+        assert_eq!(
+            e.field_weights,
+            skg_index::EvalOptions::default().field_weights
+        );
+    }
 }
