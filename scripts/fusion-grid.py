@@ -13,10 +13,11 @@ first, the default marked. *Balanced*: every overlap class of the queries (`none
 `natural`: how many of the skill's words the query uses) weighs the same, whatever its share —
 the written requests are three quarters `natural`, the judged sets a fifth to a third, and BM25
 gains most on `natural` queries, so a plain mean over the requests would choose for the wrong
-mix. A query's rank is what `skg eval --per-query` reports (its first gold skill's, within 10). The point is where the settings are *chosen*: on the written training requests
-(`labels/train-requests-v1.jsonl`, which no judged query shares a skill with), then measured once
-on the judged sets with `skg eval --compare` — not chosen on the dev sets they are measured on
-(docs/retrieval.md, "Fusion settings chosen on the training requests").
+mix. The balanced figures weigh the first-gold ranks `skg eval --per-query` reports; the plain
+ones are `skg eval`'s own summary. The point is where the settings are *chosen*: on the written
+training requests (`labels/train-requests-v1.jsonl`, which no judged query shares a skill with),
+then measured once on the judged sets with `skg eval --compare` — not on the dev sets they are
+measured on (docs/retrieval.md, "Settings chosen on the training requests").
 """
 
 from __future__ import annotations
@@ -93,8 +94,10 @@ def run(args: argparse.Namespace, setting: Setting) -> dict:
         cmd.append("--include-quarantined")
     cmd.append("--per-query")
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    ranks = {q: r for q, r, _ in json.loads(out)["modes"][0]["per_query"]}
-    plain = metrics(ranks, {q: 1.0 for q in ranks})
+    mode = json.loads(out)["modes"][0]
+    ranks = {q: r for q, r, _ in mode["per_query"]}
+    hit = mode["metrics"]["hit"]  # hit@1, @3, @5, @10
+    plain = (hit[0], hit[2], hit[3], mode["metrics"]["mrr10"])
     m = metrics(ranks, args.weights)
     return {
         "fusion": fusion,
