@@ -1662,12 +1662,9 @@ fn bm25_keeps_a_long_querys_rarest_terms() {
     assert_eq!(index.bm25.rarest(&terms, terms.len()).unwrap(), terms);
 }
 
-/// Skill-level BM25 adds up a package's evidence: `alpha-kit` says one query word in its name and
-/// the other in a section, `gamma-kit` the same section only, so the whole skill outranks it —
-/// and its hit still points at the section that matched. Scored by its best document, a skill
-/// is worth that document's score (the definition of the document unit).
-#[test]
-fn skill_level_bm25_adds_up_a_packages_evidence() {
+/// Three kits: alpha-kit ("alpha" in its name, a Zeta section and another), gamma-kit (the same
+/// Zeta section alone) and delta-kit (the other section alone).
+fn zeta_kits() -> Fixture {
     let a = Skill::from_text("r", "a", "alpha-kit", "Kit.", "body");
     let c = Skill::from_text("r", "c", "gamma-kit", "Kit.", "body");
     let d = Skill::from_text("r", "d", "delta-kit", "Kit.", "body");
@@ -1680,13 +1677,22 @@ fn skill_level_bm25_adds_up_a_packages_evidence() {
         doc(&d, Level::L0, 0, "delta-kit", "delta-kit\nKit."),
         doc(&d, Level::L2, 0, "Other", "Unrelated words here."),
     ];
-    let f = Fixture {
+    Fixture {
         skills: vec![a, c, d],
         docs,
         edges: vec![],
         members: vec![],
         scores: vec![],
-    };
+    }
+}
+
+/// Skill-level BM25 adds up a package's evidence: `alpha-kit` says one query word in its name and
+/// the other in a section, `gamma-kit` the same section only, so the whole skill outranks it —
+/// and its hit still points at the section that matched. Scored by its best document, a skill
+/// is worth that document's score (the definition of the document unit).
+#[test]
+fn skill_level_bm25_adds_up_a_packages_evidence() {
+    let f = zeta_kits();
     let dir = tempfile::tempdir().unwrap();
     let index = built(dir.path(), &f, None);
     let mut q = Query::new("alpha zeta", None, 5);
@@ -1714,28 +1720,14 @@ fn skill_level_bm25_adds_up_a_packages_evidence() {
     }
 }
 
-/// `EvalOptions::field_weights` reaches BM25: on the fixture above, "alpha zeta" finds alpha-kit
-/// by its name and both kits by "zeta" in their bodies. Name only: alpha-kit alone. Body only:
+/// `EvalOptions::field_weights` reaches BM25: on [`zeta_kits`], "alpha zeta" finds alpha-kit by
+/// its name and alpha- and gamma-kit by "zeta" in their bodies (delta-kit matches neither). Name only: alpha-kit alone. Body only:
 /// both, with the shorter body (gamma-kit's one section against alpha-kit's two) first — the same
 /// term frequency in a shorter field scores higher under BM25's length norm. None: the default
 /// unit weights, alpha-kit first (name and body add up).
 #[test]
 fn eval_field_weights_reach_bm25() {
-    let a = Skill::from_text("r", "a", "alpha-kit", "Kit.", "body");
-    let c = Skill::from_text("r", "c", "gamma-kit", "Kit.", "body");
-    let f = Fixture {
-        docs: vec![
-            doc(&a, Level::L0, 0, "alpha-kit", "alpha-kit\nKit."),
-            doc(&a, Level::L2, 0, "Zeta", "Zeta notes on the zeta format."),
-            doc(&a, Level::L2, 1, "Other", "Unrelated words here."),
-            doc(&c, Level::L0, 0, "gamma-kit", "gamma-kit\nKit."),
-            doc(&c, Level::L2, 0, "Zeta", "Zeta notes on the zeta format."),
-        ],
-        skills: vec![a, c],
-        edges: vec![],
-        members: vec![],
-        scores: vec![],
-    };
+    let f = zeta_kits();
     let dir = tempfile::tempdir().unwrap();
     let index = built(dir.path(), &f, None);
     let ranked = |weights: Option<[f32; 6]>| {
