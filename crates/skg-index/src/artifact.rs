@@ -9,15 +9,17 @@ use std::{
 use serde::{Deserialize, Serialize};
 use skg_model::{
     DocId, Document, Edge, EdgeKind, Level, Member, RegistryInput, RegistryName, Role, Score,
-    SectionRole, Skill, SkillId,
+    SectionRole, Skill, SkillId, SkillKind,
 };
 
 use skg_artifact::Staged;
 
 use crate::{Error, Result, bm25};
 
-/// Version of the index folder layout and row types; readers refuse others.
-pub const INDEX_SCHEMA_VERSION: u32 = 3;
+/// Version of the index folder layout and row types; readers refuse others. Format 4: a
+/// tool-catalog entry's row says `"kind": "tool"` (a row without it is a `SKILL.md` package, so
+/// a format-3 index of a tool catalog would be read with the packages' BM25 weights).
+pub const INDEX_SCHEMA_VERSION: u32 = 4;
 /// The skill-level BM25 index's folder (one document per skill; since format 3).
 pub(crate) const SKILL_BM25_DIR: &str = "bm25-skills";
 /// Relations below this confidence are not used for routing unless asked otherwise
@@ -66,10 +68,25 @@ pub struct SkillEntry {
     /// Primary capability type (extract's taxonomy) or `unknown`.
     #[serde(default = "unknown")]
     pub capability: String,
+    /// What the row was made from: a `SKILL.md` package or a tool-catalog entry (whole-skill
+    /// BM25 weighs their fields differently, [`crate::FieldWeights::of`]). Written only for
+    /// tools, so a skill registry's `skills.ndjson` is what it was before the field existed;
+    /// an index written before it reads every row as a package.
+    #[serde(default = "package", skip_serializing_if = "is_package")]
+    pub kind: SkillKind,
 }
 
 fn unknown() -> String {
     "unknown".to_owned()
+}
+
+fn package() -> SkillKind {
+    SkillKind::Skill
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_package(kind: &SkillKind) -> bool {
+    *kind == SkillKind::Skill
 }
 
 impl SkillEntry {
@@ -430,6 +447,7 @@ fn entries(input: &BuildInput<'_>) -> Vec<SkillEntry> {
                 outputs: s.outputs.clone(),
                 content_hash: s.content_hash.clone(),
                 capability: s.capability.clone(),
+                kind: s.kind,
             }
         })
         .collect();

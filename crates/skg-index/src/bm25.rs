@@ -43,18 +43,26 @@ impl FieldWeights {
     /// 1.5, headings 1.2, body 1 — a section competes with the card, so the card's fields count
     /// more.
     pub const DOCUMENT: FieldWeights = FieldWeights([3.0, 2.0, 1.5, 1.5, 1.2, 1.0]);
-    /// For a skill scored as one document: the card's fields 0.5 each, headings 1, body 2. The
-    /// dense side already reads the card (name, description, outline); what BM25 adds to it is
-    /// the package's own words, so the body carries the lexical weight (measured in
-    /// docs/retrieval.md: with the card-heavy weights the whole-skill ranking is better alone
-    /// and worse fused, because it repeats the dense side's evidence).
-    pub const SKILL: FieldWeights = FieldWeights([0.5, 0.5, 0.5, 0.5, 1.0, 2.0]);
+    /// For a `SKILL.md` package scored as one document: the card's fields 0.25 each, headings
+    /// 0.5, body 3. The dense side already reads the card (name, description, outline); what
+    /// BM25 adds to it is the package's own words, so the body carries the lexical weight
+    /// (measured in docs/retrieval.md: with card-heavy weights the whole-skill ranking is better
+    /// alone and worse fused, because it repeats the dense side's evidence). Chosen on the
+    /// written training requests (`labels/train-requests-v1.jsonl`), which share no skill with
+    /// the judged sets, then measured once on those.
+    pub const SKILL: FieldWeights = FieldWeights([0.25, 0.25, 0.25, 0.25, 0.5, 3.0]);
+    /// For a tool-catalog entry scored as one document: the card's fields 0.5 each, headings 1,
+    /// body 2. A tool's body is its parameter list and its card most of what it says: the
+    /// package weights cost MetaTool two points of hit@1 (docs/retrieval.md, stop 34).
+    pub const TOOL: FieldWeights = FieldWeights([0.5, 0.5, 0.5, 0.5, 1.0, 2.0]);
 
-    /// The default weights of a unit.
-    pub fn of(unit: crate::Bm25Unit) -> FieldWeights {
-        match unit {
-            crate::Bm25Unit::Skill => FieldWeights::SKILL,
-            crate::Bm25Unit::Document => FieldWeights::DOCUMENT,
+    /// The default weights of a unit for a skill of this kind (the document unit's are the same
+    /// for both: a section competes with the card there whatever made it).
+    pub fn of(unit: crate::Bm25Unit, kind: skg_model::SkillKind) -> FieldWeights {
+        match (unit, kind) {
+            (crate::Bm25Unit::Skill, skg_model::SkillKind::Skill) => FieldWeights::SKILL,
+            (crate::Bm25Unit::Skill, skg_model::SkillKind::Tool) => FieldWeights::TOOL,
+            (crate::Bm25Unit::Document, _) => FieldWeights::DOCUMENT,
         }
     }
 }

@@ -44,7 +44,8 @@ pub struct EvalOptions {
     #[serde(default)]
     pub bm25_unit: Bm25Unit,
     /// BM25 field weights in [`crate::FIELDS`] order (name, description, `when_to_use`,
-    /// tags, headings, body); `None`: the unit's defaults ([`FieldWeights::of`]).
+    /// tags, headings, body) for every skill; `None`: the unit's defaults for each skill's kind
+    /// ([`FieldWeights::of`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field_weights: Option<[f32; 6]>,
     /// Count quarantined skills as routable.
@@ -229,6 +230,48 @@ pub fn judged_digest(query: &JudgedQuery) -> String {
     h.finalize().to_hex()[..16].to_owned()
 }
 
+/// The BM25 settings an evaluation ran with, as resolved against the index: a run can be
+/// repeated from its report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bm25Settings {
+    /// What BM25 scores as one document.
+    pub unit: Bm25Unit,
+    /// The field weights ([`crate::FIELDS`] order) for each kind of skill in the index: the
+    /// kind's defaults, or the same override for every kind.
+    pub field_weights: std::collections::BTreeMap<skg_model::SkillKind, [f32; 6]>,
+    /// Whether the weights were set for the run (`--field-weights`) rather than the defaults.
+    pub field_weights_set: bool,
+    /// Weight of `when_not_to_use` matches subtracted.
+    pub negative_weight: f32,
+    /// Candidates each ranking contributes to the fusion.
+    pub pool: usize,
+    /// Query terms scored (the rarest; 0: all).
+    pub max_terms: usize,
+}
+
+impl Bm25Settings {
+    /// The settings `options` give over `index`.
+    pub fn of(index: &Index, options: &EvalOptions) -> Bm25Settings {
+        Bm25Settings {
+            unit: options.bm25_unit,
+            field_weights: index
+                .kinds()
+                .iter()
+                .map(|&k| {
+                    let w = options
+                        .field_weights
+                        .map_or_else(|| FieldWeights::of(options.bm25_unit, k), FieldWeights);
+                    (k, w.0)
+                })
+                .collect(),
+            field_weights_set: options.field_weights.is_some(),
+            negative_weight: options.negative_weight,
+            pool: options.pool,
+            max_terms: options.max_terms,
+        }
+    }
+}
+
 /// What `skg eval` reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvalReport {
@@ -252,6 +295,8 @@ pub struct EvalReport {
     pub gold_skills_quarantined: usize,
     /// Queries whose every gold skill is quarantined.
     pub queries_whose_gold_is_all_quarantined: usize,
+    /// The lexical side's settings (each mode reports its fusion).
+    pub bm25: Bm25Settings,
     /// Per mode.
     pub modes: Vec<ModeReport>,
     /// The unresolved gold ids, sorted.
@@ -432,6 +477,7 @@ pub fn evaluate(
             .iter()
             .filter(|j| !j.gold.is_empty() && j.gold.iter().all(quarantined))
             .count(),
+        bm25: Bm25Settings::of(index, options),
         modes,
         unresolved,
     })

@@ -49,8 +49,8 @@ pub use crate::{
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},
     incremental::{PackageDiff, VectorPlan, diff_packages, reuse_vectors},
     judged::{
-        EmbedFn, EvalOptions, EvalReport, JudgedQuery, Latency, ModeReport, QueryRank, evaluate,
-        judged_digest, resolve_examples, skill_keys,
+        Bm25Settings, EmbedFn, EvalOptions, EvalReport, JudgedQuery, Latency, ModeReport,
+        QueryRank, evaluate, judged_digest, resolve_examples, skill_keys,
     },
     misses::{DEPTH, Miss, MissClass, MissReport, SIBLING_COSINE, misses},
     route::{Bundle, BundleSkill, Reason, route, route_within},

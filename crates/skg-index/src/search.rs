@@ -4,7 +4,7 @@
 use std::{collections::HashMap, path::Path};
 
 use serde::{Deserialize, Serialize};
-use skg_model::Level;
+use skg_model::{Level, SkillKind};
 
 use crate::{
     Error, Result,
@@ -139,8 +139,9 @@ pub struct Query<'a> {
     pub negative_weight: f32,
     /// Hits must score above this; the rest go to `rejected`.
     pub min_score: f32,
-    /// BM25 field weights (`None`: [`FieldWeights::of`] the unit in use — skill-level routing
-    /// and document-level section search weigh the fields differently).
+    /// BM25 field weights for every skill (`None`: [`FieldWeights::of`] the unit in use and each
+    /// skill's kind — skill-level routing and document-level section search weigh the fields
+    /// differently, and so do packages and tool-catalog entries as whole skills).
     pub weights: Option<FieldWeights>,
     /// Candidates each ranking contributes to the fusion (and BM25 skills gathered).
     pub pool: usize,
@@ -318,6 +319,8 @@ pub struct Index {
     card_doc: Vec<u32>,
     /// Each skill's documents, in index order.
     docs_of: Vec<Vec<u32>>,
+    /// The kinds of skill present, sorted (whole-skill BM25 runs one pass per kind).
+    kinds: Vec<SkillKind>,
     dim: usize,
     vectors: Vec<f32>,
     vector_docs: Vec<u32>,
@@ -465,9 +468,16 @@ impl Index {
                     .unwrap_or(u32::MAX)
             })
             .collect();
+        let kinds = skills
+            .iter()
+            .map(|s| s.kind)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
         Ok(Index {
             skill_bm25: Bm25::open(&dir.join(crate::artifact::SKILL_BM25_DIR))?,
             card_doc,
+            kinds,
             docs_of,
             catalog_tokens,
             content: Content::open(&dir.join("content.ndjson"), skills.len())?,
@@ -610,8 +620,7 @@ impl Index {
             self.bm25
                 .search_groups(
                     &self.bm25.rarest(&terms, q.max_terms)?,
-                    &q.weights
-                        .unwrap_or_else(|| FieldWeights::of(Bm25Unit::Document)),
+                    &q.weights.unwrap_or(FieldWeights::DOCUMENT),
                     pool + 1,
                     &own,
                     Pass::Pruned,
@@ -668,6 +677,11 @@ impl Index {
         Ok((hits, mode))
     }
 
+    /// The kinds of skill the index holds, sorted.
+    pub fn kinds(&self) -> &[SkillKind] {
+        &self.kinds
+    }
+
     /// Vector dimension (0 without vectors).
     pub fn dim(&self) -> usize {
         self.dim
@@ -694,21 +708,48 @@ impl Index {
         let scored = &scored_terms;
         let mut best: HashMap<u32, (f32, u32)> = match q.bm25_unit {
             Bm25Unit::Skill => {
-                let group_of = |skill: u32| {
-                    (self.card_doc.get(skill as usize) != Some(&u32::MAX) && self.allowed(skill, q))
-                        .then_some(skill)
+                // One pass per weighting: the request's weights for every skill, else each kind
+                // present with its own (a skill is scored in its kind's pass only).
+                let passes: Vec<(FieldWeights, Option<SkillKind>)> = match q.weights {
+                    Some(w) => vec![(w, None)],
+                    None if self.kinds.len() == 1 => {
+                        vec![(FieldWeights::of(Bm25Unit::Skill, self.kinds[0]), None)]
+                    }
+                    None => self
+                        .kinds
+                        .iter()
+                        .map(|&k| (FieldWeights::of(Bm25Unit::Skill, k), Some(k)))
+                        .collect(),
                 };
-                self.skill_bm25
-                    .search_groups(
-                        scored,
-                        &q.weights
-                            .unwrap_or_else(|| FieldWeights::of(Bm25Unit::Skill)),
-                        want,
-                        &group_of,
-                        Pass::for_documents(self.skills.len()),
-                    )?
+                let mut found: Vec<(u32, f32)> = Vec::new();
+                for (weights, kind) in passes {
+                    let group_of = |skill: u32| {
+                        (self.card_doc.get(skill as usize) != Some(&u32::MAX)
+                            && kind.is_none_or(|k| self.skills[skill as usize].kind == k)
+                            && self.allowed(skill, q))
+                        .then_some(skill)
+                    };
+                    found.extend(
+                        self.skill_bm25
+                            .search_groups(
+                                scored,
+                                &weights,
+                                want,
+                                &group_of,
+                                Pass::for_documents(self.skills.len()),
+                            )?
+                            .into_iter()
+                            .map(|(skill, score, _)| (skill, score)),
+                    );
+                }
+                // Several passes gathered up to `want` each: the `want` best of them all.
+                if found.len() > want {
+                    found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                    found.truncate(want);
+                }
+                found
                     .into_iter()
-                    .map(|(skill, score, _)| (skill, (score, self.card_doc[skill as usize])))
+                    .map(|(skill, score)| (skill, (score, self.card_doc[skill as usize])))
                     .collect()
             }
             Bm25Unit::Document => {
@@ -719,8 +760,7 @@ impl Index {
                 self.bm25
                     .search_groups(
                         scored,
-                        &q.weights
-                            .unwrap_or_else(|| FieldWeights::of(Bm25Unit::Document)),
+                        &q.weights.unwrap_or(FieldWeights::DOCUMENT),
                         want,
                         &group_of,
                         Pass::Pruned,

@@ -199,11 +199,15 @@ fn bm25_finds_a_section_and_returns_one_hit_per_skill() {
     assert_eq!(a.mode, Mode::Bm25);
 }
 
+/// The filters, with every BM25 field weighted 1: under the packages' default weights (body 3,
+/// card 0.25) chart-maker's overview, its only body text, says "tables" and outranks
+/// csv-cleaner's card — the weights are another test's subject.
 #[test]
 fn quarantined_and_aliases_are_left_out_unless_asked() {
     let dir = tempfile::tempdir().unwrap();
     let index = built(dir.path(), &fixture(), None);
     let mut q = Query::new("clean csv tables", None, 5);
+    q.weights = Some(crate::FieldWeights([1.0; 6]));
     assert!(!names(&index, &index.search(&q).unwrap().hits).contains(&"r:csv".to_owned()));
     q.include_quarantined = true;
     assert_eq!(names(&index, &index.search(&q).unwrap().hits)[0], "r:csv");
@@ -973,10 +977,13 @@ fn misses_are_classified_by_what_the_rankings_show() {
             ("quarantined", crate::MissClass::GoldQuarantined),
         ]
     );
-    // With the quarantine off, csv-cleaner answers "clean csv tables" first: charts ("tables")
-    // is a candidate ranked low, unless csv-cleaner is an acceptable answer.
+    // With the quarantine off and every field weighted 1, csv-cleaner answers "clean csv
+    // tables" first (three words in its card): charts ("tables") is a candidate ranked low,
+    // unless csv-cleaner is an acceptable answer. (Under the packages' default weights, body 3
+    // and card 0.25, charts' overview — its only body text — says "tables" and ranks first.)
     let options = crate::EvalOptions {
         include_quarantined: true,
+        field_weights: Some([1.0; 6]),
         ..crate::EvalOptions::default()
     };
     let queries = [
@@ -1687,9 +1694,11 @@ fn zeta_kits() -> Fixture {
 }
 
 /// Skill-level BM25 adds up a package's evidence: `alpha-kit` says one query word in its name and
-/// the other in a section, `gamma-kit` the same section only, so the whole skill outranks it —
-/// and its hit still points at the section that matched. Scored by its best document, a skill
-/// is worth that document's score (the definition of the document unit).
+/// the other in a section, `gamma-kit` the same section only, so with every field weighted 1 the
+/// whole skill outranks it — and its hit still points at the section that matched. (The default
+/// weights, body 3 and name 0.25, rank the shorter body first: [`eval_field_weights_reach_bm25`].)
+/// Scored by its best document, a skill is worth that document's score (the definition of the
+/// document unit).
 #[test]
 fn skill_level_bm25_adds_up_a_packages_evidence() {
     let f = zeta_kits();
@@ -1697,6 +1706,7 @@ fn skill_level_bm25_adds_up_a_packages_evidence() {
     let index = built(dir.path(), &f, None);
     let mut q = Query::new("alpha zeta", None, 5);
     q.include_quarantined = true;
+    q.weights = Some(crate::FieldWeights([1.0; 6]));
     let whole = index.search(&q).unwrap();
     assert_eq!(names(&index, &whole.hits), vec!["r:a", "r:c"]);
     assert!(whole.hits[0].bm25 > whole.hits[1].bm25);
@@ -1704,6 +1714,7 @@ fn skill_level_bm25_adds_up_a_packages_evidence() {
     assert_eq!((at.level, at.title.as_str()), (Level::L2, "Zeta"));
 
     q.bm25_unit = crate::Bm25Unit::Document;
+    q.weights = None;
     let best = index.search(&q).unwrap();
     let terms = index.bm25.terms("alpha zeta");
     let per_doc = index
@@ -1721,10 +1732,16 @@ fn skill_level_bm25_adds_up_a_packages_evidence() {
 }
 
 /// `EvalOptions::field_weights` reaches BM25: on [`zeta_kits`], "alpha zeta" finds alpha-kit by
-/// its name and alpha- and gamma-kit by "zeta" in their bodies (delta-kit matches neither). Name only: alpha-kit alone. Body only:
-/// both, with the shorter body (gamma-kit's one section against alpha-kit's two) first — the same
-/// term frequency in a shorter field scores higher under BM25's length norm. None: the default
-/// unit weights, alpha-kit first (name and body add up).
+/// its name and alpha- and gamma-kit by "zeta" in their bodies (delta-kit matches neither). Name
+/// only: alpha-kit alone. Body only: both, with the shorter body (gamma-kit's one section against
+/// alpha-kit's two) first — the same term frequency in a shorter field scores higher under BM25's
+/// length norm. By hand (tantivy's BM25, k1 1.2, b 0.75; idf "alpha" in names ln(1 + 2.5/1.5) =
+/// 0.981, "zeta" ln(1 + 1.5/2.5) = 0.470; length norms: headings 2 and 1 tokens against a mean of
+/// 4/3, bodies 7 and 4 against 14/3): alpha = 0.981·n + 0.470·(0.830·h + 1.205·b), gamma =
+/// 0.470·(1.114·h + 1.433·b) for name, headings and body weights n, h, b. The tools' weights
+/// (0.5, 1, 2) give alpha 2.01 against gamma 1.87: alpha-kit first; the packages' defaults
+/// (0.25, 0.5, 3) give 2.14 against 2.28: the body's length norm, three times weighted,
+/// outweighs a name at a quarter, and gamma-kit comes first.
 #[test]
 fn eval_field_weights_reach_bm25() {
     let f = zeta_kits();
@@ -1740,12 +1757,77 @@ fn eval_field_weights_reach_bm25() {
         assert_eq!(q.weights, weights.map(crate::FieldWeights));
         names(&index, &index.search(&q).unwrap().hits)
     };
-    assert_eq!(ranked(None), vec!["r:a", "r:c"]);
+    assert_eq!(ranked(None), vec!["r:c", "r:a"]);
+    assert_eq!(
+        ranked(Some(crate::FieldWeights::TOOL.0)),
+        vec!["r:a", "r:c"]
+    );
     assert_eq!(ranked(Some([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])), vec!["r:a"]);
     assert_eq!(
         ranked(Some([0.0, 0.0, 0.0, 0.0, 0.0, 1.0])),
         vec!["r:c", "r:a"]
     );
+}
+
+/// Whole-skill BM25 weighs a skill's fields by its kind when the query sets no weights: in an
+/// index of [`zeta_kits`] where alpha-kit is a tool-catalog entry, every hit scores what the
+/// same query scores it with its kind's weights set explicitly (a skill's BM25 under field boosts
+/// depends only on its own fields and the index statistics, not on the other skills' weights).
+/// Not vacuous: the two kinds' weights give alpha-kit different scores. The kind survives the
+/// index files, only a tool's row says it, and the eval report records each kind's weights.
+#[test]
+fn whole_skill_bm25_weighs_fields_by_the_skills_kind() {
+    let mut f = zeta_kits();
+    f.skills[0].kind = skg_model::SkillKind::Tool;
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &f, None);
+    let kind_of = |id: &str| index.skills[index.skill(id).unwrap().0 as usize].kind;
+    assert_eq!(kind_of("r:a"), skg_model::SkillKind::Tool);
+    assert_eq!(kind_of("r:c"), skg_model::SkillKind::Skill);
+    assert_eq!(
+        index.kinds(),
+        &[skg_model::SkillKind::Skill, skg_model::SkillKind::Tool]
+    );
+    let rows = std::fs::read_to_string(dir.path().join("index/skills.ndjson")).unwrap();
+    let tool_rows: Vec<&str> = rows
+        .lines()
+        .filter(|l| l.contains(r#""kind":"tool""#))
+        .collect();
+    assert_eq!(tool_rows.len(), 1);
+    assert!(tool_rows[0].contains(r#""id":"r:a""#));
+    assert!(!rows.contains(r#""kind":"skill""#));
+
+    let scores = |weights: Option<crate::FieldWeights>| {
+        let mut q = Query::new("alpha zeta", None, 5);
+        q.mode = Mode::Bm25;
+        q.include_quarantined = true;
+        q.weights = weights;
+        index
+            .search(&q)
+            .unwrap()
+            .hits
+            .iter()
+            .map(|h| (index.skills[h.skill as usize].id.to_string(), h.bm25))
+            .collect::<std::collections::HashMap<String, f32>>()
+    };
+    let by_kind = scores(None);
+    let as_tool = scores(Some(crate::FieldWeights::TOOL));
+    let as_package = scores(Some(crate::FieldWeights::SKILL));
+    assert_eq!(by_kind.len(), 2, "{by_kind:?}");
+    assert!((by_kind["r:a"] - as_tool["r:a"]).abs() < 1e-6);
+    assert!((by_kind["r:c"] - as_package["r:c"]).abs() < 1e-6);
+    assert!((as_tool["r:a"] - as_package["r:a"]).abs() > 1e-3);
+
+    let settings = crate::Bm25Settings::of(&index, &crate::EvalOptions::default());
+    assert_eq!(
+        settings.field_weights[&skg_model::SkillKind::Tool],
+        crate::FieldWeights::TOOL.0
+    );
+    assert_eq!(
+        settings.field_weights[&skg_model::SkillKind::Skill],
+        crate::FieldWeights::SKILL.0
+    );
+    assert!(!settings.field_weights_set);
 }
 
 /// The exact scan gives the same answer on one thread and on two, and keeps the `keep` nearest

@@ -601,10 +601,8 @@ pub struct EvalArgs {
     /// What BM25 scores as one document when it ranks skills.
     #[arg(long, value_enum, default_value_t = Bm25UnitArg::Skill)]
     pub bm25_unit: Bm25UnitArg,
-    /// BM25 field weights, six comma-separated numbers ≥ 0: name, description, when_to_use,
-    /// tags, headings, body (default: the unit's — skill 0.5,0.5,0.5,0.5,1,2; document
-    /// 3,2,1.5,1.5,1.2,1).
-    #[arg(long, value_name = "N,D,W,T,H,B", value_parser = parse_field_weights)]
+    /// BM25 field weights for every skill (the help text names the defaults).
+    #[arg(long, value_name = "N,D,W,T,H,B", value_parser = parse_field_weights, help = field_weights_help())]
     pub field_weights: Option<[f32; 6]>,
     /// Count quarantined skills as routable (gold skills the quarantine removes are reported).
     #[arg(long)]
@@ -914,6 +912,20 @@ pub struct McpArgs {
 }
 
 /// `--field-weights`: six comma-separated finite numbers ≥ 0, in `skg_index::FIELDS` order.
+/// `--field-weights`' help, with the defaults as skg-index defines them.
+fn field_weights_help() -> String {
+    let list =
+        |w: skg_index::FieldWeights| w.0.iter().map(f32::to_string).collect::<Vec<_>>().join(",");
+    format!(
+        "BM25 field weights for every skill, six comma-separated numbers ≥ 0: name, description, \
+         when_to_use, tags, headings, body (default: by unit and kind — whole skill: packages {}, \
+         tool-catalog entries {}; best document: {}; the JSON report's `bm25` records what ran)",
+        list(skg_index::FieldWeights::SKILL),
+        list(skg_index::FieldWeights::TOOL),
+        list(skg_index::FieldWeights::DOCUMENT),
+    )
+}
+
 fn parse_field_weights(s: &str) -> Result<[f32; 6], String> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     let n = skg_index::FIELDS.len();
