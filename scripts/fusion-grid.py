@@ -30,19 +30,19 @@ import sys
 
 Setting = tuple[str, float, float, float, int, int, str]
 # Fusion, BM25 weight, saturation, negative weight, max terms, pool, field weights ("": the
-# unit's, 0.5 for each card field, headings 1, body 2).
+# unit's for each skill's kind; the eval report's `bm25.field_weights` says which ran).
 DEFAULT: Setting = ("adaptive", 0.3, 4.0, 0.5, 16, 50, "")
 
 
 def fields_grid() -> list[Setting]:
-    """The card fields (name, description, when_to_use, tags) × headings × body."""
+    """The card fields (name, description, when_to_use, tags) × headings × body, each set for
+    every skill; the default row (each kind's own weights) first, for reference."""
     rows = [DEFAULT]
     for card, headings, body in itertools.product(
         [0.25, 0.5, 1.0], [0.5, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0]
     ):
-        if (card, headings, body) != (0.5, 1.0, 2.0):
-            weights = ",".join(f"{x:g}" for x in [card] * 4 + [headings, body])
-            rows.append(DEFAULT[:6] + (weights,))
+        weights = ",".join(f"{x:g}" for x in [card] * 4 + [headings, body])
+        rows.append(DEFAULT[:6] + (weights,))
     return rows
 
 

@@ -67,7 +67,6 @@ impl FieldWeights {
     }
 }
 
-/// What one index document contributes to each field.
 /// How [`Bm25::search_groups`] visits the matching documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pass {
@@ -94,6 +93,7 @@ impl Pass {
     }
 }
 
+/// What one index document contributes to each field.
 #[derive(Debug)]
 pub(crate) struct DocText<'a> {
     parts: [String; 6],

@@ -239,8 +239,10 @@ pub struct Bm25Settings {
     /// The field weights ([`crate::FIELDS`] order) for each kind of skill in the index: the
     /// kind's defaults, or the same override for every kind.
     pub field_weights: std::collections::BTreeMap<skg_model::SkillKind, [f32; 6]>,
-    /// Whether the weights were set for the run (`--field-weights`) rather than the defaults.
-    pub field_weights_set: bool,
+    /// The weights set for the run (`--field-weights`), for every skill; `None`: each kind's
+    /// defaults. Recorded apart from the map so an index without skills still shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_weights_override: Option<[f32; 6]>,
     /// Weight of `when_not_to_use` matches subtracted.
     pub negative_weight: f32,
     /// Candidates each ranking contributes to the fusion.
@@ -264,7 +266,7 @@ impl Bm25Settings {
                     (k, w.0)
                 })
                 .collect(),
-            field_weights_set: options.field_weights.is_some(),
+            field_weights_override: options.field_weights,
             negative_weight: options.negative_weight,
             pool: options.pool,
             max_terms: options.max_terms,

@@ -226,11 +226,11 @@ impl<'a> Query<'a> {
 
 /// BM25's side of a query: each candidate skill's (score, document) and the terms it scored.
 #[derive(Debug, Default)]
-struct Lexical {
-    best: HashMap<u32, (f32, u32)>,
+pub(crate) struct Lexical {
+    pub(crate) best: HashMap<u32, (f32, u32)>,
     terms: Vec<String>,
     /// The pass's cut (see [`Cut`]).
-    cut: Option<f32>,
+    pub(crate) cut: Option<f32>,
     /// Each skill's `when_not_to_use` penalty (× the weight), gathered or not.
     penalty: HashMap<u32, f32>,
 }
@@ -696,10 +696,19 @@ impl Index {
             && q.capability.is_none_or(|c| s.capability == c)
     }
 
-    /// BM25 of the `want` best allowed skills: (score − penalty, the matched document), found
-    /// in one pruned pass (see `Bm25::search_groups`) over the skill-level index (the document
-    /// is the skill's card) or over the documents (a skill scores as its best document).
-    fn bm25_skills(&self, q: &Query<'_>, terms: &[String], want: usize) -> Result<Lexical> {
+    /// BM25 of the `want` best allowed skills: (score − penalty, the matched document). Over the
+    /// skill-level index (the document is the whole skill; its hit's document is its card until
+    /// `locate` finds the section): one pass per kind of skill present, each with its kind's
+    /// field weights and over its own skills, the best `want` of them kept — one pass when the
+    /// query sets the weights or the index holds one kind. Over the documents (a skill scores as
+    /// its best document): one pass. Each pass is exhaustive or pruned by the index's size
+    /// (see `Bm25::search_groups`).
+    pub(crate) fn bm25_skills(
+        &self,
+        q: &Query<'_>,
+        terms: &[String],
+        want: usize,
+    ) -> Result<Lexical> {
         let _span = tracing::info_span!("bm25", terms = terms.len(), want).entered();
         let scored_terms = match q.bm25_unit {
             Bm25Unit::Skill => self.skill_bm25.rarest(terms, q.max_terms)?,

@@ -1827,7 +1827,138 @@ fn whole_skill_bm25_weighs_fields_by_the_skills_kind() {
         settings.field_weights[&skg_model::SkillKind::Skill],
         crate::FieldWeights::SKILL.0
     );
-    assert!(!settings.field_weights_set);
+    assert_eq!(settings.field_weights_override, None);
+    let set = crate::EvalOptions {
+        field_weights: Some([1.0; 6]),
+        ..crate::EvalOptions::default()
+    };
+    let settings = crate::Bm25Settings::of(&index, &set);
+    assert_eq!(settings.field_weights_override, Some([1.0; 6]));
+    assert!(settings.field_weights.values().all(|w| *w == [1.0; 6]));
+    assert_eq!(settings.field_weights.len(), 2);
+}
+
+/// Forty skills, every third with "alpha" in its name, each with one section saying "zeta" one
+/// to four times among zero to six filler words; the odd ones are tool-catalog entries.
+fn mixed_kits() -> Fixture {
+    let mut skills = Vec::new();
+    let mut docs = Vec::new();
+    for i in 0..40u32 {
+        let name = if i % 3 == 0 {
+            format!("alpha-kit-{i}")
+        } else {
+            format!("kit-{i}")
+        };
+        let mut s = Skill::from_text("r", &format!("k{i:02}"), &name, "Kit.", "body");
+        if i % 2 == 1 {
+            s.kind = skg_model::SkillKind::Tool;
+        }
+        let mut text = "zeta ".repeat(i as usize % 4 + 1);
+        text.push_str(&"filler ".repeat(i as usize % 7));
+        docs.push(doc(&s, Level::L0, 0, &name, &format!("{name}\nKit.")));
+        docs.push(doc(&s, Level::L2, 0, "Notes", text.trim_end()));
+        skills.push(s);
+    }
+    Fixture {
+        skills,
+        docs,
+        edges: vec![],
+        members: vec![],
+        scores: vec![],
+    }
+}
+
+/// In a catalog of both kinds, whole-skill BM25 runs a pass per kind and keeps the `want` best
+/// of both: with `want` 11 of 40 matching skills (each pass gathers 11), the kept skills and
+/// their scores are the 11 best of every skill scored with its own kind's weights set
+/// explicitly (ties by position), and the cut is the `pool`-th of them. With the weights set
+/// for the query, one pass ranks every skill with them. Over an index of tools alone the
+/// default is the tools' weights.
+#[test]
+fn a_catalog_of_both_kinds_keeps_the_best_of_each_kinds_pass() {
+    use skg_model::SkillKind;
+    let f = mixed_kits();
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &f, None);
+    let terms = index.bm25.terms("alpha zeta");
+    let query = |weights: Option<crate::FieldWeights>| {
+        let mut q = Query::new("alpha zeta", None, 1);
+        q.mode = Mode::Bm25;
+        q.include_quarantined = true;
+        q.pool = 3;
+        q.weights = weights;
+        q
+    };
+    let all = |w: crate::FieldWeights| {
+        index
+            .bm25_skills(&query(Some(w)), &terms, 1000)
+            .unwrap()
+            .best
+    };
+    let (as_tool, as_package) = (
+        all(crate::FieldWeights::TOOL),
+        all(crate::FieldWeights::SKILL),
+    );
+    assert_eq!((as_tool.len(), as_package.len()), (40, 40));
+    let mut expected: Vec<(u32, f32)> = (0..40u32)
+        .map(|s| {
+            let own = match index.skills[s as usize].kind {
+                SkillKind::Tool => &as_tool,
+                SkillKind::Skill => &as_package,
+            };
+            (s, own[&s].0)
+        })
+        .collect();
+    expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    expected.truncate(11);
+    let got = index.bm25_skills(&query(None), &terms, 11).unwrap();
+    let mut kept: Vec<(u32, f32)> = got.best.iter().map(|(&s, &(x, _))| (s, x)).collect();
+    kept.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    assert_eq!(kept.len(), 11);
+    for (k, e) in kept.iter().zip(&expected) {
+        assert_eq!(k.0, e.0, "{kept:?} vs {expected:?}");
+        assert!((k.1 - e.1).abs() < 1e-6);
+    }
+    // Both kinds are among the kept: the merge, not one pass, decided.
+    let kinds: std::collections::BTreeSet<SkillKind> = kept
+        .iter()
+        .map(|&(s, _)| index.skills[s as usize].kind)
+        .collect();
+    assert_eq!(kinds.len(), 2, "{kept:?}");
+    assert_eq!(got.cut, Some(expected[2].1));
+
+    // Weights set for the query: every skill with them, in one pass.
+    let unit = crate::FieldWeights([1.0; 6]);
+    let one = index.bm25_skills(&query(Some(unit)), &terms, 1000).unwrap();
+    let by_unit = all(unit);
+    assert_eq!(one.best.len(), 40);
+    assert!(
+        one.best
+            .iter()
+            .all(|(s, x)| (x.0 - by_unit[s].0).abs() < 1e-6)
+    );
+    assert!((by_unit[&0].0 - as_package[&0].0).abs() > 1e-3);
+
+    // Tools alone: their own weights by default.
+    let mut tools = mixed_kits();
+    tools
+        .skills
+        .iter_mut()
+        .for_each(|s| s.kind = SkillKind::Tool);
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &tools, None);
+    assert_eq!(index.kinds(), &[SkillKind::Tool]);
+    let by_default = index.bm25_skills(&query(None), &terms, 1000).unwrap().best;
+    let as_tool = index
+        .bm25_skills(&query(Some(crate::FieldWeights::TOOL)), &terms, 1000)
+        .unwrap()
+        .best;
+    assert_eq!(by_default.len(), 40);
+    assert!(
+        by_default
+            .iter()
+            .all(|(s, x)| (x.0 - as_tool[s].0).abs() < 1e-6)
+    );
 }
 
 /// The exact scan gives the same answer on one thread and on two, and keeps the `keep` nearest

@@ -911,7 +911,6 @@ pub struct McpArgs {
     pub bm25: bool,
 }
 
-/// `--field-weights`: six comma-separated finite numbers ≥ 0, in `skg_index::FIELDS` order.
 /// `--field-weights`' help, with the defaults as skg-index defines them.
 fn field_weights_help() -> String {
     let list =
@@ -926,6 +925,7 @@ fn field_weights_help() -> String {
     )
 }
 
+/// `--field-weights`: six comma-separated finite numbers ≥ 0, in `skg_index::FIELDS` order.
 fn parse_field_weights(s: &str) -> Result<[f32; 6], String> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     let n = skg_index::FIELDS.len();
