@@ -202,6 +202,46 @@ fn benches(c: &mut Criterion) {
         "route, as above, BM25 by best document per skill",
         &beside(skg_index::Bm25Unit::Document),
     );
+    // The same route with every skill on the tools' field weights (the packages' own before stop
+    // 35) and on its kind's defaults, interleaved task by task so the machine's drift falls on
+    // both alike: what the packages' weights cost or save.
+    let weighted = |weights: Option<skg_index::FieldWeights>, task: &str| {
+        let mut q = Query::new(task, None, 5);
+        q.mode = skg_index::Mode::Hybrid;
+        q.weights = weights;
+        let start = Instant::now();
+        let (answer, _) = index
+            .search_embedding(&q, || embed_one(task))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::hint::black_box(skg_index::route(index, &answer, Some(8_000)));
+        start.elapsed().as_secs_f64() * 1000.0
+    };
+    let (mut by_kind, mut as_tools) = (Vec::new(), Vec::new());
+    for round in 0..3 {
+        for t in &tasks {
+            // Alternate which goes first.
+            if round % 2 == 0 {
+                by_kind.push(weighted(None, t));
+                as_tools.push(weighted(Some(skg_index::FieldWeights::TOOL), t));
+            } else {
+                as_tools.push(weighted(Some(skg_index::FieldWeights::TOOL), t));
+                by_kind.push(weighted(None, t));
+            }
+        }
+    }
+    for (name, mut ms) in [
+        ("route as the gateway, field weights by kind", by_kind),
+        ("route as the gateway, every skill on 0.5/1/2", as_tools),
+    ] {
+        ms.sort_by(f64::total_cmp);
+        let at = |p: usize| ms[(p * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1];
+        eprintln!(
+            "  {name:<52} p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms (3 rounds)",
+            at(50),
+            at(95),
+            at(99)
+        );
+    }
     let mut group = c.benchmark_group("route");
     group
         .sample_size(10)
