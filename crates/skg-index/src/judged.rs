@@ -257,14 +257,9 @@ impl Bm25Settings {
         Bm25Settings {
             unit: options.bm25_unit,
             field_weights: index
-                .kinds()
-                .iter()
-                .map(|&k| {
-                    let w = options
-                        .field_weights
-                        .map_or_else(|| FieldWeights::of(options.bm25_unit, k), FieldWeights);
-                    (k, w.0)
-                })
+                .field_weights(options.bm25_unit, options.field_weights.map(FieldWeights))
+                .into_iter()
+                .map(|(k, w)| (k, w.0))
                 .collect(),
             field_weights_override: options.field_weights,
             negative_weight: options.negative_weight,

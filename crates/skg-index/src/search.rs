@@ -682,6 +682,19 @@ impl Index {
         &self.kinds
     }
 
+    /// The BM25 field weights each kind of skill present is scored with, in `unit`: `weights`
+    /// for every kind when a query sets them, else each kind's defaults ([`FieldWeights::of`]).
+    pub fn field_weights(
+        &self,
+        unit: Bm25Unit,
+        weights: Option<FieldWeights>,
+    ) -> Vec<(SkillKind, FieldWeights)> {
+        self.kinds
+            .iter()
+            .map(|&k| (k, weights.unwrap_or_else(|| FieldWeights::of(unit, k))))
+            .collect()
+    }
+
     /// Vector dimension (0 without vectors).
     pub fn dim(&self) -> usize {
         self.dim
@@ -717,19 +730,20 @@ impl Index {
         let scored = &scored_terms;
         let mut best: HashMap<u32, (f32, u32)> = match q.bm25_unit {
             Bm25Unit::Skill => {
-                // One pass per weighting: the request's weights for every skill, else each kind
-                // present with its own (a skill is scored in its kind's pass only).
-                let passes: Vec<(FieldWeights, Option<SkillKind>)> = match q.weights {
-                    Some(w) => vec![(w, None)],
-                    None if self.kinds.len() == 1 => {
-                        vec![(FieldWeights::of(Bm25Unit::Skill, self.kinds[0]), None)]
-                    }
-                    None => self
-                        .kinds
-                        .iter()
-                        .map(|&k| (FieldWeights::of(Bm25Unit::Skill, k), Some(k)))
-                        .collect(),
-                };
+                // One pass per weighting: kinds weighed alike (the query's weights, or a catalog
+                // of one kind) share one unfiltered pass; otherwise each kind's pass scores its
+                // own skills only.
+                let by_kind = self.field_weights(Bm25Unit::Skill, q.weights);
+                let passes: Vec<(FieldWeights, Option<SkillKind>)> =
+                    if by_kind.windows(2).all(|w| w[0].1 == w[1].1) {
+                        by_kind
+                            .first()
+                            .map(|&(_, w)| (w, None))
+                            .into_iter()
+                            .collect()
+                    } else {
+                        by_kind.into_iter().map(|(k, w)| (w, Some(k))).collect()
+                    };
                 let mut found: Vec<(u32, f32)> = Vec::new();
                 for (weights, kind) in passes {
                     let group_of = |skill: u32| {

@@ -33,6 +33,16 @@ fn tasks(root: &Path) -> Vec<String> {
         .collect()
 }
 
+/// "p50 … ms, p95 … ms, p99 … ms" of `ms`, nearest rank (`skg_index::Latency`, as `skg eval`
+/// reports them).
+fn percentiles(ms: Vec<f64>) -> String {
+    let l = skg_index::Latency::of(ms);
+    format!(
+        "p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
+        l.p50, l.p95, l.p99
+    )
+}
+
 fn benches(c: &mut Criterion) {
     let Some(dir) = std::env::var_os("SKG_BENCH_INDEX").map(PathBuf::from) else {
         eprintln!("skipped: set SKG_BENCH_INDEX to an index folder (skg index build)");
@@ -64,21 +74,14 @@ fn benches(c: &mut Criterion) {
         })
         .collect();
     let part = |name: &str, f: &mut dyn FnMut(usize)| {
-        let mut ms: Vec<f64> = (0..tasks.len())
+        let ms: Vec<f64> = (0..tasks.len())
             .map(|i| {
                 let start = Instant::now();
                 f(i);
                 start.elapsed().as_secs_f64() * 1000.0
             })
             .collect();
-        ms.sort_by(f64::total_cmp);
-        let at = |p: usize| ms[(p * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1];
-        eprintln!(
-            "  {name:<28} p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
-            at(50),
-            at(95),
-            at(99)
-        );
+        eprintln!("  {name:<28} {}", percentiles(ms));
     };
     part("query embedding", &mut |i| {
         std::hint::black_box(embedder.embed(&[tasks[i].as_str()]).ok());
@@ -123,7 +126,7 @@ fn benches(c: &mut Criterion) {
     for t in tasks.iter().take(5) {
         route(t);
     }
-    let mut ms: Vec<f64> = tasks
+    let ms: Vec<f64> = tasks
         .iter()
         .map(|t| {
             let start = Instant::now();
@@ -131,15 +134,11 @@ fn benches(c: &mut Criterion) {
             start.elapsed().as_secs_f64() * 1000.0
         })
         .collect();
-    ms.sort_by(f64::total_cmp);
-    let at = |p: usize| ms[(p * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1];
     eprintln!(
-        "route over {} ({} tasks): p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
+        "route over {} ({} tasks): {}",
         dir.display(),
         ms.len(),
-        at(50),
-        at(95),
-        at(99)
+        percentiles(ms)
     );
     // As the gateway runs it: one single-threaded session, embedded first, or embedded on a
     // second thread while BM25 runs (`Index::search_embedding`).
@@ -158,7 +157,7 @@ fn benches(c: &mut Criterion) {
         for t in tasks.iter().take(5) {
             f(t);
         }
-        let mut ms: Vec<f64> = tasks
+        let ms: Vec<f64> = tasks
             .iter()
             .map(|t| {
                 let start = Instant::now();
@@ -166,14 +165,7 @@ fn benches(c: &mut Criterion) {
                 start.elapsed().as_secs_f64() * 1000.0
             })
             .collect();
-        ms.sort_by(f64::total_cmp);
-        let at = |p: usize| ms[(p * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1];
-        eprintln!(
-            "  {name:<52} p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
-            at(50),
-            at(95),
-            at(99)
-        );
+        eprintln!("  {name:<52} {}", percentiles(ms));
     };
     timed("route, 1-thread session, embed then search", &|task| {
         let v = embed_one(task);
@@ -229,18 +221,11 @@ fn benches(c: &mut Criterion) {
             }
         }
     }
-    for (name, mut ms) in [
+    for (name, ms) in [
         ("route as the gateway, field weights by kind", by_kind),
         ("route as the gateway, every skill on 0.5/1/2", as_tools),
     ] {
-        ms.sort_by(f64::total_cmp);
-        let at = |p: usize| ms[(p * ms.len()).div_ceil(100).clamp(1, ms.len()) - 1];
-        eprintln!(
-            "  {name:<52} p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms (3 rounds)",
-            at(50),
-            at(95),
-            at(99)
-        );
+        eprintln!("  {name:<52} {} (3 rounds)", percentiles(ms));
     }
     let mut group = c.benchmark_group("route");
     group
