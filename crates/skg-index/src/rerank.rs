@@ -37,7 +37,7 @@ pub const RANK_FEATURES: [(&str, &str); 8] = [
     ),
     (
         "bm25_rel",
-        "BM25 divided by the best BM25 among the candidates",
+        "BM25 divided by the best BM25 among the candidates of its kind (package or tool)",
     ),
     (
         "fused_rank",
@@ -163,7 +163,17 @@ pub fn features(
         .collect();
     let best_dense = cos.iter().map(|c| c.0).fold(0.0f32, f32::max);
     let best_section = cos.iter().map(|c| c.1).fold(0.0f32, f32::max);
-    let best_bm25 = answer.hits.iter().map(|h| h.bm25).fold(0.0f32, f32::max);
+    // BM25 relative to the best of the candidate's own kind: over a catalog of both kinds their
+    // scores are not on one scale (see `Index::bm25_skills`).
+    let kind = |h: &crate::Hit| index.skills[h.skill as usize].kind;
+    let best_bm25 = |k| {
+        answer
+            .hits
+            .iter()
+            .filter(|h| kind(h) == k)
+            .map(|h| h.bm25)
+            .fold(0.0f32, f32::max)
+    };
     answer
         .hits
         .iter()
@@ -185,10 +195,9 @@ pub fn features(
                 f64::from(card - best_dense),
                 f64::from(section),
                 f64::from(section - best_section),
-                if best_bm25 > 0.0 {
-                    f64::from(h.bm25 / best_bm25)
-                } else {
-                    0.0
+                match best_bm25(kind(h)) {
+                    b if b > 0.0 => f64::from(h.bm25 / b),
+                    _ => 0.0,
                 },
                 1.0 / (rank + 1) as f64,
                 share(&q, &name),

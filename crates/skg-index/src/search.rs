@@ -107,6 +107,27 @@ impl Fusion {
     /// [`Fusion::Linear`]'s default BM25 weight.
     pub const LINEAR_BM25: f32 = 0.5;
 
+    /// BM25's weight in the mix for a query whose best BM25 score is `best` over `terms`
+    /// analyzed terms: `None` for RRF (it mixes ranks).
+    pub fn weight(self, best: f32, terms: usize) -> Option<f32> {
+        match self {
+            Fusion::Rrf { .. } => None,
+            Fusion::Linear { bm25 } => Some(bm25),
+            Fusion::Adaptive {
+                max_bm25,
+                saturation,
+            } => Some(Fusion::adaptive_weight(max_bm25, saturation, best, terms)),
+            Fusion::Zscore {
+                max_bm25,
+                saturation,
+            } => Some(if saturation > 0.0 {
+                Fusion::adaptive_weight(max_bm25, saturation, best, terms)
+            } else {
+                max_bm25
+            }),
+        }
+    }
+
     /// The BM25 weight [`Fusion::Adaptive`] gives a query whose best BM25 skill score is
     /// `best` over `terms` analyzed terms: `max_bm25 × min(1, best / (saturation × terms))`.
     /// A query whose words the documents barely contain leans on the dense score.
@@ -229,10 +250,23 @@ impl<'a> Query<'a> {
 pub(crate) struct Lexical {
     pub(crate) best: HashMap<u32, (f32, u32)>,
     terms: Vec<String>,
-    /// The pass's cut (see [`Cut`]).
-    pub(crate) cut: Option<f32>,
+    /// One per BM25 pass: the kind of skill it scored (`None`: every skill) and its cut (see
+    /// [`Cut`]). A catalog of one kind has one lane; a catalog of both kinds one per kind, as
+    /// their scores are not on one scale (see [`Index::bm25_skills`]).
+    pub(crate) lanes: Vec<Lane>,
     /// Each skill's `when_not_to_use` penalty (× the weight), gathered or not.
     penalty: HashMap<u32, f32>,
+}
+
+/// Per-skill (score, document), as BM25 and the dense side give them.
+type Scored = HashMap<u32, (f32, u32)>;
+
+/// One BM25 pass of a query: the kind of skill it scored (`None`: every skill) and where it
+/// stopped ([`Cut`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Lane {
+    pub(crate) kind: Option<SkillKind>,
+    pub(crate) cut: Option<f32>,
 }
 
 /// Where BM25's pass stopped, as the linear mixes of [`fuse`] count the skills under it: the
@@ -297,8 +331,13 @@ pub struct Answer {
     pub rejected: Vec<Hit>,
     /// The mode actually used (hybrid without a vector falls back to BM25).
     pub mode: Mode,
-    /// BM25's weight in the fusion, for hybrid.
+    /// BM25's weight in the fusion, for hybrid (over a catalog of both kinds: the weight of the
+    /// first hit's kind, each kind's in `bm25_weights`).
     pub bm25_weight: Option<f32>,
+    /// Over a catalog of both kinds, each kind's BM25 weight in the fusion (hybrid): each kind's
+    /// lexical evidence is weighed against its own best. Empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bm25_weights: Vec<(SkillKind, f32)>,
     /// The analyzed query terms.
     pub terms: Vec<String>,
 }
@@ -711,11 +750,16 @@ impl Index {
 
     /// BM25 of the `want` best allowed skills: (score − penalty, the matched document). Over the
     /// skill-level index (the document is the whole skill; its hit's document is its card until
-    /// `locate` finds the section): one pass per kind of skill present, each with its kind's
-    /// field weights and over its own skills, the best `want` of them kept — one pass when the
-    /// query sets the weights or the index holds one kind. Over the documents (a skill scores as
-    /// its best document): one pass. Each pass is exhaustive or pruned by the index's size
-    /// (see `Bm25::search_groups`).
+    /// `locate` finds the section): one pass per kind of skill present, each over its own
+    /// skills with its kind's field weights (or the query's, for every kind) and keeping its own
+    /// `want` best and its own cut — a lane each. A `SKILL.md` package's body is long and
+    /// matches most of a task's words; a tool's entry is a card and a parameter list: their
+    /// scores are not on one scale (over the shared registries with the MetaTool tools added,
+    /// BM25 on one scale ranked a tool request's gold first for 0.022 of them, against 0.362 over
+    /// the tools alone; docs/retrieval.md, "A catalog of both kinds"), so the fusion weighs each
+    /// lane against its own best. Over the documents (a skill scores as its best document): one pass,
+    /// one lane. Each pass is exhaustive or pruned by the index's size (see
+    /// `Bm25::search_groups`).
     pub(crate) fn bm25_skills(
         &self,
         q: &Query<'_>,
@@ -728,74 +772,70 @@ impl Index {
             Bm25Unit::Document => self.bm25.rarest(terms, q.max_terms)?,
         };
         let scored = &scored_terms;
-        let mut best: HashMap<u32, (f32, u32)> = match q.bm25_unit {
-            Bm25Unit::Skill => {
-                // One pass per weighting: kinds weighed alike (the query's weights, or a catalog
-                // of one kind) share one unfiltered pass; otherwise each kind's pass scores its
-                // own skills only.
-                let by_kind = self.field_weights(Bm25Unit::Skill, q.weights);
-                let passes: Vec<(FieldWeights, Option<SkillKind>)> =
-                    if by_kind.windows(2).all(|w| w[0].1 == w[1].1) {
+        let (mut best, lanes): (HashMap<u32, (f32, u32)>, Vec<Lane>) =
+            match q.bm25_unit {
+                Bm25Unit::Skill => {
+                    // A catalog of one kind: one unfiltered pass; of several, one pass per kind
+                    // over its own skills.
+                    let by_kind = self.field_weights(Bm25Unit::Skill, q.weights);
+                    let passes: Vec<(FieldWeights, Option<SkillKind>)> = if by_kind.len() > 1 {
+                        by_kind.into_iter().map(|(k, w)| (w, Some(k))).collect()
+                    } else {
                         by_kind
                             .first()
                             .map(|&(_, w)| (w, None))
                             .into_iter()
                             .collect()
-                    } else {
-                        by_kind.into_iter().map(|(k, w)| (w, Some(k))).collect()
                     };
-                let mut found: Vec<(u32, f32)> = Vec::new();
-                for (weights, kind) in passes {
-                    let group_of = |skill: u32| {
-                        (self.card_doc.get(skill as usize) != Some(&u32::MAX)
-                            && kind.is_none_or(|k| self.skills[skill as usize].kind == k)
-                            && self.allowed(skill, q))
-                        .then_some(skill)
+                    let mut best = HashMap::new();
+                    let mut lanes = Vec::with_capacity(passes.len());
+                    for (weights, kind) in passes {
+                        let group_of = |skill: u32| {
+                            (self.card_doc.get(skill as usize) != Some(&u32::MAX)
+                                && kind.is_none_or(|k| self.skills[skill as usize].kind == k)
+                                && self.allowed(skill, q))
+                            .then_some(skill)
+                        };
+                        let found = self.skill_bm25.search_groups(
+                            scored,
+                            &weights,
+                            want,
+                            &group_of,
+                            Pass::for_documents(self.skills.len()),
+                        )?;
+                        // The pass gathered `want` > `pool` skills when that many matched, so the
+                        // pool-th is where a pass of `pool` would have stopped.
+                        lanes.push(Lane {
+                            kind,
+                            cut: cut_at(found.iter().map(|x| x.1).collect(), q.pool),
+                        });
+                        best.extend(found.into_iter().map(|(skill, score, _)| {
+                            (skill, (score, self.card_doc[skill as usize]))
+                        }));
+                    }
+                    (best, lanes)
+                }
+                Bm25Unit::Document => {
+                    let group_of = |doc: u32| {
+                        let skill = self.docs.get(doc as usize)?.skill;
+                        self.allowed(skill, q).then_some(skill)
                     };
-                    found.extend(
-                        self.skill_bm25
-                            .search_groups(
-                                scored,
-                                &weights,
-                                want,
-                                &group_of,
-                                Pass::for_documents(self.skills.len()),
-                            )?
-                            .into_iter()
-                            .map(|(skill, score, _)| (skill, score)),
-                    );
+                    let best: HashMap<u32, (f32, u32)> = self
+                        .bm25
+                        .search_groups(
+                            scored,
+                            &q.weights.unwrap_or(FieldWeights::DOCUMENT),
+                            want,
+                            &group_of,
+                            Pass::Pruned,
+                        )?
+                        .into_iter()
+                        .map(|(skill, score, doc)| (skill, (score, doc)))
+                        .collect();
+                    let cut = cut_at(best.values().map(|x| x.0).collect(), q.pool);
+                    (best, vec![Lane { kind: None, cut }])
                 }
-                // Several passes gathered up to `want` each: the `want` best of them all.
-                if found.len() > want {
-                    found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                    found.truncate(want);
-                }
-                found
-                    .into_iter()
-                    .map(|(skill, score)| (skill, (score, self.card_doc[skill as usize])))
-                    .collect()
-            }
-            Bm25Unit::Document => {
-                let group_of = |doc: u32| {
-                    let skill = self.docs.get(doc as usize)?.skill;
-                    self.allowed(skill, q).then_some(skill)
-                };
-                self.bm25
-                    .search_groups(
-                        scored,
-                        &q.weights.unwrap_or(FieldWeights::DOCUMENT),
-                        want,
-                        &group_of,
-                        Pass::Pruned,
-                    )?
-                    .into_iter()
-                    .map(|(skill, score, doc)| (skill, (score, doc)))
-                    .collect()
-            }
-        };
-        // The pass gathered `want` > `pool` skills when that many matched, so the pool-th is
-        // where a pass of `pool` would have stopped.
-        let cut = cut_at(best.values().map(|x| x.0).collect(), q.pool);
+            };
         let mut penalty: HashMap<u32, f32> = HashMap::new();
         if q.negative_weight > 0.0 {
             let negative = match q.bm25_unit {
@@ -819,7 +859,7 @@ impl Index {
         Ok(Lexical {
             best,
             terms: scored_terms,
-            cut,
+            lanes,
             penalty,
         })
     }
@@ -1079,20 +1119,64 @@ impl Index {
             _ => HashMap::new(),
         };
         let _span = tracing::info_span!("fuse", mode = ?mode).entered();
+        // Over a catalog of both kinds each kind's lane is ranked on its own scale (see
+        // `bm25_skills`): BM25 relative to the lane's best, the fusion run per lane over the
+        // lane's skills (their cosines are on one scale), and the lanes' hits merged by score.
+        let kind_of = |skill: u32| self.skills[skill as usize].kind;
+        let of_lane = |m: &HashMap<u32, (f32, u32)>, lane: &Lane| -> HashMap<u32, (f32, u32)> {
+            m.iter()
+                .filter(|(s, _)| lane.kind.is_none_or(|k| kind_of(**s) == k))
+                .map(|(&s, &x)| (s, x))
+                .collect()
+        };
+        let several = lexical.lanes.len() > 1;
+        let mut weights: Vec<(SkillKind, f32)> = Vec::new();
         let mut bm25_weight = None;
         let mut ranked: Vec<Hit> = match mode {
-            Mode::Bm25 => lexical
-                .best
-                .iter()
-                .map(|(&skill, &(s, doc))| Hit {
-                    skill,
-                    score: s,
-                    bm25: s,
-                    bm25_counted: s,
-                    dense: 0.0,
-                    doc,
-                })
-                .collect(),
+            Mode::Bm25 => {
+                // A catalog of both kinds: no score compares the lanes, so each skill counts as
+                // its share of its lane's best, scaled by how much evidence that best has per
+                // query term — a lane whose best matches the query's words only thinly ranks
+                // below one whose best matches them fully (over the shared registries with the
+                // MetaTool tools, tool requests' hit@1 0.022 → 0.106 and the registries' own
+                // 0.363 → 0.356; docs/retrieval.md, "A catalog of both kinds").
+                let lane_best = |skill: u32| -> f32 {
+                    let kind = kind_of(skill);
+                    lexical
+                        .best
+                        .iter()
+                        .filter(|(s, _)| kind_of(**s) == kind)
+                        .map(|(_, x)| x.0)
+                        .fold(0.0f32, f32::max)
+                };
+                let mut best_of: HashMap<SkillKind, f32> = HashMap::new();
+                lexical
+                    .best
+                    .iter()
+                    .map(|(&skill, &(s, doc))| {
+                        let score = if several {
+                            let b = *best_of
+                                .entry(kind_of(skill))
+                                .or_insert_with(|| lane_best(skill));
+                            // The share of the lane's best, times the evidence the best has
+                            // per query term (the adaptive fusion's measure, saturating at 1).
+                            let evidence =
+                                Fusion::adaptive_weight(1.0, Fusion::SATURATION, b, terms.len());
+                            if b > 0.0 { s / b * evidence } else { 0.0 }
+                        } else {
+                            s
+                        };
+                        Hit {
+                            skill,
+                            score,
+                            bm25: s,
+                            bm25_counted: s,
+                            dense: 0.0,
+                            doc,
+                        }
+                    })
+                    .collect()
+            }
             Mode::Dense => dense
                 .iter()
                 .map(|(&skill, &(c, doc))| Hit {
@@ -1105,20 +1189,71 @@ impl Index {
                 })
                 .collect(),
             Mode::Hybrid => {
-                let cut = Cut {
-                    score: lexical.cut,
-                    penalty: Some(&lexical.penalty),
-                };
-                let (hits, w) = fuse(
-                    &lexical.best,
-                    &dense,
-                    q.fusion,
-                    terms.len(),
-                    want.max(q.pool),
-                    cut,
-                );
-                bm25_weight = w;
-                hits
+                if several {
+                    // Each lane's own weight, at most the weight of the lane of the skill the
+                    // cosine — the one score on one scale across kinds — ranks first: a
+                    // package's body matches most of a tool request's words and saturates its
+                    // lane's weight, which would otherwise lift the packages' lexical leader
+                    // over the tool the request names (docs/retrieval.md, "A catalog of both
+                    // kinds").
+                    let lanes: Vec<(&Lane, Scored, Scored)> = lexical
+                        .lanes
+                        .iter()
+                        .map(|lane| (lane, of_lane(&lexical.best, lane), of_lane(&dense, lane)))
+                        .collect();
+                    let own: Vec<Option<f32>> = lanes
+                        .iter()
+                        .map(|(_, l, _)| {
+                            let best = l.values().map(|x| x.0).fold(0.0f32, f32::max);
+                            q.fusion.weight(best, terms.len())
+                        })
+                        .collect();
+                    let nearest = dense
+                        .iter()
+                        .max_by(|a, b| a.1.0.total_cmp(&b.1.0).then(b.0.cmp(a.0)))
+                        .map(|(&s, _)| kind_of(s));
+                    let cap = lanes
+                        .iter()
+                        .zip(&own)
+                        .find(|((lane, _, _), _)| {
+                            nearest.is_some_and(|k| lane.kind.is_none_or(|l| l == k))
+                        })
+                        .and_then(|(_, w)| *w)
+                        .unwrap_or(f32::INFINITY);
+                    let mut hits = Vec::new();
+                    for ((lane, l, d), w) in lanes.iter().zip(own) {
+                        let w = w.map(|w| w.min(cap));
+                        if let (Some(k), Some(w)) = (lane.kind, w) {
+                            weights.push((k, w));
+                        }
+                        hits.extend(fuse_weighted(
+                            l,
+                            d,
+                            q.fusion,
+                            w,
+                            want.max(q.pool),
+                            Cut {
+                                score: lane.cut,
+                                penalty: Some(&lexical.penalty),
+                            },
+                        ));
+                    }
+                    hits
+                } else {
+                    let (hits, w) = fuse(
+                        &lexical.best,
+                        &dense,
+                        q.fusion,
+                        terms.len(),
+                        want.max(q.pool),
+                        Cut {
+                            score: lexical.lanes.first().and_then(|l| l.cut),
+                            penalty: Some(&lexical.penalty),
+                        },
+                    );
+                    bm25_weight = w;
+                    hits
+                }
             }
         };
         ranked.sort_by(|a, b| {
@@ -1140,11 +1275,20 @@ impl Index {
                 break;
             }
         }
+        if several && !weights.is_empty() {
+            let first = hits.first().or(rejected.first()).map(|h| kind_of(h.skill));
+            bm25_weight = weights
+                .iter()
+                .find(|(k, _)| Some(*k) == first)
+                .or(weights.first())
+                .map(|x| x.1);
+        }
         Answer {
             hits,
             rejected,
             mode,
             bm25_weight,
+            bm25_weights: weights,
             terms,
         }
     }
@@ -1173,7 +1317,8 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Fuses per-skill BM25 and dense scores over the union of each one's best `pool` candidates;
-/// the linear mixes count the skills under BM25's `cut` at it (see [`Cut`]).
+/// the linear mixes count the skills under BM25's `cut` at it (see [`Cut`]). Returns the hits
+/// and BM25's weight ([`Fusion::weight`] of the best BM25 score).
 pub(crate) fn fuse(
     lexical: &HashMap<u32, (f32, u32)>,
     dense: &HashMap<u32, (f32, u32)>,
@@ -1182,6 +1327,20 @@ pub(crate) fn fuse(
     pool: usize,
     cut: Cut<'_>,
 ) -> (Vec<Hit>, Option<f32>) {
+    let best = lexical.values().map(|x| x.0).fold(0.0f32, f32::max);
+    let w = fusion.weight(best, terms);
+    (fuse_weighted(lexical, dense, fusion, w, pool, cut), w)
+}
+
+/// [`fuse`] with BM25's weight given (`None` for RRF).
+pub(crate) fn fuse_weighted(
+    lexical: &HashMap<u32, (f32, u32)>,
+    dense: &HashMap<u32, (f32, u32)>,
+    fusion: Fusion,
+    w: Option<f32>,
+    pool: usize,
+    cut: Cut<'_>,
+) -> Vec<Hit> {
     let top = |m: &HashMap<u32, (f32, u32)>| -> Vec<(u32, f32)> {
         let mut v: Vec<(u32, f32)> = m.iter().map(|(&k, &(s, _))| (k, s)).collect();
         v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -1196,24 +1355,6 @@ pub(crate) fn fuse(
     let mut candidates: Vec<u32> = lt.iter().chain(&dt).map(|x| x.0).collect();
     candidates.sort_unstable();
     candidates.dedup();
-    let w = match fusion {
-        Fusion::Rrf { .. } => None,
-        Fusion::Linear { bm25 } => Some(bm25),
-        Fusion::Adaptive {
-            max_bm25,
-            saturation,
-        } => Some(Fusion::adaptive_weight(
-            max_bm25, saturation, best_bm25, terms,
-        )),
-        Fusion::Zscore {
-            max_bm25,
-            saturation,
-        } => Some(if saturation > 0.0 {
-            Fusion::adaptive_weight(max_bm25, saturation, best_bm25, terms)
-        } else {
-            max_bm25
-        }),
-    };
     // Mean and standard deviation of each score over the candidates (for `Zscore`).
     let standardize = |score: &dyn Fn(u32) -> f32| -> (f32, f32) {
         let n = candidates.len().max(1) as f32;
@@ -1248,7 +1389,7 @@ pub(crate) fn fuse(
     } else {
         (0.0, 1.0, 0.0, 1.0)
     };
-    let hits = candidates
+    candidates
         .into_iter()
         .map(|skill| {
             let (b, bdoc) = lexical.get(&skill).copied().unwrap_or((0.0, u32::MAX));
@@ -1295,6 +1436,5 @@ pub(crate) fn fuse(
                 doc,
             }
         })
-        .collect();
-    (hits, w)
+        .collect()
 }

@@ -1868,14 +1868,14 @@ fn mixed_kits() -> Fixture {
     }
 }
 
-/// In a catalog of both kinds, whole-skill BM25 runs a pass per kind and keeps the `want` best
-/// of both: with `want` 11 of 40 matching skills (each pass gathers 11), the kept skills and
-/// their scores are the 11 best of every skill scored with its own kind's weights set
-/// explicitly (ties by position), and the cut is the `pool`-th of them. With the weights set
-/// for the query, one pass ranks every skill with them. Over an index of tools alone the
-/// default is the tools' weights.
+/// In a catalog of both kinds, whole-skill BM25 runs a pass per kind — a lane each — and each
+/// lane keeps its own `want` best and its own cut: with `want` 11 of 20 matching skills of each
+/// kind, the kept skills and their scores are each kind's 11 best under its own kind's weights
+/// set explicitly (ties by position), 22 in all, and each lane's cut is the `pool`-th of its
+/// own. With the weights set for the query, each kind's pass uses them. Over an index of tools
+/// alone the default is the tools' weights, in one lane.
 #[test]
-fn a_catalog_of_both_kinds_keeps_the_best_of_each_kinds_pass() {
+fn a_catalog_of_both_kinds_keeps_each_kinds_best_in_its_own_lane() {
     use skg_model::SkillKind;
     let f = mixed_kits();
     let dir = tempfile::tempdir().unwrap();
@@ -1900,38 +1900,48 @@ fn a_catalog_of_both_kinds_keeps_the_best_of_each_kinds_pass() {
         all(crate::FieldWeights::SKILL),
     );
     assert_eq!((as_tool.len(), as_package.len()), (40, 40));
-    let mut expected: Vec<(u32, f32)> = (0..40u32)
-        .map(|s| {
-            let own = match index.skills[s as usize].kind {
-                SkillKind::Tool => &as_tool,
-                SkillKind::Skill => &as_package,
-            };
-            (s, own[&s].0)
-        })
-        .collect();
-    expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    expected.truncate(11);
     let got = index.bm25_skills(&query(None), &terms, 11).unwrap();
-    let mut kept: Vec<(u32, f32)> = got.best.iter().map(|(&s, &(x, _))| (s, x)).collect();
-    kept.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    assert_eq!(kept.len(), 11);
-    for (k, e) in kept.iter().zip(&expected) {
-        assert_eq!(k.0, e.0, "{kept:?} vs {expected:?}");
-        assert!((k.1 - e.1).abs() < 1e-6);
+    assert_eq!(got.best.len(), 22);
+    assert_eq!(
+        got.lanes.iter().map(|l| l.kind).collect::<Vec<_>>(),
+        vec![Some(SkillKind::Skill), Some(SkillKind::Tool)]
+    );
+    for lane in &got.lanes {
+        let kind = lane.kind.unwrap();
+        let own = match kind {
+            SkillKind::Tool => &as_tool,
+            SkillKind::Skill => &as_package,
+        };
+        let mut expected: Vec<(u32, f32)> = (0..40u32)
+            .filter(|&s| index.skills[s as usize].kind == kind)
+            .map(|s| (s, own[&s].0))
+            .collect();
+        expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        expected.truncate(11);
+        let mut kept: Vec<(u32, f32)> = got
+            .best
+            .iter()
+            .filter(|(s, _)| index.skills[**s as usize].kind == kind)
+            .map(|(&s, &(x, _))| (s, x))
+            .collect();
+        kept.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        assert_eq!(kept.len(), 11, "{kind:?}");
+        for (k, e) in kept.iter().zip(&expected) {
+            assert_eq!(k.0, e.0, "{kind:?}: {kept:?} vs {expected:?}");
+            assert!((k.1 - e.1).abs() < 1e-6);
+        }
+        assert_eq!(lane.cut, Some(expected[2].1), "{kind:?}");
     }
-    // Both kinds are among the kept: the merge, not one pass, decided.
-    let kinds: std::collections::BTreeSet<SkillKind> = kept
-        .iter()
-        .map(|&(s, _)| index.skills[s as usize].kind)
-        .collect();
-    assert_eq!(kinds.len(), 2, "{kept:?}");
-    assert_eq!(got.cut, Some(expected[2].1));
+    // The lanes' cuts differ: one cut for both would have set one kind apart by the other's
+    // scale.
+    assert_ne!(got.lanes[0].cut, got.lanes[1].cut);
 
-    // Weights set for the query: every skill with them, in one pass.
+    // Weights set for the query: every skill with them, still a lane per kind.
     let unit = crate::FieldWeights([1.0; 6]);
     let one = index.bm25_skills(&query(Some(unit)), &terms, 1000).unwrap();
     let by_unit = all(unit);
     assert_eq!(one.best.len(), 40);
+    assert_eq!(one.lanes.len(), 2);
     assert!(
         one.best
             .iter()
@@ -1959,6 +1969,88 @@ fn a_catalog_of_both_kinds_keeps_the_best_of_each_kinds_pass() {
             .iter()
             .all(|(s, x)| (x.0 - as_tool[s].0).abs() < 1e-6)
     );
+    let lanes = index.bm25_skills(&query(None), &terms, 1000).unwrap().lanes;
+    assert_eq!(lanes.len(), 1);
+    assert_eq!(lanes[0].kind, None);
+}
+
+/// Over a catalog of both kinds each kind is fused on its own scale: a hit's BM25 counts as the
+/// share of its own kind's best (not of the best overall), each kind's weight is its own
+/// adaptive weight capped at that of the kind the cosine ranks first, and in BM25 mode a hit
+/// scores its share of its kind's best times the evidence that best has per query term. Every
+/// expected value follows from those definitions and the hits' own BM25 and cosine.
+#[test]
+fn a_catalog_of_both_kinds_fuses_each_kind_on_its_own_scale() {
+    use skg_model::SkillKind;
+    let f = mixed_kits();
+    // One vector per card (documents 2i); the nearest to the query is k00, a package.
+    let rows = (0..40usize)
+        .map(|i| {
+            let a = if i == 0 { 0.0 } else { 0.2 + 0.03 * i as f32 };
+            (2 * i, vec![a.cos(), a.sin()])
+        })
+        .collect();
+    let v = Vectors {
+        model: "test".into(),
+        dim: 2,
+        rows,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &f, Some(&v));
+    let qv = [1.0_f32, 0.0];
+    let mut q = Query::new("alpha zeta", Some(&qv), 40);
+    q.include_quarantined = true;
+    let answer = index.search(&q).unwrap();
+    let hits: Vec<&crate::Hit> = answer.hits.iter().chain(&answer.rejected).collect();
+    assert_eq!(hits.len(), 40);
+    let kind = |h: &crate::Hit| index.skills[h.skill as usize].kind;
+    let best = |k: SkillKind| {
+        hits.iter()
+            .filter(|h| kind(h) == k)
+            .map(|h| h.bm25)
+            .fold(0.0f32, f32::max)
+    };
+    let (best_skill, best_tool) = (best(SkillKind::Skill), best(SkillKind::Tool));
+    // The tools' card fields weigh 0.5 against the packages' 0.25, and "alpha" is in the
+    // name: the tools' best is the larger, so the share of the best overall would differ from
+    // the share of their own kind's for the packages.
+    assert!(best_tool > best_skill * 1.2, "{best_tool} vs {best_skill}");
+    let own = |b: f32| Fusion::adaptive_weight(Fusion::MAX_BM25, Fusion::SATURATION, b, 2);
+    let (w_skill, w_tool) = (own(best_skill), own(best_tool));
+    assert!(w_tool > w_skill, "{w_tool} vs {w_skill}");
+    // The nearest skill is a package: the tools' weight is capped at the packages'.
+    let weights: std::collections::HashMap<SkillKind, f32> =
+        answer.bm25_weights.iter().copied().collect();
+    assert!((weights[&SkillKind::Skill] - w_skill).abs() < 1e-6);
+    assert!((weights[&SkillKind::Tool] - w_skill).abs() < 1e-6);
+    assert_eq!(answer.bm25_weight, Some(w_skill));
+    for h in &hits {
+        let (b, w) = match kind(h) {
+            SkillKind::Skill => (best_skill, w_skill),
+            SkillKind::Tool => (best_tool, w_skill),
+        };
+        let expected = w * (h.bm25_counted / b).clamp(0.0, 1.0) + (1.0 - w) * h.dense;
+        assert!(
+            (h.score - expected).abs() < 1e-5,
+            "{}: {} vs {expected}",
+            index.skills[h.skill as usize].id,
+            h.score
+        );
+    }
+
+    // BM25 alone: each kind's share of its best times that best's evidence per term.
+    q.mode = Mode::Bm25;
+    let answer = index.search(&q).unwrap();
+    let hits: Vec<&crate::Hit> = answer.hits.iter().chain(&answer.rejected).collect();
+    assert_eq!(hits.len(), 40);
+    for h in &hits {
+        let b = match kind(h) {
+            SkillKind::Skill => best_skill,
+            SkillKind::Tool => best_tool,
+        };
+        let evidence = Fusion::adaptive_weight(1.0, Fusion::SATURATION, b, 2);
+        assert!((h.score - h.bm25 / b * evidence).abs() < 1e-6);
+    }
 }
 
 /// The exact scan gives the same answer on one thread and on two, and keeps the `keep` nearest

@@ -257,8 +257,15 @@ pub struct Explain {
     pub terms: Vec<String>,
     /// The evidence used.
     pub mode: Mode,
-    /// BM25's weight in the fusion (hybrid; the rest is the cosine).
+    /// BM25's weight in the fusion (hybrid; the rest is the cosine). Over a catalog of both
+    /// kinds, the weight of the first candidate's kind.
     pub bm25_weight: Option<f32>,
+    /// Over a catalog of both kinds (`SKILL.md` packages and tool-catalog entries; hybrid), each
+    /// kind's BM25 weight, `skill` and `tool`: each kind's BM25 counts as a share of its own
+    /// best, the weight is each kind's own, at most that of the kind of the nearest candidate
+    /// by cosine. Absent over a catalog of one kind.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub bm25_weight_by_kind: std::collections::BTreeMap<String, f32>,
     /// The floor a hit must score above.
     pub floor: f32,
     /// `k`: hits kept at most.
@@ -292,6 +299,14 @@ pub struct Candidate {
     pub rank: Option<usize>,
 }
 
+/// A skill kind as the wire names it (its serde name).
+fn kind_name(kind: skg_model::SkillKind) -> &'static str {
+    match kind {
+        skg_model::SkillKind::Skill => "skill",
+        skg_model::SkillKind::Tool => "tool",
+    }
+}
+
 /// The explanation of `answer` under `floor` and `k`.
 pub fn explain(ix: &Index, answer: &skg_index::Answer, floor: f32, k: usize) -> Explain {
     let candidate = |h: &skg_index::Hit, rank: Option<usize>| Candidate {
@@ -313,6 +328,11 @@ pub fn explain(ix: &Index, answer: &skg_index::Answer, floor: f32, k: usize) -> 
         terms: answer.terms.clone(),
         mode: answer.mode,
         bm25_weight: answer.bm25_weight,
+        bm25_weight_by_kind: answer
+            .bm25_weights
+            .iter()
+            .map(|&(k, w)| (kind_name(k).to_owned(), w))
+            .collect(),
         floor,
         k,
         candidates: answer
