@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Retrieval regression gate: audit ../shared/registries and the MetaTool dev tool catalog, build
-# their routing indexes cold, rank the corpus dev queries (quarantine off and on), the second and
-# third corpus dev sets (labels/queries-dev{2,3}-v1.jsonl) and the MetaTool dev queries, and
-# compare every query's rank with the committed baselines (tests/fixtures/retrieval/*-ranks.json:
+# Retrieval regression gate: audit ../shared/registries, the MetaTool dev tool catalog and both in
+# one catalog, build their routing indexes (the first two cold), rank the corpus dev queries
+# (quarantine off and on), the second and third corpus dev sets (labels/queries-dev{2,3}-v1.jsonl)
+# and the MetaTool dev queries, the corpus dev and MetaTool queries again over the catalog of both
+# kinds, and compare every query's rank with the committed baselines (tests/fixtures/retrieval/*-ranks.json:
 # query ids — for MetaTool a hash of the text —, ranks and a digest of each judgment, no query
 # text): `skg eval --compare … --fail-if-worse 0.05` fails when a metric of a mode is worse than
 # the baseline with a Holm-adjusted p ≤ 0.05 (70 corpus queries
@@ -31,6 +32,12 @@ mt_queries=$shared/bench/metatool_dev/queries_dev.jsonl
 "$skg" -q index build "$work/audit" -o "$work/index" > /dev/null
 "$skg" -q audit "$tools" -o "$work/mt-audit" > /dev/null
 "$skg" -q index build "$work/mt-audit" -o "$work/mt-index" > /dev/null
+# A catalog of both kinds (docs/retrieval.md, "A catalog of both kinds"): the registries and the
+# MetaTool tools in one index, every vector from the two indexes above.
+python3 scripts/mixed-catalog.py "$shared" "$work/mixed.toml"
+"$skg" -q audit "$work/mixed.toml" -o "$work/mixed-audit" > /dev/null
+"$skg" -q index build "$work/mixed-audit" -o "$work/mixed-index" \
+  --embedding-cache "$work/index" --embedding-cache "$work/mt-index" > /dev/null
 # MetaTool's queries have no ids: each gets the hash of its text as one, so the baseline holds
 # hashes and ranks, never a query's text.
 python3 - "$mt_queries" "$work/mt-queries.jsonl" <<'PY'
@@ -45,13 +52,17 @@ PY
 # (name, queries, index, baseline, flag): the corpus quarantine off, as the issue measures it, and
 # on, as the gateway routes by default (a change to what the quarantine removes shows here); the
 # second and third corpus dev sets (labels/queries-dev2-v1.jsonl, queries-dev3-v1.jsonl, written
-# after the index's settings were chosen), quarantine off; MetaTool with the default quarantine (a tool catalog routes by default).
+# after the index's settings were chosen), quarantine off; MetaTool with the default quarantine (a tool catalog routes by default);
+# both over the catalog of both kinds (the tool requests with the default quarantine, the corpus
+# dev queries quarantine off).
 sets=(
   "corpus|$queries|$work/index|tests/fixtures/retrieval/corpus-dev-ranks.json|--include-quarantined"
   "corpus-quarantine-on|$queries|$work/index|tests/fixtures/retrieval/corpus-dev-ranks-quarantine-on.json|"
   "corpus-dev2|labels/queries-dev2-v1.jsonl|$work/index|tests/fixtures/retrieval/corpus-dev2-ranks.json|--include-quarantined"
   "corpus-dev3|labels/queries-dev3-v1.jsonl|$work/index|tests/fixtures/retrieval/corpus-dev3-ranks.json|--include-quarantined"
   "metatool|$work/mt-queries.jsonl|$work/mt-index|tests/fixtures/retrieval/metatool-dev-ranks.json|"
+  "mixed-metatool|$work/mt-queries.jsonl|$work/mixed-index|tests/fixtures/retrieval/mixed-metatool-dev-ranks.json|"
+  "mixed-corpus|$queries|$work/mixed-index|tests/fixtures/retrieval/mixed-corpus-dev-ranks.json|--include-quarantined"
 )
 status=0
 for s in "${sets[@]}"; do
