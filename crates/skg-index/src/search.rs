@@ -59,8 +59,9 @@ pub enum Fusion {
         /// The rank offset (60 in the original paper).
         k: f32,
     },
-    /// A fixed convex mix of BM25 (divided by the query's best BM25 score; a skill under BM25's
-    /// cut counts at it, see [`fuse`]) and cosine.
+    /// A fixed convex mix of BM25 (divided by the query's best BM25 score — over a catalog of
+    /// both kinds, the best of the skill's own kind; a skill under BM25's cut counts at it, see
+    /// [`fuse`]) and cosine.
     Linear {
         /// Weight of BM25.
         bm25: f32,
@@ -158,13 +159,16 @@ pub struct Query<'a> {
     pub include_aliases: bool,
     /// Weight of `when_not_to_use` matches subtracted from BM25 (0.5 as agentskills-retrieval).
     pub negative_weight: f32,
-    /// Hits must score above this; the rest go to `rejected`.
+    /// Hits must score above this; the rest go to `rejected`. BM25 alone over a catalog of both
+    /// kinds scores in [0, 1] (a share of each kind's best × evidence), not raw BM25: a floor set
+    /// for raw scores rejects more there.
     pub min_score: f32,
     /// BM25 field weights for every skill (`None`: [`FieldWeights::of`] the unit in use and each
     /// skill's kind — skill-level routing and document-level section search weigh the fields
     /// differently, and so do packages and tool-catalog entries as whole skills).
     pub weights: Option<FieldWeights>,
-    /// Candidates each ranking contributes to the fusion (and BM25 skills gathered).
+    /// Candidates each ranking contributes to the fusion (and BM25 skills gathered) — over a
+    /// catalog of both kinds, per kind.
     pub pool: usize,
     /// BM25 scores at most this many of the query's analyzed terms, the ones found in the fewest
     /// documents (0: all). A long task's commonest words carry little IDF but have the longest
@@ -311,7 +315,8 @@ pub struct Hit {
     pub score: f32,
     /// Its BM25 score (after the `when_not_to_use` penalty; 0 when not matched).
     pub bm25: f32,
-    /// BM25 as the fusion counted it, before the mix scales it by the best BM25: in the linear
+    /// BM25 as the fusion counted it, before the mix scales it by the best BM25 (over a catalog of
+    /// both kinds, its kind's best and cut): in the linear
     /// and adaptive mixes a skill under BM25's cut counts at the cut less its own penalty
     /// ([`Cut`]) — so a skill BM25's pass did not gather (`bm25` 0), or gathered below the cut,
     /// shows more here; in BM25 mode, the z-score mix and RRF, `bm25`; in dense mode 0.
@@ -1071,10 +1076,21 @@ impl Index {
             // (most final hits are among them; the rest are located after the fusion).
             let located = match &lexical {
                 Ok(Some(l)) if q.bm25_unit == Bm25Unit::Skill => {
-                    let mut top: Vec<(f32, u32)> =
-                        l.best.iter().map(|(&s, &(score, _))| (score, s)).collect();
-                    top.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                    let top = top.into_iter().take(q.k).map(|(_, s)| s).collect();
+                    // Each lane's best k (their scores are not on one scale).
+                    let mut top: Vec<u32> = Vec::new();
+                    for lane in &l.lanes {
+                        let mut own: Vec<(f32, u32)> = l
+                            .best
+                            .iter()
+                            .filter(|(s, _)| {
+                                lane.kind
+                                    .is_none_or(|k| self.skills[**s as usize].kind == k)
+                            })
+                            .map(|(&s, &(score, _))| (score, s))
+                            .collect();
+                        own.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                        top.extend(own.into_iter().take(q.k).map(|(_, s)| s));
+                    }
                     self.locate(&l.terms, top)
                 }
                 _ => Ok(HashMap::new()),
@@ -1120,8 +1136,9 @@ impl Index {
         };
         let _span = tracing::info_span!("fuse", mode = ?mode).entered();
         // Over a catalog of both kinds each kind's lane is ranked on its own scale (see
-        // `bm25_skills`): BM25 relative to the lane's best, the fusion run per lane over the
-        // lane's skills (their cosines are on one scale), and the lanes' hits merged by score.
+        // `bm25_skills`): BM25 relative to the lane's best; the linear mixes run per lane over
+        // the lane's skills and merge the lanes' hits by score, the cosine being on one scale
+        // across kinds; RRF and the z-score mix run once over every candidate.
         let kind_of = |skill: u32| self.skills[skill as usize].kind;
         let of_lane = |m: &HashMap<u32, (f32, u32)>, lane: &Lane| -> HashMap<u32, (f32, u32)> {
             m.iter()
@@ -1137,9 +1154,10 @@ impl Index {
                 // A catalog of both kinds: no score compares the lanes, so each skill counts as
                 // its share of its lane's best, scaled by how much evidence that best has per
                 // query term — a lane whose best matches the query's words only thinly ranks
-                // below one whose best matches them fully (over the shared registries with the
-                // MetaTool tools, tool requests' hit@1 0.022 → 0.106 and the registries' own
-                // 0.363 → 0.356; docs/retrieval.md, "A catalog of both kinds").
+                // below one whose best matches them fully; leaders that tie go by their BM25
+                // (over the shared registries with the MetaTool tools, tool requests with their
+                // tool in the first five 0.043 → 0.213, the registries' own queries unchanged;
+                // docs/retrieval.md, "A catalog of both kinds").
                 let lane_best = |skill: u32| -> f32 {
                     let kind = kind_of(skill);
                     lexical
@@ -1195,7 +1213,8 @@ impl Index {
                     // package's body matches most of a tool request's words and saturates its
                     // lane's weight, which would otherwise lift the packages' lexical leader
                     // over the tool the request names (docs/retrieval.md, "A catalog of both
-                    // kinds").
+                    // kinds"). When that lane has no BM25 match its weight is 0, and so is
+                    // every lane's: the answer is the cosine's.
                     let lanes: Vec<(&Lane, Scored, Scored)> = lexical
                         .lanes
                         .iter()
@@ -1220,25 +1239,64 @@ impl Index {
                         })
                         .and_then(|(_, w)| *w)
                         .unwrap_or(f32::INFINITY);
-                    let mut hits = Vec::new();
-                    for ((lane, l, d), w) in lanes.iter().zip(own) {
-                        let w = w.map(|w| w.min(cap));
-                        if let (Some(k), Some(w)) = (lane.kind, w) {
-                            weights.push((k, w));
-                        }
-                        hits.extend(fuse_weighted(
-                            l,
-                            d,
+                    if matches!(q.fusion, Fusion::Rrf { .. } | Fusion::Zscore { .. }) {
+                        // RRF mixes ranks and the z-score mix standardizes over the candidates:
+                        // both over every candidate at once (the dense side's ranks and spread
+                        // across kinds), BM25 as each skill's share of its lane's best (so its
+                        // ranks interleave the lanes); the z-score mix at the weight of the
+                        // nearest skill's lane. The hits show their own BM25.
+                        let shares: Scored = lanes
+                            .iter()
+                            .flat_map(|(_, l, _)| {
+                                let best = l.values().map(|x| x.0).fold(0.0f32, f32::max);
+                                l.iter().map(move |(&s, &(b, doc))| {
+                                    (s, (if best > 0.0 { b / best } else { 0.0 }, doc))
+                                })
+                            })
+                            .collect();
+                        let w = match q.fusion {
+                            Fusion::Zscore { .. } if cap.is_finite() => Some(cap),
+                            Fusion::Zscore { .. } => own.iter().flatten().copied().reduce(f32::max),
+                            _ => None,
+                        };
+                        bm25_weight = w;
+                        let mut hits = fuse_weighted(
+                            &shares,
+                            &dense,
                             q.fusion,
                             w,
                             want.max(q.pool),
-                            Cut {
-                                score: lane.cut,
-                                penalty: Some(&lexical.penalty),
-                            },
-                        ));
+                            Cut::default(),
+                        );
+                        for h in &mut hits {
+                            let own = lexical.best.get(&h.skill).map_or(0.0, |x| x.0);
+                            h.bm25 = own;
+                            h.bm25_counted = own;
+                        }
+                        hits
+                    } else {
+                        let mut hits = Vec::new();
+                        for ((lane, l, d), w) in lanes.iter().zip(own) {
+                            let w = w.map(|w| w.min(cap));
+                            if let (Some(k), Some(w)) = (lane.kind, w)
+                                && !(l.is_empty() && d.is_empty())
+                            {
+                                weights.push((k, w));
+                            }
+                            hits.extend(fuse_weighted(
+                                l,
+                                d,
+                                q.fusion,
+                                w,
+                                want.max(q.pool),
+                                Cut {
+                                    score: lane.cut,
+                                    penalty: Some(&lexical.penalty),
+                                },
+                            ));
+                        }
+                        hits
                     }
-                    hits
                 } else {
                     let (hits, w) = fuse(
                         &lexical.best,
@@ -1256,12 +1314,23 @@ impl Index {
                 }
             }
         };
+        // Over a catalog of both kinds the lanes' leaders can tie (BM25 alone: both at their full
+        // share and saturated evidence): the larger BM25 score breaks it before the id.
         ranked.sort_by(|a, b| {
-            b.score.total_cmp(&a.score).then_with(|| {
-                self.skills[a.skill as usize]
-                    .id
-                    .cmp(&self.skills[b.skill as usize].id)
-            })
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| {
+                    if several {
+                        b.bm25.total_cmp(&a.bm25)
+                    } else {
+                        std::cmp::Ordering::Equal
+                    }
+                })
+                .then_with(|| {
+                    self.skills[a.skill as usize]
+                        .id
+                        .cmp(&self.skills[b.skill as usize].id)
+                })
         });
         let mut hits = Vec::new();
         let mut rejected = Vec::new();

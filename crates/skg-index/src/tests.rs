@@ -1975,79 +1975,138 @@ fn a_catalog_of_both_kinds_keeps_each_kinds_best_in_its_own_lane() {
 }
 
 /// Over a catalog of both kinds each kind is fused on its own scale: a hit's BM25 counts as the
-/// share of its own kind's best (not of the best overall), each kind's weight is its own
-/// adaptive weight capped at that of the kind the cosine ranks first, and in BM25 mode a hit
-/// scores its share of its kind's best times the evidence that best has per query term. Every
-/// expected value follows from those definitions and the hits' own BM25 and cosine.
+/// share of its own kind's best (not of the best overall) and under its own kind's cut, each
+/// kind's weight is its own adaptive weight capped at that of the kind the cosine ranks first,
+/// RRF ranks BM25 by that share and the cosine across kinds, and in BM25 mode a hit scores its
+/// share of its kind's best times the evidence that best has per query term. Every expected
+/// value follows from those definitions and the hits' own BM25 and cosine; the nearest skill is
+/// first a package, then a tool, so the cap binds on the tools in one case and on nothing in
+/// the other (which sets the rule apart from one weight for every kind).
 #[test]
 fn a_catalog_of_both_kinds_fuses_each_kind_on_its_own_scale() {
     use skg_model::SkillKind;
-    let f = mixed_kits();
-    // One vector per card (documents 2i); the nearest to the query is k00, a package.
-    let rows = (0..40usize)
-        .map(|i| {
-            let a = if i == 0 { 0.0 } else { 0.2 + 0.03 * i as f32 };
-            (2 * i, vec![a.cos(), a.sin()])
-        })
-        .collect();
-    let v = Vectors {
-        model: "test".into(),
-        dim: 2,
-        rows,
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let index = built(dir.path(), &f, Some(&v));
-    let qv = [1.0_f32, 0.0];
-    let mut q = Query::new("alpha zeta", Some(&qv), 40);
-    q.include_quarantined = true;
-    let answer = index.search(&q).unwrap();
-    let hits: Vec<&crate::Hit> = answer.hits.iter().chain(&answer.rejected).collect();
-    assert_eq!(hits.len(), 40);
-    let kind = |h: &crate::Hit| index.skills[h.skill as usize].kind;
-    let best = |k: SkillKind| {
-        hits.iter()
-            .filter(|h| kind(h) == k)
-            .map(|h| h.bm25)
-            .fold(0.0f32, f32::max)
-    };
-    let (best_skill, best_tool) = (best(SkillKind::Skill), best(SkillKind::Tool));
-    // The tools' card fields weigh 0.5 against the packages' 0.25, and "alpha" is in the
-    // name: the tools' best is the larger, so the share of the best overall would differ from
-    // the share of their own kind's for the packages.
-    assert!(best_tool > best_skill * 1.2, "{best_tool} vs {best_skill}");
-    let own = |b: f32| Fusion::adaptive_weight(Fusion::MAX_BM25, Fusion::SATURATION, b, 2);
-    let (w_skill, w_tool) = (own(best_skill), own(best_tool));
-    assert!(w_tool > w_skill, "{w_tool} vs {w_skill}");
-    // The nearest skill is a package: the tools' weight is capped at the packages'.
-    let weights: std::collections::HashMap<SkillKind, f32> =
-        answer.bm25_weights.iter().copied().collect();
-    assert!((weights[&SkillKind::Skill] - w_skill).abs() < 1e-6);
-    assert!((weights[&SkillKind::Tool] - w_skill).abs() < 1e-6);
-    assert_eq!(answer.bm25_weight, Some(w_skill));
-    for h in &hits {
-        let (b, w) = match kind(h) {
-            SkillKind::Skill => (best_skill, w_skill),
-            SkillKind::Tool => (best_tool, w_skill),
+    for nearest in [0usize, 1] {
+        let f = mixed_kits();
+        // One vector per card (documents 2i); `nearest` is at the query's angle.
+        let rows = (0..40usize)
+            .map(|i| {
+                let a = if i == nearest {
+                    0.0
+                } else {
+                    0.2 + 0.03 * i as f32
+                };
+                (2 * i, vec![a.cos(), a.sin()])
+            })
+            .collect();
+        let v = Vectors {
+            model: "test".into(),
+            dim: 2,
+            rows,
         };
-        let expected = w * (h.bm25_counted / b).clamp(0.0, 1.0) + (1.0 - w) * h.dense;
-        assert!(
-            (h.score - expected).abs() < 1e-5,
-            "{}: {} vs {expected}",
-            index.skills[h.skill as usize].id,
-            h.score
-        );
+        let dir = tempfile::tempdir().unwrap();
+        let index = built(dir.path(), &f, Some(&v));
+        let qv = [1.0_f32, 0.0];
+        let mut q = Query::new("alpha zeta", Some(&qv), 40);
+        q.include_quarantined = true;
+        q.pool = 5;
+        let answer = index.search(&q).unwrap();
+        let hits: Vec<&crate::Hit> = answer.hits.iter().chain(&answer.rejected).collect();
+        assert_eq!(hits.len(), 40);
+        let kind = |h: &crate::Hit| index.skills[h.skill as usize].kind;
+        let of_kind = |k: SkillKind| -> Vec<f32> {
+            let mut v: Vec<f32> = hits
+                .iter()
+                .filter(|h| kind(h) == k)
+                .map(|h| h.bm25)
+                .collect();
+            v.sort_by(|a, b| b.total_cmp(a));
+            v
+        };
+        // Each kind's best and cut (its 5th best: 20 of each kind match, the pool is 5).
+        let (skills, tools) = (of_kind(SkillKind::Skill), of_kind(SkillKind::Tool));
+        let (best_skill, best_tool) = (skills[0], tools[0]);
+        let (cut_skill, cut_tool) = (skills[4], tools[4]);
+        // The tools' card fields weigh 0.5 against the packages' 0.25 and "alpha" is in the
+        // name: the tools' best is the larger, so the share of the best overall would differ
+        // from the share of their own kind's for the packages.
+        assert!(best_tool > best_skill * 1.2, "{best_tool} vs {best_skill}");
+        assert!(cut_skill > 0.0 && cut_skill < best_skill && cut_tool < best_tool);
+        let own = |b: f32| Fusion::adaptive_weight(Fusion::MAX_BM25, Fusion::SATURATION, b, 2);
+        let (w_skill, w_tool) = (own(best_skill), own(best_tool));
+        assert!(w_tool > w_skill, "{w_tool} vs {w_skill}");
+        // Nearest a package: the tools' weight is capped at the packages'. Nearest a tool:
+        // nothing is capped (the packages' own weight is the smaller).
+        let (expect_skill, expect_tool) = if nearest == 0 {
+            (w_skill, w_skill)
+        } else {
+            (w_skill, w_tool)
+        };
+        let weights: std::collections::HashMap<SkillKind, f32> =
+            answer.bm25_weights.iter().copied().collect();
+        assert!((weights[&SkillKind::Skill] - expect_skill).abs() < 1e-6);
+        assert!((weights[&SkillKind::Tool] - expect_tool).abs() < 1e-6);
+        for h in &hits {
+            let (b, cut, w) = match kind(h) {
+                SkillKind::Skill => (best_skill, cut_skill, expect_skill),
+                SkillKind::Tool => (best_tool, cut_tool, expect_tool),
+            };
+            // Under its kind's cut a skill counts at the cut.
+            assert!((h.bm25_counted - h.bm25.max(cut)).abs() < 1e-6);
+            let expected = w * (h.bm25_counted / b).clamp(0.0, 1.0) + (1.0 - w) * h.dense;
+            assert!(
+                (h.score - expected).abs() < 1e-5,
+                "{}: {} vs {expected}",
+                index.skills[h.skill as usize].id,
+                h.score
+            );
+        }
+        let first = &answer.hits[0];
+        assert_eq!(answer.bm25_weight, Some(weights[&kind(first)]));
+
+        // RRF: BM25 ranked by the share of each kind's best, the cosine across kinds.
+        let mut rrf = q.clone();
+        rrf.fusion = Fusion::Rrf { k: 60.0 };
+        let answer = index.search(&rrf).unwrap();
+        let hits: Vec<&crate::Hit> = answer.hits.iter().chain(&answer.rejected).collect();
+        let rank_by = |key: &dyn Fn(&crate::Hit) -> f32, h: &crate::Hit| -> f32 {
+            // 0-based rank, ties by position in the index.
+            hits.iter()
+                .filter(|o| key(o) > key(h) || (key(o) == key(h) && o.skill < h.skill))
+                .count() as f32
+        };
+        let share = |h: &crate::Hit| match kind(h) {
+            SkillKind::Skill => h.bm25 / best_skill,
+            SkillKind::Tool => h.bm25 / best_tool,
+        };
+        for h in &hits {
+            let expected =
+                1.0 / (61.0 + rank_by(&share, h)) + 1.0 / (61.0 + rank_by(&|o| o.dense, h));
+            assert!(
+                (h.score - expected).abs() < 1e-6,
+                "{} vs {expected}",
+                h.score
+            );
+        }
+        assert!(answer.bm25_weights.is_empty());
     }
 
     // BM25 alone: each kind's share of its best times that best's evidence per term.
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &mixed_kits(), None);
+    let mut q = Query::new("alpha zeta", None, 40);
+    q.include_quarantined = true;
     q.mode = Mode::Bm25;
     let answer = index.search(&q).unwrap();
     let hits: Vec<&crate::Hit> = answer.hits.iter().chain(&answer.rejected).collect();
     assert_eq!(hits.len(), 40);
+    let best = |k: skg_model::SkillKind| {
+        hits.iter()
+            .filter(|h| index.skills[h.skill as usize].kind == k)
+            .map(|h| h.bm25)
+            .fold(0.0f32, f32::max)
+    };
     for h in &hits {
-        let b = match kind(h) {
-            SkillKind::Skill => best_skill,
-            SkillKind::Tool => best_tool,
-        };
+        let b = best(index.skills[h.skill as usize].kind);
         let evidence = Fusion::adaptive_weight(1.0, Fusion::SATURATION, b, 2);
         assert!((h.score - h.bm25 / b * evidence).abs() < 1e-6);
     }
