@@ -5,8 +5,8 @@ gateway in front of both an MCP tool list and skill registries would index it.
     python3 scripts/mixed-catalog.py SHARED OUT.toml
     skg audit OUT.toml -o AUDIT && skg index build AUDIT -o INDEX
 
-Paths are written absolute (the registries' own file is relative to its folder), so OUT.toml can
-live anywhere; nothing else is copied.
+Every entry is copied as it is, its path made absolute (the registries' own file is relative to
+its folder), so OUT.toml can live anywhere.
 """
 
 import argparse
@@ -25,11 +25,10 @@ def main() -> None:
     lines = []
     for r in registries:
         lines.append("[[registry]]")
-        lines.append(f"name = {quote(r['name'])}")
-        lines.append(f"path = {quote(str(toml.parent / r['path']))}")
-        for key in ("source", "commit", "license"):
-            if key in r:
-                lines.append(f"{key} = {quote(str(r[key]))}")
+        for key, value in r.items():
+            if key == "path":
+                value = str(toml.parent / value)
+            lines.append(f"{key} = {literal(value)}")
         lines.append("")
     lines.append("[[registry]]")
     lines.append('name = "metatool"')
@@ -43,6 +42,15 @@ def main() -> None:
 def quote(s: str) -> str:
     """A TOML basic string."""
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def literal(value: object) -> str:
+    """A TOML value: strings quoted, booleans and numbers as they are."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return quote(str(value))
 
 
 if __name__ == "__main__":
