@@ -32,6 +32,7 @@ mod judged;
 pub mod listing;
 mod misses;
 pub mod parity;
+mod quant;
 pub mod rerank;
 mod route;
 mod search;

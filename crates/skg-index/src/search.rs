@@ -368,6 +368,12 @@ pub struct Index {
     dim: usize,
     vectors: Vec<f32>,
     vector_docs: Vec<u32>,
+    /// The rows as int8 codes: the exact scan's first pass ([`crate::quant`]).
+    pub(crate) codes: crate::quant::Coded,
+    /// Each skill's rows, in row order.
+    rows_of: Vec<Vec<u32>>,
+    /// Each row's skill (the scan reads it in row order instead of each row's document).
+    row_skill: Vec<u32>,
     /// The nearest-neighbour graph over the rows and each skill's rows (for exact rescoring),
     /// when switched on ([`Index::use_ann`]).
     ann: Option<(crate::ann::Ann, Vec<Vec<u32>>)>,
@@ -518,6 +524,15 @@ impl Index {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
+        let codes = crate::quant::Coded::new(&vectors, dim);
+        let row_skill: Vec<u32> = vector_docs
+            .iter()
+            .map(|&doc| docs[doc as usize].skill)
+            .collect();
+        let mut rows_of: Vec<Vec<u32>> = vec![Vec::new(); skills.len()];
+        for (row, &skill) in row_skill.iter().enumerate() {
+            rows_of[skill as usize].push(u32::try_from(row).unwrap_or(u32::MAX));
+        }
         Ok(Index {
             skill_bm25: Bm25::open(&dir.join(crate::artifact::SKILL_BM25_DIR))?,
             card_doc,
@@ -532,6 +547,9 @@ impl Index {
             dim,
             vectors,
             vector_docs,
+            codes,
+            rows_of,
+            row_skill,
             ann: None,
             by_id,
             dir: dir.to_path_buf(),
@@ -554,11 +572,7 @@ impl Index {
             self.ann = None;
             return Ok(false);
         }
-        let mut skill_rows = vec![Vec::new(); self.skills.len()];
-        for (row, &doc) in self.vector_docs.iter().enumerate() {
-            skill_rows[self.docs[doc as usize].skill as usize]
-                .push(u32::try_from(row).unwrap_or(u32::MAX));
-        }
+        let skill_rows = self.rows_of.clone();
         let cache = self.dir.join(crate::ann::CACHE_FILE);
         let hash = &self.manifest.content_hash;
         let cached =
@@ -912,14 +926,113 @@ impl Index {
             .collect()
     }
 
-    /// Best cosine per allowed skill: (cosine, doc). Exact scan over every vector row (rows are
-    /// contiguous; the dot product keeps eight partial sums so the compiler vectorizes it), on
-    /// the request's thread: splitting it over two threads gained nothing one request at a time
-    /// (the scan is memory-bound) and cost a tenth of the hybrid throughput under load (357–362
-    /// req/s without, 327 with, 16 connections on two cores). Returns the `keep` nearest skills
-    /// (cosine descending, then position) and every skill of `also` (the lexical candidates,
-    /// which the fusion scores by their true cosine).
+    /// Best cosine per allowed skill: (cosine, doc), exactly as a scan of every `f32` row would
+    /// give it, on the request's thread: splitting the scan over two threads gained nothing one
+    /// request at a time and cost a tenth of the hybrid throughput under load (357–362 req/s
+    /// without, 327 with, 16 connections on two cores). Returns the `keep` nearest skills (cosine
+    /// descending, then position; a skill's cosine is its best row's, the first such row in row
+    /// order) and every skill of `also` (the lexical candidates, which the fusion scores by their
+    /// true cosine).
+    ///
+    /// The scan streams the rows' int8 codes, not their floats ([`crate::quant`]): each row's
+    /// cosine is bounded from its codes, `T` is the `keep`-th largest lower bound of a skill's
+    /// best row, and only the skills whose upper bound reaches `T` (and `also`) are scored on
+    /// their `f32` rows. At least `keep` skills score ≥ `T`, so every skill of the exact top
+    /// `keep` — ties at its last place included — is among them, and they are ordered exactly
+    /// as the full scan orders them (`the_coded_scan_is_the_exact_scan`). A query with a
+    /// non-finite value scans the floats.
     pub(crate) fn dense_scan(
+        &self,
+        q: &Query<'_>,
+        v: &[f32],
+        keep: usize,
+        also: &HashMap<u32, (f32, u32)>,
+    ) -> HashMap<u32, (f32, u32)> {
+        if v.len() != self.dim || self.dim == 0 {
+            return HashMap::new();
+        }
+        let Some(qc) = self.codes.query(v) else {
+            return self.dense_scan_floats(q, v, keep, also);
+        };
+        let allowed: Vec<bool> = (0..self.skills.len())
+            .map(|i| self.allowed(u32::try_from(i).unwrap_or(u32::MAX), q))
+            .collect();
+        // Each allowed skill's best lower and upper bound.
+        let mut bounds: Vec<(f32, f32)> =
+            vec![(f32::NEG_INFINITY, f32::NEG_INFINITY); self.skills.len()];
+        let mut present = vec![false; self.skills.len()];
+        for (row, &skill) in self.row_skill.iter().enumerate() {
+            let skill = skill as usize;
+            if !allowed[skill] {
+                continue;
+            }
+            let (lo, hi) = self.codes.bounds(row, &qc);
+            let b = &mut bounds[skill];
+            b.0 = b.0.max(lo);
+            b.1 = b.1.max(hi);
+            present[skill] = true;
+        }
+        let mut lows: Vec<f32> = bounds
+            .iter()
+            .zip(&present)
+            .filter(|(_, p)| **p)
+            .map(|(b, _)| b.0)
+            .collect();
+        let threshold = if keep == 0 {
+            f32::INFINITY
+        } else if keep >= lows.len() {
+            f32::NEG_INFINITY
+        } else {
+            *lows
+                .select_nth_unstable_by(keep - 1, |a, b| b.total_cmp(a))
+                .1
+        };
+        // The candidates' best rows, exactly.
+        let exact = |skill: usize| -> (f32, u32) {
+            let mut best = (f32::NEG_INFINITY, u32::MAX);
+            for &row in &self.rows_of[skill] {
+                let r = row as usize * self.dim;
+                let cos = dot(&self.vectors[r..r + self.dim], v);
+                if cos > best.0 {
+                    best = (cos, self.vector_docs[row as usize]);
+                }
+            }
+            best
+        };
+        let mut ranked: Vec<(f32, u32, u32)> = (0..self.skills.len())
+            .filter(|&s| present[s] && bounds[s].1 >= threshold)
+            .map(|s| {
+                let (cos, doc) = exact(s);
+                (cos, u32::try_from(s).unwrap_or(u32::MAX), doc)
+            })
+            .filter(|b| b.2 != u32::MAX)
+            .collect();
+        let order =
+            |a: &(f32, u32, u32), b: &(f32, u32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if keep < ranked.len() {
+            if keep > 0 {
+                ranked.select_nth_unstable_by(keep - 1, order);
+            }
+            ranked.truncate(keep);
+        }
+        let mut out: HashMap<u32, (f32, u32)> = ranked
+            .into_iter()
+            .map(|(cos, skill, doc)| (skill, (cos, doc)))
+            .collect();
+        for &skill in also.keys() {
+            if present.get(skill as usize) == Some(&true) && !out.contains_key(&skill) {
+                let b = exact(skill as usize);
+                if b.1 != u32::MAX {
+                    out.insert(skill, b);
+                }
+            }
+        }
+        out
+    }
+
+    /// [`Index::dense_scan`] over every `f32` row: for a query the codes cannot bound, and the
+    /// reference the coded scan is tested against.
+    pub(crate) fn dense_scan_floats(
         &self,
         q: &Query<'_>,
         v: &[f32],
@@ -933,8 +1046,9 @@ impl Index {
             .map(|i| self.allowed(u32::try_from(i).unwrap_or(u32::MAX), q))
             .collect();
         let mut best: Vec<(f32, u32)> = vec![(f32::NEG_INFINITY, u32::MAX); self.skills.len()];
-        for (row, &doc) in self.vectors.chunks_exact(self.dim).zip(&self.vector_docs) {
-            let skill = self.docs[doc as usize].skill as usize;
+        let rows = self.vectors.chunks_exact(self.dim).zip(&self.vector_docs);
+        for ((row, &doc), &skill) in rows.zip(&self.row_skill) {
+            let skill = skill as usize;
             if !allowed[skill] {
                 continue;
             }

@@ -5,7 +5,7 @@
     reason = "a panic is the test failure; exact values are exact fractions; short fixture names"
 )]
 
-use std::path::Path;
+use std::{collections::HashMap, path::Path};
 
 use serde_json::json;
 use skg_model::{DocId, Document, Edge, Level, Member, Score, SectionRole, Skill};
@@ -907,8 +907,7 @@ fn pruned_group_search_equals_exhaustive_grouping() {
                     .search_groups(&terms, &w, n, &|d| Some(index.docs[d as usize].skill), pass)
                     .unwrap();
                 let all = index.bm25.search(&terms, &w, index.docs.len()).unwrap();
-                let mut best: std::collections::HashMap<u32, f32> =
-                    std::collections::HashMap::new();
+                let mut best: HashMap<u32, f32> = HashMap::new();
                 for (d, s) in all {
                     let e = best.entry(index.docs[d as usize].skill).or_insert(s);
                     *e = e.max(s);
@@ -1808,7 +1807,7 @@ fn whole_skill_bm25_weighs_fields_by_the_skills_kind() {
             .hits
             .iter()
             .map(|h| (index.skills[h.skill as usize].id.to_string(), h.bm25))
-            .collect::<std::collections::HashMap<String, f32>>()
+            .collect::<HashMap<String, f32>>()
     };
     let by_kind = scores(None);
     let as_tool = scores(Some(crate::FieldWeights::TOOL));
@@ -2363,4 +2362,109 @@ fn a_rebuild_with_the_same_content_keeps_the_graph_cache() {
     drop(other);
     let _ = built(dir.path(), &f, Some(&moved));
     assert!(!cache.exists());
+}
+
+/// Skills with one or two rows of `dim` random values; every fifth row repeats an earlier row
+/// (exact ties) and every seventh is an earlier row moved by 1e-4 (near ties).
+fn tied_dense(n: usize, dim: usize, seed: u64) -> (Fixture, Vectors) {
+    let (f, _) = random_dense(n, seed);
+    let mut x = seed.wrapping_mul(31) | 1;
+    let mut next = move || {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((x >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+    };
+    let normal = |v: Vec<f32>| {
+        let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt().max(1e-6);
+        v.into_iter().map(|a| a / norm).collect::<Vec<f32>>()
+    };
+    let mut rows: Vec<(usize, Vec<f32>)> = Vec::new();
+    for i in 0..f.docs.len() {
+        // Odd documents (overviews) of every third skill have no vector.
+        if i % 2 == 1 && (i / 2).is_multiple_of(3) {
+            continue;
+        }
+        let v = if rows.len() >= 5 && rows.len().is_multiple_of(5) {
+            rows[rows.len() / 3].1.clone()
+        } else if rows.len() >= 7 && rows.len().is_multiple_of(7) {
+            let mut v = rows[rows.len() / 2].1.clone();
+            v[0] += 1e-4;
+            normal(v)
+        } else {
+            normal((0..dim).map(|_| next()).collect())
+        };
+        rows.push((i, v));
+    }
+    (
+        f,
+        Vectors {
+            model: "random".into(),
+            dim,
+            rows,
+        },
+    )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// The scan over int8 codes with exact rescoring returns what the scan over every float row
+    /// returns — the same skills, cosines and documents, bit for bit — whatever `keep`, the
+    /// lexical candidates and the quarantine, with exact and near ties among the rows and the
+    /// query itself one of the rows.
+    #[test]
+    fn the_coded_scan_is_the_exact_scan(
+        n in 3usize..90,
+        wide in proptest::bool::ANY,
+        seed in 0u64..1_000_000,
+        qrow in proptest::option::of(0usize..1_000),
+        keep in 0usize..100,
+        also in proptest::collection::vec(0u32..100, 0..12),
+        include_quarantined in proptest::bool::ANY,
+    ) {
+        let dim = if wide { 384 } else { 8 };
+        let (f, vectors) = tied_dense(n, dim, seed);
+        let v = match qrow {
+            Some(r) => vectors.rows[r % vectors.rows.len()].1.clone(),
+            None => tied_dense(1, dim, seed ^ 0xabcd).1.rows.swap_remove(0).1,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let index = built(dir.path(), &f, Some(&vectors));
+        let mut q = Query::new("words", Some(&v), 10);
+        q.include_quarantined = include_quarantined;
+        let also: HashMap<u32, (f32, u32)> = also
+            .into_iter()
+            .filter(|&s| (s as usize) < n)
+            .map(|s| (s, (1.0, 0)))
+            .collect();
+        let bits = |m: HashMap<u32, (f32, u32)>| {
+            let mut v: Vec<(u32, u32, u32)> =
+                m.into_iter().map(|(s, (c, d))| (s, c.to_bits(), d)).collect();
+            v.sort_unstable();
+            v
+        };
+        let coded = bits(index.dense_scan(&q, &v, keep, &also));
+        let floats = bits(index.dense_scan_floats(&q, &v, keep, &also));
+        proptest::prop_assert_eq!(coded, floats);
+    }
+}
+
+/// The bounds hold: over random unit vectors of 384 dimensions, every row's float cosine lies
+/// between the bounds its codes give, and they are tight enough to prune (under 0.05 apart).
+#[test]
+fn coded_bounds_contain_the_float_cosine() {
+    let (f, vectors) = tied_dense(60, 384, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &f, Some(&vectors));
+    for qseed in 0..20 {
+        let v = tied_dense(1, 384, qseed).1.rows.swap_remove(0).1;
+        let qc = index.codes.query(&v).unwrap();
+        for (row, (_, x)) in vectors.rows.iter().enumerate() {
+            let cos = crate::search::dot(x, &v);
+            let (lo, hi) = index.codes.bounds(row, &qc);
+            assert!(lo <= cos && cos <= hi, "{lo} ≤ {cos} ≤ {hi}");
+            assert!(hi - lo < 0.05, "{}", hi - lo);
+        }
+    }
 }
