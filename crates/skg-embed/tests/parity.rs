@@ -198,3 +198,77 @@ fn a_vector_depends_on_its_text_only() {
         );
     }
 }
+
+/// The gateway's pool embeds a text on its solo session (every core) when nothing else is
+/// computing and on a single-threaded session otherwise; an answer must not depend on which, so
+/// both give every text the same vector bit for bit — short and long texts alike (a long one
+/// gives the thread pool rows to split).
+#[test]
+fn solo_and_single_threaded_sessions_agree() {
+    let Some(dir) = skg_testkit::found(
+        "the embedding model (install it with scripts/fetch-model.sh)",
+        skg_embed::locate().ok(),
+    ) else {
+        return;
+    };
+    let files = dir.read_files().unwrap_or_else(|e| panic!("{e}"));
+    let long = "Profile an unfamiliar CSV file, find the columns with missing values, and \
+                write a short report of their types and ranges. "
+        .repeat(12);
+    let texts = [
+        "x",
+        "profile an unfamiliar csv file",
+        "Our nightly scripts all live in crontab on a single VM; spread them over several nodes.",
+        "Merge and split PDF files from the command line.",
+        long.as_str(),
+    ];
+    let pool = skg_embed::Pool::with_solo(&files, 1, 2).unwrap_or_else(|e| panic!("{e}"));
+    let mut single = skg_embed::Embedder::from_files(&files, 1).unwrap_or_else(|e| panic!("{e}"));
+    for text in texts {
+        let solo = pool.embed_alone(text).unwrap_or_else(|e| panic!("{e}"));
+        let one = single
+            .embed(&[text])
+            .unwrap_or_else(|e| panic!("{e}"))
+            .pop()
+            .expect("a vector");
+        assert_eq!(solo.len(), skg_embed::DIM);
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&solo), bits(&one), "{text:.40}");
+    }
+    // One text at a time, every one went to the solo session; `embed` never does.
+    assert_eq!(pool.solo_runs(), texts.len());
+    pool.embed("x").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pool.solo_runs(), texts.len());
+    // Three callers at once, whichever session each lands on: the same vectors.
+    let want: Vec<Vec<f32>> = texts
+        .iter()
+        .map(|t| pool.embed(t).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    std::thread::scope(|s| {
+        for caller in 0..3 {
+            let pool = &pool;
+            let want = &want;
+            s.spawn(move || {
+                for _ in 0..4 {
+                    for (text, want) in texts.iter().zip(want) {
+                        let got = if caller == 0 {
+                            pool.embed(text)
+                        } else {
+                            pool.embed_alone(text)
+                        }
+                        .unwrap_or_else(|e| panic!("{e}"));
+                        assert!(
+                            got.iter()
+                                .zip(want)
+                                .all(|(a, b)| a.to_bits() == b.to_bits())
+                        );
+                    }
+                }
+            });
+        }
+    });
+    // Without a solo session (one core) the pool never counts one.
+    let pool = skg_embed::Pool::with_solo(&files, 1, 1).unwrap_or_else(|e| panic!("{e}"));
+    pool.embed_alone("x").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pool.solo_runs(), 0);
+}

@@ -29,6 +29,12 @@ pub trait Embed: Send + Sync + std::fmt::Debug + 'static {
     fn model(&self) -> &str;
     /// One L2-normalized vector for `text`.
     fn embed(&self, text: &str) -> Result<Vec<f32>, String>;
+    /// [`Embed::embed`] while no other request is computing: the embedder may use every core.
+    /// It must give the same vector bit for bit (an answer must not depend on the load it
+    /// arrived in).
+    fn embed_alone(&self, text: &str) -> Result<Vec<f32>, String> {
+        self.embed(text)
+    }
 }
 
 /// Gateway settings.
@@ -548,7 +554,15 @@ impl Gateway {
             self.metrics.query_cache(true);
             return Some(v);
         }
-        match e.embed(text) {
+        // This request holds one compute slot; when it holds the only one taken, nothing else
+        // is computing and the embedder may use every core.
+        let alone = self.compute.available_permits() + 1 >= self.cfg.compute_slots.max(1);
+        let vector = if alone {
+            e.embed_alone(text)
+        } else {
+            e.embed(text)
+        };
+        match vector {
             Ok(v) => {
                 let v: Arc<[f32]> = v.into();
                 if let Some(c) = &self.query_vectors {

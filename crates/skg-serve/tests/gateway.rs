@@ -1074,3 +1074,114 @@ async fn listing_fits_the_budget_keeps_dependencies_and_is_stable() {
         );
     }
 }
+
+/// Records which of its methods the gateway calls; `embed_alone` waits (at most 20 s) until
+/// `embed` has been called once, so two requests that meet show which one the gateway took as
+/// alone.
+#[derive(Debug, Default)]
+struct Recorder {
+    alone: std::sync::atomic::AtomicUsize,
+    shared: std::sync::atomic::AtomicUsize,
+    wait_for_shared: bool,
+}
+
+impl skg_serve::Embed for Recorder {
+    fn model(&self) -> &str {
+        "recorder"
+    }
+
+    fn embed(&self, _: &str) -> Result<Vec<f32>, String> {
+        self.shared
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(vec![0.6, 0.8, 0.0])
+    }
+
+    fn embed_alone(&self, _: &str) -> Result<Vec<f32>, String> {
+        self.alone.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let start = std::time::Instant::now();
+        while self.wait_for_shared
+            && self.shared.load(std::sync::atomic::Ordering::SeqCst) == 0
+            && start.elapsed() < std::time::Duration::from_secs(20)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Ok(vec![0.6, 0.8, 0.0])
+    }
+}
+
+/// The demo index with a 3-dimensional vector for every document the build embeds, made by
+/// the "recorder" model.
+fn index_with_vectors(dest: &std::path::Path) {
+    let ex = extraction();
+    let scores: Vec<Score> = ex.skills.iter().map(|s| score(s, false)).collect();
+    let rows = skg_index::dense_targets(&ex.documents)
+        .into_iter()
+        .map(|i| (i, vec![0.0, 0.0, 1.0]))
+        .collect();
+    let vectors = skg_index::Vectors {
+        model: "recorder".into(),
+        dim: 3,
+        rows,
+    };
+    skg_index::build(
+        &skg_index::BuildInput {
+            skills: &ex.skills,
+            documents: &ex.documents,
+            edges: &ex.edges,
+            members: None,
+            scores: Some(&scores),
+            registries: &ex.registries,
+            vectors: Some(&vectors),
+            min_confidence: 0.5,
+        },
+        dest,
+        json!({}),
+        &[],
+    )
+    .unwrap();
+}
+
+/// A request the gateway computes while no other is computing may embed on every core
+/// (`Embed::embed_alone`); one that meets another computing request embeds with `embed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_embeds_alone_only_while_nothing_else_computes() {
+    let dir = tempfile::tempdir().unwrap();
+    index_with_vectors(dir.path());
+    let open = |recorder: Arc<Recorder>| {
+        let mut cfg = Config::new(dir.path().to_path_buf());
+        cfg.compute_slots = 2;
+        cfg.query_cache = 0;
+        Arc::new(Gateway::open(cfg, Some(recorder)).unwrap())
+    };
+    let route = |task: &str| post("/v1/route", &json!({"task": task, "k": 2}));
+    let count = |a: &std::sync::atomic::AtomicUsize| a.load(std::sync::atomic::Ordering::SeqCst);
+
+    // One request at a time: each embeds alone.
+    let recorder = Arc::new(Recorder::default());
+    let gw = open(Arc::clone(&recorder));
+    for task in ["review my branch", "finish the branch"] {
+        assert_eq!(call(&gw, route(task)).await.status, StatusCode::OK);
+    }
+    assert_eq!((count(&recorder.alone), count(&recorder.shared)), (2, 0));
+
+    // The first request embeds alone and waits there until the second, computing beside it,
+    // has embedded with `embed`.
+    let recorder = Arc::new(Recorder {
+        wait_for_shared: true,
+        ..Recorder::default()
+    });
+    let gw = open(Arc::clone(&recorder));
+    let first = tokio::spawn({
+        let gw = Arc::clone(&gw);
+        async move { call(&gw, route("review my branch")).await.status }
+    });
+    while count(&recorder.alone) == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        call(&gw, route("finish the branch")).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(first.await.unwrap(), StatusCode::OK);
+    assert_eq!((count(&recorder.alone), count(&recorder.shared)), (1, 1));
+}

@@ -43,6 +43,9 @@ fn percentiles(ms: Vec<f64>) -> String {
     )
 }
 
+/// A named route timing: milliseconds of one task.
+type Timed<'a> = (&'a str, &'a dyn Fn(&str) -> f64);
+
 fn benches(c: &mut Criterion) {
     let Some(dir) = std::env::var_os("SKG_BENCH_INDEX").map(PathBuf::from) else {
         eprintln!("skipped: set SKG_BENCH_INDEX to an index folder (skg index build)");
@@ -86,6 +89,11 @@ fn benches(c: &mut Criterion) {
     part("query embedding", &mut |i| {
         std::hint::black_box(embedder.embed(&[tasks[i].as_str()]).ok());
     });
+    let mut one_thread = skg_embed::Embedder::load(&model, 1).unwrap_or_else(|e| panic!("{e}"));
+    part("query embedding, 1 thread", &mut |i| {
+        std::hint::black_box(one_thread.embed(&[tasks[i].as_str()]).ok());
+    });
+    drop(one_thread);
     part("bm25 retrieval (whole skills)", &mut |i| {
         let mut q = Query::new(&tasks[i], None, 5);
         q.mode = skg_index::Mode::Bm25;
@@ -140,12 +148,17 @@ fn benches(c: &mut Criterion) {
         ms.len(),
         percentiles(ms)
     );
-    // As the gateway runs it: one single-threaded session, embedded first, or embedded on a
-    // second thread while BM25 runs (`Index::search_embedding`).
+    // As the gateway runs it, over its pool of sessions (`skg_embed::Pool`, as `skg serve` loads
+    // it: one single-threaded session per core, and a solo session on every core for a query
+    // embedded while no other request computes — always, one request at a time), and over a lone
+    // single-threaded session (the gateway before the solo session) for comparison; embedded
+    // first, or on a second thread while BM25 runs (`Index::search_embedding`). The two
+    // embedders alternate task by task, so the machine's drift falls on both alike.
+    let pool = skg_embed::Pool::load(&model, 2).unwrap_or_else(|e| panic!("{e}"));
     let single = std::sync::Mutex::new(
         skg_embed::Embedder::load(&model, 1).unwrap_or_else(|e| panic!("{e}")),
     );
-    let embed_one = |task: &str| -> Option<Vec<f32>> {
+    let single_one = |task: &str| -> Option<Vec<f32>> {
         single
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -153,47 +166,63 @@ fn benches(c: &mut Criterion) {
             .ok()?
             .pop()
     };
-    let timed = |name: &str, f: &dyn Fn(&str)| {
-        for t in tasks.iter().take(5) {
-            f(t);
-        }
-        let ms: Vec<f64> = tasks
-            .iter()
-            .map(|t| {
-                let start = Instant::now();
-                f(t);
-                start.elapsed().as_secs_f64() * 1000.0
-            })
-            .collect();
-        eprintln!("  {name:<52} {}", percentiles(ms));
-    };
-    timed("route, 1-thread session, embed then search", &|task| {
-        let v = embed_one(task);
+    // One request at a time the gateway holds the only compute slot taken: `embed_alone`.
+    let pool_one = |task: &str| pool.embed_alone(task).ok();
+    let index = &index;
+    let then_search = |embed: &dyn Fn(&str) -> Option<Vec<f32>>, task: &str| {
+        let start = Instant::now();
+        let v = embed(task);
         let q = Query::new(task, v.as_deref(), 5);
         let answer = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
-        std::hint::black_box(skg_index::route(&index, &answer, Some(8_000)));
-    });
-    // As the gateway runs it, BM25 by whole skill (the default) or by best document per skill.
-    let (index, embed_one) = (&index, &embed_one);
-    let beside = |unit: skg_index::Bm25Unit| {
-        move |task: &str| {
-            let mut q = Query::new(task, None, 5);
-            q.mode = skg_index::Mode::Hybrid;
-            q.bm25_unit = unit;
-            let (answer, _) = index
-                .search_embedding(&q, || embed_one(task))
-                .unwrap_or_else(|e| panic!("{e}"));
-            std::hint::black_box(skg_index::route(index, &answer, Some(8_000)));
-        }
+        std::hint::black_box(skg_index::route(index, &answer, Some(8_000)));
+        start.elapsed().as_secs_f64() * 1000.0
     };
-    timed(
-        "route, 1-thread session, embedding beside BM25",
-        &beside(skg_index::Bm25Unit::Skill),
-    );
-    timed(
-        "route, as above, BM25 by best document per skill",
-        &beside(skg_index::Bm25Unit::Document),
-    );
+    let beside = |embed: &(dyn Fn(&str) -> Option<Vec<f32>> + Sync),
+                  unit: skg_index::Bm25Unit,
+                  task: &str| {
+        let start = Instant::now();
+        let mut q = Query::new(task, None, 5);
+        q.mode = skg_index::Mode::Hybrid;
+        q.bm25_unit = unit;
+        let (answer, _) = index
+            .search_embedding(&q, || embed(task))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::hint::black_box(skg_index::route(index, &answer, Some(8_000)));
+        start.elapsed().as_secs_f64() * 1000.0
+    };
+    let skill = skg_index::Bm25Unit::Skill;
+    let runs: [Timed<'_>; 5] = [
+        ("route, 1-thread session, embed then search", &|t| {
+            then_search(&single_one, t)
+        }),
+        ("route, 1-thread session, embedding beside BM25", &|t| {
+            beside(&single_one, skill, t)
+        }),
+        ("route, the gateway's pool, embed then search", &|t| {
+            then_search(&pool_one, t)
+        }),
+        ("route, the gateway's pool, embedding beside BM25", &|t| {
+            beside(&pool_one, skill, t)
+        }),
+        ("route, as above, BM25 by best document per skill", &|t| {
+            beside(&pool_one, skg_index::Bm25Unit::Document, t)
+        }),
+    ];
+    let mut ms: Vec<Vec<f64>> = vec![Vec::new(); runs.len()];
+    for t in tasks.iter().take(5) {
+        for (_, f) in &runs {
+            f(t);
+        }
+    }
+    for t in &tasks {
+        for ((_, f), ms) in runs.iter().zip(&mut ms) {
+            ms.push(f(t));
+        }
+    }
+    for ((name, _), ms) in runs.iter().zip(ms) {
+        eprintln!("  {name:<52} {}", percentiles(ms));
+    }
+    let embed_one = &pool_one;
     // The same route with every skill on the tools' field weights (the packages' own before stop
     // 35) and on its kind's defaults, interleaved task by task so the machine's drift falls on
     // both alike: what the packages' weights cost or save.

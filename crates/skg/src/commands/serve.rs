@@ -32,6 +32,10 @@ impl Embed for Pool {
     fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
         self.0.embed(text).map_err(|e| e.to_string())
     }
+
+    fn embed_alone(&self, text: &str) -> Result<Vec<f32>, String> {
+        self.0.embed_alone(text).map_err(|e| e.to_string())
+    }
 }
 
 /// The embedder, or why there is none.
