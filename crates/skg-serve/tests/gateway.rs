@@ -1086,7 +1086,7 @@ struct Recorder {
 }
 
 impl skg_serve::Embed for Recorder {
-    fn model(&self) -> &str {
+    fn model(&self) -> &'static str {
         "recorder"
     }
 
