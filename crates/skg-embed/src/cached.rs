@@ -117,7 +117,8 @@ pub fn embed_with_cache(
     misses.sort_by_key(|t| (std::cmp::Reverse(t.len()), *t));
     let started = Instant::now();
     if !misses.is_empty() {
-        let pool = Pool::from_files(files, threads.clamp(1, misses.len()))?;
+        // Many texts: single-threaded sessions only (no solo session; nothing runs alone).
+        let pool = Pool::with_solo(files, threads.clamp(1, misses.len()), 1)?;
         progress.phase("embed texts", misses.len() as u64);
         for (t, v) in misses.iter().zip(embed_shared(&pool, &misses, progress)?) {
             cache.insert(t, v);
@@ -195,7 +196,8 @@ fn embed_shared(pool: &Pool, texts: &[&str], progress: &dyn Progress) -> Result<
 
 /// A few single-threaded sessions for one text at a time, used by whichever caller finds one
 /// free (a gateway runs retrieval on a bounded number of threads anyway), and one *solo* session
-/// on every core for a text the caller knows is the only work running ([`Pool::embed_alone`]).
+/// on several threads for a text the caller knows is the only work running
+/// ([`Pool::embed_alone`]).
 ///
 /// One request at a time, a single-threaded session leaves the other cores idle: on two cores
 /// the query embedding takes ~1.3× as long on one thread as on two (route bench, "query
@@ -222,17 +224,17 @@ impl std::fmt::Debug for Pool {
 }
 
 impl Pool {
-    /// `sessions` sessions (at least one) of the model in `dir`, and a solo session on every
-    /// core when there is more than one.
+    /// `sessions` sessions (at least one) of the model in `dir`, and a solo session on as many
+    /// threads as there are sessions, at most one per core, when that is more than one (a
+    /// caller that allows one text at a time gets no second thread).
     pub fn load(dir: &ModelDir, sessions: usize) -> Result<Pool> {
         Pool::from_files(&dir.read_files()?, sessions)
     }
 
-    /// `sessions` sessions (at least one) of the model `files` (read once for all of them), and
-    /// a solo session on every core when there is more than one.
+    /// [`Pool::load`] from files already read (once for all the sessions).
     pub fn from_files(files: &ModelFiles, sessions: usize) -> Result<Pool> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        Pool::with_solo(files, sessions, cores)
+        Pool::with_solo(files, sessions, sessions.min(cores))
     }
 
     /// `sessions` single-threaded sessions (at least one) and, when `solo_threads` > 1, a solo

@@ -222,18 +222,26 @@ fn solo_and_single_threaded_sessions_agree() {
         "Merge and split PDF files from the command line.",
         long.as_str(),
     ];
-    let pool = skg_embed::Pool::with_solo(&files, 1, 2).unwrap_or_else(|e| panic!("{e}"));
     let mut single = skg_embed::Embedder::from_files(&files, 1).unwrap_or_else(|e| panic!("{e}"));
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    // The thread pool splits the work by its size: every size a gateway may run with.
+    for threads in [2, 3, cores.max(2)] {
+        let pool = skg_embed::Pool::with_solo(&files, 1, threads).unwrap_or_else(|e| panic!("{e}"));
+        for text in texts {
+            let solo = pool.embed_alone(text).unwrap_or_else(|e| panic!("{e}"));
+            let one = single
+                .embed(&[text])
+                .unwrap_or_else(|e| panic!("{e}"))
+                .pop()
+                .expect("a vector");
+            assert_eq!(solo.len(), skg_embed::DIM);
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&solo), bits(&one), "{threads} threads: {text:.40}");
+        }
+    }
+    let pool = skg_embed::Pool::with_solo(&files, 1, 2).unwrap_or_else(|e| panic!("{e}"));
     for text in texts {
-        let solo = pool.embed_alone(text).unwrap_or_else(|e| panic!("{e}"));
-        let one = single
-            .embed(&[text])
-            .unwrap_or_else(|e| panic!("{e}"))
-            .pop()
-            .expect("a vector");
-        assert_eq!(solo.len(), skg_embed::DIM);
-        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&solo), bits(&one), "{text:.40}");
+        pool.embed_alone(text).unwrap_or_else(|e| panic!("{e}"));
     }
     // One text at a time, every one went to the solo session; `embed` never does.
     assert_eq!(pool.solo_runs(), texts.len());

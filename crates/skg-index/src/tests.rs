@@ -2468,3 +2468,58 @@ fn coded_bounds_contain_the_float_cosine() {
         }
     }
 }
+
+/// The coded scan's edges, each against the float scan: a row with a NaN, an all-zero row, a
+/// skill without vectors among the lexical candidates, and `keep` of 0, of every skill with
+/// vectors and of one more.
+#[test]
+fn the_coded_scan_is_the_exact_scan_at_its_edges() {
+    let (f, mut vectors) = tied_dense(12, 8, 77);
+    vectors.rows[1].1 = vec![f32::NAN; 8];
+    vectors.rows[2].1 = vec![0.0; 8];
+    // Skill 5 (documents 10 and 11) has no vector at all.
+    vectors.rows.retain(|(doc, _)| *doc != 10 && *doc != 11);
+    let dir = tempfile::tempdir().unwrap();
+    let index = built(dir.path(), &f, Some(&vectors));
+    let v = vectors.rows[4].1.clone();
+    // Lexical candidates: a skill with one row (0), one without vectors (5), one with two (7)
+    // and one the index does not have (99).
+    let also: HashMap<u32, (f32, u32)> =
+        [(0, (1.0, 0)), (5, (1.0, 0)), (7, (1.0, 0)), (99, (1.0, 0))]
+            .into_iter()
+            .collect();
+    let bits = |m: HashMap<u32, (f32, u32)>| {
+        let mut v: Vec<(u32, u32, u32)> = m
+            .into_iter()
+            .map(|(s, (c, d))| (s, c.to_bits(), d))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    for include_quarantined in [false, true] {
+        let mut q = Query::new("words", Some(&v), 10);
+        q.include_quarantined = include_quarantined;
+        // 11 skills have vectors.
+        for keep in [0, 1, 5, 10, 11, 12] {
+            for also in [HashMap::new(), also.clone()] {
+                let coded = bits(index.dense_scan(&q, &v, keep, &also));
+                assert_eq!(
+                    coded,
+                    bits(index.dense_scan_floats(&q, &v, keep, &also)),
+                    "keep {keep}"
+                );
+                if keep == 0 {
+                    assert!(coded.len() <= also.len());
+                }
+            }
+        }
+    }
+    // A query with a NaN scans the floats: the same answer as the float scan.
+    let mut bad = v.clone();
+    bad[3] = f32::NAN;
+    let q = Query::new("words", Some(&bad), 10);
+    assert_eq!(
+        bits(index.dense_scan(&q, &bad, 5, &also)),
+        bits(index.dense_scan_floats(&q, &bad, 5, &also))
+    );
+}

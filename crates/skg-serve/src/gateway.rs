@@ -554,8 +554,11 @@ impl Gateway {
             self.metrics.query_cache(true);
             return Some(v);
         }
-        // This request holds one compute slot; when it holds the only one taken, nothing else
-        // is computing and the embedder may use every core.
+        // This request holds one compute slot; when it holds the only one taken, no other
+        // request is computing and the embedder may use every core (beside this request's own
+        // BM25, which `search_embedding` runs meanwhile). A request the timeout dropped gives
+        // its slot back while its thread finishes, so for that long this can count one too
+        // few: a slower embedding, never another vector.
         let alone = self.compute.available_permits() + 1 >= self.cfg.compute_slots.max(1);
         let vector = if alone {
             e.embed_alone(text)

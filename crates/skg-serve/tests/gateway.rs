@@ -1149,7 +1149,8 @@ async fn a_query_embeds_alone_only_while_nothing_else_computes() {
     index_with_vectors(dir.path());
     let open = |recorder: Arc<Recorder>| {
         let mut cfg = Config::new(dir.path().to_path_buf());
-        cfg.compute_slots = 2;
+        // Three slots: "nothing else computes" (2 free) differs from "a slot is free" (≥ 1).
+        cfg.compute_slots = 3;
         cfg.query_cache = 0;
         Arc::new(Gateway::open(cfg, Some(recorder)).unwrap())
     };

@@ -149,12 +149,14 @@ fn benches(c: &mut Criterion) {
         percentiles(ms)
     );
     // As the gateway runs it, over its pool of sessions (`skg_embed::Pool`, as `skg serve` loads
-    // it: one single-threaded session per core, and a solo session on every core for a query
-    // embedded while no other request computes — always, one request at a time), and over a lone
-    // single-threaded session (the gateway before the solo session) for comparison; embedded
-    // first, or on a second thread while BM25 runs (`Index::search_embedding`). The two
-    // embedders alternate task by task, so the machine's drift falls on both alike.
-    let pool = skg_embed::Pool::load(&model, 2).unwrap_or_else(|e| panic!("{e}"));
+    // it: one single-threaded session per compute slot, and a solo session on as many threads,
+    // at most one per core, for a query embedded while no other request computes — always, one
+    // request at a time), and over a lone single-threaded session (the gateway before the solo
+    // session) for comparison; embedded first, or on a second thread while BM25 runs
+    // (`Index::search_embedding`). The two embedders alternate task by task, so the machine's
+    // drift falls on both alike.
+    let pool = skg_embed::Pool::load(&model, skg_serve::defaults::compute_slots())
+        .unwrap_or_else(|e| panic!("{e}"));
     let single = std::sync::Mutex::new(
         skg_embed::Embedder::load(&model, 1).unwrap_or_else(|e| panic!("{e}")),
     );
