@@ -374,9 +374,9 @@ pub struct Index {
     rows_of: Vec<Vec<u32>>,
     /// Each row's skill (the scan reads it in row order instead of each row's document).
     row_skill: Vec<u32>,
-    /// The nearest-neighbour graph over the rows and each skill's rows (for exact rescoring),
-    /// when switched on ([`Index::use_ann`]).
-    ann: Option<(crate::ann::Ann, Vec<Vec<u32>>)>,
+    /// The nearest-neighbour graph over the rows (its proposals are rescored exactly over
+    /// `rows_of`), when switched on ([`Index::use_ann`]).
+    ann: Option<crate::ann::Ann>,
     by_id: HashMap<String, u32>,
     content: Content,
     catalog_tokens: u64,
@@ -572,7 +572,6 @@ impl Index {
             self.ann = None;
             return Ok(false);
         }
-        let skill_rows = self.rows_of.clone();
         let cache = self.dir.join(crate::ann::CACHE_FILE);
         let hash = &self.manifest.content_hash;
         let cached =
@@ -589,18 +588,18 @@ impl Index {
             }
             graph
         };
-        self.ann = Some((graph, skill_rows));
+        self.ann = Some(graph);
         Ok(true)
     }
 
     /// Where the graph in use came from, when the index uses one.
     pub fn ann_source(&self) -> Option<crate::ann::AnnSource> {
-        self.ann.as_ref().map(|(graph, _)| graph.source())
+        self.ann.as_ref().map(crate::ann::Ann::source)
     }
 
     /// The graph's options, when the index uses one.
     pub fn ann(&self) -> Option<crate::ann::AnnOptions> {
-        self.ann.as_ref().map(|(graph, _)| graph.options())
+        self.ann.as_ref().map(crate::ann::Ann::options)
     }
 
     /// Number of dense rows.
@@ -893,7 +892,7 @@ impl Index {
         keep: usize,
         also: &HashMap<u32, (f32, u32)>,
     ) -> HashMap<u32, (f32, u32)> {
-        let Some((ann, skill_rows)) = &self.ann else {
+        let Some(ann) = &self.ann else {
             return self.dense_scan(q, v, keep, also);
         };
         if v.len() != self.dim || self.dim == 0 {
@@ -911,7 +910,7 @@ impl Index {
         skills
             .into_iter()
             .filter_map(|skill| {
-                skill_rows[skill as usize]
+                self.rows_of[skill as usize]
                     .iter()
                     .map(|&row| {
                         let r = row as usize * self.dim;
@@ -999,35 +998,12 @@ impl Index {
             }
             best
         };
-        let mut ranked: Vec<(f32, u32, u32)> = (0..self.skills.len())
+        let ranked = (0..self.skills.len())
             .filter(|&s| present[s] && bounds[s].1 >= threshold)
-            .map(|s| {
-                let (cos, doc) = exact(s);
-                (cos, u32::try_from(s).unwrap_or(u32::MAX), doc)
-            })
-            .filter(|b| b.2 != u32::MAX)
-            .collect();
-        let order =
-            |a: &(f32, u32, u32), b: &(f32, u32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if keep < ranked.len() {
-            if keep > 0 {
-                ranked.select_nth_unstable_by(keep - 1, order);
-            }
-            ranked.truncate(keep);
-        }
-        let mut out: HashMap<u32, (f32, u32)> = ranked
-            .into_iter()
-            .map(|(cos, skill, doc)| (skill, (cos, doc)))
-            .collect();
-        for &skill in also.keys() {
-            if present.get(skill as usize) == Some(&true) && !out.contains_key(&skill) {
-                let b = exact(skill as usize);
-                if b.1 != u32::MAX {
-                    out.insert(skill, b);
-                }
-            }
-        }
-        out
+            .map(|s| (s, exact(s)));
+        nearest_and_also(ranked, keep, also, |skill| {
+            (present.get(skill) == Some(&true)).then(|| exact(skill))
+        })
     }
 
     /// [`Index::dense_scan`] over every `f32` row: for a query the codes cannot bound, and the
@@ -1057,31 +1033,9 @@ impl Index {
                 best[skill] = (cos, doc);
             }
         }
-        let mut ranked: Vec<(f32, u32)> = best
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.1 != u32::MAX)
-            .map(|(i, b)| (b.0, u32::try_from(i).unwrap_or(u32::MAX)))
-            .collect();
-        let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if keep < ranked.len() {
-            if keep > 0 {
-                ranked.select_nth_unstable_by(keep - 1, order);
-            }
-            ranked.truncate(keep);
-        }
-        let mut out: HashMap<u32, (f32, u32)> = ranked
-            .into_iter()
-            .map(|(_, skill)| (skill, best[skill as usize]))
-            .collect();
-        for &skill in also.keys() {
-            if let Some(&b) = best.get(skill as usize)
-                && b.1 != u32::MAX
-            {
-                out.insert(skill, b);
-            }
-        }
-        out
+        nearest_and_also(best.iter().copied().enumerate(), keep, also, |skill| {
+            best.get(skill).copied()
+        })
     }
 
     /// Ranks skills for the query: one hit per skill, best first.
@@ -1477,7 +1431,41 @@ impl Index {
     }
 }
 
-/// Dot product with eight independent partial sums (vectorizable).
+/// The `keep` nearest of `scored` (skill, (best cosine, its doc); a skill without a row has doc
+/// `u32::MAX` and is left out) by cosine descending, then skill position, and every skill of
+/// `also` with a row (`best_of`): what both dense scans return.
+fn nearest_and_also(
+    scored: impl Iterator<Item = (usize, (f32, u32))>,
+    keep: usize,
+    also: &HashMap<u32, (f32, u32)>,
+    best_of: impl Fn(usize) -> Option<(f32, u32)>,
+) -> HashMap<u32, (f32, u32)> {
+    let mut ranked: Vec<(f32, u32, u32)> = scored
+        .filter(|(_, b)| b.1 != u32::MAX)
+        .map(|(s, (cos, doc))| (cos, u32::try_from(s).unwrap_or(u32::MAX), doc))
+        .collect();
+    let order = |a: &(f32, u32, u32), b: &(f32, u32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if keep < ranked.len() {
+        if keep > 0 {
+            ranked.select_nth_unstable_by(keep - 1, order);
+        }
+        ranked.truncate(keep);
+    }
+    let mut out: HashMap<u32, (f32, u32)> = ranked
+        .into_iter()
+        .map(|(cos, skill, doc)| (skill, (cos, doc)))
+        .collect();
+    for &skill in also.keys() {
+        if !out.contains_key(&skill)
+            && let Some(b) = best_of(skill as usize)
+            && b.1 != u32::MAX
+        {
+            out.insert(skill, b);
+        }
+    }
+    out
+}
+
 /// The mode a query runs in: dense and hybrid need a vector, else BM25.
 fn effective_mode(asked: Mode, vector: Option<&[f32]>) -> Mode {
     match (asked, vector) {
@@ -1486,6 +1474,7 @@ fn effective_mode(asked: Mode, vector: Option<&[f32]>) -> Mode {
     }
 }
 
+/// Dot product with eight independent partial sums (vectorizable).
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ac, ar) = a.split_at(a.len() - a.len() % 8);

@@ -1109,44 +1109,12 @@ impl skg_serve::Embed for Recorder {
     }
 }
 
-/// The demo index with a 3-dimensional vector for every document the build embeds, made by
-/// the "recorder" model.
-fn index_with_vectors(dest: &std::path::Path) {
-    let ex = extraction();
-    let scores: Vec<Score> = ex.skills.iter().map(|s| score(s, false)).collect();
-    let rows = skg_index::dense_targets(&ex.documents)
-        .into_iter()
-        .map(|i| (i, vec![0.0, 0.0, 1.0]))
-        .collect();
-    let vectors = skg_index::Vectors {
-        model: "recorder".into(),
-        dim: 3,
-        rows,
-    };
-    skg_index::build(
-        &skg_index::BuildInput {
-            skills: &ex.skills,
-            documents: &ex.documents,
-            edges: &ex.edges,
-            members: None,
-            scores: Some(&scores),
-            registries: &ex.registries,
-            vectors: Some(&vectors),
-            min_confidence: 0.5,
-        },
-        dest,
-        json!({}),
-        &[],
-    )
-    .unwrap();
-}
-
 /// A request the gateway computes while no other is computing may embed on every core
 /// (`Embed::embed_alone`); one that meets another computing request embeds with `embed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_embeds_alone_only_while_nothing_else_computes() {
     let dir = tempfile::tempdir().unwrap();
-    index_with_vectors(dir.path());
+    common::build_index_with(dir.path(), None, Some(("recorder", &[0.0, 0.0, 1.0])));
     let open = |recorder: Arc<Recorder>| {
         let mut cfg = Config::new(dir.path().to_path_buf());
         // Three slots: "nothing else computes" (2 free) differs from "a slot is free" (≥ 1).

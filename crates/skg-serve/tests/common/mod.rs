@@ -44,6 +44,15 @@ pub(crate) fn score(s: &Skill, quarantined: bool) -> Score {
 
 /// Builds the demo index at `dest`; `drop` leaves one skill out (another revision).
 pub(crate) fn build_index(dest: &Path, drop: Option<&str>) -> skg_index::IndexManifest {
+    build_index_with(dest, drop, None)
+}
+
+/// [`build_index`], with `vector` as every embedded document's vector, made by `model`.
+pub(crate) fn build_index_with(
+    dest: &Path,
+    drop: Option<&str>,
+    vector: Option<(&str, &[f32])>,
+) -> skg_index::IndexManifest {
     let mut ex = extraction();
     if let Some(d) = drop {
         ex.skills.retain(|s| s.id.as_str() != d);
@@ -69,6 +78,14 @@ pub(crate) fn build_index(dest: &Path, drop: Option<&str>) -> skg_index::IndexMa
             .unwrap()
         })
         .collect();
+    let vectors = vector.map(|(model, v)| skg_index::Vectors {
+        model: model.to_owned(),
+        dim: v.len(),
+        rows: skg_index::dense_targets(&ex.documents)
+            .into_iter()
+            .map(|i| (i, v.to_vec()))
+            .collect(),
+    });
     skg_index::build(
         &skg_index::BuildInput {
             skills: &ex.skills,
@@ -77,7 +94,7 @@ pub(crate) fn build_index(dest: &Path, drop: Option<&str>) -> skg_index::IndexMa
             members: Some(&members),
             scores: Some(&scores),
             registries: &ex.registries,
-            vectors: None,
+            vectors: vectors.as_ref(),
             min_confidence: 0.5,
         },
         dest,
