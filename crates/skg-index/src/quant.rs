@@ -68,9 +68,14 @@ fn code(x: &[f32], out: &mut Vec<i8>) -> Option<f32> {
 }
 
 /// `Σ a_i·b_i`, exact (|a_i·b_i| ≤ 127², so up to [`MAX_DIM`] dimensions fit an `i32`); sixteen
-/// partial sums, which the compiler turns into pairwise multiply-adds of 16-bit lanes. Kept out
-/// of line: inlined into the scan's loop, the same code was compiled to one byte at a time.
-#[inline(never)]
+/// partial sums, which the compiler turns into pairwise multiply-adds of 16-bit lanes. Compiled
+/// for AVX2 beside the baseline (SSE2, 128-bit lanes), the version chosen by the CPU at run time
+/// (`multiversion`): integer arithmetic, so both give the same sum and an answer never depends
+/// on the machine. 512-bit lanes (32 partial sums, AVX-512) were no faster on this project's
+/// machine and slowed the whole route in some runs (docs/retrieval.md, stop 38).
+/// Kept out of line: inlined into the scan's loop, the same code was compiled to one byte at a
+/// time.
+#[multiversion::multiversion(targets("x86_64+avx2"), attrs(inline(never)))]
 fn idot(a: &[i8], b: &[i8]) -> i32 {
     let mut acc = [0i32; 16];
     let (ac, ar) = a.split_at(a.len() - a.len() % 16);
@@ -260,5 +265,18 @@ mod tests {
             .sum();
         assert_eq!(idot(&a, &b), want);
         assert_eq!(idot(&[-127; 32], &[-127; 32]), 32 * 127 * 127);
+    }
+
+    proptest::proptest! {
+        /// The version this CPU runs (AVX2 or the baseline) is the definition, at every
+        /// length: whole 16-byte chunks, a tail, or only a tail.
+        #[test]
+        fn idot_is_the_definition_at_any_length(
+            pairs in proptest::collection::vec((-127i8..=127, -127i8..=127), 0..1200)
+        ) {
+            let (a, b): (Vec<i8>, Vec<i8>) = pairs.into_iter().unzip();
+            let want: i32 = a.iter().zip(&b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+            proptest::prop_assert_eq!(idot(&a, &b), want);
+        }
     }
 }
