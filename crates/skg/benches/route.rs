@@ -18,6 +18,10 @@ use std::{
 };
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+/// The binary's allocator (`src/main.rs`), so the bench times what the gateway runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use skg_index::{Index, Query};
 
 fn tasks(root: &Path) -> Vec<String> {

@@ -4,6 +4,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of glibc's allocator: a route allocates many small, short-lived values
+/// (candidate maps, hits, JSON), and under load glibc's malloc and free were 5 % of the gateway's
+/// CPU; the route bench's search and bundle part fell 13 % (docs/retrieval.md, stop 38).
+/// Allocation never changes an output.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = skg::Cli::parse();
     let telemetry = skg::logging::init(&cli.global);
