@@ -541,6 +541,15 @@ impl Gateway {
         out
     }
 
+    /// Whether this request (which holds one compute slot) holds the only one taken: no other
+    /// request is computing, so the embedder may use every core, and the request searches
+    /// after its embedding rather than beside it (`answer_many`). A request the timeout dropped
+    /// gives its slot back while its thread finishes, so for that long this can count one too
+    /// few: a slower route, never another answer.
+    fn alone(&self) -> bool {
+        self.compute.available_permits() + 1 >= self.cfg.compute_slots.max(1)
+    }
+
     /// The query vector, when hybrid retrieval is possible for this index.
     fn query_vector(&self, loaded: &Loaded, text: &str, mode: Option<Mode>) -> Option<Arc<[f32]>> {
         if mode == Some(Mode::Bm25) {
@@ -554,13 +563,7 @@ impl Gateway {
             self.metrics.query_cache(true);
             return Some(v);
         }
-        // This request holds one compute slot; when it holds the only one taken, no other
-        // request is computing and the embedder may use every core (beside this request's own
-        // BM25, which `search_embedding` runs meanwhile). A request the timeout dropped gives
-        // its slot back while its thread finishes, so for that long this can count one too
-        // few: a slower embedding, never another vector.
-        let alone = self.compute.available_permits() + 1 >= self.cfg.compute_slots.max(1);
-        let vector = if alone {
+        let vector = if self.alone() {
             e.embed_alone(text)
         } else {
             e.embed(text)
@@ -661,10 +664,21 @@ impl Gateway {
         q.pool = q.pool.max(k);
         q.mode = ask.mode.unwrap_or(Mode::Hybrid);
         q.scope = scope.as_deref();
-        let (answer, vector) = loaded
-            .index
-            .search_embedding(&q, || self.query_vector(&loaded, ask.text, ask.mode))?;
         let (floor, k) = (q.min_score, q.k);
+        // Alone, the embedding runs on every core and BM25 beside it would only compete for
+        // them (two cores: about 0.3 ms more a route, docs/retrieval.md, stop 38): embed, then
+        // search. Otherwise each embedding is single-threaded and BM25 runs beside it, so the
+        // route takes the longer of the two. Both give the same answer
+        // (`search_embedding_answers_as_search_with_the_vector`).
+        let (answer, vector) = if self.alone() && q.mode != Mode::Bm25 {
+            let vector = self.query_vector(&loaded, ask.text, ask.mode);
+            q.vector = vector.as_deref();
+            (loaded.index.search(&q)?, vector)
+        } else {
+            loaded
+                .index
+                .search_embedding(&q, || self.query_vector(&loaded, ask.text, ask.mode))?
+        };
         let prepared = Prepared {
             vector,
             scope: scope.clone(),

@@ -232,14 +232,15 @@ fn benches(c: &mut Criterion) {
     // The same route with every skill on the tools' field weights (the packages' own before stop
     // 35) and on its kind's defaults, interleaved task by task so the machine's drift falls on
     // both alike: what the packages' weights cost or save.
+    // One request at a time the gateway is alone: it embeds on the solo session, then searches
+    // (BM25 beside a two-thread embedding only competed with it; stop 38).
     let weighted = |weights: Option<skg_index::FieldWeights>, task: &str| {
-        let mut q = Query::new(task, None, 5);
+        let start = Instant::now();
+        let v = embed_one(task);
+        let mut q = Query::new(task, v.as_deref(), 5);
         q.mode = skg_index::Mode::Hybrid;
         q.weights = weights;
-        let start = Instant::now();
-        let (answer, _) = index
-            .search_embedding(&q, || embed_one(task))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let answer = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
         std::hint::black_box(skg_index::route(index, &answer, Some(8_000)));
         start.elapsed().as_secs_f64() * 1000.0
     };
