@@ -209,24 +209,13 @@ mod tests {
     #[test]
     fn the_bound_is_nearly_reached() {
         let (step_x, step_v, dim) = (0.01f32, 0.02f32, 64usize);
-        let row: Vec<f32> = (0..dim)
-            .map(|i| {
-                if i == 0 {
-                    127.0 * step_x
-                } else {
-                    (40.0 + 0.49) * step_x
-                }
-            })
-            .collect();
-        let query: Vec<f32> = (0..dim)
-            .map(|i| {
-                if i == 0 {
-                    127.0 * step_v
-                } else {
-                    (90.0 + 0.49) * step_v
-                }
-            })
-            .collect();
+        // The first coordinate at the code 127, the others 0.49 of a step above `code`.
+        let near_edge = |step: f32, code: f32| -> Vec<f32> {
+            (0..dim)
+                .map(|i| if i == 0 { 127.0 } else { code + 0.49 } * step)
+                .collect()
+        };
+        let (row, query) = (near_edge(step_x, 40.0), near_edge(step_v, 90.0));
         let c = Coded::new(&row, dim);
         assert_eq!(c.codes[0], 127);
         assert!(c.codes[1..].iter().all(|&a| a == 40));

@@ -550,8 +550,15 @@ impl Gateway {
         self.compute.available_permits() + 1 >= self.cfg.compute_slots.max(1)
     }
 
-    /// The query vector, when hybrid retrieval is possible for this index.
-    fn query_vector(&self, loaded: &Loaded, text: &str, mode: Option<Mode>) -> Option<Arc<[f32]>> {
+    /// The query vector, when hybrid retrieval is possible for this index; `alone` ([`Gateway::alone`],
+    /// decided once per request) embeds on the solo session.
+    fn query_vector(
+        &self,
+        loaded: &Loaded,
+        text: &str,
+        mode: Option<Mode>,
+        alone: bool,
+    ) -> Option<Arc<[f32]>> {
         if mode == Some(Mode::Bm25) {
             return None;
         }
@@ -563,7 +570,7 @@ impl Gateway {
             self.metrics.query_cache(true);
             return Some(v);
         }
-        let vector = if self.alone() {
+        let vector = if alone {
             e.embed_alone(text)
         } else {
             e.embed(text)
@@ -670,14 +677,15 @@ impl Gateway {
         // search. Otherwise each embedding is single-threaded and BM25 runs beside it, so the
         // route takes the longer of the two. Both give the same answer
         // (`search_embedding_answers_as_search_with_the_vector`).
-        let (answer, vector) = if self.alone() && q.mode != Mode::Bm25 {
-            let vector = self.query_vector(&loaded, ask.text, ask.mode);
+        let alone = self.alone();
+        let (answer, vector) = if alone && q.mode != Mode::Bm25 {
+            let vector = self.query_vector(&loaded, ask.text, ask.mode, true);
             q.vector = vector.as_deref();
             (loaded.index.search(&q)?, vector)
         } else {
             loaded
                 .index
-                .search_embedding(&q, || self.query_vector(&loaded, ask.text, ask.mode))?
+                .search_embedding(&q, || self.query_vector(&loaded, ask.text, ask.mode, alone))?
         };
         let prepared = Prepared {
             vector,
@@ -695,7 +703,7 @@ impl Gateway {
         self.check(ask, access)?;
         let started = Instant::now();
         let loaded = self.current();
-        let vector = self.query_vector(&loaded, ask.text, ask.mode);
+        let vector = self.query_vector(&loaded, ask.text, ask.mode, self.alone());
         let q = ask.query(None);
         Ok(Prepared {
             scope: loaded.scope(access),

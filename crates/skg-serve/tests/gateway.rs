@@ -1125,11 +1125,15 @@ async fn a_query_embeds_alone_only_while_nothing_else_computes() {
     let route = |task: &str| post("/v1/route", &json!({"task": task, "k": 2}));
     let count = |a: &std::sync::atomic::AtomicUsize| a.load(std::sync::atomic::Ordering::SeqCst);
 
-    // One request at a time: each embeds alone.
+    // One request at a time: each embeds alone (then searches with its vector: hybrid).
     let recorder = Arc::new(Recorder::default());
     let gw = open(Arc::clone(&recorder));
+    let mut alone_plans = Vec::new();
     for task in ["review my branch", "finish the branch"] {
-        assert_eq!(call(&gw, route(task)).await.status, StatusCode::OK);
+        let r = call(&gw, route(task)).await;
+        assert_eq!(r.status, StatusCode::OK);
+        assert_eq!(r.json["mode"], "hybrid", "{}", r.json);
+        alone_plans.push(r.json["plan"].clone());
     }
     assert_eq!((count(&recorder.alone), count(&recorder.shared)), (2, 0));
 
@@ -1147,10 +1151,11 @@ async fn a_query_embeds_alone_only_while_nothing_else_computes() {
     while count(&recorder.alone) == 0 {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    assert_eq!(
-        call(&gw, route("finish the branch")).await.status,
-        StatusCode::OK
-    );
+    let shared = call(&gw, route("finish the branch")).await;
+    assert_eq!(shared.status, StatusCode::OK);
+    // Embedded beside BM25 on a shared session: the same answer as embedded first, alone.
+    assert_eq!(shared.json["mode"], "hybrid", "{}", shared.json);
+    assert_eq!(shared.json["plan"], alone_plans[1]);
     assert_eq!(first.await.unwrap(), StatusCode::OK);
     assert_eq!((count(&recorder.alone), count(&recorder.shared)), (1, 1));
 }
