@@ -480,6 +480,92 @@ pub fn evaluate(
     })
 }
 
+/// One judged query's first-stage candidates with each signal's score (`skg eval
+/// --candidates`): the data a study of the fusion, or of a second stage, starts from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CandidateRecord {
+    /// The query's id, when it has one.
+    pub id: Option<String>,
+    /// The task.
+    pub query: String,
+    /// Gold skills, as skill ids (copies folded onto their canonical).
+    pub gold: Vec<String>,
+    /// Acceptable answers, as skill ids.
+    pub acceptable: Vec<String>,
+    /// The mode ranked (hybrid when the index has vectors, else BM25).
+    pub mode: Mode,
+    /// BM25's weight in the fusion (hybrid).
+    pub bm25_weight: Option<f32>,
+    /// The analyzed query terms.
+    pub terms: usize,
+    /// Every candidate the fusion scored — the union of each ranking's best `pool` —, best
+    /// first.
+    pub candidates: Vec<CandidateScores>,
+}
+
+/// One candidate of a [`CandidateRecord`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CandidateScores {
+    /// Skill id.
+    pub skill: String,
+    /// The fused score the ranking sorts by.
+    pub score: f32,
+    /// The skill's own BM25 score (0 when BM25 did not gather it).
+    pub bm25: f32,
+    /// The BM25 score the fusion counted (at least BM25's cut: see [`crate::Fusion::Linear`]).
+    pub bm25_counted: f32,
+    /// Its best cosine with the query (0 without vectors).
+    pub cosine: f32,
+}
+
+/// Every judged query's candidates as `options` ranks them ([`CandidateRecord`]), in query
+/// order. The pool is `options.pool`; every candidate of the union is returned (up to twice
+/// the pool), in the order [`evaluate`]'s hybrid ranking gives its first ten.
+pub fn candidate_records(
+    index: &Index,
+    queries: &[JudgedQuery],
+    options: &EvalOptions,
+    embed: &mut EmbedFn<'_>,
+) -> Result<Vec<CandidateRecord>> {
+    let (judged, _) = judge_all(index, queries);
+    let id = |s: &u32| index.skills[*s as usize].id.to_string();
+    let mut out = Vec::with_capacity(queries.len());
+    for (q, j) in queries.iter().zip(&judged) {
+        let mode = if index.dim() > 0 {
+            Mode::Hybrid
+        } else {
+            Mode::Bm25
+        };
+        let vector = query_vector(index, mode, &q.query, embed)?;
+        let mut query = options.query(&q.query, vector.as_deref(), mode, options.pool.max(1));
+        // More hits asked for, the same pool: BM25 gathers more, but its cut stays the pool's
+        // (see `Cut`), so the fused scores and their order are those of a ten-hit query.
+        query.k = query.pool * 2;
+        let answer = index.search(&query)?;
+        out.push(CandidateRecord {
+            id: q.id.clone(),
+            query: q.query.clone(),
+            gold: j.gold.iter().map(id).collect(),
+            acceptable: j.acceptable.iter().map(id).collect(),
+            mode: answer.mode,
+            bm25_weight: answer.bm25_weight,
+            terms: answer.terms.len(),
+            candidates: answer
+                .hits
+                .iter()
+                .map(|h| CandidateScores {
+                    skill: id(&h.skill),
+                    score: h.score,
+                    bm25: h.bm25,
+                    bm25_counted: h.bm25_counted,
+                    cosine: h.dense,
+                })
+                .collect(),
+        });
+    }
+    Ok(out)
+}
+
 /// One mode over every query (token totals filled in by the caller).
 fn run_mode(
     index: &Index,

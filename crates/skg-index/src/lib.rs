@@ -50,8 +50,9 @@ pub use crate::{
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},
     incremental::{PackageDiff, VectorPlan, diff_packages, reuse_vectors},
     judged::{
-        Bm25Settings, EmbedFn, EvalOptions, EvalReport, JudgedQuery, Latency, ModeReport,
-        QueryRank, evaluate, judged_digest, resolve_examples, skill_keys,
+        Bm25Settings, CandidateRecord, CandidateScores, EmbedFn, EvalOptions, EvalReport,
+        JudgedQuery, Latency, ModeReport, QueryRank, candidate_records, evaluate, judged_digest,
+        resolve_examples, skill_keys,
     },
     misses::{DEPTH, Miss, MissClass, MissReport, SIBLING_COSINE, misses},
     route::{Bundle, BundleSkill, Reason, route, route_within},

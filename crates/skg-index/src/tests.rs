@@ -306,12 +306,9 @@ fn floor_moves_weak_hits_to_rejected_and_an_empty_answer_is_possible() {
     assert!(none.hits.is_empty() && none.rejected.is_empty());
 }
 
-#[test]
-fn dense_and_fusions_rank_by_their_definitions() {
-    let dir = tempfile::tempdir().unwrap();
-    let f = fixture();
-    // 2-d vectors: pdf's L0 points at x, charts' L0 at y, charts' L1 in between.
-    let v = Vectors {
+/// 2-d vectors of the fixture: pdf's L0 points at x, charts' L0 at y, charts' L1 in between.
+fn plane_vectors() -> Vectors {
+    Vectors {
         model: "test".into(),
         dim: 2,
         rows: vec![
@@ -319,7 +316,14 @@ fn dense_and_fusions_rank_by_their_definitions() {
             (5, vec![0.0, 1.0]),
             (6, vec![0.6, 0.8]),
         ],
-    };
+    }
+}
+
+#[test]
+fn dense_and_fusions_rank_by_their_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixture();
+    let v = plane_vectors();
     let index = built(dir.path(), &f, Some(&v));
     let qv = [0.8_f32, 0.6];
     let mut q = Query::new("nothing lexical here", Some(&qv), 5);
@@ -936,6 +940,62 @@ fn pruned_group_search_equals_exhaustive_grouping() {
             }
         }
     }
+}
+
+#[test]
+fn candidate_records_are_the_fusion_by_its_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixture();
+    // With the query (0.8, 0.6): cos(pdf) = 0.8, cos(charts) = max(0.6, 0.96) = 0.96.
+    let v = plane_vectors();
+    let index = built(dir.path(), &f, Some(&v));
+    let queries = [crate::JudgedQuery {
+        id: Some("q1".into()),
+        query: "merge pdf".into(),
+        gold: vec!["r/pdf/SKILL.md".into()],
+        acceptable: vec!["r/charts/SKILL.md".into()],
+    }];
+    let options = crate::EvalOptions {
+        include_quarantined: true,
+        ..crate::EvalOptions::default()
+    };
+    let mut embed = |_: &str| -> Result<Vec<f32>, String> { Ok(vec![0.8, 0.6]) };
+    let records = crate::candidate_records(&index, &queries, &options, &mut embed).unwrap();
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!((r.id.as_deref(), r.mode), (Some("q1"), Mode::Hybrid));
+    assert_eq!(
+        (r.gold.as_slice(), r.acceptable.as_slice()),
+        (&["r:pdf".to_owned()][..], &["r:charts".to_owned()][..])
+    );
+    let cosine = |id: &str| {
+        r.candidates
+            .iter()
+            .find(|c| c.skill == id)
+            .map(|c| c.cosine)
+    };
+    assert!((cosine("r:pdf").unwrap() - 0.8).abs() < 1e-6);
+    assert!((cosine("r:charts").unwrap() - 0.96).abs() < 1e-6);
+    // The weight is the adaptive one of the best BM25 score, and every candidate's score is
+    // w · its share of the best BM25 + (1 − w) · its cosine (no cut: the fixture has few skills).
+    let best = r.candidates.iter().map(|c| c.bm25).fold(0.0f32, f32::max);
+    assert!(best > 0.0);
+    let w = Fusion::default().weight(best, r.terms).unwrap();
+    assert!((r.bm25_weight.unwrap() - w).abs() < 1e-6);
+    for c in &r.candidates {
+        assert_eq!(c.bm25_counted, c.bm25);
+        let want = w * (c.bm25 / best) + (1.0 - w) * c.cosine;
+        assert!((c.score - want).abs() < 1e-6, "{c:?}: {want}");
+    }
+    // Best first, and in the order a ten-hit hybrid query ranks them.
+    assert!(r.candidates.windows(2).all(|p| p[0].score >= p[1].score));
+    let qv = [0.8f32, 0.6];
+    let mut q = Query::new("merge pdf", Some(&qv), 10);
+    q.include_quarantined = true;
+    q.min_score = f32::NEG_INFINITY;
+    let hits = names(&index, &index.search(&q).unwrap().hits);
+    let listed: Vec<String> = r.candidates.iter().map(|c| c.skill.clone()).collect();
+    assert_eq!(listed[..hits.len()], hits[..]);
 }
 
 #[test]

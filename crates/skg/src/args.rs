@@ -620,6 +620,11 @@ pub struct EvalArgs {
     /// fusion, a sibling card above it, an acceptable answer above it, ranked low, quarantined).
     #[arg(long)]
     pub misses: bool,
+    /// Write every query's first-stage candidates here (JSONL, one query a line: its gold and
+    /// acceptable skill ids, BM25's weight, and each candidate's fused score, own and counted
+    /// BM25 and cosine, best first) — the data to study the fusion or a second stage with.
+    #[arg(long, value_name = "OUT.jsonl")]
+    pub candidates: Option<PathBuf>,
     /// Re-rank the first stage's candidates with this second-stage model and measure it.
     #[arg(long, value_name = "RANKER.json")]
     pub ranker: Option<PathBuf>,

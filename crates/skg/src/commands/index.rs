@@ -161,11 +161,13 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     // The miss analysis ranks dense and fused too, whenever the index has vectors.
-    let embedder = if needs_vectors || (args.misses && index.dim() > 0) {
+    let embedder = if needs_vectors
+        || ((args.misses || args.candidates.is_some()) && index.dim() > 0)
+    {
         let hint = if needs_vectors {
             "(or run `--mode bm25`)"
         } else {
-            "(the miss analysis ranks dense too: or run without `--misses`)"
+            "(the miss analysis and the candidates rank dense too: or run without `--misses` and `--candidates`)"
         };
         let dir = skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n{hint}"))?;
         let e = skg_embed::Embedder::load(&dir, args.threads)?;
@@ -267,6 +269,21 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         .misses
         .then(|| skg_index::misses(&index, &queries, &options, &mut embed))
         .transpose()?;
+    if let Some(out) = &args.candidates {
+        let records = skg_index::candidate_records(&index, &queries, &options, &mut embed)?;
+        let mut text = String::new();
+        for r in &records {
+            text.push_str(&serde_json::to_string(r)?);
+            text.push('\n');
+        }
+        skg_artifact::write_file(out, text.as_bytes())
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        tracing::info!(
+            queries = records.len(),
+            path = %out.display(),
+            "wrote the first stage's candidates"
+        );
+    }
     let second_stage = (args.ranker.is_some() || args.train_ranker.is_some())
         .then(|| second_stage(args, &index, &queries, &options, &mut embed))
         .transpose()?;

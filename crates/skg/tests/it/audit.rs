@@ -260,6 +260,44 @@ fn index_build_and_eval_on_the_demo() {
         hybrid["metrics"]["hit"][2].as_f64().unwrap_or_default() >= 0.75,
         "{hybrid}"
     );
+    // The candidates file lists each query's fused candidates in the order the hybrid ranking
+    // judged above gives them: its first candidates find the gold as often as hybrid hit@1 says.
+    let c = run(&[
+        "eval",
+        q,
+        "--index",
+        "index",
+        "--mode",
+        "hybrid",
+        "--candidates",
+        "cands.jsonl",
+    ]);
+    let text = std::fs::read_to_string(d.join("cands.jsonl")).expect("the candidates file");
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(records.len(), 8);
+    let mut first_is_gold = 0;
+    for r in &records {
+        assert_eq!(r["mode"], "hybrid", "{r}");
+        let cands = r["candidates"].as_array().cloned().expect("a JSON array");
+        assert!(!cands.is_empty(), "{r}");
+        let score = |c: &serde_json::Value| c["score"].as_f64().unwrap_or(f64::NAN);
+        assert!(
+            cands.windows(2).all(|p| score(&p[0]) >= score(&p[1])),
+            "{r}"
+        );
+        let gold = r["gold"].as_array().cloned().expect("a JSON array");
+        if gold.contains(&cands[0]["skill"]) {
+            first_is_gold += 1;
+        }
+    }
+    assert_eq!(
+        c["modes"][0]["metrics"]["hit"][0].as_f64(),
+        Some(f64::from(first_is_gold) / 8.0),
+        "{c}"
+    );
     // Few-shot: every gold id of an example adds one vector (10 gold ids in 8 queries) to the
     // 70 + usage of the index without them.
     let with = run(&[
