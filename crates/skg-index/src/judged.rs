@@ -520,7 +520,8 @@ pub struct CandidateScores {
 
 /// Every judged query's candidates as `options` ranks them ([`CandidateRecord`]), in query
 /// order. The pool is `options.pool`; every candidate of the union is returned (up to twice
-/// the pool), in the order [`evaluate`]'s hybrid ranking gives its first ten.
+/// the pool — over a catalog of both kinds, whose lanes each bring their own pools, the best
+/// twice the pool), in the order [`evaluate`]'s hybrid ranking gives its first ten.
 pub fn candidate_records(
     index: &Index,
     queries: &[JudgedQuery],
