@@ -21,6 +21,7 @@ Prints hit@1 / hit@5 / MRR@10 per file and variant (stdlib only).
 
 import json
 import math
+import statistics
 import sys
 
 SHIPPED_MAX = 0.3  # skg_index::Fusion::MAX_BM25
@@ -181,13 +182,32 @@ def main():
     )
     for lo, hi in [(0.2, 0.4), (0.1, 0.5), (0.0, 0.6)]:
         row(f"which, w in [{lo}, {hi}]", which(prob, lo, hi))
-    for tb, td, lam in [
-        (0.1, 0.02, 0.5),
-        (0.1, 0.04, 0.5),
-        (0.1, 0.02, 0.7),
-        (0.2, 0.04, 0.7),
-    ]:
-        row(f"softmax Tb {tb} Td {td} lambda {lam}", softmax(tb, td, lam))
+    # The whole grid the docs' softmax rows come from (the best on dev is not the best elsewhere).
+    for tb in (0.05, 0.1, 0.2):
+        for td in (0.01, 0.02, 0.04):
+            for lam in (0.3, 0.5, 0.7):
+                row(f"softmax Tb {tb} Td {td} lambda {lam}", softmax(tb, td, lam))
+    # Why a predictor looked worth trying: the margins where only one ranking has a gold first.
+    print(
+        "median BM25 margin / cosine margin where only BM25 | only dense has a gold first:"
+    )
+    for n in names:
+        only = {True: [], False: []}
+        for r in data[n]:
+            b, d = tops(r, "bm25"), tops(r, "cosine")
+            if len(b) < 2 or len(d) < 2 or b[0]["bm25"] <= 0:
+                continue
+            gold = set(r["gold"])
+            if (b[0]["skill"] in gold) != (d[0]["skill"] in gold):
+                only[b[0]["skill"] in gold].append(features(r))
+        cells = [
+            f"{statistics.median(f[0] for f in v):.3f} / "
+            f"{statistics.median(f[1] / 10 for f in v):.4f} (n {len(v)})"
+            if v
+            else "-"
+            for v in (only[True], only[False])
+        ]
+        print(f"  {n:10} " + " | ".join(cells))
 
 
 if __name__ == "__main__":

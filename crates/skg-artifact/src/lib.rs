@@ -31,7 +31,7 @@ use std::path::PathBuf;
 
 pub use crate::{
     read::{hash_files, read_json, read_ndjson, require_finished},
-    staged::{Staged, sync_dir, write_file, write_synced},
+    staged::{Staged, sync_dir, write_file, write_ndjson, write_synced},
 };
 
 /// File written last into a finished folder; readers refuse folders without it.

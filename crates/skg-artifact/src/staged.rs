@@ -69,12 +69,7 @@ impl Staged {
     /// Writes `rows` as NDJSON (one compact JSON object per line) and returns the bytes
     /// written (callers that hash their output hash these).
     pub fn write_ndjson<T: Serialize>(&self, name: &str, rows: &[T]) -> Result<Vec<u8>> {
-        let mut buf = Vec::new();
-        for r in rows {
-            serde_json::to_writer(&mut buf, r)
-                .map_err(|e| Error::json(self.path().join(name), e))?;
-            buf.push(b'\n');
-        }
+        let buf = ndjson(&self.path().join(name), rows)?;
         self.write_file(name, &buf)?;
         Ok(buf)
     }
@@ -168,6 +163,22 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
         return Err(Error::io(path, e));
     }
     sync_dir(parent_of(path))
+}
+
+/// Replaces the file at `path` whole with `rows` as NDJSON (one compact JSON object per line),
+/// as [`write_file`] does.
+pub fn write_ndjson<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+    write_file(path, &ndjson(path, rows)?)
+}
+
+/// `rows` as NDJSON bytes; an error names `path`.
+fn ndjson<T: Serialize>(path: &Path, rows: &[T]) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    for r in rows {
+        serde_json::to_writer(&mut buf, r).map_err(|e| Error::json(path, e))?;
+        buf.push(b'\n');
+    }
+    Ok(buf)
 }
 
 /// Syncs a folder's entries (a rename or a new file in it) to disk.

@@ -530,13 +530,13 @@ pub fn candidate_records(
 ) -> Result<Vec<CandidateRecord>> {
     let (judged, _) = judge_all(index, queries);
     let id = |s: &u32| index.skills[*s as usize].id.to_string();
+    let mode = if index.dim() > 0 {
+        Mode::Hybrid
+    } else {
+        Mode::Bm25
+    };
     let mut out = Vec::with_capacity(queries.len());
     for (q, j) in queries.iter().zip(&judged) {
-        let mode = if index.dim() > 0 {
-            Mode::Hybrid
-        } else {
-            Mode::Bm25
-        };
         let vector = query_vector(index, mode, &q.query, embed)?;
         let mut query = options.query(&q.query, vector.as_deref(), mode, options.pool.max(1));
         // More hits asked for, the same pool: BM25 gathers more, but its cut stays the pool's

@@ -271,12 +271,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         .transpose()?;
     if let Some(out) = &args.candidates {
         let records = skg_index::candidate_records(&index, &queries, &options, &mut embed)?;
-        let mut text = String::new();
-        for r in &records {
-            text.push_str(&serde_json::to_string(r)?);
-            text.push('\n');
-        }
-        skg_artifact::write_file(out, text.as_bytes())
+        skg_artifact::write_ndjson(out, &records)
             .with_context(|| format!("cannot write {}", out.display()))?;
         tracing::info!(
             queries = records.len(),
