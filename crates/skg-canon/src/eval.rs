@@ -431,15 +431,72 @@ mod tests {
         assert_eq!(err.as_deref(), Some("q.csv: needs columns `a` and `b`"));
     }
 
-    /// A catalog tool: the API's shared description, its own name and input schema.
+    /// A catalog tool: the API's shared description, its own name and input schema (MCP's flat
+    /// `inputSchema`).
     fn tool(name: &str, schema: &str) -> skg_model::Skill {
+        tool_as(name, schema, "mcp")
+    }
+
+    /// [`tool`] as `host` gives it: `mcp`, `anthropic` (flat `input_schema`) or `openai`
+    /// (`{"type": "function", "function": {…, "parameters"}}`).
+    fn tool_as(name: &str, schema: &str, host: &str) -> skg_model::Skill {
         let api = "The Acme issue tracker API manages projects, issues, comments and labels for \
                    engineering teams, with webhooks, search and audit logs for every change made.";
         let body = format!("{api}\n\n## Parameters\n- `id` (string, required): the issue\n");
         let mut s = synth::skill("acme", name, name, api, &body);
         s.kind = skg_model::SkillKind::Tool;
-        s.frontmatter.json = format!(r#"{{"name":"{name}","inputSchema":{schema}}}"#);
+        s.frontmatter.json = match host {
+            "anthropic" => format!(r#"{{"name":"{name}","input_schema":{schema}}}"#),
+            "openai" => format!(
+                r#"{{"type":"function","function":{{"name":"{name}","parameters":{schema}}}}}"#
+            ),
+            _ => format!(r#"{{"name":"{name}","inputSchema":{schema}}}"#),
+        };
         s
+    }
+
+    /// `skills` canonicalized with the default options, without vectors or scores.
+    fn lexical_canon(skills: &[skg_model::Skill]) -> crate::Canonicalization {
+        crate::canonicalize(
+            &Input {
+                skills,
+                vectors: None,
+                scores: None,
+                in_degree: None,
+            },
+            &Options::default(),
+            &NoProgress,
+        )
+    }
+
+    /// One name, two schemas: two endpoints, in every host's shape; one name, one schema, in two
+    /// registries: a copy.
+    #[test]
+    fn a_tool_s_schema_tells_endpoints_apart_in_every_host_shape() {
+        let schema = r#"{"type":"object","properties":{"id":{"type":"string"}}}"#;
+        let other = r#"{"type":"object","properties":{"id":{"type":"integer"}}}"#;
+        for host in ["mcp", "anthropic", "openai"] {
+            let in_registry = |registry: &str, schema: &str| {
+                let mut t = tool_as("get_issue", schema, host);
+                t.id = skg_model::SkillId::from(format!("{registry}:get_issue"));
+                t.registry = skg_model::RegistryName::from(registry);
+                t
+            };
+            let all = vec![
+                in_registry("acme", schema),
+                in_registry("mirror", schema),
+                in_registry("v2", other),
+            ];
+            let canon = lexical_canon(&all);
+            let dups: Vec<&str> = canon
+                .members
+                .iter()
+                .filter(|m| m.role == skg_model::Role::Duplicate)
+                .map(|m| m.id.as_str())
+                .collect();
+            assert_eq!(dups.len(), 1, "{host}: {dups:?}");
+            assert!(!dups[0].starts_with("v2:"), "{host}: {dups:?}");
+        }
     }
 
     #[test]
@@ -456,16 +513,7 @@ mod tests {
         copy.registry = skg_model::RegistryName::from("mirror");
         let mut all = skills.clone();
         all.push(copy);
-        let canon = crate::canonicalize(
-            &Input {
-                skills: &all,
-                vectors: None,
-                scores: None,
-                in_degree: None,
-            },
-            &Options::default(),
-            &NoProgress,
-        );
+        let canon = lexical_canon(&all);
         let dups: Vec<(&str, &str)> = canon
             .members
             .iter()
@@ -484,16 +532,7 @@ mod tests {
     #[test]
     fn synthetic_truth_counts_pairs_within_families() {
         let (skills, _) = run();
-        let canon = crate::canonicalize(
-            &Input {
-                skills: &skills,
-                vectors: None,
-                scores: None,
-                in_degree: None,
-            },
-            &Options::default(),
-            &NoProgress,
-        );
+        let canon = lexical_canon(&skills);
         // Say all three were copies of original 0: 3 true pairs, the run predicted 1 (x, x).
         let origins = [synth::Origin::Copy(0); 3];
         let t = synthetic_truth(&skills, &canon, &origins);

@@ -83,7 +83,7 @@ fn prep_one(s: &Skill, quality: f64, minhash_len: usize) -> Prep {
     let tool = (s.kind == skg_model::SkillKind::Tool).then(|| {
         let schema = serde_json::from_str::<serde_json::Value>(&s.frontmatter.json)
             .ok()
-            .and_then(|v| v.get("inputSchema").map(ToString::to_string))
+            .and_then(|v| skg_model::tool_schema(&v).map(ToString::to_string))
             .unwrap_or_default();
         (s.name.to_lowercase(), text::hash_str(&schema))
     });

@@ -1,11 +1,24 @@
-//! Tool catalogs: a JSON array, an MCP `tools/list` result (`{"tools": [...]}`, also under
-//! `result`), or JSONL, of `{name, description, inputSchema?}`. Each tool becomes a skill whose
-//! body is its description plus a parameter list, so documents and relations work unchanged.
+//! Tool catalogs: the tool lists agent hosts and tool-selection benchmarks use, one tool per
+//! skill whose body is its description plus its parameters, so documents and relations work
+//! unchanged. A catalog file is JSON or JSONL (one entry per line). JSON may be a list of
+//! entries; an MCP `tools/list` result (`{"tools": […]}`, also under `result`); an OpenAI request's
+//! `tools` or its older `functions`; Gemini `functionDeclarations` (also `function_declarations`,
+//! alone or as `[{"functionDeclarations": […]}]` tool groups). An entry is flat `{name,
+//! description, inputSchema | input_schema | parameters}` (MCP, Anthropic, Gemini, OpenAI
+//! Responses) or OpenAI chat-completions' `{"type": "function", "function": {…}}` — the shapes
+//! `route --tools` writes are all read back.
+//!
+//! The schema is written out as a parameter list: nested objects' properties as `a.b`, the
+//! properties of an array's objects as `a[].b`, local `$ref`s followed, enum values listed; in
+//! the map order serde_json gives (by name), at most 200 lines and 6 levels deep. An MCP `outputSchema` is written the same way under `## Returns`.
 
 use std::{collections::BTreeMap, fmt::Write as _, path::Path};
 
 use serde_json::{Map, Value};
-use skg_model::{Diagnostic, DiagnosticCode, FrontmatterStatus, RegistryName, Severity, SkillKind};
+use skg_model::{
+    Diagnostic, DiagnosticCode, FrontmatterStatus, RegistryName, Severity, SkillKind,
+    tool_function, tool_schema,
+};
 
 use crate::{
     Limits,
@@ -74,38 +87,24 @@ pub(crate) fn parse(
     // (line, tool object)
     let mut tools: Vec<(Option<u32>, Value)> = Vec::new();
     match serde_json::from_str::<Value>(&text) {
-        Ok(v) => {
-            let list = match v {
-                Value::Array(a) => Some(a),
-                Value::Object(mut o) => {
-                    let inner = o.remove("result").and_then(|r| match r {
-                        Value::Object(mut r) => r.remove("tools"),
-                        _ => None,
-                    });
-                    match inner.or_else(|| o.remove("tools")) {
-                        Some(Value::Array(a)) => Some(a),
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            match list {
-                Some(a) => tools.extend(a.into_iter().map(|t| (None, t))),
-                None => diags.push(diag(
-                    None,
-                    "JSON is neither a list of tools nor an object with a `tools` list".into(),
-                )),
-            }
-        }
+        Ok(v) => match entry_list(v) {
+            Some(a) => tools.extend(a.into_iter().flat_map(expand_group).map(|t| (None, t))),
+            None => diags.push(diag(
+                None,
+                "JSON is neither a list of tools nor an object with a list of them (`tools`, \
+                 `functions`, `functionDeclarations`)"
+                    .into(),
+            )),
+        },
         Err(_) => {
-            // JSONL: one tool per line; a bad line is a diagnostic, the rest still loads.
+            // JSONL: one entry per line; a bad line is a diagnostic, the rest still loads.
             for (n, line) in text.lines().enumerate() {
                 let line_no = u32::try_from(n + 1).ok();
                 if line.trim().is_empty() {
                     continue;
                 }
                 match serde_json::from_str::<Value>(line) {
-                    Ok(v) => tools.push((line_no, v)),
+                    Ok(v) => tools.extend(expand_group(v).into_iter().map(|t| (line_no, t))),
                     Err(e) => diags.push(diag(line_no, format!("not a JSON object: {e}"))),
                 }
             }
@@ -114,11 +113,11 @@ pub(crate) fn parse(
     let mut out = Vec::new();
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
     for (n, (line, tool)) in tools.into_iter().enumerate() {
-        let Value::Object(obj) = tool else {
+        if !tool.is_object() {
             diags.push(diag(line, format!("tool #{n} is not an object")));
             continue;
-        };
-        let Some(name) = obj
+        }
+        let Some(name) = tool_function(&tool)
             .get("name")
             .and_then(Value::as_str)
             .map(str::trim)
@@ -150,7 +149,7 @@ pub(crate) fn parse(
             &file,
             &root,
             name,
-            &obj,
+            &tool,
             line,
             &mut diags,
         ));
@@ -168,49 +167,39 @@ fn tool_skill(
     file: &str,
     root: &str,
     name: &str,
-    obj: &Map<String, Value>,
+    entry: &Value,
     line: Option<u32>,
     diags: &mut Vec<Diagnostic>,
 ) -> Loaded {
-    let description = obj
+    let function = tool_function(entry);
+    let description = function
         .get("description")
         .and_then(Value::as_str)
         .unwrap_or("")
         .trim()
         .to_owned();
     let mut body = format!("{description}\n");
-    let schema = obj
-        .get("inputSchema")
-        .or_else(|| obj.get("input_schema"))
-        .or_else(|| obj.get("parameters"));
-    if let Some(Value::Object(s)) = schema
-        && let Some(Value::Object(props)) = s.get("properties")
-    {
-        let required: Vec<&str> = s
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        body.push_str("\n## Parameters\n");
-        for (p, spec) in props {
-            let ty = spec.get("type").and_then(Value::as_str).unwrap_or("any");
-            let req = if required.contains(&p.as_str()) {
-                ", required"
-            } else {
-                ""
-            };
-            let d = spec
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let _ = writeln!(body, "- `{p}` ({ty}{req}): {d}");
+    if let Some(schema) = tool_schema(entry) {
+        let lines = schema_lines(schema);
+        if !lines.is_empty() {
+            body.push_str("\n## Parameters\n");
+            body.push_str(&lines);
+        }
+    }
+    if let Some(schema) = function.get("outputSchema") {
+        let lines = schema_lines(schema);
+        if !lines.is_empty() {
+            body.push_str("\n## Returns\n");
+            body.push_str(&lines);
         }
     }
     let mut map = Map::new();
     map.insert("name".into(), Value::String(name.to_owned()));
     map.insert("description".into(), Value::String(description));
-    for (k, v) in obj {
-        map.entry(k.clone()).or_insert_with(|| v.clone());
+    if let Value::Object(f) = function {
+        for (k, v) in f {
+            map.entry(k.clone()).or_insert_with(|| v.clone());
+        }
     }
     let parsed = Parsed {
         status: FrontmatterStatus::NotApplicable,
@@ -221,7 +210,7 @@ fn tool_skill(
         issues: Vec::new(),
     };
     let outline = markdown::outline(&body);
-    let hash = blake3::hash(serde_json::to_string(obj).unwrap_or_default().as_bytes())
+    let hash = blake3::hash(serde_json::to_string(entry).unwrap_or_default().as_bytes())
         .to_hex()
         .to_string();
     let path = format!("{file}#{root}");
@@ -242,7 +231,7 @@ fn tool_skill(
         content_hash: hash,
         diags,
     });
-    skill.frontmatter.json = serde_json::to_string(obj).unwrap_or_else(|_| "{}".into());
+    skill.frontmatter.json = serde_json::to_string(entry).unwrap_or_else(|_| "{}".into());
     Loaded {
         skill,
         registry: registry_idx,
@@ -255,5 +244,429 @@ fn tool_skill(
         scripts: Vec::new(),
         frontmatter: parsed.map,
         key_lines: parsed.key_lines,
+    }
+}
+
+/// Most parameter lines one schema gives (generated schemas can be huge). One last line counts
+/// the properties left out at the levels reached (what those hold is not counted).
+const MAX_PARAMETER_LINES: usize = 200;
+/// Deepest nesting of objects and arrays a parameter list follows.
+const MAX_SCHEMA_DEPTH: usize = 6;
+/// Most enum values listed for one parameter.
+const MAX_ENUM_VALUES: usize = 24;
+/// Most `$ref` hops followed for one schema (a reference cycle stops here).
+const MAX_REF_HOPS: usize = 8;
+/// Most `anyOf` / `oneOf` alternatives a type name looks at, and how deep it nests them: a hostile
+/// schema of alternatives referring to themselves is named in at most 8² steps.
+const MAX_ALTERNATIVES: usize = 8;
+const MAX_ALTERNATIVE_DEPTH: usize = 2;
+
+/// Keys under which a JSON object lists its tools, in the order they are looked for.
+const LIST_KEYS: [&str; 4] = [
+    "tools",
+    "functions",
+    "functionDeclarations",
+    "function_declarations",
+];
+
+/// A catalog file's JSON → its entries: a list as is, else the first list under `result.tools`
+/// or one of [`LIST_KEYS`] (so a server manifest with a `name` and `tools` gives its tools), else
+/// the object as one entry when it names a tool (a one-line JSONL file).
+fn entry_list(v: Value) -> Option<Vec<Value>> {
+    let Value::Object(mut o) = v else {
+        return match v {
+            Value::Array(a) => Some(a),
+            _ => None,
+        };
+    };
+    if let Some(Value::Object(r)) = o.get_mut("result")
+        && let Some(Value::Array(a)) = r.remove("tools")
+    {
+        return Some(a);
+    }
+    for k in LIST_KEYS {
+        if matches!(o.get(k), Some(Value::Array(_)))
+            && let Some(Value::Array(a)) = o.remove(k)
+        {
+            return Some(a);
+        }
+    }
+    let v = Value::Object(o);
+    tool_function(&v).get("name").is_some().then(|| vec![v])
+}
+
+/// A Gemini tool group (`{"functionDeclarations": […]}` without a name of its own) → its
+/// declarations; any other entry → itself.
+fn expand_group(entry: Value) -> Vec<Value> {
+    if let Value::Object(o) = &entry
+        && !o.contains_key("name")
+        && !o.contains_key("function")
+        && let Some(Value::Array(list)) = o
+            .get("functionDeclarations")
+            .or_else(|| o.get("function_declarations"))
+    {
+        return list.clone();
+    }
+    vec![entry]
+}
+
+/// A JSON schema → its parameter list, one markdown line per property:
+/// ``- `name` (type[, required][, one of: a, b]): description``.
+fn schema_lines(schema: &Value) -> String {
+    let mut w = SchemaWriter {
+        root: schema,
+        out: String::new(),
+        lines: 0,
+        left_out: 0,
+    };
+    w.properties(schema, "", 0);
+    if w.left_out > 0 {
+        let _ = writeln!(w.out, "- … and {} more properties, not listed", w.left_out);
+    }
+    w.out
+}
+
+struct SchemaWriter<'a> {
+    root: &'a Value,
+    out: String,
+    lines: usize,
+    left_out: usize,
+}
+
+impl<'a> SchemaWriter<'a> {
+    /// `v` with local `$ref`s (`#`, `#/$defs/X`, `#/definitions/X`, any JSON pointer into the
+    /// schema) followed; an unknown or remote reference stays as written.
+    fn resolve(&self, mut v: &'a Value) -> &'a Value {
+        for _ in 0..MAX_REF_HOPS {
+            let Some(r) = v.get("$ref").and_then(Value::as_str) else {
+                break;
+            };
+            let Some(pointer) = r.strip_prefix('#') else {
+                break;
+            };
+            match self.root.pointer(pointer) {
+                Some(target) => v = target,
+                None => break,
+            }
+        }
+        v
+    }
+
+    /// The alternatives of `anyOf` / `oneOf`, resolved.
+    fn alternatives(&self, v: &'a Value) -> Vec<&'a Value> {
+        ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| v.get(*k).and_then(Value::as_array))
+            .flatten()
+            .map(|a| self.resolve(a))
+            .collect()
+    }
+
+    /// A short type: `string`, `string | null`, `array of integer`, `object`, `any`.
+    /// `depth` counts arrays' items followed, `alt_depth` alternatives.
+    fn type_name(&self, spec: &'a Value, depth: usize, alt_depth: usize) -> String {
+        let spec = self.resolve(spec);
+        let one = |t: &str| t.to_lowercase();
+        match spec.get("type") {
+            Some(Value::String(t))
+                if t.eq_ignore_ascii_case("array") && depth < MAX_SCHEMA_DEPTH =>
+            {
+                match spec.get("items") {
+                    Some(items @ Value::Object(_)) => {
+                        format!("array of {}", self.type_name(items, depth + 1, alt_depth))
+                    }
+                    _ => "array".into(),
+                }
+            }
+            Some(Value::String(t)) => one(t),
+            Some(Value::Array(ts)) => {
+                let names: Vec<String> = ts.iter().filter_map(Value::as_str).map(one).collect();
+                if names.is_empty() {
+                    "any".into()
+                } else {
+                    names.join(" | ")
+                }
+            }
+            _ => {
+                let alts = self.alternatives(spec);
+                if !alts.is_empty() && alt_depth < MAX_ALTERNATIVE_DEPTH {
+                    let mut names: Vec<String> = Vec::new();
+                    for a in alts.into_iter().take(MAX_ALTERNATIVES) {
+                        let n = self.type_name(a, depth, alt_depth + 1);
+                        if !names.contains(&n) {
+                            names.push(n);
+                        }
+                    }
+                    names.join(" | ")
+                } else if spec.get("properties").is_some() {
+                    "object".into()
+                } else if spec.get("enum").is_some() {
+                    "enum".into()
+                } else {
+                    "any".into()
+                }
+            }
+        }
+    }
+
+    /// Writes `schema`'s properties under `prefix`, then each object-valued one's own.
+    fn properties(&mut self, schema: &'a Value, prefix: &str, depth: usize) {
+        let schema = self.resolve(schema);
+        let Some(Value::Object(props)) = schema.get("properties") else {
+            return;
+        };
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (p, spec) in props {
+            if self.lines >= MAX_PARAMETER_LINES {
+                self.left_out += 1;
+                continue;
+            }
+            let name = format!("{prefix}{p}");
+            let resolved = self.resolve(spec);
+            let mut kind = self.type_name(spec, 0, 0);
+            if required.contains(&p.as_str()) {
+                kind.push_str(", required");
+            }
+            if let Some(Value::Array(values)) = resolved.get("enum") {
+                let shown: Vec<String> = values
+                    .iter()
+                    .take(MAX_ENUM_VALUES)
+                    .map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                let more = values.len().saturating_sub(MAX_ENUM_VALUES);
+                let _ = write!(kind, ", one of: {}", shown.join(", "));
+                if more > 0 {
+                    let _ = write!(kind, " and {more} more");
+                }
+            }
+            let description = resolved
+                .get("description")
+                .or_else(|| spec.get("description"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let _ = writeln!(self.out, "- `{name}` ({kind}): {description}");
+            self.lines += 1;
+            if depth + 1 >= MAX_SCHEMA_DEPTH {
+                continue;
+            }
+            // What the property holds: its own properties, an array's objects', or the first
+            // alternative with properties.
+            let inner = if resolved.get("properties").is_some() {
+                Some((resolved, format!("{name}.")))
+            } else if let Some(items) = resolved.get("items")
+                && self.resolve(items).get("properties").is_some()
+            {
+                Some((self.resolve(items), format!("{name}[].")))
+            } else {
+                self.alternatives(resolved)
+                    .into_iter()
+                    .find(|a| a.get("properties").is_some())
+                    .map(|a| (a, format!("{name}.")))
+            };
+            if let Some((inner, prefix)) = inner {
+                self.properties(inner, &prefix, depth + 1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (name, description, body) of every tool `text` gives, and its diagnostics' messages.
+    fn read(text: &str) -> (Vec<(String, String, String)>, Vec<String>) {
+        let t = read::text_from_bytes(text.as_bytes().to_vec(), text.len() as u64, u64::MAX);
+        let (tools, diags) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
+        (
+            tools
+                .iter()
+                .map(|l| {
+                    (
+                        l.skill.name.clone(),
+                        l.skill.description.clone(),
+                        l.md[0].text.clone(),
+                    )
+                })
+                .collect(),
+            diags.into_iter().map(|d| d.message).collect(),
+        )
+    }
+
+    const SCHEMA: &str = r#"{"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}"#;
+    const BODY: &str = "Weather now.\n\n## Parameters\n- `city` (string, required): City name\n";
+
+    #[test]
+    fn every_host_shape_reads_as_the_same_tool() {
+        let shapes = [
+            // MCP tools/list result, and the bare list.
+            format!(
+                r#"{{"result": {{"tools": [{{"name": "weather", "description": "Weather now.", "inputSchema": {SCHEMA}}}]}}}}"#
+            ),
+            format!(
+                r#"{{"tools": [{{"name": "weather", "description": "Weather now.", "inputSchema": {SCHEMA}}}]}}"#
+            ),
+            // Anthropic tools.
+            format!(
+                r#"[{{"name": "weather", "description": "Weather now.", "input_schema": {SCHEMA}}}]"#
+            ),
+            // OpenAI chat completions: in a request's `tools`, as a list, as JSONL.
+            format!(
+                r#"{{"model": "m", "tools": [{{"type": "function", "function": {{"name": "weather", "description": "Weather now.", "parameters": {SCHEMA}}}}}]}}"#
+            ),
+            format!(
+                r#"[{{"type": "function", "function": {{"name": "weather", "description": "Weather now.", "parameters": {SCHEMA}}}}}]"#
+            ),
+            format!(
+                "{{\"type\": \"function\", \"function\": {{\"name\": \"weather\", \"description\": \"Weather now.\", \"parameters\": {SCHEMA}}}}}\n"
+            ),
+            // OpenAI's older `functions`, and the Responses API's flat function tools.
+            format!(
+                r#"{{"functions": [{{"name": "weather", "description": "Weather now.", "parameters": {SCHEMA}}}]}}"#
+            ),
+            format!(
+                r#"[{{"type": "function", "name": "weather", "description": "Weather now.", "parameters": {SCHEMA}}}]"#
+            ),
+            // Gemini: tool groups (what `route --tools gemini` writes), a request's `tools`, the
+            // declarations alone in both spellings, with its upper-case types.
+            format!(
+                r#"[{{"functionDeclarations": [{{"name": "weather", "description": "Weather now.", "parameters": {SCHEMA}}}]}}]"#
+            ),
+            format!(
+                r#"{{"tools": [{{"function_declarations": [{{"name": "weather", "description": "Weather now.", "parameters": {SCHEMA}}}]}}]}}"#
+            ),
+            format!(
+                r#"{{"functionDeclarations": [{{"name": "weather", "description": "Weather now.", "parameters": {}}}]}}"#,
+                SCHEMA
+                    .replace("\"string\"", "\"STRING\"")
+                    .replace("\"object\"", "\"OBJECT\"")
+            ),
+        ];
+        for text in &shapes {
+            let (tools, diags) = read(text);
+            assert_eq!(
+                tools,
+                vec![("weather".into(), "Weather now.".into(), BODY.into())],
+                "{text}"
+            );
+            assert!(diags.is_empty(), "{text}: {diags:?}");
+        }
+    }
+
+    #[test]
+    fn a_wrapped_entry_keeps_its_json_as_given() {
+        let text = format!(
+            r#"[{{"type": "function", "function": {{"name": "weather", "description": "Weather now.", "parameters": {SCHEMA}}}}}]"#
+        );
+        let t = read::text_from_bytes(text.as_bytes().to_vec(), text.len() as u64, u64::MAX);
+        let (tools, _) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
+        let json: Value =
+            serde_json::from_str(&tools[0].skill.frontmatter.json).unwrap_or_default();
+        assert_eq!(json["type"], "function");
+        assert_eq!(json["function"]["name"], "weather");
+        assert_eq!(tools[0].skill.id.as_str(), "cat:weather");
+    }
+
+    #[test]
+    fn nested_schemas_are_written_out() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "$defs": {
+                "Place": {"type": "object", "properties": {
+                    "lat": {"type": "number"}, "lon": {"type": "number"}}, "required": ["lat"]},
+                "Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"},
+                    "note": {"anyOf": [{"type": "string"}, {"type": "null"}]}}},
+            },
+            "properties": {
+                "units": {"type": "string", "enum": ["metric", "imperial"], "description": "Unit\n  system"},
+                "days": {"type": ["integer", "null"]},
+                "place": {"$ref": "#/$defs/Place", "description": "Where"},
+                "stops": {"type": "array", "items": {"$ref": "#/$defs/Place"}},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "maybe": {"anyOf": [{"$ref": "#/$defs/Place"}, {"type": "null"}]},
+                "tree": {"$ref": "#/$defs/Node"},
+                "remote": {"$ref": "https://example.com/schema.json"},
+            },
+            "required": ["place"],
+        });
+        let want = "\
+- `days` (integer | null): 
+- `maybe` (object | null): 
+- `maybe.lat` (number, required): 
+- `maybe.lon` (number): 
+- `place` (object, required): Where
+- `place.lat` (number, required): 
+- `place.lon` (number): 
+- `remote` (any): 
+- `stops` (array of object): 
+- `stops[].lat` (number, required): 
+- `stops[].lon` (number): 
+- `tags` (array of string): 
+- `tree` (object): 
+- `tree.child` (object): 
+- `tree.child.child` (object): 
+- `tree.child.child.child` (object): 
+- `tree.child.child.child.child` (object): 
+- `tree.child.child.child.child.child` (object): 
+- `tree.child.child.child.child.note` (string | null): 
+- `tree.child.child.child.note` (string | null): 
+- `tree.child.child.note` (string | null): 
+- `tree.child.note` (string | null): 
+- `tree.note` (string | null): 
+- `units` (string, one of: metric, imperial): Unit system
+";
+        assert_eq!(schema_lines(&schema), want);
+    }
+
+    #[test]
+    fn a_huge_schema_is_cut_with_a_count() {
+        let props: Map<String, Value> = (0..250)
+            .map(|i| (format!("p{i:03}"), serde_json::json!({"type": "string"})))
+            .collect();
+        let lines = schema_lines(&serde_json::json!({"properties": props}));
+        assert_eq!(lines.lines().count(), MAX_PARAMETER_LINES + 1);
+        assert!(
+            lines.ends_with("- … and 50 more properties, not listed\n"),
+            "{lines}"
+        );
+        // Alternatives that refer to themselves, 40 at each level: named within the bounds.
+        let alts: Vec<Value> = (0..40)
+            .map(|_| serde_json::json!({"$ref": "#/$defs/A"}))
+            .collect();
+        let hostile = serde_json::json!({"$defs": {"A": {"anyOf": alts}},
+            "properties": {"x": {"$ref": "#/$defs/A"}}});
+        assert_eq!(schema_lines(&hostile), "- `x` (any): \n");
+        let values: Vec<String> = (0..30).map(|i| format!("v{i}")).collect();
+        let lines = schema_lines(&serde_json::json!({"properties": {"e": {"enum": values}}}));
+        assert!(lines.contains("v23 and 6 more): "), "{lines}");
+        assert!(lines.starts_with("- `e` (enum, one of: v0, v1,"), "{lines}");
+    }
+
+    #[test]
+    fn lists_that_are_not_tools_are_diagnosed() {
+        // A server manifest names itself and lists its tools: the tools are read.
+        let (tools, _) = read(
+            r#"{"name": "server", "version": "1", "tools": [{"name": "a", "description": "A."}]}"#,
+        );
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].0, "a");
+        let (tools, diags) = read(r#"{"items": []}"#);
+        assert!(tools.is_empty());
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(diags[0].contains("functionDeclarations"), "{diags:?}");
+        // A wrapped entry without a name is skipped with a diagnostic, as a flat one is.
+        let (tools, diags) = read(r#"[{"type": "function", "function": {"description": "x"}}]"#);
+        assert!(tools.is_empty());
+        assert_eq!(diags, vec!["tool #0 has no `name`; skipped".to_owned()]);
     }
 }

@@ -54,7 +54,7 @@ pub fn extract_files(files: &[(String, Vec<u8>)], limits: &Limits) -> Extraction
     )
 }
 
-/// Parses a tool catalog (JSON / JSONL / MCP `tools/list`) from bytes; returns (tools, diagnostics).
+/// Parses a tool catalog (JSON / JSONL in any host's shape) from bytes; returns (tools, diagnostics).
 pub fn catalog_bytes(bytes: &[u8], limits: &Limits) -> (usize, usize) {
     let size = bytes.len() as u64;
     let n = usize::try_from(limits.max_file_bytes)

@@ -22,6 +22,7 @@ pub mod security;
 mod skill;
 mod stage;
 mod stats;
+mod tool;
 
 pub use crate::{
     canon::{CapabilityRow, Cluster, Member, Role},
@@ -40,6 +41,7 @@ pub use crate::{
     },
     stage::Stage,
     stats::auc,
+    tool::{tool_function, tool_schema},
 };
 
 /// Progress reporting, implemented by the binary (a progress bar) or ignored. Stages call it;

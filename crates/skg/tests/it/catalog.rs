@@ -104,17 +104,7 @@ fn metatool_benchmark_loads_when_present() {
 fn a_tool_catalog_routes_with_the_default_quarantine() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let d = tmp.path();
-    let dir = repo().join("tests/fixtures/catalogs");
-    let jsonl = dir.join("tools.jsonl");
-    let mcp = dir.join("mcp-tools-list.json");
-    let (jsonl, mcp) = (
-        jsonl.to_str().expect("a UTF-8 path"),
-        mcp.to_str().expect("a UTF-8 path"),
-    );
-    let audit = skg_json(
-        d,
-        &["audit", jsonl, mcp, "-o", "audit", "--no-embeddings", "-q"],
-    );
+    let audit = audit_fixture_catalogs(d);
     assert_eq!(audit["quarantined"], 0, "{audit}");
     let scores = rows(&d.join("audit"), "scores");
     assert!(
@@ -138,4 +128,179 @@ fn a_tool_catalog_routes_with_the_default_quarantine() {
     );
     assert_eq!(r["plan"][0]["id"], "tools:weather_lookup", "{r}");
     assert_eq!(r["nothing_cleared_the_floor"], false);
+}
+
+/// What `route --tools` writes for each host is a catalog `extract` reads back: the same tools,
+/// names and descriptions, with the one `task` parameter.
+#[test]
+fn what_route_tools_writes_reads_back_as_a_catalog() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    audit_fixture_catalogs(d);
+    skg_json(d, &crate::LEXICAL_INDEX_BUILD);
+    for format in ["anthropic", "openai", "gemini", "mcp"] {
+        let out = crate::skg_env(
+            d,
+            &[
+                "route",
+                "look up the weather for a city, or search code and file an issue",
+                "--index",
+                "index",
+                "-k",
+                "3",
+                "--tools",
+                format,
+            ],
+            &[],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let written: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("route --tools prints JSON");
+        // The (name, description) pairs as each host's shape holds them.
+        let list = match format {
+            "gemini" => written[0]["functionDeclarations"].clone(),
+            "mcp" => written["tools"].clone(),
+            _ => written.clone(),
+        };
+        let mut want: Vec<(String, String)> = list
+            .as_array()
+            .expect("a list of tools")
+            .iter()
+            .map(|t| {
+                let f = if format == "openai" {
+                    &t["function"]
+                } else {
+                    t
+                };
+                (
+                    f["name"].as_str().unwrap_or_default().to_owned(),
+                    f["description"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        want.sort();
+        assert!(!want.is_empty(), "{format}: {written}");
+        let file = d.join(format!("{format}.json"));
+        std::fs::write(&file, &out.stdout).expect("write the routed tools");
+        skg_json(
+            d,
+            &[
+                "extract",
+                file.to_str().expect("a UTF-8 path"),
+                "-o",
+                &format!("back-{format}"),
+            ],
+        );
+        let skills = rows(&d.join(format!("back-{format}")), "skills");
+        let mut got: Vec<(String, String)> = skills
+            .iter()
+            .map(|s| {
+                (
+                    s["name"].as_str().unwrap_or_default().to_owned(),
+                    s["description"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{format}");
+        assert!(
+            skills.iter().all(|s| s["body"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("- `task` (string, required): The task to do with this skill")),
+            "{format}: {skills:?}"
+        );
+        let diags = rows(&d.join(format!("back-{format}")), "diagnostics");
+        assert!(diags.is_empty(), "{format}: {diags:?}");
+    }
+}
+
+/// Audits the two fixture catalogs (`tools.jsonl`, `mcp-tools-list.json`) into `d/audit`, without
+/// embeddings; the audit's summary.
+fn audit_fixture_catalogs(d: &std::path::Path) -> serde_json::Value {
+    let dir = repo().join("tests/fixtures/catalogs");
+    let jsonl = dir.join("tools.jsonl");
+    let mcp = dir.join("mcp-tools-list.json");
+    skg_json(
+        d,
+        &[
+            "audit",
+            jsonl.to_str().expect("a UTF-8 path"),
+            mcp.to_str().expect("a UTF-8 path"),
+            "-o",
+            "audit",
+            "--no-embeddings",
+            "-q",
+        ],
+    )
+}
+
+/// A peer's tool catalog (ratel's cross-SDK end-to-end fixture: MCP-shaped tools of several
+/// servers, with input and output schemas) reads whole, and its scenario's searches find their
+/// tool first over a lexical index, as its runners assert.
+#[test]
+fn ratel_catalog_and_searches_when_present() {
+    let (Some(catalog), Some(scenario)) = (
+        skg_testkit::shared("bench/peers/ratel_e2e/catalog.json"),
+        skg_testkit::shared("bench/peers/ratel_e2e/scenario.json"),
+    ) else {
+        return;
+    };
+    let read = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).expect("read the fixture"))
+            .expect("the fixture is JSON")
+    };
+    let (catalog_json, scenario) = (read(&catalog), read(&scenario));
+    let tools = catalog_json["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    skg_json(
+        d,
+        &[
+            "audit",
+            catalog.to_str().expect("a UTF-8 path"),
+            "-o",
+            "audit",
+            "--no-embeddings",
+            "-q",
+        ],
+    );
+    let skills = rows(&d.join("audit/stages/extract"), "skills");
+    assert_eq!(skills.len(), tools.len(), "one skill per tool");
+    // Every tool's output schema is read too.
+    let with_returns = skills
+        .iter()
+        .filter(|s| {
+            s["body"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("## Returns")
+        })
+        .count();
+    let with_output = tools
+        .iter()
+        .filter(|t| t.get("outputSchema").is_some())
+        .count();
+    assert_eq!(with_returns, with_output);
+    skg_json(d, &crate::LEXICAL_INDEX_BUILD);
+    let searches = scenario["searches"].as_array().cloned().unwrap_or_default();
+    assert!(!searches.is_empty());
+    for s in &searches {
+        let want = s["expectTop1"].as_str().unwrap_or_default();
+        let name = tools
+            .iter()
+            .find(|t| t["id"] == want)
+            .and_then(|t| t["name"].as_str())
+            .unwrap_or_else(|| panic!("{want} is not in the catalog"));
+        let q = s["query"].as_str().unwrap_or_default();
+        let r = skg_json(d, &["route", q, "--index", "index", "-k", "1"]);
+        assert_eq!(r["plan"][0]["id"], format!("catalog:{name}"), "{q}: {r}");
+    }
 }
