@@ -177,27 +177,84 @@ fn task_schema(upper: bool) -> serde_json::Value {
 }
 
 /// The bundle's tools in a host's shape (`Format::Bundle` gives the host-neutral specs).
-pub fn tools(index: &Index, bundle: &Bundle, format: Format) -> serde_json::Value {
+///
+/// A `SKILL.md` package becomes a tool whose one argument is the task (calling it loads the
+/// skill's instructions). A tool-catalog entry is offered as itself — its description and its
+/// own input schema (an empty object schema when the catalog gave none; MCP also keeps its
+/// `title`, `outputSchema` and `annotations`) — so the host can call the real tool; its name is
+/// its own unless a host would refuse it or another tool of the bundle has it ([`tool_name`]).
+/// A tool of an index written before entries were kept is offered as a package is.
+pub fn tools(index: &Index, bundle: &Bundle, format: Format) -> Result<serde_json::Value> {
     let specs = tool_specs(index, bundle);
-    let list: Vec<serde_json::Value> = specs
-        .iter()
-        .map(|t| match format {
-            Format::Bundle => serde_json::to_value(t).unwrap_or_default(),
-            Format::Anthropic => serde_json::json!({
-                "name": t.name, "description": t.description, "input_schema": task_schema(false)}),
-            Format::Openai => serde_json::json!({"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": task_schema(false)}}),
-            Format::Gemini => serde_json::json!({
-                "name": t.name, "description": t.description, "parameters": task_schema(true)}),
-            Format::Mcp => serde_json::json!({
-                "name": t.name, "title": t.title, "description": t.description,
-                "inputSchema": task_schema(false)}),
-        })
-        .collect();
-    match format {
+    let mut list = Vec::with_capacity(specs.len());
+    for (t, step) in specs.iter().zip(&bundle.plan) {
+        let own = if index.skills[step.skill as usize].kind == skg_model::SkillKind::Tool {
+            index.tool_entry(step.skill)?
+        } else {
+            None
+        };
+        list.push(match own {
+            Some(entry) if format != Format::Bundle => own_tool(t, &entry, format),
+            _ => package_tool(t, format),
+        });
+    }
+    Ok(match format {
         Format::Gemini => serde_json::json!([{"functionDeclarations": list}]),
         Format::Mcp => serde_json::json!({"tools": list}),
         _ => serde_json::Value::Array(list),
+    })
+}
+
+/// A `SKILL.md` package as a tool of `format`: one `task` argument.
+fn package_tool(t: &ToolSpec, format: Format) -> serde_json::Value {
+    match format {
+        Format::Bundle => serde_json::to_value(t).unwrap_or_default(),
+        Format::Anthropic => serde_json::json!({
+            "name": t.name, "description": t.description, "input_schema": task_schema(false)}),
+        Format::Openai => serde_json::json!({"type": "function", "function": {
+            "name": t.name, "description": t.description, "parameters": task_schema(false)}}),
+        Format::Gemini => serde_json::json!({
+            "name": t.name, "description": t.description, "parameters": task_schema(true)}),
+        Format::Mcp => serde_json::json!({
+            "name": t.name, "title": t.title, "description": t.description,
+            "inputSchema": task_schema(false)}),
+    }
+}
+
+/// A catalog tool as itself in `format` (not `Bundle`): `t`'s name, the entry's own description
+/// (cut to [`MAX_DESCRIPTION`]) and input schema.
+fn own_tool(t: &ToolSpec, entry: &serde_json::Value, format: Format) -> serde_json::Value {
+    let f = skg_model::tool_function(entry);
+    let description = clip(
+        f.get("description")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .trim(),
+        MAX_DESCRIPTION,
+    );
+    let schema = skg_model::tool_schema(entry)
+        .filter(|s| s.is_object())
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+    match format {
+        Format::Anthropic => serde_json::json!({
+            "name": t.name, "description": description, "input_schema": schema}),
+        Format::Openai => serde_json::json!({"type": "function", "function": {
+            "name": t.name, "description": description, "parameters": schema}}),
+        // The JSON Schema as written, where Gemini takes one (`parameters` holds its OpenAPI
+        // subset, upper-case types).
+        Format::Gemini => serde_json::json!({
+            "name": t.name, "description": description, "parametersJsonSchema": schema}),
+        Format::Mcp | Format::Bundle => {
+            let mut tool = serde_json::json!({
+                "name": t.name, "description": description, "inputSchema": schema});
+            for key in ["title", "outputSchema", "annotations"] {
+                if let Some(v) = f.get(key) {
+                    tool[key] = v.clone();
+                }
+            }
+            tool
+        }
     }
 }
 

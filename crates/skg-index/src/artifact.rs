@@ -498,6 +498,11 @@ pub struct ContentRow {
     pub id: SkillId,
     /// [`skill_markdown`].
     pub markdown: String,
+    /// A tool-catalog entry as the catalog gave it (a routed tool is offered to a host as
+    /// itself, with its own schema: [`crate::adapt::tools`]). Absent for a `SKILL.md` package, so
+    /// a skill registry's `content.ndjson` is what it was before the field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<serde_json::Value>,
 }
 
 fn snippet(text: &str) -> String {
@@ -556,12 +561,15 @@ pub fn build(
     let skill_of: HashMap<&str, &Skill> = input.skills.iter().map(|s| (s.id.as_str(), s)).collect();
     let content: Vec<ContentRow> = skills
         .iter()
-        .map(|e| ContentRow {
-            id: e.id.clone(),
-            markdown: skill_of
-                .get(e.id.as_str())
-                .map(|s| skill_markdown(s))
-                .unwrap_or_default(),
+        .map(|e| {
+            let skill = skill_of.get(e.id.as_str());
+            ContentRow {
+                id: e.id.clone(),
+                markdown: skill.map(|s| skill_markdown(s)).unwrap_or_default(),
+                tool: skill
+                    .filter(|s| s.kind == SkillKind::Tool)
+                    .and_then(|s| serde_json::from_str(&s.frontmatter.json).ok()),
+            }
         })
         .collect();
     hasher.update(&staged.write_ndjson("content.ndjson", &content)?);

@@ -639,6 +639,12 @@ impl Index {
         Ok(self.content.get(skill as usize)?.markdown)
     }
 
+    /// A tool-catalog entry's JSON as the catalog gave it; `None` for a `SKILL.md` package (and
+    /// for a tool of an index written before entries were kept).
+    pub fn tool_entry(&self, skill: u32) -> Result<Option<serde_json::Value>> {
+        Ok(self.content.get(skill as usize)?.tool)
+    }
+
     /// Tokens of every routable skill: what injecting the whole catalog costs.
     pub fn catalog_tokens(&self) -> u64 {
         self.catalog_tokens

@@ -16,14 +16,22 @@ pub fn tool_function(entry: &Value) -> &Value {
     }
 }
 
-/// An entry's input schema: `inputSchema` (MCP), `input_schema` (Anthropic) or `parameters`
-/// (OpenAI, Gemini) of its [`tool_function`], the first present.
+/// An entry's input schema: `inputSchema` (MCP), `input_schema` (Anthropic), `parameters`
+/// (OpenAI, Gemini's OpenAPI subset) or `parametersJsonSchema` (Gemini's JSON Schema; also
+/// `parameters_json_schema`) of its [`tool_function`], the first present.
 pub fn tool_schema(entry: &Value) -> Option<&Value> {
     let f = tool_function(entry);
-    ["inputSchema", "input_schema", "parameters"]
-        .iter()
-        .find_map(|k| f.get(*k))
+    SCHEMA_KEYS.iter().find_map(|k| f.get(*k))
 }
+
+/// Where the hosts keep a tool's input schema, in the order [`tool_schema`] looks.
+const SCHEMA_KEYS: [&str; 5] = [
+    "inputSchema",
+    "input_schema",
+    "parameters",
+    "parametersJsonSchema",
+    "parameters_json_schema",
+];
 
 #[cfg(test)]
 mod tests {
@@ -36,7 +44,8 @@ mod tests {
         let anthropic = serde_json::json!({"name": "search", "input_schema": schema});
         let openai = serde_json::json!({"type": "function",
             "function": {"name": "search", "parameters": schema}});
-        for entry in [&mcp, &anthropic, &openai] {
+        let gemini = serde_json::json!({"name": "search", "parametersJsonSchema": schema});
+        for entry in [&mcp, &anthropic, &openai, &gemini] {
             assert_eq!(tool_function(entry)["name"], "search", "{entry}");
             assert_eq!(tool_schema(entry), Some(&schema), "{entry}");
         }

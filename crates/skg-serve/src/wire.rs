@@ -459,7 +459,8 @@ pub struct RouteResponse {
     pub rejected: Vec<Rejected>,
     /// No skill cleared the floor.
     pub nothing_cleared_the_floor: bool,
-    /// The bundle as tool definitions in `format` (absent for `bundle`).
+    /// The bundle as tool definitions in `format` (absent for `bundle`): a skill package as a
+    /// tool taking the task, a routed catalog tool as itself (its own input schema).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub tools: Option<serde_json::Value>,
@@ -893,7 +894,8 @@ pub fn route(
         rejected: rejected(ix, answer),
         nothing_cleared_the_floor: answer.hits.is_empty(),
         tools: (req.format != Format::Bundle)
-            .then(|| skg_index::adapt::tools(ix, bundle, req.format)),
+            .then(|| skg_index::adapt::tools(ix, bundle, req.format))
+            .transpose()?,
         explain: None,
         took_ms: 0.0,
     })

@@ -649,7 +649,8 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
             ToolFormat::Gemini => skg_index::adapt::Format::Gemini,
             ToolFormat::Mcp => skg_index::adapt::Format::Mcp,
         };
-        let tools = skg_index::adapt::tools(&index, &bundle, format);
+        let tools = skg_index::adapt::tools(&index, &bundle, format)
+            .context("cannot read the routed tools' entries")?;
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &tools)?;
         writeln!(out)?;

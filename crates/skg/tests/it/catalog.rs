@@ -130,113 +130,97 @@ fn a_tool_catalog_routes_with_the_default_quarantine() {
     assert_eq!(r["nothing_cleared_the_floor"], false);
 }
 
-/// What `route --tools` writes for each host is a catalog `extract` reads back: the same tools,
-/// names and descriptions, with the one `task` parameter.
+/// What `route --tools` writes for each host is a catalog `extract` reads back. Routed catalog
+/// tools come back as themselves — same names, descriptions and parameters, so the body extract
+/// writes is the original's —; routed `SKILL.md` packages as tools whose one parameter is the
+/// task.
 #[test]
 fn what_route_tools_writes_reads_back_as_a_catalog() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let d = tmp.path();
     audit_fixture_catalogs(d);
     skg_json(d, &crate::LEXICAL_INDEX_BUILD);
-    for format in ["anthropic", "openai", "gemini", "mcp"] {
-        let out = crate::skg_env(
-            d,
-            &[
-                "route",
-                "look up the weather for a city, or search code and file an issue",
-                "--index",
-                "index",
-                "-k",
-                "3",
-                "--tools",
-                format,
-            ],
-            &[],
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let written: serde_json::Value =
-            serde_json::from_slice(&out.stdout).expect("route --tools prints JSON");
-        // The (name, description) pairs as each host's shape holds them.
-        let list = match format {
-            "gemini" => written[0]["functionDeclarations"].clone(),
-            "mcp" => written["tools"].clone(),
-            _ => written.clone(),
-        };
-        let mut want: Vec<(String, String)> = list
-            .as_array()
-            .expect("a list of tools")
-            .iter()
-            .map(|t| {
-                let f = if format == "openai" {
-                    &t["function"]
-                } else {
-                    t
-                };
-                (
-                    f["name"].as_str().unwrap_or_default().to_owned(),
-                    f["description"].as_str().unwrap_or_default().to_owned(),
-                )
-            })
-            .collect();
-        want.sort();
-        assert!(!want.is_empty(), "{format}: {written}");
-        let file = d.join(format!("{format}.json"));
-        std::fs::write(&file, &out.stdout).expect("write the routed tools");
-        skg_json(
-            d,
-            &[
-                "extract",
-                file.to_str().expect("a UTF-8 path"),
-                "-o",
-                &format!("back-{format}"),
-            ],
-        );
-        let skills = rows(&d.join(format!("back-{format}")), "skills");
-        let mut got: Vec<(String, String)> = skills
+    // name → (description, body) of the tools as the catalogs give them.
+    let original: std::collections::BTreeMap<String, (String, String)> =
+        rows(&d.join("audit/stages/extract"), "skills")
             .iter()
             .map(|s| {
-                (
-                    s["name"].as_str().unwrap_or_default().to_owned(),
-                    s["description"].as_str().unwrap_or_default().to_owned(),
-                )
+                let field = |k: &str| s[k].as_str().unwrap_or_default().to_owned();
+                (field("name"), (field("description"), field("body")))
             })
             .collect();
-        got.sort();
-        assert_eq!(got, want, "{format}");
-        assert!(
-            skills.iter().all(|s| s["body"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("- `task` (string, required): The task to do with this skill")),
-            "{format}: {skills:?}"
-        );
-        let diags = rows(&d.join(format!("back-{format}")), "diagnostics");
-        assert!(diags.is_empty(), "{format}: {diags:?}");
+    let skills_dir = d.join("skills");
+    std::fs::create_dir(&skills_dir).expect("make a folder");
+    crate::lexical_index(
+        &skills_dir,
+        repo().join("registries").to_str().expect("a UTF-8 path"),
+    );
+    for format in ["anthropic", "openai", "gemini", "mcp"] {
+        for (cwd, task, tools_are_themselves) in [
+            (
+                d,
+                "look up the weather for a city, or search code and file an issue",
+                true,
+            ),
+            (
+                skills_dir.as_path(),
+                "merge the finished feature branch",
+                false,
+            ),
+        ] {
+            let out = crate::skg_env(
+                cwd,
+                &[
+                    "route", task, "--index", "index", "-k", "3", "--tools", format,
+                ],
+                &[],
+            );
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let written: serde_json::Value =
+                serde_json::from_slice(&out.stdout).expect("route --tools prints JSON");
+            let list = match format {
+                "gemini" => written[0]["functionDeclarations"].clone(),
+                "mcp" => written["tools"].clone(),
+                _ => written.clone(),
+            };
+            let list = list.as_array().cloned().expect("a list of tools");
+            assert!(!list.is_empty(), "{format}: {written}");
+            let file = cwd.join(format!("{format}.json"));
+            std::fs::write(&file, &out.stdout).expect("write the routed tools");
+            let back = format!("back-{format}");
+            skg_json(
+                cwd,
+                &["extract", file.to_str().expect("a UTF-8 path"), "-o", &back],
+            );
+            let skills = rows(&cwd.join(&back), "skills");
+            assert_eq!(skills.len(), list.len(), "{format}: {written}");
+            assert!(rows(&cwd.join(&back), "diagnostics").is_empty(), "{format}");
+            for s in &skills {
+                let name = s["name"].as_str().unwrap_or_default();
+                let body = s["body"].as_str().unwrap_or_default();
+                if tools_are_themselves {
+                    let (description, original_body) = &original[name];
+                    assert_eq!(
+                        s["description"].as_str(),
+                        Some(description.as_str()),
+                        "{format}"
+                    );
+                    assert_eq!(body, original_body, "{format}: {name}");
+                } else {
+                    assert!(
+                        body.contains(
+                            "- `task` (string, required): The task to do with this skill"
+                        ),
+                        "{format}: {body}"
+                    );
+                }
+            }
+        }
     }
-}
-
-/// Audits the two fixture catalogs (`tools.jsonl`, `mcp-tools-list.json`) into `d/audit`, without
-/// embeddings; the audit's summary.
-fn audit_fixture_catalogs(d: &std::path::Path) -> serde_json::Value {
-    let dir = repo().join("tests/fixtures/catalogs");
-    let jsonl = dir.join("tools.jsonl");
-    let mcp = dir.join("mcp-tools-list.json");
-    skg_json(
-        d,
-        &[
-            "audit",
-            jsonl.to_str().expect("a UTF-8 path"),
-            mcp.to_str().expect("a UTF-8 path"),
-            "-o",
-            "audit",
-            "--no-embeddings",
-            "-q",
-        ],
-    )
 }
 
 /// A peer's tool catalog (ratel's cross-SDK end-to-end fixture: MCP-shaped tools of several
@@ -303,4 +287,24 @@ fn ratel_catalog_and_searches_when_present() {
         let r = skg_json(d, &["route", q, "--index", "index", "-k", "1"]);
         assert_eq!(r["plan"][0]["id"], format!("catalog:{name}"), "{q}: {r}");
     }
+}
+
+/// Audits the two fixture catalogs (`tools.jsonl`, `mcp-tools-list.json`) into `d/audit`, without
+/// embeddings; the audit's summary.
+fn audit_fixture_catalogs(d: &std::path::Path) -> serde_json::Value {
+    let dir = repo().join("tests/fixtures/catalogs");
+    let jsonl = dir.join("tools.jsonl");
+    let mcp = dir.join("mcp-tools-list.json");
+    skg_json(
+        d,
+        &[
+            "audit",
+            jsonl.to_str().expect("a UTF-8 path"),
+            mcp.to_str().expect("a UTF-8 path"),
+            "-o",
+            "audit",
+            "--no-embeddings",
+            "-q",
+        ],
+    )
 }
