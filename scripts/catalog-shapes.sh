@@ -8,24 +8,34 @@
 #   indexes go (default a temporary folder, removed at the end).
 # Prints one line per shape: tools read, diagnostics, hybrid hit@1 / hit@5 / MRR@10.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-tools=$(realpath "$1"); queries=$(realpath "$2")
-skg=$(realpath "${SKG_BIN:-target/release/skg}")
+usage="usage: scripts/catalog-shapes.sh TOOLS.jsonl QUERIES.jsonl [WORK]"
+# Paths are the caller's: resolved before moving to the repository root.
+tools=$(realpath "${1:?$usage}"); queries=$(realpath "${2:?$usage}")
+if [ -n "${SKG_BIN:-}" ]; then skg=$(realpath "$SKG_BIN"); fi
 if [ -n "${3:-}" ]; then
   mkdir -p "$3"; work=$(realpath "$3")
 else
   work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 fi
+cd "$(dirname "$0")/.."
+skg=${skg:-$(realpath target/release/skg)}
 python3 - "$tools" "$work" <<'PY'
 import json, sys
 tools = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 w = sys.argv[2]
-wrap = lambda t: {"type": "function", "function": t}
+# The schema under the key each host uses for it.
+def keyed(t, key):
+    t = dict(t)
+    if "inputSchema" in t:
+        t[key] = t.pop("inputSchema")
+    return t
+wrap = lambda t: {"type": "function", "function": keyed(t, "parameters")}
 json.dump({"tools": tools}, open(f"{w}/mcp.json", "w"))
 json.dump([wrap(t) for t in tools], open(f"{w}/openai.json", "w"))
 with open(f"{w}/openai-lines.jsonl", "w") as f:
     f.writelines(json.dumps(wrap(t)) + "\n" for t in tools)
-json.dump([{"functionDeclarations": tools}], open(f"{w}/gemini.json", "w"))
+json.dump([{"functionDeclarations": [keyed(t, "parametersJsonSchema") for t in tools]}],
+          open(f"{w}/gemini.json", "w"))
 PY
 cp "$tools" "$work/flat.jsonl"
 for shape in flat.jsonl mcp.json openai.json openai-lines.jsonl gemini.json; do

@@ -4,13 +4,16 @@
 //! entries; an MCP `tools/list` result (`{"tools": […]}`, also under `result`); an OpenAI request's
 //! `tools` or its older `functions`; Gemini `functionDeclarations` (also `function_declarations`,
 //! alone or as `[{"functionDeclarations": […]}]` tool groups). An entry is flat `{name,
-//! description, inputSchema | input_schema | parameters}` (MCP, Anthropic, Gemini, OpenAI
-//! Responses) or OpenAI chat-completions' `{"type": "function", "function": {…}}` — the shapes
-//! `route --tools` writes are all read back.
+//! description, inputSchema | input_schema | parameters | parametersJsonSchema}` (MCP,
+//! Anthropic, Gemini, OpenAI Responses) or OpenAI chat-completions' `{"type": "function",
+//! "function": {…}}` — the shapes `route --tools` writes are all read back. A built-in tool
+//! (`{"type": "web_search"}`: no name, a type other than `function`) is skipped with a warning.
 //!
 //! The schema is written out as a parameter list: nested objects' properties as `a.b`, the
 //! properties of an array's objects as `a[].b`, local `$ref`s followed, enum values listed; in
-//! the map order serde_json gives (by name), at most 200 lines and 6 levels deep. An MCP `outputSchema` is written the same way under `## Returns`.
+//! the map order serde_json gives (by name: the workspace builds it without `preserve_order`),
+//! at most 200 lines and 6 levels deep. An MCP `outputSchema` is written the same way under
+//! `## Returns`.
 
 use std::{collections::BTreeMap, fmt::Write as _, path::Path};
 
@@ -123,7 +126,16 @@ pub(crate) fn parse(
             .map(str::trim)
             .filter(|s| !s.is_empty())
         else {
-            diags.push(diag(line, format!("tool #{n} has no `name`; skipped")));
+            match tool_function(&tool).get("type").and_then(Value::as_str) {
+                Some(kind) if kind != "function" => diags.push(Diagnostic {
+                    severity: Severity::Warning,
+                    ..diag(
+                        line,
+                        format!("tool #{n} is a built-in tool (`{kind}`), not a function; skipped"),
+                    )
+                }),
+                _ => diags.push(diag(line, format!("tool #{n} has no `name`; skipped"))),
+            }
             continue;
         };
         let count = seen.entry(name.to_owned()).or_insert(0);
@@ -301,9 +313,9 @@ fn expand_group(entry: Value) -> Vec<Value> {
     if let Value::Object(o) = &entry
         && !o.contains_key("name")
         && !o.contains_key("function")
-        && let Some(Value::Array(list)) = o
-            .get("functionDeclarations")
-            .or_else(|| o.get("function_declarations"))
+        && let Some(Value::Array(list)) = ["functionDeclarations", "function_declarations"]
+            .iter()
+            .find_map(|k| o.get(*k).filter(|v| v.is_array()))
     {
         return list.clone();
     }
@@ -324,6 +336,18 @@ fn schema_lines(schema: &Value) -> String {
         let _ = writeln!(w.out, "- … and {} more properties, not listed", w.left_out);
     }
     w.out
+}
+
+/// Longest enum value written (characters; longer ones end in `…`).
+const MAX_ENUM_VALUE_CHARS: usize = 64;
+
+fn clip_value(text: &str) -> String {
+    if text.chars().count() <= MAX_ENUM_VALUE_CHARS {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(MAX_ENUM_VALUE_CHARS - 1).collect();
+    s.push('…');
+    s
 }
 
 struct SchemaWriter<'a> {
@@ -353,11 +377,14 @@ impl<'a> SchemaWriter<'a> {
     }
 
     /// The alternatives of `anyOf` / `oneOf`, resolved.
+    /// The first [`MAX_ALTERNATIVES`] alternatives of `anyOf` / `oneOf`, resolved (the rest are
+    /// never looked at, however many a schema lists).
     fn alternatives(&self, v: &'a Value) -> Vec<&'a Value> {
         ["anyOf", "oneOf"]
             .iter()
             .filter_map(|k| v.get(*k).and_then(Value::as_array))
             .flatten()
+            .take(MAX_ALTERNATIVES)
             .map(|a| self.resolve(a))
             .collect()
     }
@@ -388,10 +415,14 @@ impl<'a> SchemaWriter<'a> {
                 }
             }
             _ => {
-                let alts = self.alternatives(spec);
-                if !alts.is_empty() && alt_depth < MAX_ALTERNATIVE_DEPTH {
+                let alts = if alt_depth < MAX_ALTERNATIVE_DEPTH {
+                    self.alternatives(spec)
+                } else {
+                    Vec::new()
+                };
+                if !alts.is_empty() {
                     let mut names: Vec<String> = Vec::new();
-                    for a in alts.into_iter().take(MAX_ALTERNATIVES) {
+                    for a in alts {
                         let n = self.type_name(a, depth, alt_depth + 1);
                         if !names.contains(&n) {
                             names.push(n);
@@ -435,9 +466,12 @@ impl<'a> SchemaWriter<'a> {
                 let shown: Vec<String> = values
                     .iter()
                     .take(MAX_ENUM_VALUES)
-                    .map(|v| match v {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
+                    .map(|v| {
+                        let text = match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        clip_value(&text)
                     })
                     .collect();
                 let more = values.len().saturating_sub(MAX_ENUM_VALUES);
@@ -446,9 +480,11 @@ impl<'a> SchemaWriter<'a> {
                     let _ = write!(kind, " and {more} more");
                 }
             }
-            let description = resolved
+            // The property's own description first: a `$ref`'s target describes its type in
+            // general, the property says what it is for here.
+            let description = spec
                 .get("description")
-                .or_else(|| spec.get("description"))
+                .or_else(|| resolved.get("description"))
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .split_whitespace()
@@ -527,8 +563,10 @@ mod tests {
             format!(
                 r#"[{{"type": "function", "function": {{"name": "weather", "description": "Weather now.", "parameters": {SCHEMA}}}}}]"#
             ),
+            // JSONL: the same line twice is read as the same tool twice (the second `weather#2`);
+            // only the first is compared below.
             format!(
-                "{{\"type\": \"function\", \"function\": {{\"name\": \"weather\", \"description\": \"Weather now.\", \"parameters\": {SCHEMA}}}}}\n"
+                "{{\"type\": \"function\", \"function\": {{\"name\": \"weather\", \"description\": \"Weather now.\", \"parameters\": {SCHEMA}}}}}\n{{\"type\": \"function\", \"function\": {{\"name\": \"weather\", \"description\": \"Weather now.\", \"parameters\": {SCHEMA}}}}}\n"
             ),
             // OpenAI's older `functions`, and the Responses API's flat function tools.
             format!(
@@ -554,12 +592,15 @@ mod tests {
         ];
         for text in &shapes {
             let (tools, diags) = read(text);
+            let lines = text.lines().count();
+            assert_eq!(tools.len(), lines, "{text}");
             assert_eq!(
-                tools,
-                vec![("weather".into(), "Weather now.".into(), BODY.into())],
+                tools[..1],
+                [("weather".into(), "Weather now.".into(), BODY.into())],
                 "{text}"
             );
-            assert!(diags.is_empty(), "{text}: {diags:?}");
+            // Only the JSONL shape has two lines: its second tool is the duplicate's warning.
+            assert_eq!(diags.len(), lines - 1, "{text}: {diags:?}");
         }
     }
 
@@ -584,13 +625,16 @@ mod tests {
             "$defs": {
                 "Place": {"type": "object", "properties": {
                     "lat": {"type": "number"}, "lon": {"type": "number"}}, "required": ["lat"]},
+                "Described": {"type": "string", "description": "A place, in general"},
                 "Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"},
                     "note": {"anyOf": [{"type": "string"}, {"type": "null"}]}}},
             },
             "properties": {
                 "units": {"type": "string", "enum": ["metric", "imperial"], "description": "Unit\n  system"},
                 "days": {"type": ["integer", "null"]},
-                "place": {"$ref": "#/$defs/Place", "description": "Where"},
+                "place": {"$ref": "#/$defs/Described", "description": "Where"},
+                "home": {"$ref": "#/$defs/Described"},
+                "stop": {"$ref": "#/$defs/Place", "description": "Where to stop"},
                 "stops": {"type": "array", "items": {"$ref": "#/$defs/Place"}},
                 "tags": {"type": "array", "items": {"type": "string"}},
                 "maybe": {"anyOf": [{"$ref": "#/$defs/Place"}, {"type": "null"}]},
@@ -601,13 +645,15 @@ mod tests {
         });
         let want = "\
 - `days` (integer | null): 
+- `home` (string): A place, in general
 - `maybe` (object | null): 
 - `maybe.lat` (number, required): 
 - `maybe.lon` (number): 
-- `place` (object, required): Where
-- `place.lat` (number, required): 
-- `place.lon` (number): 
+- `place` (string, required): Where
 - `remote` (any): 
+- `stop` (object): Where to stop
+- `stop.lat` (number, required): 
+- `stop.lon` (number): 
 - `stops` (array of object): 
 - `stops[].lat` (number, required): 
 - `stops[].lon` (number): 
@@ -639,13 +685,25 @@ mod tests {
             lines.ends_with("- … and 50 more properties, not listed\n"),
             "{lines}"
         );
-        // Alternatives that refer to themselves, 40 at each level: named within the bounds.
-        let alts: Vec<Value> = (0..40)
+        // Alternatives that refer to themselves, 100,000 at each level, under 200 properties:
+        // named within the bounds (only the first 8 of a list are ever resolved).
+        let alts: Vec<Value> = (0..100_000)
             .map(|_| serde_json::json!({"$ref": "#/$defs/A"}))
             .collect();
-        let hostile = serde_json::json!({"$defs": {"A": {"anyOf": alts}},
-            "properties": {"x": {"$ref": "#/$defs/A"}}});
-        assert_eq!(schema_lines(&hostile), "- `x` (any): \n");
+        let props: Map<String, Value> = (0..200)
+            .map(|i| (format!("x{i:03}"), serde_json::json!({"$ref": "#/$defs/A"})))
+            .collect();
+        let hostile = serde_json::json!({"$defs": {"A": {"anyOf": alts}}, "properties": props});
+        let lines = schema_lines(&hostile);
+        assert_eq!(lines.lines().count(), 200);
+        assert!(lines.starts_with("- `x000` (any): \n"), "{}", &lines[..80]);
+        // An enum value is cut at 64 characters.
+        let long = "v".repeat(100);
+        let lines = schema_lines(&serde_json::json!({"properties": {"e": {"enum": [long]}}}));
+        assert_eq!(
+            lines,
+            format!("- `e` (enum, one of: {}…): \n", "v".repeat(63))
+        );
         let values: Vec<String> = (0..30).map(|i| format!("v{i}")).collect();
         let lines = schema_lines(&serde_json::json!({"properties": {"e": {"enum": values}}}));
         assert!(lines.contains("v23 and 6 more): "), "{lines}");
@@ -664,6 +722,15 @@ mod tests {
         assert!(tools.is_empty());
         assert_eq!(diags.len(), 1, "{diags:?}");
         assert!(diags[0].contains("functionDeclarations"), "{diags:?}");
+        // A built-in tool is skipped with a warning; a Gemini group under the other spelling
+        // is found when the first is not a list.
+        let t = r#"[{"type": "web_search"}, {"functionDeclarations": null, "function_declarations": [{"name": "a"}]}]"#;
+        let (tools, diags) = read(t);
+        assert_eq!(tools.len(), 1);
+        assert_eq!(
+            diags,
+            vec!["tool #0 is a built-in tool (`web_search`), not a function; skipped".to_owned()]
+        );
         // A wrapped entry without a name is skipped with a diagnostic, as a flat one is.
         let (tools, diags) = read(r#"[{"type": "function", "function": {"description": "x"}}]"#);
         assert!(tools.is_empty());

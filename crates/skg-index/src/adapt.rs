@@ -221,6 +221,48 @@ fn package_tool(t: &ToolSpec, format: Format) -> serde_json::Value {
     }
 }
 
+/// A tool's input schema as JSON Schema every host takes: Gemini's OpenAPI-subset type names
+/// (`STRING`, `OBJECT`, …) in lower case, and `"type": "object"` at the root when it has none
+/// (Anthropic and MCP require it). Everything else as written.
+fn json_schema(schema: &serde_json::Value) -> serde_json::Value {
+    const UPPER: [&str; 7] = [
+        "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL",
+    ];
+    fn lower(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, x) in map.iter_mut() {
+                    match x {
+                        serde_json::Value::String(t)
+                            if k == "type" && UPPER.contains(&t.as_str()) =>
+                        {
+                            *t = t.to_lowercase();
+                        }
+                        serde_json::Value::Array(ts) if k == "type" => {
+                            for t in ts {
+                                if let serde_json::Value::String(t) = t
+                                    && UPPER.contains(&t.as_str())
+                                {
+                                    *t = t.to_lowercase();
+                                }
+                            }
+                        }
+                        _ => lower(x),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(lower),
+            _ => {}
+        }
+    }
+    let mut out = schema.clone();
+    lower(&mut out);
+    if let serde_json::Value::Object(map) = &mut out {
+        map.entry("type").or_insert_with(|| "object".into());
+    }
+    out
+}
+
 /// A catalog tool as itself in `format` (not `Bundle`): `t`'s name, the entry's own description
 /// (cut to [`MAX_DESCRIPTION`]) and input schema.
 fn own_tool(t: &ToolSpec, entry: &serde_json::Value, format: Format) -> serde_json::Value {
@@ -234,8 +276,10 @@ fn own_tool(t: &ToolSpec, entry: &serde_json::Value, format: Format) -> serde_js
     );
     let schema = skg_model::tool_schema(entry)
         .filter(|s| s.is_object())
-        .cloned()
-        .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        .map_or_else(
+            || serde_json::json!({"type": "object", "properties": {}}),
+            json_schema,
+        );
     match format {
         Format::Anthropic => serde_json::json!({
             "name": t.name, "description": description, "input_schema": schema}),
@@ -309,4 +353,29 @@ pub fn export(index: &Index, bundle: &Bundle, dir: &Path) -> Result<Vec<PathBuf>
     }
     staged.publish()?;
     Ok(written)
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::json_schema;
+
+    #[test]
+    fn schemas_are_offered_as_json_schema() {
+        // Gemini's OpenAPI subset: upper-case types, at any depth, in lists too.
+        let gemini = serde_json::json!({"type": "OBJECT", "properties": {
+            "city": {"type": "STRING"},
+            "days": {"type": ["INTEGER", "NULL"]},
+            "type": {"type": "ARRAY", "items": {"type": "OBJECT", "properties": {}}},
+            "kind": {"type": "string", "default": {"type": "Shop"}}}});
+        let want = serde_json::json!({"type": "object", "properties": {
+            "city": {"type": "string"},
+            "days": {"type": ["integer", "null"]},
+            "type": {"type": "array", "items": {"type": "object", "properties": {}}},
+            "kind": {"type": "string", "default": {"type": "Shop"}}}});
+        assert_eq!(json_schema(&gemini), want);
+        // No root type: an object schema is said to be one; a JSON Schema passes unchanged.
+        let bare = serde_json::json!({"properties": {"q": {"type": "string"}}});
+        assert_eq!(json_schema(&bare)["type"], "object");
+        assert_eq!(json_schema(&want), want);
+    }
 }
