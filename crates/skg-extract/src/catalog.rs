@@ -89,7 +89,35 @@ pub(crate) fn parse(
     };
     // (line, tool object)
     let mut tools: Vec<(Option<u32>, Value)> = Vec::new();
-    match serde_json::from_str::<Value>(&text) {
+    let yaml = Path::new(&file)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+    let parsed = if yaml {
+        // YAML is read for OpenAPI documents only.
+        match serde_saphyr::from_str::<Value>(&text) {
+            Ok(v) if crate::openapi::is_openapi(&v) => Ok(v),
+            Ok(_) => {
+                return (
+                    Vec::new(),
+                    vec![diag(None, "YAML that is not an OpenAPI document (`openapi` or `swagger`, and `paths`)".into())],
+                );
+            }
+            Err(e) => {
+                return (Vec::new(), vec![diag(None, format!("not YAML: {e}"))]);
+            }
+        }
+    } else {
+        serde_json::from_str::<Value>(&text)
+    };
+    match parsed {
+        Ok(v) if crate::openapi::is_openapi(&v) => {
+            tools.extend(
+                crate::openapi::operations(&v)
+                    .into_iter()
+                    .map(|t| (None, t)),
+            );
+        }
         Ok(v) => match entry_list(v) {
             Some(a) => tools.extend(a.into_iter().flat_map(expand_group).map(|t| (None, t))),
             None => diags.push(diag(
@@ -522,8 +550,13 @@ mod tests {
 
     /// (name, description, body) of every tool `text` gives, and its diagnostics' messages.
     fn read(text: &str) -> (Vec<(String, String, String)>, Vec<String>) {
+        read_as("tools.json", text)
+    }
+
+    /// [`read`] of a file named `file`.
+    fn read_as(file: &str, text: &str) -> (Vec<(String, String, String)>, Vec<String>) {
         let t = read::text_from_bytes(text.as_bytes().to_vec(), text.len() as u64, u64::MAX);
-        let (tools, diags) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
+        let (tools, diags) = parse(&RegistryName::from("cat"), 0, file, t);
         (
             tools
                 .iter()
@@ -602,6 +635,46 @@ mod tests {
             // Only the JSONL shape has two lines: its second tool is the duplicate's warning.
             assert_eq!(diags.len(), lines - 1, "{text}: {diags:?}");
         }
+    }
+
+    #[test]
+    fn an_openapi_document_in_yaml_reads_as_its_operations() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/catalogs/petstore.yaml"),
+        )
+        .unwrap_or_default();
+        let (tools, diags) = read_as("petstore.yaml", &text);
+        assert!(diags.is_empty(), "{diags:?}");
+        let names: Vec<&str> = tools.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(names, ["listPets", "addPet", "post_pets_id_adopt"]);
+        assert_eq!(
+            tools[0].2,
+            "List the pets waiting for a home\n\n## Parameters\n\
+             - `species` (string, one of: cat, dog, rabbit): Only pets of this species\n"
+        );
+        assert_eq!(
+            tools[1].2,
+            "Register a pet brought to the shelter\n\n## Parameters\n\
+             - `body` (object, required): \n\
+             - `body.name` (string, required): What the shelter calls it\n\
+             - `body.species` (string): \n"
+        );
+        assert_eq!(tools[2].1, "Record an adoption");
+        // YAML that is not OpenAPI, and YAML that does not parse: a diagnostic each.
+        let (tools, diags) = read_as("x.yml", "name: a\ndescription: b\n");
+        assert!(tools.is_empty());
+        assert!(diags[0].contains("not an OpenAPI document"), "{diags:?}");
+        let (_, diags) = read_as("x.yaml", "a: [1, 2\n");
+        assert!(diags[0].starts_with("not YAML"), "{diags:?}");
+        // 100,000 levels of nesting in a schema: a diagnostic or a tool, no stack overflow.
+        let deep = format!(
+            "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      parameters: [{{name: x, in: query, schema: {}{}}}]\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let (tools, diags) = read_as("deep.yaml", &deep);
+        assert_eq!(tools.len() + diags.len(), 1, "{diags:?}");
     }
 
     #[test]

@@ -9,7 +9,9 @@ pub enum Error {
     #[error("{0}: no such file or folder")]
     InputMissing(PathBuf),
     /// An input is neither a folder, a `registries.toml` nor a JSON/JSONL tool catalog.
-    #[error("{0}: not a registry folder, a registries.toml or a .json/.jsonl tool catalog")]
+    #[error(
+        "{0}: not a registry folder, a registries.toml, a .json/.jsonl tool catalog or a .yaml OpenAPI document"
+    )]
     InputKind(PathBuf),
     /// Two registries share a name.
     #[error("two registries are named `{0}`; names must be unique")]

@@ -26,6 +26,7 @@ pub mod fuzzing;
 mod load;
 mod manifest;
 mod markdown;
+mod openapi;
 mod read;
 mod relations;
 mod roles;

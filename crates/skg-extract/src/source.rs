@@ -79,7 +79,8 @@ pub fn cache_dir() -> PathBuf {
 /// Resolves command-line inputs to registry sources.
 ///
 /// An input is a `registries.toml`, a folder holding one, a folder of skills (the registry is
-/// named after the folder), or a `.json`/`.jsonl`/`.ndjson` tool catalog (named after the file stem).
+/// named after the folder), or a `.json`/`.jsonl`/`.ndjson` tool catalog or a `.json`/`.yaml`/`.yml`
+/// OpenAPI document (named after the file stem).
 pub fn resolve_inputs(inputs: &[PathBuf]) -> Result<Vec<RegistrySource>> {
     let mut out = Vec::new();
     for input in inputs {
@@ -111,9 +112,12 @@ pub fn resolve_inputs(inputs: &[PathBuf]) -> Result<Vec<RegistrySource>> {
 }
 
 fn is_catalog_path(p: &Path) -> bool {
-    p.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "json" | "jsonl" | "ndjson"))
+    p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        matches!(
+            e.to_ascii_lowercase().as_str(),
+            "json" | "jsonl" | "ndjson" | "yaml" | "yml"
+        )
+    })
 }
 
 fn plain_source(path: &Path, kind: RegistryKind) -> RegistrySource {

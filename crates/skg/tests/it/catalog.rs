@@ -312,3 +312,48 @@ fn audit_fixture_catalogs(d: &std::path::Path) -> serde_json::Value {
         ],
     )
 }
+
+/// An OpenAPI document (YAML) is a catalog of its operations; a routed operation is offered to
+/// the host with its whole input schema, its definitions carried along.
+#[test]
+fn an_openapi_document_routes_as_its_operations() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    let spec = repo().join("tests/fixtures/catalogs/petstore.yaml");
+    crate::lexical_index(d, spec.to_str().expect("a UTF-8 path"));
+    let skills = rows(&d.join("audit/stages/extract"), "skills");
+    let ids: Vec<&str> = skills.iter().filter_map(|s| s["id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "petstore:addPet",
+            "petstore:listPets",
+            "petstore:post_pets_id_adopt"
+        ]
+    );
+    let out = crate::skg_env(
+        d,
+        &[
+            "route",
+            "register a pet someone brought to the shelter",
+            "--index",
+            "index",
+            "-k",
+            "1",
+            "--tools",
+            "openai",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let f = &tools[0]["function"];
+    assert_eq!(f["name"], "addPet", "{tools}");
+    assert_eq!(f["parameters"]["properties"]["body"]["$ref"], "#/$defs/Pet");
+    assert_eq!(f["parameters"]["$defs"]["Pet"]["required"][0], "name");
+    assert_eq!(f["parameters"]["required"][0], "body");
+}
