@@ -1,6 +1,7 @@
 //! Tool catalogs: the tool lists agent hosts and tool-selection benchmarks use, one tool per
 //! skill whose body is its description plus its parameters, so documents and relations work
-//! unchanged. A catalog file is JSON or JSONL (one entry per line). JSON may be a list of
+//! unchanged. A catalog file is JSON or JSONL (one entry per line), or an OpenAPI / Swagger
+//! document in JSON or YAML (one tool per operation, `crate::openapi`). JSON may be a list of
 //! entries; an MCP `tools/list` result (`{"tools": […]}`, also under `result`); an OpenAI request's
 //! `tools` or its older `functions`; Gemini `functionDeclarations` (also `function_declarations`,
 //! alone or as `[{"functionDeclarations": […]}]` tool groups). An entry is flat `{name,
@@ -94,17 +95,26 @@ pub(crate) fn parse(
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
     let parsed = if yaml {
-        // YAML is read for OpenAPI documents only.
-        match serde_saphyr::from_str::<Value>(&text) {
+        // YAML is read for OpenAPI documents only, with a node budget that fits the file's size
+        // (the parser's default stops at a quarter of a million nodes, which real specs pass).
+        let mut budget = serde_saphyr::Budget::default();
+        budget.max_nodes = budget.max_nodes.max(text.len());
+        budget.max_events = budget.max_events.max(text.len().saturating_mul(4));
+        let mut options = serde_saphyr::Options::default();
+        options.budget = Some(budget);
+        match serde_saphyr::from_str_with_options::<Value>(&text, options) {
             Ok(v) if crate::openapi::is_openapi(&v) => Ok(v),
             Ok(_) => {
-                return (
-                    Vec::new(),
-                    vec![diag(None, "YAML that is not an OpenAPI document (`openapi` or `swagger`, and `paths`)".into())],
-                );
+                diags.push(diag(
+                    None,
+                    "YAML that is not an OpenAPI document (`openapi` or `swagger`, and `paths`)"
+                        .into(),
+                ));
+                return (Vec::new(), diags);
             }
             Err(e) => {
-                return (Vec::new(), vec![diag(None, format!("not YAML: {e}"))]);
+                diags.push(diag(None, format!("not YAML: {e}")));
+                return (Vec::new(), diags);
             }
         }
     } else {
@@ -112,11 +122,12 @@ pub(crate) fn parse(
     };
     match parsed {
         Ok(v) if crate::openapi::is_openapi(&v) => {
-            tools.extend(
-                crate::openapi::operations(&v)
-                    .into_iter()
-                    .map(|t| (None, t)),
-            );
+            let (ops, warnings) = crate::openapi::operations(&v);
+            tools.extend(ops.into_iter().map(|t| (None, t)));
+            diags.extend(warnings.into_iter().map(|w| Diagnostic {
+                severity: Severity::Warning,
+                ..diag(None, w)
+            }));
         }
         Ok(v) => match entry_list(v) {
             Some(a) => tools.extend(a.into_iter().flat_map(expand_group).map(|t| (None, t))),

@@ -10,7 +10,7 @@ pub enum Error {
     InputMissing(PathBuf),
     /// An input is neither a folder, a `registries.toml` nor a JSON/JSONL tool catalog.
     #[error(
-        "{0}: not a registry folder, a registries.toml, a .json/.jsonl tool catalog or a .yaml OpenAPI document"
+        "{0}: not a registry folder, a registries.toml, a .json/.jsonl tool catalog or a .json/.yaml/.yml OpenAPI document"
     )]
     InputKind(PathBuf),
     /// Two registries share a name.

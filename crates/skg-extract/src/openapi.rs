@@ -4,14 +4,20 @@
 //!
 //! A tool's name is its `operationId`, else `<method>_<path>` in `[A-Za-z0-9_]` (`get_pets_id`);
 //! its description the operation's `summary` and `description` (else `GET /pets/{id}`); its input
-//! schema an object whose properties are the parameters (path and operation level, the
-//! operation's winning on the same name and place; path parameters always required) and, when
-//! the operation takes one, the request body as `body` (the JSON media type's schema, else the
-//! first). Local `$ref`s to parameters and request bodies are followed; the schemas they reach
-//! under `#/components/schemas` or `#/definitions` are copied into the tool's own `$defs`, so
-//! each tool's schema stands alone. The method and path are kept as `method` and `path`.
+//! schema an object whose properties are the parameters (path item and operation level, the
+//! operation's winning on the same name and place; path parameters always required; a name two
+//! places share is prefixed by its place, `query_id`) and, when the operation takes one, the
+//! request body as `body` (`application/json`, else another JSON type, else the first). Local
+//! `$ref`s to path items, parameters and request bodies are followed; the schemas they reach under
+//! `#/components/schemas` or `#/definitions` are copied into the tool's own `$defs` (refs into
+//! them rewritten, refs to what was not copied left as written), so each tool's schema stands
+//! alone. The method and path are kept as `method` and `path`.
+//!
+//! What one document may cost is bounded: every copied schema counts its JSON nodes against
+//! [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per document. A tool over either keeps
+//! its name and description with an empty input schema, and the document gets one warning.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
@@ -19,45 +25,79 @@ use serde_json::{Map, Value, json};
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
-/// Most `$ref` hops followed for one parameter or body.
+/// Most `$ref` hops followed for one parameter, body or path item.
 const MAX_REF_HOPS: usize = 8;
 /// Most schema definitions copied into one tool.
 const MAX_DEFS: usize = 256;
+/// Most JSON nodes one tool's input schema may copy.
+pub(crate) const MAX_TOOL_NODES: usize = 50_000;
+/// Most JSON nodes all of a document's tools may copy together.
+pub(crate) const MAX_DOCUMENT_NODES: usize = 2_000_000;
 
-/// Whether `doc` is an OpenAPI or Swagger document (a version key and `paths`).
+/// Whether `doc` is an OpenAPI or Swagger document (a version key, a string or YAML's unquoted
+/// number, and `paths`).
 pub(crate) fn is_openapi(doc: &Value) -> bool {
-    (doc.get("openapi").is_some_and(Value::is_string)
-        || doc.get("swagger").is_some_and(Value::is_string))
-        && doc.get("paths").is_some_and(Value::is_object)
+    let version = |k: &str| doc.get(k).is_some_and(|v| v.is_string() || v.is_number());
+    (version("openapi") || version("swagger")) && doc.get("paths").is_some_and(Value::is_object)
 }
 
 /// The document's operations as flat tool entries (`{name, description, inputSchema, method,
-/// path}`), in path order (by name) then method order.
-pub(crate) fn operations(doc: &Value) -> Vec<Value> {
+/// path}`), in path order (by name) then method order, and warnings about what was left out.
+pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     let Some(Value::Object(paths)) = doc.get("paths") else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
-    let mut out = Vec::new();
+    let mut budget = Budget {
+        document: MAX_DOCUMENT_NODES,
+        tool: 0,
+    };
+    let (mut out, mut over, mut truncated) = (Vec::new(), Vec::new(), 0usize);
     for (path, item) in paths {
+        // `x-…` extensions sit beside the paths.
+        if !path.starts_with('/') {
+            continue;
+        }
         let item = resolve(doc, item);
         let shared = item.get("parameters").and_then(Value::as_array);
         for method in METHODS {
             let Some(op @ Value::Object(_)) = item.get(method) else {
                 continue;
             };
-            out.push(operation(doc, path, method, op, shared));
+            budget.tool = MAX_TOOL_NODES;
+            let mut tool = operation(path, method, op);
+            if let Some((schema, cut)) = input_schema(doc, op, shared, &mut budget) {
+                tool["inputSchema"] = schema;
+                truncated += usize::from(cut);
+            } else {
+                tool["inputSchema"] = json!({"type": "object", "properties": {}});
+                over.push(tool["name"].as_str().unwrap_or_default().to_owned());
+            }
+            out.push(tool);
         }
     }
-    out
+    let mut warnings = Vec::new();
+    if !over.is_empty() {
+        warnings.push(format!(
+            "{} operation(s) kept without their input schema, which would copy more than {} JSON \
+             nodes for one tool or {} for the document: {}",
+            over.len(),
+            MAX_TOOL_NODES,
+            MAX_DOCUMENT_NODES,
+            over.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if truncated > 0 {
+        warnings.push(format!(
+            "{truncated} operation(s) reach more than {MAX_DEFS} schema definitions; the rest stay \
+             references to the document"
+        ));
+    }
+    (out, warnings)
 }
 
-fn operation(
-    doc: &Value,
-    path: &str,
-    method: &str,
-    op: &Value,
-    shared: Option<&Vec<Value>>,
-) -> Value {
+/// Name, description, method and path of one operation (the schema comes from
+/// [`input_schema`]).
+fn operation(path: &str, method: &str, op: &Value) -> Value {
     let text = |k: &str| {
         op.get(k)
             .and_then(Value::as_str)
@@ -71,9 +111,116 @@ fn operation(
         (None, Some(d)) => d.to_owned(),
         (None, None) => format!("{} {path}", method.to_uppercase()),
     };
-    // (name, in) → parameter; the operation's own replace the path item's.
-    let mut params: BTreeMap<(String, String), &Value> = BTreeMap::new();
-    let mut order: Vec<(String, String)> = Vec::new();
+    json!({
+        "name": name,
+        "description": description,
+        "method": method.to_uppercase(),
+        "path": path,
+    })
+}
+
+/// JSON nodes left to copy: for the tool being built and for the whole document.
+struct Budget {
+    document: usize,
+    tool: usize,
+}
+
+impl Budget {
+    /// `v` copied, its nodes counted; `None` once either budget runs out.
+    fn copy(&mut self, v: &Value) -> Option<Value> {
+        if self.tool == 0 || self.document == 0 {
+            return None;
+        }
+        self.tool -= 1;
+        self.document -= 1;
+        Some(match v {
+            Value::Object(m) => {
+                let mut out = Map::new();
+                for (k, x) in m {
+                    out.insert(k.clone(), self.copy(x)?);
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.copy(x)).collect::<Option<_>>()?),
+            other => other.clone(),
+        })
+    }
+}
+
+/// Keys of a Swagger 2 non-body parameter that are about the parameter, not its value's schema.
+const PARAMETER_KEYS: [&str; 6] = [
+    "name",
+    "in",
+    "required",
+    "collectionFormat",
+    "allowEmptyValue",
+    "description",
+];
+
+/// One parameter's schema: OpenAPI 3's `schema` (or its first `content` media type's), a Swagger 2
+/// body parameter's `schema`, or a Swagger 2 parameter's inline type (`file` as a binary string).
+fn parameter_schema(p: &Value, budget: &mut Budget) -> Option<Value> {
+    let mut schema = if let Some(s) = p.get("schema") {
+        budget.copy(s)?
+    } else if let Some(Value::Object(content)) = p.get("content") {
+        match content.values().next().and_then(|m| m.get("schema")) {
+            Some(s) => budget.copy(s)?,
+            None => json!({}),
+        }
+    } else {
+        let mut s = Map::new();
+        if let Value::Object(m) = p {
+            for (k, v) in m {
+                if !PARAMETER_KEYS.contains(&k.as_str()) {
+                    s.insert(k.clone(), budget.copy(v)?);
+                }
+            }
+        }
+        if s.get("type").and_then(Value::as_str) == Some("file") {
+            s.insert("type".into(), "string".into());
+            s.insert("format".into(), "binary".into());
+        }
+        Value::Object(s)
+    };
+    if let (Some(d), Value::Object(s)) = (p.get("description"), &mut schema) {
+        s.insert("description".into(), d.clone());
+    }
+    Some(schema)
+}
+
+/// The request body's media type: `application/json` (any case, parameters ignored), else a JSON
+/// type (`…+json`, `…/json`), else the first.
+fn body_media(content: &Map<String, Value>) -> Option<&Value> {
+    let essence = |t: &str| {
+        t.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    };
+    content
+        .iter()
+        .find(|(t, _)| essence(t) == "application/json")
+        .or_else(|| {
+            content.iter().find(|(t, _)| {
+                let e = essence(t);
+                e.ends_with("+json") || e.ends_with("/json")
+            })
+        })
+        .or_else(|| content.iter().next())
+        .map(|(_, m)| m)
+}
+
+/// An operation's input schema and whether its definitions were cut at [`MAX_DEFS`]; `None` when
+/// it would copy more than the budget allows.
+fn input_schema(
+    doc: &Value,
+    op: &Value,
+    shared: Option<&Vec<Value>>,
+    budget: &mut Budget,
+) -> Option<(Value, bool)> {
+    // (name, in) → parameter, in first-seen order; the operation's own replace the path item's.
+    let mut params: Vec<((String, String), &Value)> = Vec::new();
     for p in shared.into_iter().flatten().chain(
         op.get("parameters")
             .and_then(Value::as_array)
@@ -88,70 +235,66 @@ fn operation(
             continue;
         };
         let key = (n.to_owned(), at.to_owned());
-        if params.insert(key.clone(), p).is_none() {
-            order.push(key);
+        match params.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = p,
+            None => params.push((key, p)),
         }
     }
     let mut properties = Map::new();
     let mut required = Vec::new();
-    for key in &order {
-        let p = params[key];
-        let (n, at) = (key.0.as_str(), key.1.as_str());
-        // OpenAPI 3, and a Swagger 2 body parameter, give a schema; Swagger 2's other
-        // parameters carry their type inline.
-        let mut schema = if let Some(s) = p.get("schema") {
-            s.clone()
+    // A name two places share (`id` in the path and the query) is told apart by its place.
+    let shared_name = |n: &str| params.iter().filter(|((m, _), _)| m == n).count() > 1;
+    for ((n, at), p) in &params {
+        let prop = if at == "body" {
+            "body".to_owned()
+        } else if shared_name(n) || n == "body" {
+            format!("{at}_{n}")
         } else {
-            let mut s = Map::new();
-            for k in ["type", "format", "items", "enum", "default"] {
-                if let Some(v) = p.get(k) {
-                    s.insert(k.into(), v.clone());
-                }
-            }
-            Value::Object(s)
+            n.clone()
         };
-        if let (Some(d), Value::Object(s)) = (p.get("description"), &mut schema) {
-            s.insert("description".into(), d.clone());
+        if properties.contains_key(&prop) {
+            continue;
         }
-        let prop = if at == "body" { "body" } else { n };
-        properties.insert(prop.to_owned(), schema);
+        properties.insert(prop.clone(), parameter_schema(p, budget)?);
         if at == "path" || p.get("required").and_then(Value::as_bool) == Some(true) {
-            required.push(Value::String(prop.to_owned()));
+            required.push(Value::String(prop));
         }
     }
     if let Some(body) = op.get("requestBody").map(|b| resolve(doc, b))
         && let Some(Value::Object(content)) = body.get("content")
-        && let Some(media) = content
-            .iter()
-            .find(|(t, _)| t.contains("json"))
-            .or_else(|| content.iter().next())
-            .map(|(_, m)| m)
+        && let Some(media) = body_media(content)
     {
-        let mut schema = media.get("schema").cloned().unwrap_or_else(|| json!({}));
+        let mut schema = match media.get("schema") {
+            Some(s) => budget.copy(s)?,
+            None => json!({}),
+        };
         if let (Some(d), Value::Object(s)) = (body.get("description"), &mut schema) {
             s.entry("description").or_insert_with(|| d.clone());
         }
-        properties.insert("body".into(), schema);
+        let prop = if properties.contains_key("body") {
+            "request_body"
+        } else {
+            "body"
+        };
+        properties.insert(prop.into(), schema);
         if body.get("required").and_then(Value::as_bool) == Some(true) {
-            required.push(Value::String("body".into()));
+            required.push(Value::String(prop.into()));
         }
     }
     let mut input = json!({"type": "object", "properties": properties});
     if !required.is_empty() {
         input["required"] = Value::Array(required);
     }
-    let defs = definitions(doc, &input);
-    let mut input = rewrite_refs(&input);
+    let (mut defs, cut) = definitions(doc, &input, budget)?;
+    let copied: BTreeSet<String> = defs.keys().cloned().collect();
+    rewrite_refs(&mut input, &copied);
+    for d in defs.values_mut() {
+        rewrite_refs(d, &copied);
+    }
     if !defs.is_empty() {
         input["$defs"] = Value::Object(defs);
     }
-    json!({
-        "name": name,
-        "description": description,
-        "inputSchema": input,
-        "method": method.to_uppercase(),
-        "path": path,
-    })
+    Some((input, cut))
 }
 
 /// `<method>_<path>` with every run of other characters as one `_` (`get_pets_id`).
@@ -188,19 +331,26 @@ fn resolve<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
     v
 }
 
-/// The schema name a `$ref` names under `#/components/schemas/` or `#/definitions/`.
-fn schema_ref(r: &str) -> Option<&str> {
-    r.strip_prefix("#/components/schemas/")
-        .or_else(|| r.strip_prefix("#/definitions/"))
+/// A `$ref` into the document's schemas → (the pointer prefix, the schema's token, the rest of
+/// the pointer): `#/components/schemas/Pet/properties/tag` → (`/components/schemas/`, `Pet`,
+/// `/properties/tag`).
+fn schema_ref(r: &str) -> Option<(&'static str, &str, &str)> {
+    let (prefix, rest) = if let Some(rest) = r.strip_prefix("#/components/schemas/") {
+        ("/components/schemas/", rest)
+    } else {
+        ("/definitions/", r.strip_prefix("#/definitions/")?)
+    };
+    let (token, tail) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+    (!token.is_empty()).then_some((prefix, token, tail))
 }
 
 /// Every `$ref` string in `v`.
-fn refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+fn refs(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
                 match x {
-                    Value::String(r) if k == "$ref" => out.push(r),
+                    Value::String(r) if k == "$ref" => out.push(r.clone()),
                     _ => refs(x, out),
                 }
             }
@@ -210,47 +360,62 @@ fn refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
     }
 }
 
-/// The document's schemas `schema` reaches, directly or through each other, by name (refs
-/// rewritten to `#/$defs/<name>`); at most [`MAX_DEFS`].
-fn definitions(doc: &Value, schema: &Value) -> Map<String, Value> {
+/// The document's schemas `schema` reaches, directly or through each other, copied whole under
+/// their unescaped names (at most [`MAX_DEFS`]: the flag says whether some were left out); `None`
+/// when the budget runs out.
+fn definitions(
+    doc: &Value,
+    schema: &Value,
+    budget: &mut Budget,
+) -> Option<(Map<String, Value>, bool)> {
     let mut todo = Vec::new();
     refs(schema, &mut todo);
     let mut seen = BTreeSet::new();
     let mut defs = Map::new();
+    let mut cut = false;
     while let Some(r) = todo.pop() {
-        let Some(name) = schema_ref(r) else { continue };
-        if defs.len() >= MAX_DEFS || !seen.insert(name.to_owned()) {
-            continue;
-        }
-        let Some(target) = r.strip_prefix('#').and_then(|p| doc.pointer(p)) else {
+        let Some((prefix, token, _)) = schema_ref(&r) else {
             continue;
         };
-        refs(target, &mut todo);
-        // The `$defs` key is the pointer token unescaped, so `#/$defs/<token>` finds it.
-        defs.insert(unescape(name), rewrite_refs(target));
+        if !seen.insert(token.to_owned()) {
+            continue;
+        }
+        if defs.len() >= MAX_DEFS {
+            cut = true;
+            continue;
+        }
+        let Some(target) = doc.pointer(&format!("{prefix}{token}")) else {
+            continue;
+        };
+        let copy = budget.copy(target)?;
+        refs(&copy, &mut todo);
+        defs.insert(unescape(token), copy);
     }
-    defs
+    Some((defs, cut))
 }
 
-/// `v` with `$ref`s to the document's schemas pointed at the tool's own `$defs`.
-fn rewrite_refs(v: &Value) -> Value {
+/// Points `$ref`s to the document's schemas that were copied (`copied`: unescaped names) at the
+/// tool's `$defs`, keeping the rest of their pointer; others stay as written.
+fn rewrite_refs(v: &mut Value, copied: &BTreeSet<String>) {
     match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, x)| {
-                    let x = match x {
-                        Value::String(r) if k == "$ref" => schema_ref(r).map_or_else(
-                            || x.clone(),
-                            |name| Value::String(format!("#/$defs/{name}")),
-                        ),
-                        _ => rewrite_refs(x),
-                    };
-                    (k.clone(), x)
-                })
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(rewrite_refs).collect()),
-        other => other.clone(),
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if k == "$ref"
+                    && let Value::String(r) = x
+                {
+                    let to_defs = schema_ref(r)
+                        .filter(|(_, token, _)| copied.contains(&unescape(token)))
+                        .map(|(_, token, tail)| format!("#/$defs/{token}{tail}"));
+                    if let Some(new) = to_defs {
+                        *r = new;
+                    }
+                } else {
+                    rewrite_refs(x, copied);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| rewrite_refs(x, copied)),
+        _ => {}
     }
 }
 
@@ -299,7 +464,8 @@ mod tests {
             },
         });
         assert!(is_openapi(&doc));
-        let ops = operations(&doc);
+        let (ops, warnings) = operations(&doc);
+        assert!(warnings.is_empty(), "{warnings:?}");
         let names: Vec<&str> = ops.iter().filter_map(|o| o["name"].as_str()).collect();
         // Paths by name (`/health` before `/pets/{id}`), then methods in their order.
         assert_eq!(names, ["get_health", "getPet", "put_pets_id"]);
@@ -351,7 +517,7 @@ mod tests {
             }}},
             "definitions": {"Order": {"type": "object", "properties": {"qty": {"type": "integer"}}}},
         });
-        let ops = operations(&doc);
+        let (ops, _) = operations(&doc);
         assert_eq!(ops.len(), 1);
         assert_eq!(
             ops[0]["inputSchema"],
@@ -365,5 +531,130 @@ mod tests {
         assert!(!is_openapi(&json!({"paths": {}})));
         assert!(!is_openapi(&json!({"openapi": "3.0.0"})));
         assert_eq!(fallback_name("delete", "/a/{b}/c-d"), "delete_a_b_c_d");
+    }
+
+    #[test]
+    fn names_two_places_share_are_told_apart_and_refs_keep_their_tails() {
+        let doc = json!({
+            "openapi": "3.0.0",
+            "x-extension": {"get": {}},
+            "paths": {
+                "x-note": {"get": {"summary": "not a path"}},
+                "/items/{id}": {"post": {
+                    "parameters": [
+                        {"name": "id", "in": "path", "schema": {"type": "string"}},
+                        {"name": "id", "in": "query", "schema": {"type": "integer"}},
+                        {"name": "body", "in": "query", "required": true, "schema": {"type": "string"}},
+                        {"name": "filter", "in": "query", "content": {"application/json":
+                            {"schema": {"type": "object"}}}},
+                    ],
+                    "requestBody": {"required": true, "content": {
+                        "application/geo+json": {"schema": {"type": "string"}},
+                        "Application/JSON; charset=utf-8": {"schema":
+                            {"$ref": "#/components/schemas/Item/properties/tag"}},
+                    }},
+                }},
+            },
+            "components": {"schemas": {"Item": {"type": "object", "properties": {
+                "tag": {"type": "string", "enum": ["a", "b"]}}}}},
+        });
+        let (ops, warnings) = operations(&doc);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(ops.len(), 1, "x- keys are not paths");
+        assert_eq!(
+            ops[0]["inputSchema"],
+            json!({"type": "object", "properties": {
+                "path_id": {"type": "string"},
+                "query_id": {"type": "integer"},
+                "query_body": {"type": "string"},
+                "filter": {"type": "object"},
+                "body": {"$ref": "#/$defs/Item/properties/tag"}},
+                "required": ["path_id", "query_body", "body"],
+                "$defs": {"Item": {"type": "object", "properties": {
+                    "tag": {"type": "string", "enum": ["a", "b"]}}}}})
+        );
+    }
+
+    #[test]
+    fn swagger_form_fields_keep_their_constraints_and_files_are_binary_strings() {
+        let doc = json!({"swagger": 2.0, "paths": {"/upload": {"post": {"parameters": [
+            {"name": "file", "in": "formData", "type": "file", "required": true},
+            {"name": "copies", "in": "formData", "type": "integer", "minimum": 1,
+                "collectionFormat": "csv"},
+        ]}}}});
+        assert!(is_openapi(&doc), "an unquoted YAML version is a number");
+        let (ops, _) = operations(&doc);
+        assert_eq!(
+            ops[0]["inputSchema"],
+            json!({"type": "object", "properties": {
+                "file": {"type": "string", "format": "binary"},
+                "copies": {"type": "integer", "minimum": 1}},
+                "required": ["file"]})
+        );
+    }
+
+    #[test]
+    fn what_a_document_may_copy_is_bounded() {
+        // 100 operations, each taking a parameter of 30,003 JSON nodes (an object, its type, an
+        // array of 30,000 values): 66 fit the document's 2,000,000 (66 × 30,003 = 1,980,198).
+        let values: Vec<u32> = (0..30_000).collect();
+        let mut paths = Map::new();
+        for i in 0..100 {
+            paths.insert(
+                format!("/p{i:03}"),
+                json!({"get": {"parameters": [{"name": "v", "in": "query",
+                    "schema": {"$ref": "#/components/schemas/Big"}}]}}),
+            );
+        }
+        // Through a `$ref`, so the copy is the definition's: 1 node for the parameter's schema
+        // object and its `$ref` string, then the definition's 30,003.
+        let doc = json!({"openapi": "3.0.0", "paths": paths,
+            "components": {"schemas": {"Big": {"type": "integer", "enum": values}}}});
+        let (ops, warnings) = operations(&doc);
+        assert_eq!(ops.len(), 100);
+        let with_schema = ops
+            .iter()
+            .filter(|o| {
+                o["inputSchema"]["properties"]
+                    .as_object()
+                    .is_some_and(|p| !p.is_empty())
+            })
+            .count();
+        // Each tool copies 2 (the `{"$ref"}` object and its string) + 30,003 = 30,005 nodes:
+        // 66 tools fit (66 × 30,005 = 1,980,330; a 67th would need 30,005 of the 19,670 left).
+        assert_eq!(with_schema, 66);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("34 operation(s) kept without their input schema"),
+            "{warnings:?}"
+        );
+        // Past MAX_DEFS definitions the rest stay references to the document.
+        let mut props = Map::new();
+        let mut schemas = Map::new();
+        for i in 0..MAX_DEFS + 4 {
+            props.insert(
+                format!("f{i:03}"),
+                json!({"$ref": format!("#/components/schemas/S{i:03}")}),
+            );
+            schemas.insert(format!("S{i:03}"), json!({"type": "string"}));
+        }
+        let doc = json!({"openapi": "3.0.0", "paths": {"/x": {"post": {"requestBody": {"content":
+            {"application/json": {"schema": {"type": "object", "properties": props}}}}}}},
+            "components": {"schemas": schemas}});
+        let (ops, warnings) = operations(&doc);
+        let schema = &ops[0]["inputSchema"];
+        assert_eq!(schema["$defs"].as_object().map(Map::len), Some(MAX_DEFS));
+        let left: Vec<&str> = schema["properties"]["body"]["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, v)| v["$ref"].as_str())
+            .filter(|r| r.starts_with("#/components/"))
+            .collect();
+        assert_eq!(left.len(), 4, "{left:?}");
+        assert!(
+            warnings[0].contains("more than 256 schema definitions"),
+            "{warnings:?}"
+        );
     }
 }
