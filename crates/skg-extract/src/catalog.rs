@@ -32,6 +32,10 @@ use crate::{
     read::{self, TextFile},
 };
 
+/// Why a catalog cut at the size limit does not parse (its `file-too-large` warning has the size).
+const CUT: &str = " (the file was cut at --max-file-bytes, so the document is incomplete: raise it \
+                   to the file's size)";
+
 pub(crate) fn load(
     registry: &RegistryName,
     registry_idx: usize,
@@ -67,9 +71,11 @@ pub(crate) fn parse(
         code: DiagnosticCode::CatalogInvalid,
         message,
     };
+    let mut cut = false;
     let text = match read {
         TextFile::Text { text, issues, .. } => {
             for i in issues {
+                cut |= i.code == DiagnosticCode::FileTooLarge;
                 diags.push(Diagnostic {
                     registry: registry.clone(),
                     path: file.clone(),
@@ -113,7 +119,8 @@ pub(crate) fn parse(
                 return (Vec::new(), diags);
             }
             Err(e) => {
-                diags.push(diag(None, format!("not YAML: {e}")));
+                let why = if cut { CUT } else { "" };
+                diags.push(diag(None, format!("not YAML{why}: {e}")));
                 return (Vec::new(), diags);
             }
         }
@@ -138,17 +145,34 @@ pub(crate) fn parse(
                     .into(),
             )),
         },
-        Err(_) => {
-            // JSONL: one entry per line; a bad line is a diagnostic, the rest still loads.
-            for (n, line) in text.lines().enumerate() {
-                let line_no = u32::try_from(n + 1).ok();
-                if line.trim().is_empty() {
-                    continue;
+        Err(doc_err) => {
+            // JSONL: one entry per line; a bad line is a diagnostic, the rest still loads — when
+            // the file is JSONL, i.e. at least half its lines are JSON objects. Otherwise it is
+            // one JSON document that does not parse (a syntax error, or cut at the size limit):
+            // one diagnostic at its line, not one for each of its lines.
+            let lines: Vec<(Option<u32>, Result<Value, serde_json::Error>)> = text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .map(|(n, l)| (u32::try_from(n + 1).ok(), serde_json::from_str::<Value>(l)))
+                .collect();
+            let objects = lines
+                .iter()
+                .filter(|(_, v)| v.as_ref().is_ok_and(Value::is_object))
+                .count();
+            if objects * 2 >= lines.len() && objects > 0 {
+                for (line_no, v) in lines {
+                    match v {
+                        Ok(v) => tools.extend(expand_group(v).into_iter().map(|t| (line_no, t))),
+                        Err(e) => diags.push(diag(line_no, format!("not a JSON object: {e}"))),
+                    }
                 }
-                match serde_json::from_str::<Value>(line) {
-                    Ok(v) => tools.extend(expand_group(v).into_iter().map(|t| (line_no, t))),
-                    Err(e) => diags.push(diag(line_no, format!("not a JSON object: {e}"))),
-                }
+            } else {
+                let why = if cut { CUT } else { "" };
+                diags.push(diag(
+                    u32::try_from(doc_err.line()).ok().filter(|&l| l > 0),
+                    format!("not JSON{why}: {doc_err}"),
+                ));
             }
         }
     }
@@ -819,5 +843,32 @@ mod tests {
         let (tools, diags) = read(r#"[{"type": "function", "function": {"description": "x"}}]"#);
         assert!(tools.is_empty());
         assert_eq!(diags, vec!["tool #0 has no `name`; skipped".to_owned()]);
+    }
+
+    #[test]
+    fn a_document_that_does_not_parse_is_one_diagnostic_and_jsonl_keeps_its_good_lines() {
+        // A pretty-printed document with a syntax error on line 4: one diagnostic there, not
+        // one for each of its 6 lines (of which line 3 alone would parse).
+        let text = "{\n  \"tools\": [\n    {\"name\": \"a\"},\n    {\"name\": \"b\",,}\n  ]\n}\n";
+        let t = read::text_from_bytes(text.as_bytes().to_vec(), text.len() as u64, u64::MAX);
+        let (tools, diags) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
+        assert!(tools.is_empty());
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].line, Some(4));
+        assert!(diags[0].message.starts_with("not JSON: "), "{diags:?}");
+        // The same document cut at the size limit says so beside the cut's own warning.
+        let whole =
+            "{\"tools\": [\n{\"name\": \"a\", \"description\": \"A.\"},\n{\"name\": \"b\"}\n]}\n";
+        let t = read::text_from_bytes(whole.as_bytes()[..50].to_vec(), whole.len() as u64, 50);
+        let (tools, diags) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
+        assert!(tools.is_empty());
+        assert_eq!(diags.len(), 2, "{diags:?}");
+        assert_eq!(diags[0].code, DiagnosticCode::FileTooLarge);
+        assert!(diags[1].message.contains("--max-file-bytes"), "{diags:?}");
+        // JSONL with one bad line of three: the two good ones load, the bad one is diagnosed.
+        let (tools, diags) = read("{\"name\": \"a\"}\n{\"name\": \n{\"name\": \"c\"}\n");
+        assert_eq!(tools.len(), 2);
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(diags[0].starts_with("not a JSON object"), "{diags:?}");
     }
 }
