@@ -14,10 +14,14 @@
 //! alone. The method and path are kept as `method` and `path`.
 //!
 //! What one document may cost is bounded: every copied schema counts its JSON nodes against
-//! [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per document. A tool over either keeps
-//! its name and description with an empty input schema, and the document gets one warning.
+//! [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per document, of which each operation
+//! may use at most its fair share of what is left (what is left ÷ the operations still to build).
+//! Definitions are copied nearest first; those past the share (or past [`MAX_DEFS`]) stay
+//! references to the document. An operation whose own parameters and body are over its share
+//! keeps its name and description with an empty input schema. Either way the document gets one
+//! warning.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 use serde_json::{Map, Value, json};
 
@@ -51,6 +55,19 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         document: MAX_DOCUMENT_NODES,
         tool: 0,
     };
+    // Operations still to build: each gets at most its fair share of what the document has left,
+    // so the last of 20,000 operations keeps its parameters as the first does.
+    let mut left = paths
+        .iter()
+        .filter(|(path, _)| path.starts_with('/'))
+        .map(|(_, item)| {
+            let item = resolve(doc, item);
+            METHODS
+                .iter()
+                .filter(|m| item.get(**m).is_some_and(Value::is_object))
+                .count()
+        })
+        .sum::<usize>();
     let (mut out, mut over, mut truncated) = (Vec::new(), Vec::new(), 0usize);
     for (path, item) in paths {
         // `x-…` extensions sit beside the paths.
@@ -63,12 +80,16 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             let Some(op @ Value::Object(_)) = item.get(method) else {
                 continue;
             };
-            budget.tool = MAX_TOOL_NODES;
+            budget.tool = MAX_TOOL_NODES.min(budget.document / left.max(1));
+            left = left.saturating_sub(1);
+            let before = budget.document;
             let mut tool = operation(path, method, op);
             if let Some((schema, cut)) = input_schema(doc, op, shared, &mut budget) {
                 tool["inputSchema"] = schema;
                 truncated += usize::from(cut);
             } else {
+                // What the failed copy counted goes back to the operations after it.
+                budget.document = before;
                 tool["inputSchema"] = json!({"type": "object", "properties": {}});
                 over.push(tool["name"].as_str().unwrap_or_default().to_owned());
             }
@@ -78,8 +99,9 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     let mut warnings = Vec::new();
     if !over.is_empty() {
         warnings.push(format!(
-            "{} operation(s) kept without their input schema, which would copy more than {} JSON \
-             nodes for one tool or {} for the document: {}",
+            "{} operation(s) kept without their input schema: their parameters and body alone \
+             would copy more than their share of the JSON nodes a document may copy ({} per tool, \
+             {} per document): {}",
             over.len(),
             MAX_TOOL_NODES,
             MAX_DOCUMENT_NODES,
@@ -88,8 +110,9 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     }
     if truncated > 0 {
         warnings.push(format!(
-            "{truncated} operation(s) reach more than {MAX_DEFS} schema definitions; the rest stay \
-             references to the document"
+            "{truncated} operation(s) reach more schema definitions than they may copy (more than \
+             {MAX_DEFS}, or past their share of the JSON nodes); the farthest stay references to \
+             the document"
         ));
     }
     (out, warnings)
@@ -126,6 +149,16 @@ struct Budget {
 }
 
 impl Budget {
+    /// [`Budget::copy`], counting nothing when it fails.
+    fn try_copy(&mut self, v: &Value) -> Option<Value> {
+        let saved = (self.tool, self.document);
+        let copy = self.copy(v);
+        if copy.is_none() {
+            (self.tool, self.document) = saved;
+        }
+        copy
+    }
+
     /// `v` copied, its nodes counted; `None` once either budget runs out.
     fn copy(&mut self, v: &Value) -> Option<Value> {
         if self.tool == 0 || self.document == 0 {
@@ -211,8 +244,8 @@ fn body_media(content: &Map<String, Value>) -> Option<&Value> {
         .map(|(_, m)| m)
 }
 
-/// An operation's input schema and whether its definitions were cut at [`MAX_DEFS`]; `None` when
-/// it would copy more than the budget allows.
+/// An operation's input schema and whether some of the definitions it reaches were left out;
+/// `None` when its parameters and body alone would copy more than the budget allows.
 fn input_schema(
     doc: &Value,
     op: &Value,
@@ -285,7 +318,7 @@ fn input_schema(
     if !required.is_empty() {
         input["required"] = Value::Array(required);
     }
-    let (mut defs, cut) = definitions(doc, &input, budget)?;
+    let (mut defs, cut) = definitions(doc, &input, budget);
     let copied: BTreeSet<String> = defs.keys().cloned().collect();
     rewrite_refs(&mut input, &copied);
     for d in defs.values_mut() {
@@ -361,37 +394,39 @@ fn refs(v: &Value, out: &mut Vec<String>) {
 }
 
 /// The document's schemas `schema` reaches, directly or through each other, copied whole under
-/// their unescaped names (at most [`MAX_DEFS`]: the flag says whether some were left out); `None`
-/// when the budget runs out.
-fn definitions(
-    doc: &Value,
-    schema: &Value,
-    budget: &mut Budget,
-) -> Option<(Map<String, Value>, bool)> {
-    let mut todo = Vec::new();
-    refs(schema, &mut todo);
+/// their unescaped names, nearest first, until [`MAX_DEFS`] or the first that does not fit the
+/// budget (the flag says whether some were left out).
+fn definitions(doc: &Value, schema: &Value, budget: &mut Budget) -> (Map<String, Value>, bool) {
+    let mut found = Vec::new();
+    refs(schema, &mut found);
+    let mut todo: VecDeque<String> = found.into();
     let mut seen = BTreeSet::new();
     let mut defs = Map::new();
     let mut cut = false;
-    while let Some(r) = todo.pop() {
+    while let Some(r) = todo.pop_front() {
         let Some((prefix, token, _)) = schema_ref(&r) else {
             continue;
         };
         if !seen.insert(token.to_owned()) {
             continue;
         }
-        if defs.len() >= MAX_DEFS {
-            cut = true;
-            continue;
-        }
         let Some(target) = doc.pointer(&format!("{prefix}{token}")) else {
             continue;
         };
-        let copy = budget.copy(target)?;
-        refs(&copy, &mut todo);
+        if defs.len() >= MAX_DEFS {
+            cut = true;
+            break;
+        }
+        let Some(copy) = budget.try_copy(target) else {
+            cut = true;
+            break;
+        };
+        let mut more = Vec::new();
+        refs(&copy, &mut more);
+        todo.extend(more);
         defs.insert(unescape(token), copy);
     }
-    Some((defs, cut))
+    (defs, cut)
 }
 
 /// Points `$ref`s to the document's schemas that were copied (`copied`: unescaped names) at the
@@ -595,37 +630,62 @@ mod tests {
 
     #[test]
     fn what_a_document_may_copy_is_bounded() {
-        // 100 operations, each taking a parameter of 30,003 JSON nodes (an object, its type, an
-        // array of 30,000 values): 66 fit the document's 2,000,000 (66 × 30,003 = 1,980,198).
+        // 100 operations, each taking a parameter whose schema is 30,003 JSON nodes (an object,
+        // its type, an array of 30,000 values), written inline or as a `$ref` to a definition.
         let values: Vec<u32> = (0..30_000).collect();
-        let mut paths = Map::new();
-        for i in 0..100 {
-            paths.insert(
-                format!("/p{i:03}"),
-                json!({"get": {"parameters": [{"name": "v", "in": "query",
-                    "schema": {"$ref": "#/components/schemas/Big"}}]}}),
-            );
-        }
-        // Through a `$ref`, so the copy is the definition's: 1 node for the parameter's schema
-        // object and its `$ref` string, then the definition's 30,003.
-        let doc = json!({"openapi": "3.0.0", "paths": paths,
-            "components": {"schemas": {"Big": {"type": "integer", "enum": values}}}});
-        let (ops, warnings) = operations(&doc);
+        let big = json!({"type": "integer", "enum": values});
+        let doc_with = |schema: &Value| {
+            let mut paths = Map::new();
+            for i in 0..100 {
+                paths.insert(
+                    format!("/p{i:03}"),
+                    json!({"get": {"parameters": [{"name": "v", "in": "query", "schema": schema}]}}),
+                );
+            }
+            json!({"openapi": "3.0.0", "paths": paths, "components": {"schemas": {"Big": big}}})
+        };
+        // Inline: operation k (of 100) may copy at most 2,000,000 ÷ (101 − k) nodes, what is left
+        // over what is still to build; a failed copy counts nothing. The first 34 shares
+        // (2,000,000 / 100 = 20,000 up to 2,000,000 / 67 = 29,850) are under 30,003, so those operations keep no schema; from
+        // the 35th (2,000,000 / 66 = 30,303) each fits, and all 66 do (66 × 30,003 = 1,980,198).
+        let (ops, warnings) = operations(&doc_with(&big));
         assert_eq!(ops.len(), 100);
-        let with_schema = ops
-            .iter()
-            .filter(|o| {
-                o["inputSchema"]["properties"]
-                    .as_object()
-                    .is_some_and(|p| !p.is_empty())
-            })
-            .count();
-        // Each tool copies 2 (the `{"$ref"}` object and its string) + 30,003 = 30,005 nodes:
-        // 66 tools fit (66 × 30,005 = 1,980,330; a 67th would need 30,005 of the 19,670 left).
-        assert_eq!(with_schema, 66);
+        let has_params = |o: &Value| {
+            o["inputSchema"]["properties"]
+                .as_object()
+                .is_some_and(|p| !p.is_empty())
+        };
+        let kept: Vec<bool> = ops.iter().map(has_params).collect();
+        assert_eq!(kept.iter().filter(|k| !**k).count(), 34);
+        assert!(kept[..34].iter().all(|k| !k) && kept[34..].iter().all(|k| *k));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(
             warnings[0].starts_with("34 operation(s) kept without their input schema"),
+            "{warnings:?}"
+        );
+        // Through a `$ref`: every operation keeps its parameter (2 nodes, the `{"$ref"}` object
+        // and its string); the definition (30,003 more) is copied once the share reaches 30,005
+        // — from the 35th operation again (its share 1,999,932 / 66 = 30,302, after 34 × 2) —
+        // and stays a reference to the document before.
+        let (ops, warnings) = operations(&doc_with(&json!({"$ref": "#/components/schemas/Big"})));
+        assert!(ops.iter().all(has_params));
+        let refs: Vec<&str> = ops
+            .iter()
+            .map(|o| {
+                o["inputSchema"]["properties"]["v"]["$ref"]
+                    .as_str()
+                    .unwrap_or("")
+            })
+            .collect();
+        assert!(
+            refs[..34].iter().all(|r| *r == "#/components/schemas/Big"),
+            "{refs:?}"
+        );
+        assert!(refs[34..].iter().all(|r| *r == "#/$defs/Big"), "{refs:?}");
+        assert!(ops[34]["inputSchema"]["$defs"]["Big"]["enum"].is_array());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("34 operation(s) reach more schema definitions"),
             "{warnings:?}"
         );
         // Past MAX_DEFS definitions the rest stay references to the document.
@@ -652,9 +712,6 @@ mod tests {
             .filter(|r| r.starts_with("#/components/"))
             .collect();
         assert_eq!(left.len(), 4, "{left:?}");
-        assert!(
-            warnings[0].contains("more than 256 schema definitions"),
-            "{warnings:?}"
-        );
+        assert!(warnings[0].contains("more than 256"), "{warnings:?}");
     }
 }
