@@ -13,9 +13,19 @@ pub enum Error {
         "{0}: not a registry folder, a registries.toml, a .json/.jsonl tool catalog or a .json/.yaml/.yml OpenAPI document"
     )]
     InputKind(PathBuf),
-    /// Two registries share a name.
-    #[error("two registries are named `{0}`; names must be unique")]
-    DuplicateRegistry(String),
+    /// Two registries share a name (a folder's or a file's stem, or a `registries.toml` entry's).
+    #[error(
+        "two registries are named `{name}` ({first} and {second}); names must be unique: list the \
+         inputs in a registries.toml with a `name` for each"
+    )]
+    DuplicateRegistry {
+        /// The shared name.
+        name: String,
+        /// Where the first registry comes from.
+        first: String,
+        /// Where the second does.
+        second: String,
+    },
     /// `registries.toml` is not valid.
     #[error("{path}: {message}")]
     Toml {

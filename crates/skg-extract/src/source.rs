@@ -102,10 +102,14 @@ pub fn resolve_inputs(inputs: &[PathBuf]) -> Result<Vec<RegistrySource>> {
             return Err(Error::InputKind(input.clone()));
         }
     }
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = std::collections::BTreeMap::new();
     for s in &out {
-        if !seen.insert(s.name.clone()) {
-            return Err(Error::DuplicateRegistry(s.name.to_string()));
+        if let Some(first) = seen.insert(s.name.clone(), &s.display_path) {
+            return Err(Error::DuplicateRegistry {
+                name: s.name.to_string(),
+                first: first.clone(),
+                second: s.display_path.clone(),
+            });
         }
     }
     Ok(out)

@@ -321,6 +321,21 @@ fn human_output_and_errors() {
         "{err}"
     );
 
+    // Two inputs whose names meet: the message names both and says how to name them apart.
+    for d in ["a", "b"] {
+        std::fs::create_dir_all(tmp.path().join(d)).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(tmp.path().join(d).join("tools.json"), "[]")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let o = skg(tmp.path(), &["extract", "a/tools.json", "b/tools.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("two registries are named `tools` (a/tools.json and b/tools.json)")
+            && err.contains("registries.toml"),
+        "{err}"
+    );
+
     let o = skg(
         tmp.path(),
         &[
