@@ -32,9 +32,8 @@ use crate::{
     read::{self, TextFile},
 };
 
-/// Why a catalog cut at the size limit does not parse (its `file-too-large` warning has the size).
-const CUT: &str = " (the file was cut at --max-file-bytes, so the document is incomplete: raise it \
-                   to the file's size)";
+/// Why a catalog cut at the size limit is not read (its `file-too-large` warning has the size).
+const CUT: &str = "the file was cut at --max-file-bytes, so the document is incomplete: raise it to the file's size";
 
 pub(crate) fn load(
     registry: &RegistryName,
@@ -106,9 +105,16 @@ pub(crate) fn parse(
         let mut budget = serde_saphyr::Budget::default();
         budget.max_nodes = budget.max_nodes.max(text.len());
         budget.max_events = budget.max_events.max(text.len().saturating_mul(4));
+        budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(text.len());
         let mut options = serde_saphyr::Options::default();
         options.budget = Some(budget);
         match serde_saphyr::from_str_with_options::<Value>(&text, options) {
+            // YAML cut at a line end still parses, without what followed the cut (often the
+            // `components` every `$ref` points into): a cut document is not read at all.
+            Ok(_) if cut => {
+                diags.push(diag(None, format!("YAML not read: {CUT}")));
+                return (Vec::new(), diags);
+            }
             Ok(v) if crate::openapi::is_openapi(&v) => Ok(v),
             Ok(_) => {
                 diags.push(diag(
@@ -119,7 +125,11 @@ pub(crate) fn parse(
                 return (Vec::new(), diags);
             }
             Err(e) => {
-                let why = if cut { CUT } else { "" };
+                let why = if cut {
+                    format!(" ({CUT})")
+                } else {
+                    String::new()
+                };
                 diags.push(diag(None, format!("not YAML{why}: {e}")));
                 return (Vec::new(), diags);
             }
@@ -160,7 +170,9 @@ pub(crate) fn parse(
                 .iter()
                 .filter(|(_, v)| v.as_ref().is_ok_and(Value::is_object))
                 .count();
-            if objects * 2 >= lines.len() && objects > 0 {
+            if lines.is_empty() {
+                // An empty catalog: no tools, nothing wrong.
+            } else if objects * 2 >= lines.len() && objects > 0 {
                 for (line_no, v) in lines {
                     match v {
                         Ok(v) => tools.extend(expand_group(v).into_iter().map(|t| (line_no, t))),
@@ -168,10 +180,18 @@ pub(crate) fn parse(
                     }
                 }
             } else {
-                let why = if cut { CUT } else { "" };
+                let why = if cut {
+                    format!(" ({CUT})")
+                } else {
+                    String::new()
+                };
                 diags.push(diag(
                     u32::try_from(doc_err.line()).ok().filter(|&l| l > 0),
-                    format!("not JSON{why}: {doc_err}"),
+                    format!(
+                        "not JSON{why}: {doc_err} (nor JSONL: {objects} of {} lines are JSON \
+                         objects)",
+                        lines.len()
+                    ),
                 ));
             }
         }
@@ -848,15 +868,23 @@ mod tests {
     #[test]
     fn a_document_that_does_not_parse_is_one_diagnostic_and_jsonl_keeps_its_good_lines() {
         // A pretty-printed document with a syntax error on line 4: one diagnostic there, not
-        // one for each of its 6 lines (of which line 3 alone would parse).
-        let text = "{\n  \"tools\": [\n    {\"name\": \"a\"},\n    {\"name\": \"b\",,}\n  ]\n}\n";
+        // one for each of its 7 lines, although line 5 alone is a JSON object (1 of 7 is not
+        // JSONL).
+        let text = "{\n  \"tools\": [\n    {\"name\": \"a\"},\n    {\"name\": \"b\",,},\n    {\"name\": \"c\"}\n  ]\n}\n";
         let t = read::text_from_bytes(text.as_bytes().to_vec(), text.len() as u64, u64::MAX);
         let (tools, diags) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
         assert!(tools.is_empty());
         assert_eq!(diags.len(), 1, "{diags:?}");
         assert_eq!(diags[0].line, Some(4));
         assert!(diags[0].message.starts_with("not JSON: "), "{diags:?}");
-        // The same document cut at the size limit says so beside the cut's own warning.
+        assert!(
+            diags[0]
+                .message
+                .ends_with("(nor JSONL: 1 of 7 lines are JSON objects)"),
+            "{diags:?}"
+        );
+        // The same kind of document cut at the size limit (at the line end before byte 50)
+        // says so beside the cut's own warning.
         let whole =
             "{\"tools\": [\n{\"name\": \"a\", \"description\": \"A.\"},\n{\"name\": \"b\"}\n]}\n";
         let t = read::text_from_bytes(whole.as_bytes()[..50].to_vec(), whole.len() as u64, 50);
@@ -865,10 +893,23 @@ mod tests {
         assert_eq!(diags.len(), 2, "{diags:?}");
         assert_eq!(diags[0].code, DiagnosticCode::FileTooLarge);
         assert!(diags[1].message.contains("--max-file-bytes"), "{diags:?}");
+        // YAML cut at a line end still parses, without what came after: it is not read.
+        let yaml = "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      operationId: a\n  /b:\n    get:\n      operationId: b\n";
+        let t = read::text_from_bytes(yaml.as_bytes()[..60].to_vec(), yaml.len() as u64, 60);
+        let (tools, diags) = parse(&RegistryName::from("cat"), 0, "api.yaml", t);
+        assert!(tools.is_empty());
+        assert_eq!(diags.len(), 2, "{diags:?}");
+        assert!(diags[1].message.starts_with("YAML not read"), "{diags:?}");
+        // Uncut, the same YAML gives its two operations.
+        let (tools, diags) = read_as("api.yaml", yaml);
+        assert_eq!(tools.len(), 2, "{diags:?}");
         // JSONL with one bad line of three: the two good ones load, the bad one is diagnosed.
         let (tools, diags) = read("{\"name\": \"a\"}\n{\"name\": \n{\"name\": \"c\"}\n");
         assert_eq!(tools.len(), 2);
         assert_eq!(diags.len(), 1, "{diags:?}");
         assert!(diags[0].starts_with("not a JSON object"), "{diags:?}");
+        // An empty catalog has no tools and nothing wrong with it.
+        assert_eq!(read(""), (Vec::new(), Vec::new()));
+        assert_eq!(read("\n  \n"), (Vec::new(), Vec::new()));
     }
 }

@@ -10,18 +10,20 @@
 //! request body as `body` (`application/json`, else another JSON type, else the first). Local
 //! `$ref`s to path items, parameters and request bodies are followed; the schemas they reach under
 //! `#/components/schemas` or `#/definitions` are copied into the tool's own `$defs` (refs into
-//! them rewritten, refs to what was not copied left as written), so each tool's schema stands
-//! alone. The method and path are kept as `method` and `path`.
+//! them rewritten; a ref to anything not copied — left out, in another file — is replaced by a
+//! description naming it), so each tool's schema stands alone. The method and path are kept as
+//! `method` and `path`.
 //!
-//! What one document may cost is bounded: every copied schema counts its JSON nodes against
-//! [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per document, of which each operation
-//! may use at most its fair share of what is left (what is left ÷ the operations still to build).
-//! Definitions are copied nearest first; those past the share (or past [`MAX_DEFS`]) stay
-//! references to the document. An operation whose own parameters and body are over its share
-//! keeps its name and description with an empty input schema. Either way the document gets one
-//! warning.
+//! What one document may cost is bounded: every copied schema counts its JSON nodes (a string or
+//! key also one per 64 bytes) against [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per
+//! document, of which each operation may use at most its fair share of what is left (what is
+//! left ÷ the operations still to build). Definitions are copied nearest first; those past the
+//! share (or past [`MAX_DEFS`]) are left out. An operation whose own parameters and body are over
+//! its share keeps its name and description with an empty input schema. Descriptions count too,
+//! cut at [`MAX_DESCRIPTION_BYTES`] (at [`SPENT_DESCRIPTION_BYTES`] once the document's budget is
+//! spent). The document gets a warning for each kind of loss.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::{Map, Value, json};
 
@@ -33,6 +35,10 @@ const METHODS: [&str; 8] = [
 const MAX_REF_HOPS: usize = 8;
 /// Most schema definitions copied into one tool.
 const MAX_DEFS: usize = 256;
+/// Most bytes of an operation's description kept.
+const MAX_DESCRIPTION_BYTES: usize = 32 * 1024;
+/// What an operation's description is cut to once the document's budget is spent.
+const SPENT_DESCRIPTION_BYTES: usize = 512;
 /// Most JSON nodes one tool's input schema may copy.
 pub(crate) const MAX_TOOL_NODES: usize = 50_000;
 /// Most JSON nodes all of a document's tools may copy together.
@@ -55,46 +61,37 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         document: MAX_DOCUMENT_NODES,
         tool: 0,
     };
-    // Operations still to build: each gets at most its fair share of what the document has left,
-    // so the last of 20,000 operations keeps its parameters as the first does.
-    let mut left = paths
-        .iter()
-        .filter(|(path, _)| path.starts_with('/'))
-        .map(|(_, item)| {
-            let item = resolve(doc, item);
-            METHODS
-                .iter()
-                .filter(|m| item.get(**m).is_some_and(Value::is_object))
-                .count()
-        })
-        .sum::<usize>();
-    let (mut out, mut over, mut truncated) = (Vec::new(), Vec::new(), 0usize);
-    for (path, item) in paths {
-        // `x-…` extensions sit beside the paths.
-        if !path.starts_with('/') {
-            continue;
-        }
+    // (path, method, operation, the path item's parameters); `x-…` extensions sit beside the
+    // paths and are not operations.
+    let mut ops = Vec::new();
+    for (path, item) in paths.iter().filter(|(path, _)| path.starts_with('/')) {
         let item = resolve(doc, item);
         let shared = item.get("parameters").and_then(Value::as_array);
         for method in METHODS {
-            let Some(op @ Value::Object(_)) = item.get(method) else {
-                continue;
-            };
-            budget.tool = MAX_TOOL_NODES.min(budget.document / left.max(1));
-            left = left.saturating_sub(1);
-            let before = budget.document;
-            let mut tool = operation(path, method, op);
-            if let Some((schema, cut)) = input_schema(doc, op, shared, &mut budget) {
-                tool["inputSchema"] = schema;
-                truncated += usize::from(cut);
-            } else {
-                // What the failed copy counted goes back to the operations after it.
-                budget.document = before;
-                tool["inputSchema"] = json!({"type": "object", "properties": {}});
-                over.push(tool["name"].as_str().unwrap_or_default().to_owned());
+            if let Some(op @ Value::Object(_)) = item.get(method) {
+                ops.push((path, method, op, shared));
             }
-            out.push(tool);
         }
+    }
+    let (mut out, mut over, mut truncated) = (Vec::new(), Vec::new(), 0usize);
+    let mut left = ops.len();
+    for (path, method, op, shared) in ops {
+        let mut tool = operation(path, method, op, &mut budget);
+        // Each operation gets at most its fair share of what the document has left, so the last
+        // of 20,000 operations keeps its parameters as the first does.
+        budget.tool = MAX_TOOL_NODES.min(budget.document / left.max(1));
+        left -= 1;
+        let before = budget.document;
+        if let Some((schema, cut)) = input_schema(doc, op, shared, &mut budget) {
+            tool["inputSchema"] = schema;
+            truncated += usize::from(cut);
+        } else {
+            // What the failed copy counted goes back to the operations after it.
+            budget.document = before;
+            tool["inputSchema"] = json!({"type": "object", "properties": {}});
+            over.push(tool["name"].as_str().unwrap_or_default().to_owned());
+        }
+        out.push(tool);
     }
     let mut warnings = Vec::new();
     if !over.is_empty() {
@@ -111,16 +108,18 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     if truncated > 0 {
         warnings.push(format!(
             "{truncated} operation(s) reach more schema definitions than they may copy (more than \
-             {MAX_DEFS}, or past their share of the JSON nodes); the farthest stay references to \
-             the document"
+             {MAX_DEFS}, or past their share of the JSON nodes); the farthest are left out, each \
+             `$ref` to one replaced by a description naming it"
         ));
     }
     (out, warnings)
 }
 
 /// Name, description, method and path of one operation (the schema comes from
-/// [`input_schema`]).
-fn operation(path: &str, method: &str, op: &Value) -> Value {
+/// [`input_schema`]). The description counts against the document's budget: it is cut at
+/// [`MAX_DESCRIPTION_BYTES`], and at [`SPENT_DESCRIPTION_BYTES`] once the budget is spent (a path
+/// item given by `$ref` may be shared by thousands of paths).
+fn operation(path: &str, method: &str, op: &Value, budget: &mut Budget) -> Value {
     let text = |k: &str| {
         op.get(k)
             .and_then(Value::as_str)
@@ -134,6 +133,12 @@ fn operation(path: &str, method: &str, op: &Value) -> Value {
         (None, Some(d)) => d.to_owned(),
         (None, None) => format!("{} {path}", method.to_uppercase()),
     };
+    let keep = if budget.charge(text_cost(description.len().min(MAX_DESCRIPTION_BYTES))) {
+        MAX_DESCRIPTION_BYTES
+    } else {
+        SPENT_DESCRIPTION_BYTES
+    };
+    let description = cut_text(description, keep);
     json!({
         "name": name,
         "description": description,
@@ -142,13 +147,41 @@ fn operation(path: &str, method: &str, op: &Value) -> Value {
     })
 }
 
-/// JSON nodes left to copy: for the tool being built and for the whole document.
+/// What a string of `len` bytes costs: one node, and one more for every 64 bytes.
+fn text_cost(len: usize) -> usize {
+    1 + len / 64
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), marked with `…` when cut.
+fn cut_text(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+/// JSON nodes left to copy (a string or key also counts one per 64 bytes): for the tool being
+/// built and for the whole document.
 struct Budget {
     document: usize,
     tool: usize,
 }
 
 impl Budget {
+    /// Counts `cost` against the document alone; `false` (counting nothing) when it is spent.
+    fn charge(&mut self, cost: usize) -> bool {
+        let ok = self.document >= cost;
+        if ok {
+            self.document -= cost;
+        }
+        ok
+    }
+
     /// [`Budget::copy`], counting nothing when it fails.
     fn try_copy(&mut self, v: &Value) -> Option<Value> {
         let saved = (self.tool, self.document);
@@ -161,15 +194,25 @@ impl Budget {
 
     /// `v` copied, its nodes counted; `None` once either budget runs out.
     fn copy(&mut self, v: &Value) -> Option<Value> {
-        if self.tool == 0 || self.document == 0 {
+        let cost = match v {
+            Value::String(t) => text_cost(t.len()),
+            _ => 1,
+        };
+        if self.tool < cost || self.document < cost {
             return None;
         }
-        self.tool -= 1;
-        self.document -= 1;
+        self.tool -= cost;
+        self.document -= cost;
         Some(match v {
             Value::Object(m) => {
                 let mut out = Map::new();
                 for (k, x) in m {
+                    let key = k.len() / 64;
+                    if self.tool < key || self.document < key {
+                        return None;
+                    }
+                    self.tool -= key;
+                    self.document -= key;
                     out.insert(k.clone(), self.copy(x)?);
                 }
                 Value::Object(out)
@@ -216,7 +259,7 @@ fn parameter_schema(p: &Value, budget: &mut Budget) -> Option<Value> {
         Value::Object(s)
     };
     if let (Some(d), Value::Object(s)) = (p.get("description"), &mut schema) {
-        s.insert("description".into(), d.clone());
+        s.insert("description".into(), budget.copy(d)?);
     }
     Some(schema)
 }
@@ -276,7 +319,13 @@ fn input_schema(
     let mut properties = Map::new();
     let mut required = Vec::new();
     // A name two places share (`id` in the path and the query) is told apart by its place.
-    let shared_name = |n: &str| params.iter().filter(|((m, _), _)| m == n).count() > 1;
+    let shared_name = |n: &str| {
+        params
+            .iter()
+            .filter(|((m, at), _)| m == n && at != "body")
+            .count()
+            > 1
+    };
     for ((n, at), p) in &params {
         let prop = if at == "body" {
             "body".to_owned()
@@ -301,8 +350,10 @@ fn input_schema(
             Some(s) => budget.copy(s)?,
             None => json!({}),
         };
-        if let (Some(d), Value::Object(s)) = (body.get("description"), &mut schema) {
-            s.entry("description").or_insert_with(|| d.clone());
+        if let (Some(d), Value::Object(s)) = (body.get("description"), &mut schema)
+            && !s.contains_key("description")
+        {
+            s.insert("description".into(), budget.copy(d)?);
         }
         let prop = if properties.contains_key("body") {
             "request_body"
@@ -318,8 +369,7 @@ fn input_schema(
     if !required.is_empty() {
         input["required"] = Value::Array(required);
     }
-    let (mut defs, cut) = definitions(doc, &input, budget);
-    let copied: BTreeSet<String> = defs.keys().cloned().collect();
+    let (mut defs, copied, cut) = definitions(doc, &input, budget);
     rewrite_refs(&mut input, &copied);
     for d in defs.values_mut() {
         rewrite_refs(d, &copied);
@@ -395,19 +445,26 @@ fn refs(v: &Value, out: &mut Vec<String>) {
 
 /// The document's schemas `schema` reaches, directly or through each other, copied whole under
 /// their unescaped names, nearest first, until [`MAX_DEFS`] or the first that does not fit the
-/// budget (the flag says whether some were left out).
-fn definitions(doc: &Value, schema: &Value, budget: &mut Budget) -> (Map<String, Value>, bool) {
+/// budget; with the (unescaped name → pointer prefix) of each copy, and whether some were left
+/// out. A name under both `#/components/schemas` and `#/definitions` is copied from the first
+/// reached.
+fn definitions(
+    doc: &Value,
+    schema: &Value,
+    budget: &mut Budget,
+) -> (Map<String, Value>, BTreeMap<String, &'static str>, bool) {
     let mut found = Vec::new();
     refs(schema, &mut found);
     let mut todo: VecDeque<String> = found.into();
     let mut seen = BTreeSet::new();
     let mut defs = Map::new();
+    let mut copied = BTreeMap::new();
     let mut cut = false;
     while let Some(r) = todo.pop_front() {
         let Some((prefix, token, _)) = schema_ref(&r) else {
             continue;
         };
-        if !seen.insert(token.to_owned()) {
+        if !seen.insert((prefix, token.to_owned())) || copied.contains_key(&unescape(token)) {
             continue;
         }
         let Some(target) = doc.pointer(&format!("{prefix}{token}")) else {
@@ -425,26 +482,33 @@ fn definitions(doc: &Value, schema: &Value, budget: &mut Budget) -> (Map<String,
         refs(&copy, &mut more);
         todo.extend(more);
         defs.insert(unescape(token), copy);
+        copied.insert(unescape(token), prefix);
     }
-    (defs, cut)
+    (defs, copied, cut)
 }
 
-/// Points `$ref`s to the document's schemas that were copied (`copied`: unescaped names) at the
-/// tool's `$defs`, keeping the rest of their pointer; others stay as written.
-fn rewrite_refs(v: &mut Value, copied: &BTreeSet<String>) {
+/// Points `$ref`s to the document's schemas that were copied (`copied`: unescaped name →
+/// pointer prefix) at the tool's `$defs`, keeping the rest of their pointer. Any other `$ref`
+/// (left out, into another file, to something not a schema) would not resolve inside the tool's
+/// schema, which hosts reject: it is removed, and a description naming what it pointed at takes
+/// its place unless the schema has one.
+fn rewrite_refs(v: &mut Value, copied: &BTreeMap<String, &'static str>) {
     match v {
         Value::Object(m) => {
-            for (k, x) in m.iter_mut() {
-                if k == "$ref"
-                    && let Value::String(r) = x
-                {
-                    let to_defs = schema_ref(r)
-                        .filter(|(_, token, _)| copied.contains(&unescape(token)))
-                        .map(|(_, token, tail)| format!("#/$defs/{token}{tail}"));
-                    if let Some(new) = to_defs {
-                        *r = new;
-                    }
+            if let Some(Value::String(r)) = m.get("$ref") {
+                let to_defs = schema_ref(r)
+                    .filter(|(prefix, token, _)| copied.get(&unescape(token)) == Some(prefix))
+                    .map(|(_, token, tail)| format!("#/$defs/{token}{tail}"));
+                if let Some(new) = to_defs {
+                    m.insert("$ref".into(), Value::String(new));
                 } else {
+                    let what = format!("`{r}` of the API (left out of this tool's schema)");
+                    m.remove("$ref");
+                    m.entry("description").or_insert(Value::String(what));
+                }
+            }
+            for (k, x) in m.iter_mut() {
+                if k != "$ref" {
                     rewrite_refs(x, copied);
                 }
             }
@@ -644,10 +708,11 @@ mod tests {
             }
             json!({"openapi": "3.0.0", "paths": paths, "components": {"schemas": {"Big": big}}})
         };
-        // Inline: operation k (of 100) may copy at most 2,000,000 ÷ (101 − k) nodes, what is left
-        // over what is still to build; a failed copy counts nothing. The first 34 shares
-        // (2,000,000 / 100 = 20,000 up to 2,000,000 / 67 = 29,850) are under 30,003, so those operations keep no schema; from
-        // the 35th (2,000,000 / 66 = 30,303) each fits, and all 66 do (66 × 30,003 = 1,980,198).
+        // Inline: operation k (of 100) first counts its description (`GET /p…`, 1 node), then may
+        // copy at most what is left ÷ (101 − k), the operations still to build; a failed copy
+        // counts nothing. Up to the 34th the share (2,000,000 − k) ÷ (101 − k) is under 30,003
+        // (the 34th's 1,999,966 / 67 = 29,850), so those operations keep no schema; from the 35th
+        // (1,999,965 / 66 = 30,302) each fits, and all 66 do (66 × 30,004 < 1,999,965).
         let (ops, warnings) = operations(&doc_with(&big));
         assert_eq!(ops.len(), 100);
         let has_params = |o: &Value| {
@@ -665,8 +730,9 @@ mod tests {
         );
         // Through a `$ref`: every operation keeps its parameter (2 nodes, the `{"$ref"}` object
         // and its string); the definition (30,003 more) is copied once the share reaches 30,005
-        // — from the 35th operation again (its share 1,999,932 / 66 = 30,302, after 34 × 2) —
-        // and stays a reference to the document before.
+        // — from the 35th operation again (its share (2,000,000 − 35 − 34 × 2) / 66 = 30,301;
+        // the 34th's 1,999,900 / 67 = 29,849) — and is left out before, its `$ref` replaced by
+        // a description naming it.
         let (ops, warnings) = operations(&doc_with(&json!({"$ref": "#/components/schemas/Big"})));
         assert!(ops.iter().all(has_params));
         let refs: Vec<&str> = ops
@@ -677,18 +743,21 @@ mod tests {
                     .unwrap_or("")
             })
             .collect();
-        assert!(
-            refs[..34].iter().all(|r| *r == "#/components/schemas/Big"),
-            "{refs:?}"
-        );
+        assert!(refs[..34].iter().all(|r| r.is_empty()), "{refs:?}");
         assert!(refs[34..].iter().all(|r| *r == "#/$defs/Big"), "{refs:?}");
+        assert_eq!(
+            ops[33]["inputSchema"]["properties"]["v"]["description"],
+            "`#/components/schemas/Big` of the API (left out of this tool's schema)"
+        );
+        assert!(ops[33]["inputSchema"].get("$defs").is_none());
         assert!(ops[34]["inputSchema"]["$defs"]["Big"]["enum"].is_array());
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(
             warnings[0].starts_with("34 operation(s) reach more schema definitions"),
             "{warnings:?}"
         );
-        // Past MAX_DEFS definitions the rest stay references to the document.
+        // Past MAX_DEFS definitions (nearest first: the body's properties in order) the rest are
+        // left out, S256 to S259.
         let mut props = Map::new();
         let mut schemas = Map::new();
         for i in 0..MAX_DEFS + 4 {
@@ -708,10 +777,59 @@ mod tests {
             .as_object()
             .into_iter()
             .flatten()
-            .filter_map(|(_, v)| v["$ref"].as_str())
-            .filter(|r| r.starts_with("#/components/"))
+            .filter(|(_, v)| v.get("$ref").is_none())
+            .map(|(k, _)| k.as_str())
             .collect();
-        assert_eq!(left.len(), 4, "{left:?}");
+        assert_eq!(left, ["f256", "f257", "f258", "f259"]);
         assert!(warnings[0].contains("more than 256"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_shared_description_is_cut_and_counted() {
+        // 5,000 paths share one path item (by `$ref`) whose operation has a 100,000-byte
+        // description. Each is cut at 32 KiB and costs 1 + 32,768 / 64 = 513 nodes: 3,898 fit the
+        // document's 2,000,000 (3,898 × 513 = 1,999,674), the other 1,102 are cut at 512 bytes.
+        let mut paths = Map::new();
+        for i in 0..5_000 {
+            paths.insert(format!("/p{i:04}"), json!({"$ref": "#/x-item"}));
+        }
+        let doc = json!({"openapi": "3.0.0", "paths": paths,
+            "x-item": {"get": {"description": "a".repeat(100_000)}}});
+        let (ops, _) = operations(&doc);
+        assert_eq!(ops.len(), 5_000);
+        let len = |o: &Value| o["description"].as_str().map_or(0, str::len);
+        // `…` is 3 bytes.
+        let long = ops
+            .iter()
+            .filter(|o| len(o) == MAX_DESCRIPTION_BYTES + 3)
+            .count();
+        let short = ops
+            .iter()
+            .filter(|o| len(o) == SPENT_DESCRIPTION_BYTES + 3)
+            .count();
+        assert_eq!((long, short), (3_898, 1_102));
+    }
+
+    #[test]
+    fn a_name_under_both_schema_places_is_copied_once() {
+        // `#/definitions/X` and `#/components/schemas/X` are different schemas: the first reached
+        // is copied as `$defs/X`, the other is left out rather than pointed at the wrong copy.
+        let doc = json!({"openapi": "3.0.0", "paths": {"/x": {"post": {"requestBody": {"content":
+            {"application/json": {"schema": {"type": "object", "properties": {
+                "a": {"$ref": "#/components/schemas/X"},
+                "b": {"$ref": "#/definitions/X"}}}}}}}}},
+            "components": {"schemas": {"X": {"type": "string"}}},
+            "definitions": {"X": {"type": "integer"}}});
+        let (ops, _) = operations(&doc);
+        let schema = &ops[0]["inputSchema"];
+        let body = &schema["properties"]["body"]["properties"];
+        assert_eq!(body["a"]["$ref"], "#/$defs/X");
+        assert_eq!(schema["$defs"]["X"]["type"], "string");
+        assert!(body["b"].get("$ref").is_none(), "{body}");
+        assert!(
+            body["b"]["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("#/definitions/X"))
+        );
     }
 }

