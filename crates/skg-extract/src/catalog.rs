@@ -99,6 +99,10 @@ pub(crate) fn parse(
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+    if yaml && text.trim().is_empty() && !cut {
+        // An empty catalog: no tools, nothing wrong.
+        return (Vec::new(), diags);
+    }
     let parsed = if yaml {
         // YAML is read for OpenAPI documents only, with a node budget that fits the file's size
         // (the parser's default stops at a quarter of a million nodes, which real specs pass).
@@ -170,7 +174,7 @@ pub(crate) fn parse(
                 .iter()
                 .filter(|(_, v)| v.as_ref().is_ok_and(Value::is_object))
                 .count();
-            if lines.is_empty() {
+            if lines.is_empty() && !cut {
                 // An empty catalog: no tools, nothing wrong.
             } else if objects * 2 >= lines.len() && objects > 0 {
                 for (line_no, v) in lines {
@@ -911,5 +915,6 @@ mod tests {
         // An empty catalog has no tools and nothing wrong with it.
         assert_eq!(read(""), (Vec::new(), Vec::new()));
         assert_eq!(read("\n  \n"), (Vec::new(), Vec::new()));
+        assert_eq!(read_as("api.yaml", "\n"), (Vec::new(), Vec::new()));
     }
 }

@@ -15,8 +15,9 @@ pub enum Error {
     InputKind(PathBuf),
     /// Two registries share a name (a folder's or a file's stem, or a `registries.toml` entry's).
     #[error(
-        "two registries are named `{name}` ({first} and {second}); names must be unique: list the \
-         inputs in a registries.toml with a `name` for each"
+        "two registries are named `{name}` ({first} and {second}); names must be unique: rename \
+         one (a registries.toml entry's `name`; inputs on the command line are named after their \
+         folder or file stem)"
     )]
     DuplicateRegistry {
         /// The shared name.

@@ -2,7 +2,8 @@
 //! as API gateways for agents expose them. OpenAPI 3.x (`openapi`) and Swagger 2.0 (`swagger`),
 //! JSON or YAML.
 //!
-//! A tool's name is its `operationId`, else `<method>_<path>` in `[A-Za-z0-9_]` (`get_pets_id`);
+//! A tool's name is its `operationId` (at most 128 bytes, MCP's limit), else `<method>_<path>` in
+//! `[A-Za-z0-9_]` (`get_pets_id`);
 //! its description the operation's `summary` and `description` (else `GET /pets/{id}`); its input
 //! schema an object whose properties are the parameters (path item and operation level, the
 //! operation's winning on the same name and place; path parameters always required; a name two
@@ -18,10 +19,13 @@
 //! key also one per 64 bytes) against [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per
 //! document, of which each operation may use at most its fair share of what is left (what is
 //! left ÷ the operations still to build). Definitions are copied nearest first; those past the
-//! share (or past [`MAX_DEFS`]) are left out. An operation whose own parameters and body are over
-//! its share keeps its name and description with an empty input schema. Descriptions count too,
-//! cut at [`MAX_DESCRIPTION_BYTES`] (at [`SPENT_DESCRIPTION_BYTES`] once the document's budget is
-//! spent). The document gets a warning for each kind of loss.
+//! share (or past [`MAX_DEFS`], or a name already copied from the other place) are left out. An
+//! operation whose own parameters and body are over its share keeps its name and description
+//! with an empty input schema. Descriptions have a budget of their own of the same size, cut at
+//! [`MAX_DESCRIPTION_BYTES`] (at [`SPENT_DESCRIPTION_BYTES`] once it is spent). The document gets
+//! a warning for each of these losses; a `$ref` to a target the document lacks or to another
+//! file is replaced without one. `$ref` keys are read where schemas are: not inside `enum`,
+//! `const`, `default`, `example(s)` or `x-` extensions, and a property named `$ref` is a schema.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -35,6 +39,8 @@ const METHODS: [&str; 8] = [
 const MAX_REF_HOPS: usize = 8;
 /// Most schema definitions copied into one tool.
 const MAX_DEFS: usize = 256;
+/// Longest `operationId` taken as a tool's name (MCP's limit).
+const MAX_NAME_BYTES: usize = 128;
 /// Most bytes of an operation's description kept.
 const MAX_DESCRIPTION_BYTES: usize = 32 * 1024;
 /// What an operation's description is cut to once the document's budget is spent.
@@ -60,6 +66,8 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     let mut budget = Budget {
         document: MAX_DOCUMENT_NODES,
         tool: 0,
+        text: MAX_DOCUMENT_NODES,
+        cut_descriptions: 0,
     };
     // (path, method, operation, the path item's parameters); `x-…` extensions sit beside the
     // paths and are not operations.
@@ -105,6 +113,14 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             over.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
         ));
     }
+    if budget.cut_descriptions > 0 {
+        warnings.push(format!(
+            "{} operation description(s) cut: at {MAX_DESCRIPTION_BYTES} bytes, or at \
+             {SPENT_DESCRIPTION_BYTES} once the document's descriptions passed {MAX_DOCUMENT_NODES} \
+             nodes (one per 64 bytes)",
+            budget.cut_descriptions
+        ));
+    }
     if truncated > 0 {
         warnings.push(format!(
             "{truncated} operation(s) reach more schema definitions than they may copy (more than \
@@ -126,7 +142,11 @@ fn operation(path: &str, method: &str, op: &Value, budget: &mut Budget) -> Value
             .map(str::trim)
             .filter(|s| !s.is_empty())
     };
-    let name = text("operationId").map_or_else(|| fallback_name(method, path), str::to_owned);
+    // An `operationId` longer than any host takes (MCP's 128) is not a name; the fallback is
+    // as long as its path key, which the file holds once.
+    let name = text("operationId")
+        .filter(|n| n.len() <= MAX_NAME_BYTES)
+        .map_or_else(|| fallback_name(method, path), str::to_owned);
     let description = match (text("summary"), text("description")) {
         (Some(s), Some(d)) if s != d => format!("{s}\n\n{d}"),
         (Some(s), _) => s.to_owned(),
@@ -138,6 +158,7 @@ fn operation(path: &str, method: &str, op: &Value, budget: &mut Budget) -> Value
     } else {
         SPENT_DESCRIPTION_BYTES
     };
+    budget.cut_descriptions += usize::from(description.len() > keep);
     let description = cut_text(description, keep);
     json!({
         "name": name,
@@ -152,7 +173,7 @@ fn text_cost(len: usize) -> usize {
     1 + len / 64
 }
 
-/// `text` cut to at most `max` bytes (at a character boundary), marked with `…` when cut.
+/// `text` cut to at most `max` bytes (at a character boundary) and then marked with `…`.
 fn cut_text(mut text: String, max: usize) -> String {
     if text.len() > max {
         let mut end = max;
@@ -166,18 +187,22 @@ fn cut_text(mut text: String, max: usize) -> String {
 }
 
 /// JSON nodes left to copy (a string or key also counts one per 64 bytes): for the tool being
-/// built and for the whole document.
+/// built and for the whole document's schemas; and, apart, for its operations' descriptions.
 struct Budget {
     document: usize,
     tool: usize,
+    text: usize,
+    /// Descriptions cut so far.
+    cut_descriptions: usize,
 }
 
 impl Budget {
-    /// Counts `cost` against the document alone; `false` (counting nothing) when it is spent.
+    /// Counts a description's `cost` against the descriptions' budget; `false` (counting
+    /// nothing) when it is spent.
     fn charge(&mut self, cost: usize) -> bool {
-        let ok = self.document >= cost;
+        let ok = self.text >= cost;
         if ok {
-            self.document -= cost;
+            self.text -= cost;
         }
         ok
     }
@@ -427,13 +452,30 @@ fn schema_ref(r: &str) -> Option<(&'static str, &str, &str)> {
     (!token.is_empty()).then_some((prefix, token, tail))
 }
 
-/// Every `$ref` string in `v`.
+/// Keys whose values are instance data, not schemas: a `$ref` key inside them is a value.
+fn is_data(key: &str) -> bool {
+    matches!(key, "enum" | "const" | "default" | "example" | "examples") || key.starts_with("x-")
+}
+
+/// Keys whose values map names to schemas.
+fn is_schema_map(key: &str) -> bool {
+    matches!(
+        key,
+        "properties" | "patternProperties" | "definitions" | "$defs" | "dependentSchemas"
+    )
+}
+
+/// Every `$ref` string in `v` (outside instance data).
 fn refs(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
                 match x {
                     Value::String(r) if k == "$ref" => out.push(r.clone()),
+                    _ if is_data(k) => {}
+                    Value::Object(named) if is_schema_map(k) => {
+                        named.values().for_each(|x| refs(x, out));
+                    }
                     _ => refs(x, out),
                 }
             }
@@ -464,7 +506,12 @@ fn definitions(
         let Some((prefix, token, _)) = schema_ref(&r) else {
             continue;
         };
-        if !seen.insert((prefix, token.to_owned())) || copied.contains_key(&unescape(token)) {
+        if !seen.insert((prefix, token.to_owned())) {
+            continue;
+        }
+        if copied.contains_key(&unescape(token)) {
+            // The same name under the other place: left out.
+            cut = true;
             continue;
         }
         let Some(target) = doc.pointer(&format!("{prefix}{token}")) else {
@@ -508,8 +555,14 @@ fn rewrite_refs(v: &mut Value, copied: &BTreeMap<String, &'static str>) {
                 }
             }
             for (k, x) in m.iter_mut() {
-                if k != "$ref" {
-                    rewrite_refs(x, copied);
+                match x {
+                    _ if is_data(k) => {}
+                    // Keyed by names (a property may be called `$ref` or `enum`): each value is a
+                    // schema.
+                    Value::Object(named) if is_schema_map(k) => {
+                        named.values_mut().for_each(|x| rewrite_refs(x, copied));
+                    }
+                    _ => rewrite_refs(x, copied),
                 }
             }
         }
@@ -708,11 +761,11 @@ mod tests {
             }
             json!({"openapi": "3.0.0", "paths": paths, "components": {"schemas": {"Big": big}}})
         };
-        // Inline: operation k (of 100) first counts its description (`GET /p…`, 1 node), then may
-        // copy at most what is left ÷ (101 − k), the operations still to build; a failed copy
-        // counts nothing. Up to the 34th the share (2,000,000 − k) ÷ (101 − k) is under 30,003
-        // (the 34th's 1,999,966 / 67 = 29,850), so those operations keep no schema; from the 35th
-        // (1,999,965 / 66 = 30,302) each fits, and all 66 do (66 × 30,004 < 1,999,965).
+        // Inline: operation k (of 100) may copy at most what is left ÷ (101 − k), the operations
+        // still to build; a failed copy counts nothing (descriptions have their own budget). Up
+        // to the 34th the share 2,000,000 ÷ (101 − k) is under 30,003 (the 34th's 2,000,000 / 67
+        // = 29,850), so those operations keep no schema; from the 35th (2,000,000 / 66 = 30,303)
+        // each fits, and all 66 do (66 × 30,003 = 1,980,198).
         let (ops, warnings) = operations(&doc_with(&big));
         assert_eq!(ops.len(), 100);
         let has_params = |o: &Value| {
@@ -730,9 +783,9 @@ mod tests {
         );
         // Through a `$ref`: every operation keeps its parameter (2 nodes, the `{"$ref"}` object
         // and its string); the definition (30,003 more) is copied once the share reaches 30,005
-        // — from the 35th operation again (its share (2,000,000 − 35 − 34 × 2) / 66 = 30,301;
-        // the 34th's 1,999,900 / 67 = 29,849) — and is left out before, its `$ref` replaced by
-        // a description naming it.
+        // — from the 35th operation again (its share (2,000,000 − 34 × 2) / 66 = 30,302; the
+        // 34th's 1,999,934 / 67 = 29,849) — and is left out before, its `$ref` replaced by a
+        // description naming it.
         let (ops, warnings) = operations(&doc_with(&json!({"$ref": "#/components/schemas/Big"})));
         assert!(ops.iter().all(has_params));
         let refs: Vec<&str> = ops
@@ -795,8 +848,16 @@ mod tests {
         }
         let doc = json!({"openapi": "3.0.0", "paths": paths,
             "x-item": {"get": {"description": "a".repeat(100_000)}}});
-        let (ops, _) = operations(&doc);
+        let (ops, warnings) = operations(&doc);
         assert_eq!(ops.len(), 5_000);
+        assert_eq!(
+            warnings,
+            [format!(
+                "5000 operation description(s) cut: at {MAX_DESCRIPTION_BYTES} bytes, or at \
+                 {SPENT_DESCRIPTION_BYTES} once the document's descriptions passed \
+                 {MAX_DOCUMENT_NODES} nodes (one per 64 bytes)"
+            )]
+        );
         let len = |o: &Value| o["description"].as_str().map_or(0, str::len);
         // `…` is 3 bytes.
         let long = ops
@@ -831,5 +892,35 @@ mod tests {
                 .as_str()
                 .is_some_and(|d| d.contains("#/definitions/X"))
         );
+    }
+
+    #[test]
+    fn refs_are_read_where_schemas_are_and_names_are_bounded() {
+        // A property called `$ref` is a schema (its own ref is rewritten); a `$ref` inside
+        // `enum`, `default` or an `x-` extension is data and left as it is.
+        let doc = json!({"openapi": "3.0.0", "paths": {"/x": {"post": {
+            "operationId": "o".repeat(MAX_NAME_BYTES + 1),
+            "requestBody": {"content": {"application/json": {"schema": {"type": "object",
+                "properties": {
+                    "$ref": {"$ref": "#/components/schemas/X"},
+                    "enum": {"type": "object", "enum": [{"$ref": "#/components/schemas/Y"}],
+                        "default": {"$ref": "kept"}, "x-note": {"$ref": "kept"}}}}}}}}}},
+            "components": {"schemas": {"X": {"type": "string"}, "Y": {"type": "integer"}}}});
+        let (ops, _) = operations(&doc);
+        // An `operationId` over 128 bytes is no host's name: the method and path name the tool.
+        assert_eq!(ops[0]["name"], "post_x");
+        let schema = &ops[0]["inputSchema"];
+        let body = &schema["properties"]["body"]["properties"];
+        assert_eq!(body["$ref"]["$ref"], "#/$defs/X");
+        assert_eq!(body["enum"]["enum"][0]["$ref"], "#/components/schemas/Y");
+        assert_eq!(body["enum"]["default"]["$ref"], "kept");
+        assert_eq!(body["enum"]["x-note"]["$ref"], "kept");
+        let defs: Vec<&String> = schema["$defs"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(defs, ["X"]);
     }
 }
