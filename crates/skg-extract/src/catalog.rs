@@ -99,7 +99,7 @@ pub(crate) fn parse(
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
-    if yaml && text.trim().is_empty() && !cut {
+    if text.trim().is_empty() && !cut {
         // An empty catalog: no tools, nothing wrong.
         return (Vec::new(), diags);
     }
@@ -174,9 +174,7 @@ pub(crate) fn parse(
                 .iter()
                 .filter(|(_, v)| v.as_ref().is_ok_and(Value::is_object))
                 .count();
-            if lines.is_empty() && !cut {
-                // An empty catalog: no tools, nothing wrong.
-            } else if objects * 2 >= lines.len() && objects > 0 {
+            if objects * 2 >= lines.len() && objects > 0 {
                 for (line_no, v) in lines {
                     match v {
                         Ok(v) => tools.extend(expand_group(v).into_iter().map(|t| (line_no, t))),
@@ -353,8 +351,6 @@ const MAX_PARAMETER_LINES: usize = 200;
 const MAX_SCHEMA_DEPTH: usize = 6;
 /// Most enum values listed for one parameter.
 const MAX_ENUM_VALUES: usize = 24;
-/// Most `$ref` hops followed for one schema (a reference cycle stops here).
-const MAX_REF_HOPS: usize = 8;
 /// Most `anyOf` / `oneOf` alternatives a type name looks at, and how deep it nests them: a hostile
 /// schema of alternatives referring to themselves is named in at most 8² steps.
 const MAX_ALTERNATIVES: usize = 8;
@@ -445,25 +441,11 @@ struct SchemaWriter<'a> {
 }
 
 impl<'a> SchemaWriter<'a> {
-    /// `v` with local `$ref`s (`#`, `#/$defs/X`, `#/definitions/X`, any JSON pointer into the
-    /// schema) followed; an unknown or remote reference stays as written.
-    fn resolve(&self, mut v: &'a Value) -> &'a Value {
-        for _ in 0..MAX_REF_HOPS {
-            let Some(r) = v.get("$ref").and_then(Value::as_str) else {
-                break;
-            };
-            let Some(pointer) = r.strip_prefix('#') else {
-                break;
-            };
-            match self.root.pointer(pointer) {
-                Some(target) => v = target,
-                None => break,
-            }
-        }
-        v
+    /// `v` with local `$ref`s into the schema followed ([`crate::openapi::resolve`]).
+    fn resolve(&self, v: &'a Value) -> &'a Value {
+        crate::openapi::resolve(self.root, v)
     }
 
-    /// The alternatives of `anyOf` / `oneOf`, resolved.
     /// The first [`MAX_ALTERNATIVES`] alternatives of `anyOf` / `oneOf`, resolved (the rest are
     /// never looked at, however many a schema lists).
     fn alternatives(&self, v: &'a Value) -> Vec<&'a Value> {

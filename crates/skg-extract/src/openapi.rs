@@ -35,7 +35,7 @@ use serde_json::{Map, Value, json};
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
-/// Most `$ref` hops followed for one parameter, body or path item.
+/// Most `$ref` hops followed for one schema, parameter, body or path item (a cycle stops here).
 const MAX_REF_HOPS: usize = 8;
 /// Most schema definitions copied into one tool.
 const MAX_DEFS: usize = 256;
@@ -394,7 +394,7 @@ fn input_schema(
     if !required.is_empty() {
         input["required"] = Value::Array(required);
     }
-    let (mut defs, copied, cut) = definitions(doc, &input, budget);
+    let (mut defs, copied, cut) = definitions(doc, &mut input, budget);
     rewrite_refs(&mut input, &copied);
     for d in defs.values_mut() {
         rewrite_refs(d, &copied);
@@ -423,8 +423,9 @@ fn fallback_name(method: &str, path: &str) -> String {
     name
 }
 
-/// `v` with a local `$ref` into the document followed (a few hops at most).
-fn resolve<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
+/// `v` with a local `$ref` (`#`, `#/$defs/X`, any JSON pointer into `doc`) followed, a few hops at
+/// most; an unknown or remote reference stays as written. Shared by the catalog's schema writer.
+pub(crate) fn resolve<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
     for _ in 0..MAX_REF_HOPS {
         match v
             .get("$ref")
@@ -465,24 +466,36 @@ fn is_schema_map(key: &str) -> bool {
     )
 }
 
-/// Every `$ref` string in `v` (outside instance data).
-fn refs(v: &Value, out: &mut Vec<String>) {
+/// Calls `f` on every schema object in `v`, outside instance data; the values of a map keyed by
+/// names (a property may be called `$ref` or `enum`) are schemas.
+fn for_each_schema(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
     match v {
         Value::Object(m) => {
-            for (k, x) in m {
+            f(m);
+            for (k, x) in m.iter_mut() {
                 match x {
-                    Value::String(r) if k == "$ref" => out.push(r.clone()),
                     _ if is_data(k) => {}
                     Value::Object(named) if is_schema_map(k) => {
-                        named.values().for_each(|x| refs(x, out));
+                        named.values_mut().for_each(|x| for_each_schema(x, f));
                     }
-                    _ => refs(x, out),
+                    _ => for_each_schema(x, f),
                 }
             }
         }
-        Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
+        Value::Array(a) => a.iter_mut().for_each(|x| for_each_schema(x, f)),
         _ => {}
     }
+}
+
+/// Every `$ref` string in `v`'s schemas.
+fn refs(v: &mut Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_schema(v, &mut |m| {
+        if let Some(Value::String(r)) = m.get("$ref") {
+            out.push(r.clone());
+        }
+    });
+    out
 }
 
 /// The document's schemas `schema` reaches, directly or through each other, copied whole under
@@ -492,12 +505,10 @@ fn refs(v: &Value, out: &mut Vec<String>) {
 /// reached.
 fn definitions(
     doc: &Value,
-    schema: &Value,
+    schema: &mut Value,
     budget: &mut Budget,
 ) -> (Map<String, Value>, BTreeMap<String, &'static str>, bool) {
-    let mut found = Vec::new();
-    refs(schema, &mut found);
-    let mut todo: VecDeque<String> = found.into();
+    let mut todo: VecDeque<String> = refs(schema).into();
     let mut seen = BTreeSet::new();
     let mut defs = Map::new();
     let mut copied = BTreeMap::new();
@@ -521,13 +532,11 @@ fn definitions(
             cut = true;
             break;
         }
-        let Some(copy) = budget.try_copy(target) else {
+        let Some(mut copy) = budget.try_copy(target) else {
             cut = true;
             break;
         };
-        let mut more = Vec::new();
-        refs(&copy, &mut more);
-        todo.extend(more);
+        todo.extend(refs(&mut copy));
         defs.insert(unescape(token), copy);
         copied.insert(unescape(token), prefix);
     }
@@ -540,35 +549,21 @@ fn definitions(
 /// schema, which hosts reject: it is removed, and a description naming what it pointed at takes
 /// its place unless the schema has one.
 fn rewrite_refs(v: &mut Value, copied: &BTreeMap<String, &'static str>) {
-    match v {
-        Value::Object(m) => {
-            if let Some(Value::String(r)) = m.get("$ref") {
-                let to_defs = schema_ref(r)
-                    .filter(|(prefix, token, _)| copied.get(&unescape(token)) == Some(prefix))
-                    .map(|(_, token, tail)| format!("#/$defs/{token}{tail}"));
-                if let Some(new) = to_defs {
-                    m.insert("$ref".into(), Value::String(new));
-                } else {
-                    let what = format!("`{r}` of the API (left out of this tool's schema)");
-                    m.remove("$ref");
-                    m.entry("description").or_insert(Value::String(what));
-                }
-            }
-            for (k, x) in m.iter_mut() {
-                match x {
-                    _ if is_data(k) => {}
-                    // Keyed by names (a property may be called `$ref` or `enum`): each value is a
-                    // schema.
-                    Value::Object(named) if is_schema_map(k) => {
-                        named.values_mut().for_each(|x| rewrite_refs(x, copied));
-                    }
-                    _ => rewrite_refs(x, copied),
-                }
-            }
+    for_each_schema(v, &mut |m| {
+        let Some(Value::String(r)) = m.get("$ref") else {
+            return;
+        };
+        let to_defs = schema_ref(r)
+            .filter(|(prefix, token, _)| copied.get(&unescape(token)) == Some(prefix))
+            .map(|(_, token, tail)| format!("#/$defs/{token}{tail}"));
+        if let Some(new) = to_defs {
+            m.insert("$ref".into(), Value::String(new));
+        } else {
+            let what = format!("`{r}` of the API (left out of this tool's schema)");
+            m.remove("$ref");
+            m.entry("description").or_insert(Value::String(what));
         }
-        Value::Array(a) => a.iter_mut().for_each(|x| rewrite_refs(x, copied)),
-        _ => {}
-    }
+    });
 }
 
 /// A JSON pointer token unescaped (`~1` → `/`, `~0` → `~`).
