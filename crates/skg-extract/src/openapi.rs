@@ -30,6 +30,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::{Map, Value, json};
+use skg_model::for_each_schema;
 
 /// HTTP methods an OpenAPI path item may hold operations under, in the order they are read.
 const METHODS: [&str; 8] = [
@@ -451,40 +452,6 @@ fn schema_ref(r: &str) -> Option<(&'static str, &str, &str)> {
     };
     let (token, tail) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
     (!token.is_empty()).then_some((prefix, token, tail))
-}
-
-/// Keys whose values are instance data, not schemas: a `$ref` key inside them is a value.
-fn is_data(key: &str) -> bool {
-    matches!(key, "enum" | "const" | "default" | "example" | "examples") || key.starts_with("x-")
-}
-
-/// Keys whose values map names to schemas.
-fn is_schema_map(key: &str) -> bool {
-    matches!(
-        key,
-        "properties" | "patternProperties" | "definitions" | "$defs" | "dependentSchemas"
-    )
-}
-
-/// Calls `f` on every schema object in `v`, outside instance data; the values of a map keyed by
-/// names (a property may be called `$ref` or `enum`) are schemas.
-fn for_each_schema(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
-    match v {
-        Value::Object(m) => {
-            f(m);
-            for (k, x) in m.iter_mut() {
-                match x {
-                    _ if is_data(k) => {}
-                    Value::Object(named) if is_schema_map(k) => {
-                        named.values_mut().for_each(|x| for_each_schema(x, f));
-                    }
-                    _ => for_each_schema(x, f),
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| for_each_schema(x, f)),
-        _ => {}
-    }
 }
 
 /// Every `$ref` string in `v`'s schemas.

@@ -222,41 +222,27 @@ fn package_tool(t: &ToolSpec, format: Format) -> serde_json::Value {
 }
 
 /// A tool's input schema as JSON Schema every host takes: Gemini's OpenAPI-subset type names
-/// (`STRING`, `OBJECT`, …) in lower case, and `"type": "object"` at the root when it has none
-/// (Anthropic and MCP require it). Everything else as written.
+/// (`STRING`, `OBJECT`, …) in lower case wherever a schema says its type
+/// ([`skg_model::for_each_schema`]: never inside `enum`, `default` or other instance data), and
+/// `"type": "object"` at the root when it has none (Anthropic and MCP require it). Everything
+/// else as written.
 fn json_schema(schema: &serde_json::Value) -> serde_json::Value {
     const UPPER: [&str; 7] = [
         "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL",
     ];
-    fn lower(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(map) => {
-                for (k, x) in map.iter_mut() {
-                    match x {
-                        serde_json::Value::String(t)
-                            if k == "type" && UPPER.contains(&t.as_str()) =>
-                        {
-                            *t = t.to_lowercase();
-                        }
-                        serde_json::Value::Array(ts) if k == "type" => {
-                            for t in ts {
-                                if let serde_json::Value::String(t) = t
-                                    && UPPER.contains(&t.as_str())
-                                {
-                                    *t = t.to_lowercase();
-                                }
-                            }
-                        }
-                        _ => lower(x),
-                    }
-                }
-            }
-            serde_json::Value::Array(items) => items.iter_mut().for_each(lower),
-            _ => {}
+    let lower = |t: &mut serde_json::Value| {
+        if let serde_json::Value::String(t) = t
+            && UPPER.contains(&t.as_str())
+        {
+            *t = t.to_lowercase();
         }
-    }
+    };
     let mut out = schema.clone();
-    lower(&mut out);
+    skg_model::for_each_schema(&mut out, &mut |m| match m.get_mut("type") {
+        Some(serde_json::Value::Array(ts)) => ts.iter_mut().for_each(lower),
+        Some(t) => lower(t),
+        None => {}
+    });
     if let serde_json::Value::Object(map) = &mut out {
         map.entry("type").or_insert_with(|| "object".into());
     }
@@ -366,12 +352,17 @@ mod schema_tests {
             "city": {"type": "STRING"},
             "days": {"type": ["INTEGER", "NULL"]},
             "type": {"type": "ARRAY", "items": {"type": "OBJECT", "properties": {}}},
-            "kind": {"type": "string", "default": {"type": "Shop"}}}});
+            "kind": {"type": "string", "default": {"type": "Shop"}},
+            "mode": {"type": "STRING", "enum": ["STRING"], "default": {"type": "OBJECT"},
+                "x-host": {"type": "NULL"}}}});
         let want = serde_json::json!({"type": "object", "properties": {
             "city": {"type": "string"},
             "days": {"type": ["integer", "null"]},
             "type": {"type": "array", "items": {"type": "object", "properties": {}}},
-            "kind": {"type": "string", "default": {"type": "Shop"}}}});
+            "kind": {"type": "string", "default": {"type": "Shop"}},
+            "mode": {"type": "string", "enum": ["STRING"], "default": {"type": "OBJECT"},
+                "x-host": {"type": "NULL"}}}});
+        // Instance data keeps its values: the default object and the extension are not schemas.
         assert_eq!(json_schema(&gemini), want);
         // No root type: an object schema is said to be one; a JSON Schema passes unchanged.
         let bare = serde_json::json!({"properties": {"q": {"type": "string"}}});

@@ -41,7 +41,7 @@ pub use crate::{
     },
     stage::Stage,
     stats::auc,
-    tool::{tool_function, tool_schema},
+    tool::{for_each_schema, tool_function, tool_schema},
 };
 
 /// Progress reporting, implemented by the binary (a progress bar) or ignored. Stages call it;

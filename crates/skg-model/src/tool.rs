@@ -5,7 +5,7 @@
 //! OpenAI's Responses API give them flat with `parameters`. Extract reads entries through these
 //! functions and canonicalize tells tools apart by them, so the two agree on every shape.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The object holding an entry's name, description and schema: what an OpenAI chat-completions
 /// entry wraps under `function` (when it has no `name` of its own), else the entry itself.
@@ -33,6 +33,43 @@ const SCHEMA_KEYS: [&str; 5] = [
     "parameters_json_schema",
 ];
 
+/// Calls `f` on every schema object in `v` (a JSON Schema, or a document holding schemas), never
+/// inside instance data (`enum`, `const`, `default`, `example(s)`, `x-` extensions: a `$ref` or
+/// `type` there is a value); the values of a map keyed by names (`properties`, `$defs`, …) are
+/// schemas, so a property called `$ref`, `type` or `enum` is one. Extract follows `$ref`s with it,
+/// the index lower-cases Gemini's type names with it: both agree on what is a schema.
+pub fn for_each_schema(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
+    match v {
+        Value::Object(m) => {
+            f(m);
+            for (k, x) in m.iter_mut() {
+                match x {
+                    _ if is_data(k) => {}
+                    Value::Object(named) if is_schema_map(k) => {
+                        named.values_mut().for_each(|x| for_each_schema(x, f));
+                    }
+                    _ => for_each_schema(x, f),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| for_each_schema(x, f)),
+        _ => {}
+    }
+}
+
+/// Keys whose values are instance data, not schemas.
+fn is_data(key: &str) -> bool {
+    matches!(key, "enum" | "const" | "default" | "example" | "examples") || key.starts_with("x-")
+}
+
+/// Keys whose values map names to schemas.
+fn is_schema_map(key: &str) -> bool {
+    matches!(
+        key,
+        "properties" | "patternProperties" | "definitions" | "$defs" | "dependentSchemas"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +90,29 @@ mod tests {
         let flat = serde_json::json!({"name": "call", "function": {"name": "other"}});
         assert_eq!(tool_function(&flat)["name"], "call");
         assert_eq!(tool_schema(&flat), None);
+    }
+
+    #[test]
+    fn the_walker_visits_schemas_and_skips_data() {
+        let mut v = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "default": {"type": "d"}},
+                "enum": {"type": "array", "items": {"type": "integer"}},
+            },
+            "x-extra": {"type": "x"},
+            "anyOf": [{"type": "null"}],
+            "examples": [{"type": "e"}],
+        });
+        let mut seen = Vec::new();
+        for_each_schema(&mut v, &mut |m| {
+            if let Some(Value::String(t)) = m.get("type") {
+                seen.push(t.clone());
+            }
+        });
+        seen.sort();
+        // The root, two properties (named `type` and `enum`), an item and an alternative; the
+        // default, extension and example objects are data.
+        assert_eq!(seen, ["array", "integer", "null", "object", "string"]);
     }
 }
