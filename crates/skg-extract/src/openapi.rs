@@ -3,7 +3,7 @@
 //! JSON or YAML.
 //!
 //! A tool's name is its `operationId` (at most 128 bytes, MCP's limit), else `<method>_<path>` in
-//! `[A-Za-z0-9_]` (`get_pets_id`);
+//! `[A-Za-z0-9_]` (`get_pets_id`), a name given before taking the first free `_2`, `_3`, …;
 //! its description the operation's `summary` and `description` (else `GET /pets/{id}`); its input
 //! schema an object whose properties are the parameters (path item and operation level, the
 //! operation's winning on the same name and place; path parameters always required; a name two
@@ -18,7 +18,9 @@
 //! What one document may cost is bounded: every copied schema counts its JSON nodes (a string or
 //! key also one per 64 bytes) against [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per
 //! document, of which each operation may use at most its fair share of what is left (what is
-//! left ÷ the operations still to build). Definitions are copied nearest first; those past the
+//! left ÷ the operations still to build), the operations served smallest first (by what each
+//! would copy in full), so what small ones leave goes to the larger ones and the losses fall on
+//! the largest. Definitions are copied nearest first; those past the
 //! share (or past [`MAX_DEFS`], or a name already copied from the other place) are left out. An
 //! operation whose own parameters and body are over its share keeps its name and description
 //! with an empty input schema. Descriptions have a budget of their own of the same size, cut at
@@ -82,27 +84,59 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             }
         }
     }
-    let (mut out, mut over, mut truncated) = (Vec::new(), Vec::new(), 0usize);
+    let mut out: Vec<Value> = ops
+        .iter()
+        .map(|(path, method, op, _)| operation(path, method, op, &mut budget))
+        .collect();
+    // Schemas are copied smallest first (by what each would copy in full; ties in path order),
+    // each operation taking at most its fair share of what the document has left: what the small
+    // ones do not use goes to the larger ones after them, so the operations left without their
+    // schema, or with fewer definitions, are the largest, whatever their place in the document.
+    let mut memo = BTreeMap::new();
+    let mut order: Vec<(usize, usize)> = ops
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, op, shared))| (demand(doc, op, *shared, &mut memo), i))
+        .collect();
+    order.sort_unstable();
+    let (mut over, mut truncated) = (Vec::new(), 0usize);
     let mut left = ops.len();
-    for (path, method, op, shared) in ops {
-        let mut tool = operation(path, method, op, &mut budget);
-        // Each operation gets at most its fair share of what the document has left, so the last
-        // of 20,000 operations keeps its parameters as the first does.
+    for (_, i) in order {
+        let (_, _, op, shared) = ops[i];
         budget.tool = MAX_TOOL_NODES.min(budget.document / left.max(1));
         left -= 1;
         let before = budget.document;
         if let Some((schema, cut)) = input_schema(doc, op, shared, &mut budget) {
-            tool["inputSchema"] = schema;
+            out[i]["inputSchema"] = schema;
             truncated += usize::from(cut);
         } else {
             // What the failed copy counted goes back to the operations after it.
             budget.document = before;
-            tool["inputSchema"] = json!({"type": "object", "properties": {}});
-            over.push(tool["name"].as_str().unwrap_or_default().to_owned());
+            out[i]["inputSchema"] = json!({"type": "object", "properties": {}});
+            over.push(i);
         }
-        out.push(tool);
     }
+    over.sort_unstable();
+    let over: Vec<String> = over
+        .into_iter()
+        .map(|i| out[i]["name"].as_str().unwrap_or_default().to_owned())
+        .collect();
     let mut warnings = Vec::new();
+    let renamed = unique_names(&mut out);
+    if !renamed.is_empty() {
+        warnings.push(format!(
+            "{} operation(s) renamed, their name given before (an `operationId` used twice, or \
+             `<method>_<path>` names that meet, as `/jobs` and `/jobs/` do; hosts refuse two tools \
+             of one name): {}",
+            renamed.len(),
+            renamed
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if !over.is_empty() {
         warnings.push(format!(
             "{} operation(s) kept without their input schema: their parameters and body alone \
@@ -406,6 +440,104 @@ fn input_schema(
     Some((input, cut))
 }
 
+/// Each definition's own cost and the `$ref`s it holds, by (pointer prefix, name); `None` for
+/// a target the document lacks.
+type DefCosts = BTreeMap<(&'static str, String), Option<(usize, Vec<String>)>>;
+
+/// What an operation's input schema would copy in full (its parameters and body as written,
+/// and the definitions they reach, nearest first, as [`definitions`] takes them), counted as
+/// [`Budget::copy`] counts, at most `MAX_TOOL_NODES + 1`: the order in which [`operations`]
+/// serves the operations. `memo` keeps each definition's own cost and `$ref`s.
+fn demand<'a>(
+    doc: &'a Value,
+    op: &'a Value,
+    shared: Option<&'a Vec<Value>>,
+    memo: &mut DefCosts,
+) -> usize {
+    let mut own: Vec<&Value> = shared
+        .into_iter()
+        .flatten()
+        .chain(
+            op.get("parameters")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        )
+        .map(|p| resolve(doc, p))
+        .collect();
+    if let Some(body) = op.get("requestBody").map(|b| resolve(doc, b))
+        && let Some(Value::Object(content)) = body.get("content")
+        && let Some(schema) = body_media(content).and_then(|m| m.get("schema"))
+    {
+        own.push(schema);
+    }
+    let mut total: usize = own.iter().map(|v| nodes(v)).sum();
+    let mut todo: VecDeque<String> = own.into_iter().flat_map(|v| refs(&mut v.clone())).collect();
+    let mut seen = BTreeSet::new();
+    while let Some(r) = todo.pop_front() {
+        if total > MAX_TOOL_NODES || seen.len() >= MAX_DEFS {
+            break;
+        }
+        let Some((prefix, token, _)) = schema_ref(&r) else {
+            continue;
+        };
+        if !seen.insert((prefix, token.to_owned())) {
+            continue;
+        }
+        let entry = memo.entry((prefix, token.to_owned())).or_insert_with(|| {
+            doc.pointer(&format!("{prefix}{token}"))
+                .map(|d| (nodes(d), refs(&mut d.clone())))
+        });
+        if let Some((cost, next)) = entry {
+            total += *cost;
+            todo.extend(next.iter().cloned());
+        }
+    }
+    total.min(MAX_TOOL_NODES + 1)
+}
+
+/// The JSON nodes [`Budget::copy`] would count for `v`.
+fn nodes(v: &Value) -> usize {
+    match v {
+        Value::String(t) => text_cost(t.len()),
+        Value::Object(m) => {
+            1 + m
+                .iter()
+                .map(|(k, x)| k.len() / 64 + nodes(x))
+                .sum::<usize>()
+        }
+        Value::Array(a) => 1 + a.iter().map(nodes).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// Gives each tool whose name an earlier tool (in path order) already has the first free
+/// `<name>_<k>` (k = 2, 3, …; free of every name in the document, so a later `operationId` is
+/// never taken); returns `old → new` for each renamed.
+fn unique_names(tools: &mut [Value]) -> Vec<String> {
+    let name = |t: &Value| t["name"].as_str().unwrap_or_default().to_owned();
+    let mut taken: BTreeSet<String> = tools.iter().map(name).collect();
+    let mut seen = BTreeSet::new();
+    let mut renamed = Vec::new();
+    // At most `tools.len()` names are ever taken, so one of this many suffixes is free.
+    let last = tools.len() + 2;
+    for tool in tools {
+        let old = name(tool);
+        if seen.insert(old.clone()) {
+            continue;
+        }
+        let new = (2..=last)
+            .map(|k| format!("{old}_{k}"))
+            .find(|n| !taken.contains(n))
+            .unwrap_or_default();
+        taken.insert(new.clone());
+        seen.insert(new.clone());
+        renamed.push(format!("{old} → {new}"));
+        tool["name"] = Value::String(new);
+    }
+    renamed
+}
+
 /// `<method>_<path>` with every run of other characters as one `_` (`get_pets_id`).
 fn fallback_name(method: &str, path: &str) -> String {
     let mut name = method.to_owned();
@@ -648,6 +780,32 @@ mod tests {
     }
 
     #[test]
+    fn names_given_twice_are_made_unique() {
+        // `/jobs` and `/jobs/` both fall back to `get_jobs`; a later operation is called
+        // `get_jobs_2` already, so the second `get_jobs` becomes `get_jobs_3`; an `operationId`
+        // used twice (against the specification) is renamed the same way.
+        let doc = json!({"openapi": "3.0.0", "paths": {
+            "/jobs": {"get": {}, "post": {"operationId": "make"}},
+            "/jobs/": {"get": {}, "put": {"operationId": "make"}},
+            "/x": {"get": {"operationId": "get_jobs_2"}}}});
+        let (ops, warnings) = operations(&doc);
+        let names: Vec<&str> = ops
+            .iter()
+            .map(|o| o["name"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            names,
+            ["get_jobs", "make", "get_jobs_3", "make_2", "get_jobs_2"]
+        );
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("2 operation(s) renamed")
+                && warnings[0].ends_with(": get_jobs → get_jobs_3, make → make_2"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
     fn names_two_places_share_are_told_apart_and_refs_keep_their_tails() {
         let doc = json!({
             "openapi": "3.0.0",
@@ -704,6 +862,51 @@ mod tests {
                 "file": {"type": "string", "format": "binary"},
                 "copies": {"type": "integer", "minimum": 1}},
                 "required": ["file"]})
+        );
+    }
+
+    #[test]
+    fn the_smallest_operations_are_served_first() {
+        // 40 large operations (/a00 … /a39: a parameter schema of 49,003 JSON nodes, an object,
+        // its type and an array of 49,000 values) before 100 small ones (/b000 … /b099: 1,003
+        // nodes), 2,060,420 in all, over the document's 2,000,000. Served smallest first, the
+        // small ones copy 100,300, leaving 1,899,700 for the large: the first large one's share
+        // is 1,899,700 / 40 = 47,492 and the second's 1,899,700 / 39 = 48,710, under 49,003, so
+        // both keep no schema (a failed copy counts nothing); from the third (1,899,700 / 38 =
+        // 49,992) each fits, and the remaining 38 do (38 × 49,003 = 1,862,114). In path order the
+        // large ones came first and all 40 went without (shares 2,000,000 / 140 = 14,285 to
+        // 2,000,000 / 101 = 19,801).
+        let schema = |n: u32| json!({"type": "integer", "enum": (0..n).collect::<Vec<_>>()});
+        let mut paths = Map::new();
+        for i in 0..40 {
+            paths.insert(
+                format!("/a{i:02}"),
+                json!({"get": {"parameters": [{"name": "v", "in": "query", "schema": schema(49_000)}]}}),
+            );
+        }
+        for i in 0..100 {
+            paths.insert(
+                format!("/b{i:03}"),
+                json!({"get": {"parameters": [{"name": "v", "in": "query", "schema": schema(1_000)}]}}),
+            );
+        }
+        let (ops, warnings) = operations(&json!({"openapi": "3.0.0", "paths": paths}));
+        assert_eq!(ops.len(), 140);
+        let kept: Vec<bool> = ops
+            .iter()
+            .map(|o| o["inputSchema"]["properties"]["v"].is_object())
+            .collect();
+        assert!(
+            !kept[0] && !kept[1],
+            "the first two large ones in path order lose out"
+        );
+        assert!(kept[2..].iter().all(|k| *k));
+        assert_eq!(ops[0]["path"], "/a00");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("2 operation(s) kept without their input schema")
+                && warnings[0].ends_with(": get_a00, get_a01"),
+            "{warnings:?}"
         );
     }
 
