@@ -61,7 +61,7 @@ def dangling(v: object, defs: set[str]) -> int:
 def extract(skg: str, files: list[pathlib.Path], out: pathlib.Path) -> bool:
     run = subprocess.run(
         [skg, "extract", *map(str, files), "-o", str(out), "-q"]
-        + ["--max-file-bytes", "200000000"],
+        + ["--max-catalog-bytes", "200000000"],
         capture_output=True,
         text=True,
         check=False,

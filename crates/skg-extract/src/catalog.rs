@@ -33,7 +33,10 @@ use crate::{
 };
 
 /// Why a catalog cut at the size limit is not read (its `file-too-large` warning has the size).
-const CUT: &str = "the file was cut at --max-file-bytes, so the document is incomplete: raise it to the file's size";
+const CUT: &str = "the file was cut at --max-catalog-bytes, so the document is incomplete: raise it to the file's size";
+
+/// The flag that raises the limit a catalog file is read under.
+const CATALOG_FLAG: &str = "--max-catalog-bytes";
 
 pub(crate) fn load(
     registry: &RegistryName,
@@ -49,7 +52,7 @@ pub(crate) fn load(
         registry,
         registry_idx,
         &file,
-        read::read_text(path, limits.max_file_bytes),
+        read::read_text(path, limits.max_catalog_bytes, CATALOG_FLAG),
     )
 }
 
@@ -596,7 +599,12 @@ mod tests {
 
     /// [`read`] of a file named `file`.
     fn read_as(file: &str, text: &str) -> (Vec<(String, String, String)>, Vec<String>) {
-        let t = read::text_from_bytes(text.as_bytes().to_vec(), text.len() as u64, u64::MAX);
+        let t = read::text_from_bytes(
+            text.as_bytes().to_vec(),
+            text.len() as u64,
+            u64::MAX,
+            CATALOG_FLAG,
+        );
         let (tools, diags) = parse(&RegistryName::from("cat"), 0, file, t);
         (
             tools
@@ -723,7 +731,12 @@ mod tests {
         let text = format!(
             r#"[{{"type": "function", "function": {{"name": "weather", "description": "Weather now.", "parameters": {SCHEMA}}}}}]"#
         );
-        let t = read::text_from_bytes(text.as_bytes().to_vec(), text.len() as u64, u64::MAX);
+        let t = read::text_from_bytes(
+            text.as_bytes().to_vec(),
+            text.len() as u64,
+            u64::MAX,
+            CATALOG_FLAG,
+        );
         let (tools, _) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
         let json: Value =
             serde_json::from_str(&tools[0].skill.frontmatter.json).unwrap_or_default();
@@ -857,7 +870,12 @@ mod tests {
         // one for each of its 7 lines, although line 5 alone is a JSON object (1 of 7 is not
         // JSONL).
         let text = "{\n  \"tools\": [\n    {\"name\": \"a\"},\n    {\"name\": \"b\",,},\n    {\"name\": \"c\"}\n  ]\n}\n";
-        let t = read::text_from_bytes(text.as_bytes().to_vec(), text.len() as u64, u64::MAX);
+        let t = read::text_from_bytes(
+            text.as_bytes().to_vec(),
+            text.len() as u64,
+            u64::MAX,
+            CATALOG_FLAG,
+        );
         let (tools, diags) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
         assert!(tools.is_empty());
         assert_eq!(diags.len(), 1, "{diags:?}");
@@ -873,15 +891,28 @@ mod tests {
         // says so beside the cut's own warning.
         let whole =
             "{\"tools\": [\n{\"name\": \"a\", \"description\": \"A.\"},\n{\"name\": \"b\"}\n]}\n";
-        let t = read::text_from_bytes(whole.as_bytes()[..50].to_vec(), whole.len() as u64, 50);
+        let t = read::text_from_bytes(
+            whole.as_bytes()[..50].to_vec(),
+            whole.len() as u64,
+            50,
+            CATALOG_FLAG,
+        );
         let (tools, diags) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
         assert!(tools.is_empty());
         assert_eq!(diags.len(), 2, "{diags:?}");
         assert_eq!(diags[0].code, DiagnosticCode::FileTooLarge);
-        assert!(diags[1].message.contains("--max-file-bytes"), "{diags:?}");
+        assert!(
+            diags[1].message.contains("--max-catalog-bytes"),
+            "{diags:?}"
+        );
         // YAML cut at a line end still parses, without what came after: it is not read.
         let yaml = "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      operationId: a\n  /b:\n    get:\n      operationId: b\n";
-        let t = read::text_from_bytes(yaml.as_bytes()[..60].to_vec(), yaml.len() as u64, 60);
+        let t = read::text_from_bytes(
+            yaml.as_bytes()[..60].to_vec(),
+            yaml.len() as u64,
+            60,
+            CATALOG_FLAG,
+        );
         let (tools, diags) = parse(&RegistryName::from("cat"), 0, "api.yaml", t);
         assert!(tools.is_empty());
         assert_eq!(diags.len(), 2, "{diags:?}");

@@ -144,7 +144,9 @@ pub fn read_codebase(root: &Path, limits: &Limits, include_tests: bool) -> Resul
     let mut modules: Vec<CodeModule> = files
         .par_iter()
         .filter_map(|p| {
-            let TextFile::Text { text, .. } = read::read_text(p, limits.max_file_bytes) else {
+            let TextFile::Text { text, .. } =
+                read::read_text(p, limits.max_file_bytes, read::FILE_FLAG)
+            else {
                 return None;
             };
             let path = rel(p);

@@ -60,7 +60,12 @@ pub fn catalog_bytes(bytes: &[u8], limits: &Limits) -> (usize, usize) {
     let n = usize::try_from(limits.max_file_bytes)
         .unwrap_or(usize::MAX)
         .min(bytes.len());
-    let text = read::text_from_bytes(bytes[..n].to_vec(), size, limits.max_file_bytes);
+    let text = read::text_from_bytes(
+        bytes[..n].to_vec(),
+        size,
+        limits.max_file_bytes,
+        read::FILE_FLAG,
+    );
     let (tools, diags) = catalog::parse(&RegistryName::from("fuzz"), 0, "tools.json", text);
     (tools.len(), diags.len())
 }

@@ -53,8 +53,14 @@ pub use crate::{
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    /// Bytes read from one file; the rest is cut (at a line end) with a `file-too-large` diagnostic.
+    /// Bytes read from one file of a package; the rest is cut (at a line end) with a
+    /// `file-too-large` diagnostic.
     pub max_file_bytes: u64,
+    /// Bytes read from a tool catalog or OpenAPI document given as an input (one file that is a
+    /// whole registry, read whole to be parsed: large API specifications run to tens of MB); the
+    /// rest is cut as above, and a cut document is one error.
+    #[serde(default = "default_max_catalog_bytes")]
+    pub max_catalog_bytes: u64,
     /// Files walked in one registry; the rest is skipped with a `too-many-files` diagnostic.
     pub max_files: usize,
     /// Time one script's parse may take; over it the script yields no facts and a
@@ -87,10 +93,17 @@ impl Limits {
     }
 }
 
+/// 64 MiB: Microsoft Graph's beta specification (47 MB, the largest of the APIs.guru
+/// directory) reads whole.
+fn default_max_catalog_bytes() -> u64 {
+    64 * 1024 * 1024
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Self {
             max_file_bytes: 4 * 1024 * 1024,
+            max_catalog_bytes: default_max_catalog_bytes(),
             max_files: 500_000,
             parse_budget: skg_syntax::DEFAULT_PARSE_BUDGET,
         }

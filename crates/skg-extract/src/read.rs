@@ -32,22 +32,26 @@ pub(crate) enum TextFile {
     Unreadable(std::io::Error),
 }
 
-/// Reads at most `max_bytes` of `path` (the bytes are hashed, then decoded in place).
-pub(crate) fn read_text(path: &Path, max_bytes: u64) -> TextFile {
+/// The flag that raises the limit a package's files are read under.
+pub(crate) const FILE_FLAG: &str = "--max-file-bytes";
+
+/// Reads at most `max_bytes` of `path` (the bytes are hashed, then decoded in place); `flag`
+/// is the option a cut file's diagnostic tells the user to raise.
+pub(crate) fn read_text(path: &Path, max_bytes: u64, flag: &str) -> TextFile {
     match read_bytes(path, max_bytes) {
-        Ok((raw, size)) => text_from_bytes(raw, size, max_bytes),
+        Ok((raw, size)) => text_from_bytes(raw, size, max_bytes, flag),
         Err(e) => TextFile::Unreadable(e),
     }
 }
 
 /// The bytes read of a file (`size` on disk) as a [`TextFile`].
-pub(crate) fn text_from_bytes(raw: Vec<u8>, size: u64, max_bytes: u64) -> TextFile {
+pub(crate) fn text_from_bytes(raw: Vec<u8>, size: u64, max_bytes: u64, flag: &str) -> TextFile {
     let digest = blake3::hash(&raw);
     let probe = &raw[..raw.len().min(8192)];
     if memchr::memchr(0, probe).is_some() {
         return TextFile::Binary { size, digest };
     }
-    let (text, issues) = decode(raw, size, max_bytes);
+    let (text, issues) = decode(raw, size, max_bytes, flag);
     TextFile::Text {
         text,
         size,
@@ -67,7 +71,7 @@ pub(crate) trait Files: Sync {
     /// The file as text (see [`read_text`]).
     fn text(&self, rel: &str, max_bytes: u64) -> TextFile {
         match self.bytes(rel, max_bytes) {
-            Ok((raw, size)) => text_from_bytes(raw, size, max_bytes),
+            Ok((raw, size)) => text_from_bytes(raw, size, max_bytes, FILE_FLAG),
             Err(e) => TextFile::Unreadable(e),
         }
     }
@@ -131,7 +135,12 @@ pub(crate) fn read_bytes(path: &Path, max_bytes: u64) -> std::io::Result<(Vec<u8
 }
 
 /// Bytes → normalized text plus what had to be done to them (reusing the buffer when it can).
-pub(crate) fn decode(mut raw: Vec<u8>, size: u64, max_bytes: u64) -> (String, Vec<ReadIssue>) {
+pub(crate) fn decode(
+    mut raw: Vec<u8>,
+    size: u64,
+    max_bytes: u64,
+    flag: &str,
+) -> (String, Vec<ReadIssue>) {
     let mut issues = Vec::new();
     if size > max_bytes {
         // Cut at the last complete line so no half line or half character is kept.
@@ -143,7 +152,7 @@ pub(crate) fn decode(mut raw: Vec<u8>, size: u64, max_bytes: u64) -> (String, Ve
             severity: Severity::Warning,
             line: None,
             message: format!(
-                "file is {size} bytes, over the {max_bytes}-byte limit: only the first {} bytes were read (raise --max-file-bytes)",
+                "file is {size} bytes, over the {max_bytes}-byte limit: only the first {} bytes were read (raise {flag})",
                 raw.len()
             ),
         });
@@ -180,10 +189,10 @@ mod tests {
 
     #[test]
     fn bom_crlf_and_invalid_utf8() {
-        let (t, issues) = decode(b"\xEF\xBB\xBFa\r\nb\rc\n".to_vec(), 10, 100);
+        let (t, issues) = decode(b"\xEF\xBB\xBFa\r\nb\rc\n".to_vec(), 10, 100, FILE_FLAG);
         assert_eq!(t, "a\nb\nc\n");
         assert!(issues.is_empty());
-        let (t, issues) = decode(b"ok\nbad \xFF here\n".to_vec(), 15, 100);
+        let (t, issues) = decode(b"ok\nbad \xFF here\n".to_vec(), 15, 100, FILE_FLAG);
         assert_eq!(t, "ok\nbad \u{FFFD} here\n");
         assert_eq!(issues.len(), 1);
         assert_eq!(issues[0].code, DiagnosticCode::InvalidUtf8);
@@ -192,7 +201,7 @@ mod tests {
 
     #[test]
     fn truncation_keeps_whole_lines() {
-        let (t, issues) = decode(b"line one\nline two\nline th".to_vec(), 40, 25);
+        let (t, issues) = decode(b"line one\nline two\nline th".to_vec(), 40, 25, FILE_FLAG);
         assert_eq!(t, "line one\nline two\n");
         assert_eq!(issues[0].code, DiagnosticCode::FileTooLarge);
     }

@@ -97,9 +97,13 @@ pub enum Format {
     reason = "the fields are the flags `--max-…`"
 )]
 pub struct LimitsArgs {
-    /// Bytes read from one file; longer files are cut with a diagnostic.
+    /// Bytes read from one file of a skill package; longer files are cut with a diagnostic.
     #[arg(long, default_value_t = extract_limits().max_file_bytes)]
     pub max_file_bytes: u64,
+    /// Bytes read from a tool catalog or OpenAPI document given as an input; a longer one is cut,
+    /// and a cut document is one error.
+    #[arg(long, default_value_t = extract_limits().max_catalog_bytes)]
+    pub max_catalog_bytes: u64,
     /// Files walked per registry; more are skipped with a diagnostic.
     #[arg(long, default_value_t = extract_limits().max_files)]
     pub max_files: usize,
@@ -114,6 +118,7 @@ impl LimitsArgs {
         skg_extract::Options {
             limits: skg_extract::Limits {
                 max_file_bytes: self.max_file_bytes,
+                max_catalog_bytes: self.max_catalog_bytes,
                 max_files: self.max_files,
                 parse_budget: std::time::Duration::from_millis(self.max_parse_ms),
             },
