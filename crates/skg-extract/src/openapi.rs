@@ -13,7 +13,9 @@
 //! `#/components/schemas` or `#/definitions` are copied into the tool's own `$defs` (refs into
 //! them rewritten; a ref to anything not copied — left out, in another file — is replaced by a
 //! description naming it), so each tool's schema stands alone. The method and path are kept as
-//! `method` and `path`.
+//! `method` and `path`, the base URL as `server` (the first `servers` entry, or Swagger 2's scheme,
+//! host and base path), and the method's semantics as MCP `annotations` (read-only, destructive,
+//! idempotent hints).
 //!
 //! What one document may cost is bounded: every copied schema counts its JSON nodes (a string or
 //! key also one per 64 bytes) against [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per
@@ -86,7 +88,13 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     }
     let mut out: Vec<Value> = ops
         .iter()
-        .map(|(path, method, op, _)| operation(path, method, op, &mut budget))
+        .map(|(path, method, op, _)| {
+            let mut tool = operation(path, method, op, &mut budget);
+            if let Some(url) = server(doc, resolve(doc, &paths[*path]), op) {
+                tool["server"] = Value::String(url);
+            }
+            tool
+        })
         .collect();
     // Schemas are copied smallest first (by what each would copy in full; ties in path order),
     // each operation taking at most its fair share of what the document has left: what the small
@@ -200,7 +208,56 @@ fn operation(path: &str, method: &str, op: &Value, budget: &mut Budget) -> Value
         "description": description,
         "method": method.to_uppercase(),
         "path": path,
+        "annotations": annotations(method),
     })
+}
+
+/// The base URL an operation is served at, as written (it may be relative or hold `{variables}`):
+/// OpenAPI 3's first `servers` entry of the operation, else of its path item, else of the
+/// document; Swagger 2's `<scheme>://<host><basePath>` (the operation's first scheme, else the
+/// document's, else `https`), or `basePath` alone without a `host`.
+fn server(doc: &Value, item: &Value, op: &Value) -> Option<String> {
+    let first_url = |v: &Value| {
+        v.get("servers")
+            .and_then(Value::as_array)
+            .and_then(|s| s.first())
+            .and_then(|s| s.get("url"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    if let Some(url) = first_url(op)
+        .or_else(|| first_url(item))
+        .or_else(|| first_url(doc))
+    {
+        return Some(url);
+    }
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let base = text(doc, "basePath").unwrap_or_default();
+    match text(doc, "host") {
+        Some(host) => {
+            let scheme = [op, doc]
+                .iter()
+                .find_map(|v| v.get("schemes")?.as_array()?.first()?.as_str())
+                .unwrap_or("https");
+            Some(format!("{scheme}://{host}{base}"))
+        }
+        None => (!base.is_empty()).then_some(base),
+    }
+}
+
+/// MCP tool annotations (hints a host may use to ask before a call) from the HTTP method's
+/// semantics (RFC 9110 §9.2): GET, HEAD, OPTIONS and TRACE are safe, so read-only; PUT and DELETE
+/// are idempotent; POST adds (not destructive), PUT, PATCH and DELETE may overwrite or remove. An
+/// API reaches outside the host (`openWorldHint`). Hints only: an API may break its methods'
+/// contract.
+fn annotations(method: &str) -> Value {
+    let read_only = matches!(method, "get" | "head" | "options" | "trace");
+    let mut hints = json!({"readOnlyHint": read_only, "openWorldHint": true});
+    if !read_only {
+        hints["destructiveHint"] = Value::Bool(matches!(method, "put" | "patch" | "delete"));
+        hints["idempotentHint"] = Value::Bool(matches!(method, "put" | "delete"));
+    }
+    hints
 }
 
 /// What a string of `len` bytes costs: one node, and one more for every 64 bytes.
@@ -777,6 +834,80 @@ mod tests {
         assert!(!is_openapi(&json!({"paths": {}})));
         assert!(!is_openapi(&json!({"openapi": "3.0.0"})));
         assert_eq!(fallback_name("delete", "/a/{b}/c-d"), "delete_a_b_c_d");
+    }
+
+    #[test]
+    fn operations_carry_their_server_and_method_hints() {
+        // OpenAPI 3: the operation's servers, else the path item's, else the document's (methods
+        // in the order GET, PUT, POST, DELETE, OPTIONS, HEAD, PATCH, TRACE).
+        let doc = json!({"openapi": "3.0.0", "servers": [{"url": "https://api.example.com/v1"}],
+            "paths": {
+                "/a": {"servers": [{"url": "https://a.example.com"}],
+                    "get": {}, "delete": {"servers": [{"url": "/local"}]}},
+                "/b": {"post": {}, "put": {}, "patch": {}, "head": {}}}});
+        let (ops, _) = operations(&doc);
+        let got: Vec<(&str, &str)> = ops
+            .iter()
+            .map(|o| {
+                (
+                    o["method"].as_str().unwrap_or(""),
+                    o["server"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("GET", "https://a.example.com"),
+                ("DELETE", "/local"),
+                ("PUT", "https://api.example.com/v1"),
+                ("POST", "https://api.example.com/v1"),
+                ("HEAD", "https://api.example.com/v1"),
+                ("PATCH", "https://api.example.com/v1"),
+            ]
+        );
+        // Safe methods are read-only; POST adds; PUT, PATCH and DELETE may overwrite or remove;
+        // PUT and DELETE are idempotent.
+        let hint = |i: usize, k: &str| ops[i]["annotations"][k].as_bool();
+        assert_eq!(hint(0, "readOnlyHint"), Some(true));
+        assert_eq!(hint(0, "destructiveHint"), None);
+        assert_eq!(hint(4, "readOnlyHint"), Some(true));
+        for (i, destructive, idempotent) in [
+            (1, true, true),
+            (2, true, true),
+            (3, false, false),
+            (5, true, false),
+        ] {
+            assert_eq!(hint(i, "readOnlyHint"), Some(false), "{}", ops[i]["method"]);
+            assert_eq!(
+                hint(i, "destructiveHint"),
+                Some(destructive),
+                "{}",
+                ops[i]["method"]
+            );
+            assert_eq!(
+                hint(i, "idempotentHint"),
+                Some(idempotent),
+                "{}",
+                ops[i]["method"]
+            );
+        }
+        assert!(
+            ops.iter()
+                .all(|o| o["annotations"]["openWorldHint"] == true)
+        );
+        // Swagger 2: scheme, host and base path; without a host, the base path alone; without
+        // either, no server.
+        let doc = json!({"swagger": "2.0", "host": "petstore.io", "basePath": "/v2",
+            "schemes": ["http"], "paths": {"/p": {"get": {}, "put": {"schemes": ["wss"]}}}});
+        let (ops, _) = operations(&doc);
+        assert_eq!(ops[0]["server"], "http://petstore.io/v2");
+        assert_eq!(ops[1]["server"], "wss://petstore.io/v2");
+        let (ops, _) = operations(&json!({"swagger": "2.0", "basePath": "/v2",
+            "paths": {"/p": {"get": {}}}}));
+        assert_eq!(ops[0]["server"], "/v2");
+        let (ops, _) = operations(&json!({"openapi": "3.0.0", "paths": {"/p": {"get": {}}}}));
+        assert!(ops[0].get("server").is_none());
     }
 
     #[test]

@@ -250,7 +250,9 @@ fn json_schema(schema: &serde_json::Value) -> serde_json::Value {
 }
 
 /// A catalog tool as itself in `format` (not `Bundle`): `t`'s name, the entry's own description
-/// (cut to [`MAX_DESCRIPTION`]) and input schema.
+/// (cut to [`MAX_DESCRIPTION`]) and input schema; as an MCP tool also its `title`,
+/// `outputSchema`, `annotations` and `_meta`, and an OpenAPI operation's method, path and server
+/// under `_meta["skg/openapi"]`.
 fn own_tool(t: &ToolSpec, entry: &serde_json::Value, format: Format) -> serde_json::Value {
     let f = skg_model::tool_function(entry);
     let description = clip(
@@ -278,10 +280,22 @@ fn own_tool(t: &ToolSpec, entry: &serde_json::Value, format: Format) -> serde_js
         Format::Mcp | Format::Bundle => {
             let mut tool = serde_json::json!({
                 "name": t.name, "description": description, "inputSchema": schema});
-            for key in ["title", "outputSchema", "annotations"] {
+            for key in ["title", "outputSchema", "annotations", "_meta"] {
                 if let Some(v) = f.get(key) {
                     tool[key] = v.clone();
                 }
+            }
+            // An OpenAPI operation says where to send the call (MCP's `_meta`, under a prefix of
+            // ours), so a gateway that proxies it needs nothing else.
+            if let (Some(method), Some(path)) = (f.get("method"), f.get("path")) {
+                let mut call = serde_json::json!({"method": method, "path": path});
+                if let Some(server) = f.get("server") {
+                    call["server"] = server.clone();
+                }
+                if !tool["_meta"].is_object() {
+                    tool["_meta"] = serde_json::json!({});
+                }
+                tool["_meta"]["skg/openapi"] = call;
             }
             tool
         }

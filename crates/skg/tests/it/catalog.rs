@@ -356,4 +356,38 @@ fn an_openapi_document_routes_as_its_operations() {
     assert_eq!(f["parameters"]["properties"]["body"]["$ref"], "#/$defs/Pet");
     assert_eq!(f["parameters"]["$defs"]["Pet"]["required"][0], "name");
     assert_eq!(f["parameters"]["required"][0], "body");
+    // As an MCP tool it carries the hints its method gives: POST adds, so it is neither
+    // read-only nor destructive.
+    let out = crate::skg_env(
+        d,
+        &[
+            "route",
+            "register a pet someone brought to the shelter",
+            "--index",
+            "index",
+            "-k",
+            "1",
+            "--tools",
+            "mcp",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let tool = &tools["tools"][0];
+    assert_eq!(tool["name"], "addPet", "{tools}");
+    assert_eq!(
+        tool["annotations"],
+        serde_json::json!({"readOnlyHint": false, "destructiveHint": false,
+            "idempotentHint": false, "openWorldHint": true})
+    );
+    assert_eq!(
+        tool["_meta"]["skg/openapi"],
+        serde_json::json!({"method": "POST", "path": "/pets",
+            "server": "https://shelter.example.com/v1"})
+    );
 }
