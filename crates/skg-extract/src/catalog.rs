@@ -36,7 +36,25 @@ use crate::{
 const CUT: &str = "the file was cut at --max-catalog-bytes, so the document is incomplete: raise it to the file's size";
 
 /// The flag that raises the limit a catalog file is read under.
-const CATALOG_FLAG: &str = "--max-catalog-bytes";
+pub(crate) const CATALOG_FLAG: &str = "--max-catalog-bytes";
+
+/// Most tools read from one catalog file (the largest API description known, Microsoft Graph's
+/// beta, has 22,361 operations); the rest are left out with an error. A 64 MiB file of tiny
+/// entries would otherwise be millions of skills.
+pub(crate) const MAX_TOOLS: usize = 250_000;
+
+/// Most diagnostics one catalog file gives about its lines and entries; the rest are counted in
+/// one more.
+const MAX_DIAGNOSTICS: usize = 1_000;
+
+/// Pushes `d` while fewer than [`MAX_DIAGNOSTICS`] are held, else counts it in `more`.
+fn push_capped(diags: &mut Vec<Diagnostic>, more: &mut usize, d: Diagnostic) {
+    if diags.len() < MAX_DIAGNOSTICS {
+        diags.push(d);
+    } else {
+        *more += 1;
+    }
+}
 
 pub(crate) fn load(
     registry: &RegistryName,
@@ -65,6 +83,7 @@ pub(crate) fn parse(
 ) -> (Vec<Loaded>, Vec<Diagnostic>) {
     let file = file.to_owned();
     let mut diags = Vec::new();
+    let mut more = 0usize;
     let diag = |line: Option<u32>, message: String| Diagnostic {
         registry: registry.clone(),
         path: file.clone(),
@@ -166,22 +185,32 @@ pub(crate) fn parse(
             // JSONL: one entry per line; a bad line is a diagnostic, the rest still loads — when
             // the file is JSONL, i.e. at least half its lines are JSON objects. Otherwise it is
             // one JSON document that does not parse (a syntax error, or cut at the size limit):
-            // one diagnostic at its line, not one for each of its lines.
-            let lines: Vec<(Option<u32>, Result<Value, serde_json::Error>)> = text
-                .lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-                .map(|(n, l)| (u32::try_from(n + 1).ok(), serde_json::from_str::<Value>(l)))
-                .collect();
-            let objects = lines
-                .iter()
-                .filter(|(_, v)| v.as_ref().is_ok_and(Value::is_object))
-                .count();
-            if objects * 2 >= lines.len() && objects > 0 {
-                for (line_no, v) in lines {
-                    match v {
+            // one diagnostic at its line, not one for each of its lines. The lines are parsed
+            // twice (counted, then read), so nothing is held for a file that is not JSONL.
+            let lines = || {
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty())
+                    .map(|(n, l)| (u32::try_from(n + 1).ok(), l))
+            };
+            let (mut objects, mut all) = (0usize, 0usize);
+            for (_, l) in lines() {
+                all += 1;
+                objects +=
+                    usize::from(serde_json::from_str::<Value>(l).is_ok_and(|v| v.is_object()));
+            }
+            if objects * 2 >= all && objects > 0 {
+                for (line_no, l) in lines() {
+                    match serde_json::from_str::<Value>(l) {
                         Ok(v) => tools.extend(expand_group(v).into_iter().map(|t| (line_no, t))),
-                        Err(e) => diags.push(diag(line_no, format!("not a JSON object: {e}"))),
+                        Err(e) => push_capped(
+                            &mut diags,
+                            &mut more,
+                            diag(line_no, format!("not a JSON object: {e}")),
+                        ),
+                    }
+                    if tools.len() > MAX_TOOLS {
+                        break;
                     }
                 }
             } else {
@@ -193,19 +222,31 @@ pub(crate) fn parse(
                 diags.push(diag(
                     u32::try_from(doc_err.line()).ok().filter(|&l| l > 0),
                     format!(
-                        "not JSON{why}: {doc_err} (nor JSONL: {objects} of {} lines are JSON \
-                         objects)",
-                        lines.len()
+                        "not JSON{why}: {doc_err} (nor JSONL: {objects} of {all} lines are JSON \
+                         objects)"
                     ),
                 ));
             }
         }
     }
+    if tools.len() > MAX_TOOLS {
+        diags.push(diag(
+            tools[MAX_TOOLS].0,
+            format!(
+                "more than {MAX_TOOLS} tools: the first {MAX_TOOLS} are read, the rest left out"
+            ),
+        ));
+        tools.truncate(MAX_TOOLS);
+    }
     let mut out = Vec::new();
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
     for (n, (line, tool)) in tools.into_iter().enumerate() {
         if !tool.is_object() {
-            diags.push(diag(line, format!("tool #{n} is not an object")));
+            push_capped(
+                &mut diags,
+                &mut more,
+                diag(line, format!("tool #{n} is not an object")),
+            );
             continue;
         }
         let Some(name) = tool_function(&tool)
@@ -214,16 +255,17 @@ pub(crate) fn parse(
             .map(str::trim)
             .filter(|s| !s.is_empty())
         else {
-            match tool_function(&tool).get("type").and_then(Value::as_str) {
-                Some(kind) if kind != "function" => diags.push(Diagnostic {
+            let d = match tool_function(&tool).get("type").and_then(Value::as_str) {
+                Some(kind) if kind != "function" => Diagnostic {
                     severity: Severity::Warning,
                     ..diag(
                         line,
                         format!("tool #{n} is a built-in tool (`{kind}`), not a function; skipped"),
                     )
-                }),
-                _ => diags.push(diag(line, format!("tool #{n} has no `name`; skipped"))),
-            }
+                },
+                _ => diag(line, format!("tool #{n} has no `name`; skipped")),
+            };
+            push_capped(&mut diags, &mut more, d);
             continue;
         };
         let count = seen.entry(name.to_owned()).or_insert(0);
@@ -234,14 +276,15 @@ pub(crate) fn parse(
             format!("{name}#{count}")
         };
         if *count > 1 {
-            diags.push(Diagnostic {
+            let d = Diagnostic {
                 registry: registry.clone(),
                 path: file.clone(),
                 line,
                 severity: Severity::Warning,
                 code: DiagnosticCode::DuplicateSkill,
                 message: format!("tool `{name}` appears {count} times; this one is `{root}`"),
-            });
+            };
+            push_capped(&mut diags, &mut more, d);
         }
         out.push(tool_skill(
             registry,
@@ -253,6 +296,15 @@ pub(crate) fn parse(
             line,
             &mut diags,
         ));
+    }
+    if more > 0 {
+        diags.push(Diagnostic {
+            severity: Severity::Warning,
+            ..diag(
+                None,
+                format!("{more} more diagnostics about this file's lines and entries not listed"),
+            )
+        });
     }
     (out, diags)
 }
@@ -862,6 +914,32 @@ mod tests {
         let (tools, diags) = read(r#"[{"type": "function", "function": {"description": "x"}}]"#);
         assert!(tools.is_empty());
         assert_eq!(diags, vec!["tool #0 has no `name`; skipped".to_owned()]);
+    }
+
+    #[test]
+    fn a_catalog_s_diagnostics_and_tools_are_bounded() {
+        // 1,500 lines that are not JSON and 1,500 objects without a name: 3,000 diagnostics, of
+        // which the first 1,000 are listed and the other 2,000 counted in one more.
+        let text = "x\n{}\n".repeat(1_500);
+        let (tools, diags) = read_as("junk.jsonl", &text);
+        assert!(tools.is_empty());
+        assert_eq!(diags.len(), MAX_DIAGNOSTICS + 1, "{:?}", diags.last());
+        assert!(
+            diags[MAX_DIAGNOSTICS].starts_with("2000 more diagnostics"),
+            "{:?}",
+            diags.last()
+        );
+        // One entry more than MAX_TOOLS (objects without names, so nothing else is built): the
+        // last is left out with an error.
+        let text = format!("[{}{{}}]", "{},".repeat(MAX_TOOLS));
+        let (_, diags) = read_as("many.json", &text);
+        assert!(
+            diags
+                .iter()
+                .any(|d| d.contains(&format!("more than {MAX_TOOLS} tools"))),
+            "{:?}",
+            &diags[..2]
+        );
     }
 
     #[test]

@@ -57,14 +57,14 @@ pub fn extract_files(files: &[(String, Vec<u8>)], limits: &Limits) -> Extraction
 /// Parses a tool catalog (JSON / JSONL in any host's shape) from bytes; returns (tools, diagnostics).
 pub fn catalog_bytes(bytes: &[u8], limits: &Limits) -> (usize, usize) {
     let size = bytes.len() as u64;
-    let n = usize::try_from(limits.max_file_bytes)
+    let n = usize::try_from(limits.max_catalog_bytes)
         .unwrap_or(usize::MAX)
         .min(bytes.len());
     let text = read::text_from_bytes(
         bytes[..n].to_vec(),
         size,
-        limits.max_file_bytes,
-        read::FILE_FLAG,
+        limits.max_catalog_bytes,
+        catalog::CATALOG_FLAG,
     );
     let (tools, diags) = catalog::parse(&RegistryName::from("fuzz"), 0, "tools.json", text);
     (tools.len(), diags.len())

@@ -3,7 +3,8 @@
 //! JSON or YAML.
 //!
 //! A tool's name is its `operationId` (at most 128 bytes, MCP's limit), else `<method>_<path>` in
-//! `[A-Za-z0-9_]` (`get_pets_id`), a name given before taking the first free `_2`, `_3`, …;
+//! `[A-Za-z0-9_]` (`get_pets_id`; over 128 bytes, its start and a hash of the whole), a name given
+//! before taking the first free `_2`, `_3`, … (within 128 bytes);
 //! its description the operation's `summary` and `description` (else `GET /pets/{id}`); its input
 //! schema an object whose properties are the parameters (path item and operation level, the
 //! operation's winning on the same name and place; path parameters always required; a name two
@@ -12,26 +13,28 @@
 //! `$ref`s to path items, parameters and request bodies are followed; the schemas they reach under
 //! `#/components/schemas` or `#/definitions` are copied into the tool's own `$defs` (refs into
 //! them rewritten; a ref to anything not copied — left out, in another file — is replaced by a
-//! description naming it), so each tool's schema stands alone. The method and path are kept as
-//! `method` and `path`, the base URL as `server` (the first `servers` entry, or Swagger 2's scheme,
-//! host and base path), and the method's semantics as MCP `annotations` (read-only, destructive,
-//! idempotent hints).
+//! description naming it), so each tool's schema stands alone. Where to send the call is kept
+//! under `openapi`: `method`, `path`, `server` (the first `servers` entry, its variables at their
+//! defaults, or Swagger 2's scheme, host and base path) and `parameters` (each input property's
+//! place in the request: `{"in": "query", "name": "id"}`, the body's `contentType`); the method's
+//! semantics become MCP `annotations` (read-only, destructive, idempotent hints).
 //!
 //! What one document may cost is bounded: every copied schema counts its JSON nodes (a string or
 //! key also one per 64 bytes) against [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per
 //! document, of which each operation may use at most its fair share of what is left (what is
-//! left ÷ the operations still to build), the operations served smallest first (by what each
-//! would copy in full), so what small ones leave goes to the larger ones and the losses fall on
-//! the largest. Definitions are copied nearest first; those past the
-//! share (or past [`MAX_DEFS`], or a name already copied from the other place) are left out. An
-//! operation whose own parameters and body are over its share keeps its name and description
-//! with an empty input schema. Descriptions have a budget of their own of the same size, cut at
-//! [`MAX_DESCRIPTION_BYTES`] (at [`SPENT_DESCRIPTION_BYTES`] once it is spent). The document gets
+//! left ÷ the operations still to build). The operations are served smallest first (by what each
+//! would copy in full), so what small ones leave goes to the larger ones, and definitions are
+//! copied nearest first: those past the share (or past [`MAX_DEFS`], or a name already copied
+//! from the other place) are left out. When an operation's own parameters and body are over its
+//! share (they cannot be cut), the operation with the largest parameters and body keeps its name
+//! and description with an empty input schema, and its share goes to the rest. Descriptions have
+//! a budget of their own of the same size, cut at [`MAX_DESCRIPTION_BYTES`] (at
+//! [`SPENT_DESCRIPTION_BYTES`] once it is spent). The document gets
 //! a warning for each of these losses; a `$ref` to a target the document lacks or to another
 //! file is replaced without one. `$ref` keys are read where schemas are: not inside `enum`,
 //! `const`, `default`, `example(s)` or `x-` extensions, and a property named `$ref` is a schema.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use serde_json::{Map, Value, json};
 use skg_model::for_each_schema;
@@ -62,8 +65,9 @@ pub(crate) fn is_openapi(doc: &Value) -> bool {
     (version("openapi") || version("swagger")) && doc.get("paths").is_some_and(Value::is_object)
 }
 
-/// The document's operations as flat tool entries (`{name, description, inputSchema, method,
-/// path}`), in path order (by name) then method order, and warnings about what was left out.
+/// The document's operations as flat tool entries (`{name, description, inputSchema,
+/// annotations, openapi}`), in path order (by name) then method order, and warnings about what
+/// was left out.
 pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     let Some(Value::Object(paths)) = doc.get("paths") else {
         return (Vec::new(), Vec::new());
@@ -86,42 +90,58 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             }
         }
     }
+    let mut warnings = Vec::new();
+    let max = crate::catalog::MAX_TOOLS;
+    if ops.len() > max {
+        warnings.push(format!(
+            "{} operations: the first {max} (in path order) are read, the rest left out",
+            ops.len()
+        ));
+        ops.truncate(max);
+    }
     let mut out: Vec<Value> = ops
         .iter()
         .map(|(path, method, op, _)| {
-            let mut tool = operation(path, method, op, &mut budget);
-            if let Some(url) = server(doc, resolve(doc, &paths[*path]), op) {
-                tool["server"] = Value::String(url);
-            }
-            tool
+            let server = server(doc, resolve(doc, &paths[*path]), op);
+            operation(path, method, op, server, &mut budget)
         })
         .collect();
-    // Schemas are copied smallest first (by what each would copy in full; ties in path order),
-    // each operation taking at most its fair share of what the document has left: what the small
-    // ones do not use goes to the larger ones after them, so the operations left without their
-    // schema, or with fewer definitions, are the largest, whatever their place in the document.
-    let mut memo = BTreeMap::new();
-    let mut order: Vec<(usize, usize)> = ops
+    let renamed = unique_names(&mut out);
+    // Schemas are copied smallest first (by what each would copy in full, ties in path order),
+    // each operation taking at most its fair share of what the document has left, so what the
+    // small ones leave goes to the larger ones after them and definitions are left out of the
+    // largest. An operation whose own parameters and body are over its share cannot be cut: then
+    // the operation with the largest parameters and body goes without its schema (its share
+    // goes to the rest) and the copy is tried again.
+    let mut memo = Costs::default();
+    let costs: Vec<(usize, usize)> = ops
         .iter()
-        .enumerate()
-        .map(|(i, (_, _, op, shared))| (demand(doc, op, *shared, &mut memo), i))
+        .map(|(_, _, op, shared)| demand(doc, op, *shared, &mut memo))
         .collect();
-    order.sort_unstable();
+    let mut by_demand: BTreeSet<(usize, usize)> =
+        costs.iter().enumerate().map(|(i, c)| (c.1, i)).collect();
+    let mut by_own: BTreeSet<(usize, usize)> =
+        costs.iter().enumerate().map(|(i, c)| (c.0, i)).collect();
     let (mut over, mut truncated) = (Vec::new(), 0usize);
-    let mut left = ops.len();
-    for (_, i) in order {
+    while let Some(&(_, i)) = by_demand.first() {
         let (_, _, op, shared) = ops[i];
-        budget.tool = MAX_TOOL_NODES.min(budget.document / left.max(1));
-        left -= 1;
+        budget.tool = MAX_TOOL_NODES.min(budget.document / by_demand.len());
         let before = budget.document;
-        if let Some((schema, cut)) = input_schema(doc, op, shared, &mut budget) {
+        if let Some((schema, cut, places)) = input_schema(doc, op, shared, &mut budget) {
             out[i]["inputSchema"] = schema;
+            if !places.is_empty() {
+                out[i]["openapi"]["parameters"] = Value::Object(places);
+            }
             truncated += usize::from(cut);
-        } else {
-            // What the failed copy counted goes back to the operations after it.
+            by_demand.remove(&(costs[i].1, i));
+            by_own.remove(&(costs[i].0, i));
+        } else if let Some((own, j)) = by_own.pop_last() {
+            // What the failed copy counted goes back; the largest goes without.
             budget.document = before;
-            out[i]["inputSchema"] = json!({"type": "object", "properties": {}});
-            over.push(i);
+            out[j]["inputSchema"] = json!({"type": "object", "properties": {}});
+            over.push(j);
+            by_demand.remove(&(costs[j].1, j));
+            debug_assert_eq!(own, costs[j].0);
         }
     }
     over.sort_unstable();
@@ -129,13 +149,10 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         .into_iter()
         .map(|i| out[i]["name"].as_str().unwrap_or_default().to_owned())
         .collect();
-    let mut warnings = Vec::new();
-    let renamed = unique_names(&mut out);
     if !renamed.is_empty() {
         warnings.push(format!(
             "{} operation(s) renamed, their name given before (an `operationId` used twice, or \
-             `<method>_<path>` names that meet, as `/jobs` and `/jobs/` do; hosts refuse two tools \
-             of one name): {}",
+             `<method>_<path>` names that meet, as `/jobs` and `/jobs/` do): {}",
             renamed.len(),
             renamed
                 .iter()
@@ -149,7 +166,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         warnings.push(format!(
             "{} operation(s) kept without their input schema: their parameters and body alone \
              would copy more than their share of the JSON nodes a document may copy ({} per tool, \
-             {} per document): {}",
+             {} per document; the largest go without): {}",
             over.len(),
             MAX_TOOL_NODES,
             MAX_DOCUMENT_NODES,
@@ -178,7 +195,13 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
 /// [`input_schema`]). The description counts against the document's budget: it is cut at
 /// [`MAX_DESCRIPTION_BYTES`], and at [`SPENT_DESCRIPTION_BYTES`] once the budget is spent (a path
 /// item given by `$ref` may be shared by thousands of paths).
-fn operation(path: &str, method: &str, op: &Value, budget: &mut Budget) -> Value {
+fn operation(
+    path: &str,
+    method: &str,
+    op: &Value,
+    server: Option<String>,
+    budget: &mut Budget,
+) -> Value {
     let text = |k: &str| {
         op.get(k)
             .and_then(Value::as_str)
@@ -203,58 +226,82 @@ fn operation(path: &str, method: &str, op: &Value, budget: &mut Budget) -> Value
     };
     budget.cut_descriptions += usize::from(description.len() > keep);
     let description = cut_text(description, keep);
+    let mut call = json!({"method": method.to_uppercase(), "path": path});
+    if let Some(url) = server {
+        call["server"] = Value::String(url);
+    }
     json!({
         "name": name,
         "description": description,
-        "method": method.to_uppercase(),
-        "path": path,
         "annotations": annotations(method),
+        "openapi": call,
     })
 }
 
-/// The base URL an operation is served at, as written (it may be relative or hold `{variables}`):
-/// OpenAPI 3's first `servers` entry of the operation, else of its path item, else of the
-/// document; Swagger 2's `<scheme>://<host><basePath>` (the operation's first scheme, else the
-/// document's, else `https`), or `basePath` alone without a `host`.
+/// The base URL an operation is served at, without a trailing `/` (the operation's path starts
+/// with one), maybe relative to where the document was found: OpenAPI 3's first `servers` entry
+/// of the operation, else of its path item, else of the document, its `{variables}` given their
+/// `default`; Swagger 2's `<scheme>://<host><basePath>` (`https` when the operation, else the
+/// document, lists it, else the first listed; `https` when none is — the specification says the
+/// scheme the document was fetched with, which a file does not tell), or `basePath` alone
+/// without a `host`. `None` when nothing names one.
 fn server(doc: &Value, item: &Value, op: &Value) -> Option<String> {
-    let first_url = |v: &Value| {
+    fn first(v: &Value) -> Option<&Value> {
         v.get("servers")
             .and_then(Value::as_array)
             .and_then(|s| s.first())
-            .and_then(|s| s.get("url"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    if let Some(url) = first_url(op)
-        .or_else(|| first_url(item))
-        .or_else(|| first_url(doc))
-    {
-        return Some(url);
+            .filter(|s| s.get("url").is_some_and(Value::is_string))
     }
-    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-    let base = text(doc, "basePath").unwrap_or_default();
-    match text(doc, "host") {
-        Some(host) => {
-            let scheme = [op, doc]
-                .iter()
-                .find_map(|v| v.get("schemes")?.as_array()?.first()?.as_str())
-                .unwrap_or("https");
-            Some(format!("{scheme}://{host}{base}"))
+    let url = if let Some(entry) = first(op).or_else(|| first(item)).or_else(|| first(doc)) {
+        let mut url = entry["url"].as_str().unwrap_or_default().to_owned();
+        if let Some(Value::Object(vars)) = entry.get("variables") {
+            for (name, var) in vars {
+                if let Some(d) = var.get("default").and_then(Value::as_str) {
+                    url = url.replace(&format!("{{{name}}}"), d);
+                }
+            }
         }
-        None => (!base.is_empty()).then_some(base),
-    }
+        url
+    } else {
+        let text = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or_default();
+        let scheme = [op, doc]
+            .iter()
+            .find_map(|v| {
+                let listed: Vec<&str> = v
+                    .get("schemes")?
+                    .as_array()?
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                listed
+                    .iter()
+                    .find(|s| **s == "https")
+                    .or(listed.first())
+                    .copied()
+            })
+            .unwrap_or("https");
+        match text("host") {
+            "" => text("basePath").to_owned(),
+            host => format!("{scheme}://{host}{}", text("basePath")),
+        }
+    };
+    let url = url.trim_end_matches('/');
+    (!url.is_empty()).then(|| url.to_owned())
 }
 
 /// MCP tool annotations (hints a host may use to ask before a call) from the HTTP method's
-/// semantics (RFC 9110 §9.2): GET, HEAD, OPTIONS and TRACE are safe, so read-only; PUT and DELETE
-/// are idempotent; POST adds (not destructive), PUT, PATCH and DELETE may overwrite or remove. An
-/// API reaches outside the host (`openWorldHint`). Hints only: an API may break its methods'
-/// contract.
+/// semantics (RFC 9110 §9.2): GET, HEAD, OPTIONS and TRACE are safe, so read-only; PUT, PATCH and
+/// DELETE may overwrite or remove (destructive), PUT and DELETE are idempotent; what a POST does
+/// is up to the API (RPC-style APIs delete with it), so it gets no `destructiveHint` and MCP's
+/// default, destructive, holds. An API reaches outside the host (`openWorldHint`). Hints only:
+/// an API may break its methods' contract.
 fn annotations(method: &str) -> Value {
     let read_only = matches!(method, "get" | "head" | "options" | "trace");
     let mut hints = json!({"readOnlyHint": read_only, "openWorldHint": true});
     if !read_only {
-        hints["destructiveHint"] = Value::Bool(matches!(method, "put" | "patch" | "delete"));
+        if method != "post" {
+            hints["destructiveHint"] = Value::Bool(true);
+        }
         hints["idempotentHint"] = Value::Bool(matches!(method, "put" | "delete"));
     }
     hints
@@ -383,7 +430,7 @@ fn parameter_schema(p: &Value, budget: &mut Budget) -> Option<Value> {
 
 /// The request body's media type: `application/json` (any case, parameters ignored), else a JSON
 /// type (`…+json`, `…/json`), else the first.
-fn body_media(content: &Map<String, Value>) -> Option<&Value> {
+fn body_media(content: &Map<String, Value>) -> Option<(&String, &Value)> {
     let essence = |t: &str| {
         t.split(';')
             .next()
@@ -401,17 +448,18 @@ fn body_media(content: &Map<String, Value>) -> Option<&Value> {
             })
         })
         .or_else(|| content.iter().next())
-        .map(|(_, m)| m)
 }
 
-/// An operation's input schema and whether some of the definitions it reaches were left out;
-/// `None` when its parameters and body alone would copy more than the budget allows.
+/// An operation's input schema, whether some of the definitions it reaches were left out, and
+/// where each property goes in the HTTP request (`{"in": "query", "name": "id"}`; the body
+/// `{"in": "body", "contentType": …}`); `None` when its parameters and body alone would copy
+/// more than the budget allows.
 fn input_schema(
     doc: &Value,
     op: &Value,
     shared: Option<&Vec<Value>>,
     budget: &mut Budget,
-) -> Option<(Value, bool)> {
+) -> Option<(Value, bool, Map<String, Value>)> {
     // (name, in) → parameter, in first-seen order; the operation's own replace the path item's.
     let mut params: Vec<((String, String), &Value)> = Vec::new();
     for p in shared.into_iter().flatten().chain(
@@ -434,6 +482,7 @@ fn input_schema(
         }
     }
     let mut properties = Map::new();
+    let mut places = Map::new();
     let mut required = Vec::new();
     // A name two places share (`id` in the path and the query) is told apart by its place.
     let shared_name = |n: &str| {
@@ -455,13 +504,19 @@ fn input_schema(
             continue;
         }
         properties.insert(prop.clone(), parameter_schema(p, budget)?);
+        let place = if at == "body" {
+            json!({"in": "body"})
+        } else {
+            json!({"in": at, "name": n})
+        };
+        places.insert(prop.clone(), place);
         if at == "path" || p.get("required").and_then(Value::as_bool) == Some(true) {
             required.push(Value::String(prop));
         }
     }
     if let Some(body) = op.get("requestBody").map(|b| resolve(doc, b))
         && let Some(Value::Object(content)) = body.get("content")
-        && let Some(media) = body_media(content)
+        && let Some((media_type, media)) = body_media(content)
     {
         let mut schema = match media.get("schema") {
             Some(s) => budget.copy(s)?,
@@ -478,6 +533,10 @@ fn input_schema(
             "body"
         };
         properties.insert(prop.into(), schema);
+        places.insert(
+            prop.into(),
+            json!({"in": "body", "contentType": media_type}),
+        );
         if body.get("required").and_then(Value::as_bool) == Some(true) {
             required.push(Value::String(prop.into()));
         }
@@ -494,24 +553,50 @@ fn input_schema(
     if !defs.is_empty() {
         input["$defs"] = Value::Object(defs);
     }
-    Some((input, cut))
+    Some((input, cut, places))
 }
 
-/// Each definition's own cost and the `$ref`s it holds, by (pointer prefix, name); `None` for
-/// a target the document lacks.
-type DefCosts = BTreeMap<(&'static str, String), Option<(usize, Vec<String>)>>;
+/// What [`demand`] has counted, kept across a document's operations: by address, each parameter
+/// and body schema (a path item given by `$ref` is shared by every path naming it); by (pointer
+/// prefix, name), each definition (`None`: a target the document lacks). Each holds its cost (at
+/// most `MAX_TOOL_NODES + 1`) and the first [`MAX_DEFS`] distinct `$ref`s it holds (none when
+/// over the cost: it can never be copied whole).
+#[derive(Default)]
+struct Costs {
+    parts: HashMap<usize, Counted>,
+    defs: BTreeMap<(&'static str, String), Option<Counted>>,
+}
 
-/// What an operation's input schema would copy in full (its parameters and body as written,
-/// and the definitions they reach, nearest first, as [`definitions`] takes them), counted as
-/// [`Budget::copy`] counts, at most `MAX_TOOL_NODES + 1`: the order in which [`operations`]
-/// serves the operations. `memo` keeps each definition's own cost and `$ref`s.
-fn demand<'a>(
-    doc: &'a Value,
-    op: &'a Value,
-    shared: Option<&'a Vec<Value>>,
-    memo: &mut DefCosts,
-) -> usize {
-    let mut own: Vec<&Value> = shared
+/// A cost and the `$ref`s counted with it.
+type Counted = (usize, Vec<String>);
+
+/// `v`'s cost, at most `MAX_TOOL_NODES + 1`, and its first [`MAX_DEFS`] distinct `$ref`s.
+fn cost_and_refs(v: &Value) -> (usize, Vec<String>) {
+    let cost = nodes_upto(v, MAX_TOOL_NODES + 1);
+    if cost > MAX_TOOL_NODES {
+        return (cost, Vec::new());
+    }
+    let mut seen = BTreeSet::new();
+    let refs = refs(&mut v.clone())
+        .into_iter()
+        .filter(|r| seen.insert(r.clone()))
+        .take(MAX_DEFS)
+        .collect();
+    (cost, refs)
+}
+
+/// What an operation's input schema would copy: its parameters and body as written (`own`),
+/// and with the definitions they reach, nearest first, as [`definitions`] takes them (`full`),
+/// counted as [`Budget::copy`] counts (a little over: whole parameter objects), each at most
+/// `MAX_TOOL_NODES + 1`. [`operations`] serves the operations by `full` and, when a share is
+/// short, leaves out the largest `own`.
+fn demand(
+    doc: &Value,
+    op: &Value,
+    shared: Option<&Vec<Value>>,
+    memo: &mut Costs,
+) -> (usize, usize) {
+    let mut parts: Vec<&Value> = shared
         .into_iter()
         .flatten()
         .chain(
@@ -524,15 +609,25 @@ fn demand<'a>(
         .collect();
     if let Some(body) = op.get("requestBody").map(|b| resolve(doc, b))
         && let Some(Value::Object(content)) = body.get("content")
-        && let Some(schema) = body_media(content).and_then(|m| m.get("schema"))
+        && let Some(schema) = body_media(content).and_then(|(_, m)| m.get("schema"))
     {
-        own.push(schema);
+        parts.push(schema);
     }
-    let mut total: usize = own.iter().map(|v| nodes(v)).sum();
-    let mut todo: VecDeque<String> = own.into_iter().flat_map(|v| refs(&mut v.clone())).collect();
+    let mut own = 0usize;
+    let mut todo = VecDeque::new();
+    for part in parts {
+        let (cost, refs) = memo
+            .parts
+            .entry(std::ptr::from_ref(part) as usize)
+            .or_insert_with(|| cost_and_refs(part));
+        own = own.saturating_add(*cost);
+        todo.extend(refs.iter().cloned());
+    }
+    let own = own.min(MAX_TOOL_NODES + 1);
+    let mut full = own;
     let mut seen = BTreeSet::new();
     while let Some(r) = todo.pop_front() {
-        if total > MAX_TOOL_NODES || seen.len() >= MAX_DEFS {
+        if full > MAX_TOOL_NODES || seen.len() >= MAX_DEFS {
             break;
         }
         let Some((prefix, token, _)) = schema_ref(&r) else {
@@ -541,52 +636,78 @@ fn demand<'a>(
         if !seen.insert((prefix, token.to_owned())) {
             continue;
         }
-        let entry = memo.entry((prefix, token.to_owned())).or_insert_with(|| {
-            doc.pointer(&format!("{prefix}{token}"))
-                .map(|d| (nodes(d), refs(&mut d.clone())))
-        });
+        let entry = memo
+            .defs
+            .entry((prefix, token.to_owned()))
+            .or_insert_with(|| doc.pointer(&format!("{prefix}{token}")).map(cost_and_refs));
         if let Some((cost, next)) = entry {
-            total += *cost;
+            full = full.saturating_add(*cost);
             todo.extend(next.iter().cloned());
         }
     }
-    total.min(MAX_TOOL_NODES + 1)
+    (own, full.min(MAX_TOOL_NODES + 1))
 }
 
-/// The JSON nodes [`Budget::copy`] would count for `v`.
-fn nodes(v: &Value) -> usize {
-    match v {
-        Value::String(t) => text_cost(t.len()),
-        Value::Object(m) => {
-            1 + m
-                .iter()
-                .map(|(k, x)| k.len() / 64 + nodes(x))
-                .sum::<usize>()
+/// The JSON nodes [`Budget::copy`] would count for `v`, counted until they pass `limit`.
+fn nodes_upto(v: &Value, limit: usize) -> usize {
+    fn count(v: &Value, limit: usize, n: &mut usize) {
+        match v {
+            Value::String(t) => *n += text_cost(t.len()),
+            Value::Object(m) => {
+                *n += 1;
+                for (k, x) in m {
+                    if *n > limit {
+                        return;
+                    }
+                    *n += k.len() / 64;
+                    count(x, limit, n);
+                }
+            }
+            Value::Array(a) => {
+                *n += 1;
+                for x in a {
+                    if *n > limit {
+                        return;
+                    }
+                    count(x, limit, n);
+                }
+            }
+            _ => *n += 1,
         }
-        Value::Array(a) => 1 + a.iter().map(nodes).sum::<usize>(),
-        _ => 1,
     }
+    let mut n = 0;
+    count(v, limit, &mut n);
+    n
 }
 
 /// Gives each tool whose name an earlier tool (in path order) already has the first free
-/// `<name>_<k>` (k = 2, 3, …; free of every name in the document, so a later `operationId` is
-/// never taken); returns `old → new` for each renamed.
+/// `<name>_<k>` (k = 2, 3, … counted on per name; free of every name in the document, so a later
+/// `operationId` is never taken; the name cut so that the whole stays within
+/// [`MAX_NAME_BYTES`]); returns `old → new` for each renamed.
 fn unique_names(tools: &mut [Value]) -> Vec<String> {
     let name = |t: &Value| t["name"].as_str().unwrap_or_default().to_owned();
     let mut taken: BTreeSet<String> = tools.iter().map(name).collect();
     let mut seen = BTreeSet::new();
+    let mut next: BTreeMap<String, usize> = BTreeMap::new();
     let mut renamed = Vec::new();
-    // At most `tools.len()` names are ever taken, so one of this many suffixes is free.
-    let last = tools.len() + 2;
     for tool in tools {
         let old = name(tool);
         if seen.insert(old.clone()) {
             continue;
         }
-        let new = (2..=last)
-            .map(|k| format!("{old}_{k}"))
-            .find(|n| !taken.contains(n))
-            .unwrap_or_default();
+        let k = next.entry(old.clone()).or_insert(2);
+        let new = loop {
+            let suffix = format!("_{k}");
+            *k += 1;
+            let mut end = old.len().min(MAX_NAME_BYTES.saturating_sub(suffix.len()));
+            while !old.is_char_boundary(end) {
+                end -= 1;
+            }
+            let candidate = format!("{}{suffix}", &old[..end]);
+            if !taken.contains(&candidate) {
+                break candidate;
+            }
+        };
         taken.insert(new.clone());
         seen.insert(new.clone());
         renamed.push(format!("{old} → {new}"));
@@ -595,7 +716,8 @@ fn unique_names(tools: &mut [Value]) -> Vec<String> {
     renamed
 }
 
-/// `<method>_<path>` with every run of other characters as one `_` (`get_pets_id`).
+/// `<method>_<path>` with every run of other characters as one `_` (`get_pets_id`); over
+/// [`MAX_NAME_BYTES`], its first 119 bytes, `_` and 8 hex digits of its blake3 hash.
 fn fallback_name(method: &str, path: &str) -> String {
     let mut name = method.to_owned();
     let mut gap = true;
@@ -609,6 +731,14 @@ fn fallback_name(method: &str, path: &str) -> String {
         } else {
             gap = true;
         }
+    }
+    // Longer than a host takes: the start, and a hash of the whole to keep names that share the
+    // start apart (ASCII only, so any byte is a character boundary).
+    if name.len() > MAX_NAME_BYTES {
+        let hash = blake3::hash(name.as_bytes()).to_hex();
+        name.truncate(MAX_NAME_BYTES - 9);
+        name.push('_');
+        name.push_str(&hash[..8]);
     }
     name
 }
@@ -787,7 +917,10 @@ mod tests {
                 "required": ["id", "verbose"]})
         );
         assert_eq!(
-            (ops[1]["method"].as_str(), ops[1]["path"].as_str()),
+            (
+                ops[1]["openapi"]["method"].as_str(),
+                ops[1]["openapi"]["path"].as_str()
+            ),
             (Some("GET"), Some("/pets/{id}"))
         );
         // No summary: the method and path describe it; the JSON body's schema, its reachable
@@ -837,77 +970,88 @@ mod tests {
     }
 
     #[test]
-    fn operations_carry_their_server_and_method_hints() {
-        // OpenAPI 3: the operation's servers, else the path item's, else the document's (methods
-        // in the order GET, PUT, POST, DELETE, OPTIONS, HEAD, PATCH, TRACE).
-        let doc = json!({"openapi": "3.0.0", "servers": [{"url": "https://api.example.com/v1"}],
+    fn operations_carry_where_to_send_the_call_and_method_hints() {
+        // OpenAPI 3: the operation's servers, else the path item's, else the document's, with
+        // variables at their defaults and no trailing `/` (methods in the order GET, PUT, POST,
+        // DELETE, OPTIONS, HEAD, PATCH, TRACE).
+        let doc = json!({"openapi": "3.0.0", "servers": [{"url": "https://api.example.com/v1/"}],
             "paths": {
-                "/a": {"servers": [{"url": "https://a.example.com"}],
-                    "get": {}, "delete": {"servers": [{"url": "/local"}]}},
+                "/a": {"servers": [{"url": "https://{region}.example.com",
+                        "variables": {"region": {"default": "eu", "enum": ["eu", "us"]}}}],
+                    "get": {}, "delete": {"servers": [{"url": "/"}, {"url": "/second"}]}},
                 "/b": {"post": {}, "put": {}, "patch": {}, "head": {}}}});
         let (ops, _) = operations(&doc);
         let got: Vec<(&str, &str)> = ops
             .iter()
             .map(|o| {
+                let call = &o["openapi"];
                 (
-                    o["method"].as_str().unwrap_or(""),
-                    o["server"].as_str().unwrap_or(""),
+                    call["method"].as_str().unwrap_or(""),
+                    call["server"].as_str().unwrap_or("(none)"),
                 )
             })
             .collect();
         assert_eq!(
             got,
             [
-                ("GET", "https://a.example.com"),
-                ("DELETE", "/local"),
+                ("GET", "https://eu.example.com"),
+                // `/` is the document's own host: nothing to prefix.
+                ("DELETE", "(none)"),
                 ("PUT", "https://api.example.com/v1"),
                 ("POST", "https://api.example.com/v1"),
                 ("HEAD", "https://api.example.com/v1"),
                 ("PATCH", "https://api.example.com/v1"),
             ]
         );
-        // Safe methods are read-only; POST adds; PUT, PATCH and DELETE may overwrite or remove;
-        // PUT and DELETE are idempotent.
+        // Safe methods are read-only; PUT, PATCH and DELETE may overwrite or remove, PUT and
+        // DELETE are idempotent; a POST says nothing of destruction (MCP's default: destructive).
         let hint = |i: usize, k: &str| ops[i]["annotations"][k].as_bool();
         assert_eq!(hint(0, "readOnlyHint"), Some(true));
         assert_eq!(hint(0, "destructiveHint"), None);
         assert_eq!(hint(4, "readOnlyHint"), Some(true));
         for (i, destructive, idempotent) in [
-            (1, true, true),
-            (2, true, true),
-            (3, false, false),
-            (5, true, false),
+            (1, Some(true), true),
+            (2, Some(true), true),
+            (3, None, false),
+            (5, Some(true), false),
         ] {
-            assert_eq!(hint(i, "readOnlyHint"), Some(false), "{}", ops[i]["method"]);
-            assert_eq!(
-                hint(i, "destructiveHint"),
-                Some(destructive),
-                "{}",
-                ops[i]["method"]
-            );
-            assert_eq!(
-                hint(i, "idempotentHint"),
-                Some(idempotent),
-                "{}",
-                ops[i]["method"]
-            );
+            let method = &ops[i]["openapi"]["method"];
+            assert_eq!(hint(i, "readOnlyHint"), Some(false), "{method}");
+            assert_eq!(hint(i, "destructiveHint"), destructive, "{method}");
+            assert_eq!(hint(i, "idempotentHint"), Some(idempotent), "{method}");
         }
         assert!(
             ops.iter()
                 .all(|o| o["annotations"]["openWorldHint"] == true)
         );
-        // Swagger 2: scheme, host and base path; without a host, the base path alone; without
-        // either, no server.
+        // Swagger 2: scheme (https when listed, else the first), host and base path; without a
+        // host, the base path alone; without either, no server.
         let doc = json!({"swagger": "2.0", "host": "petstore.io", "basePath": "/v2",
-            "schemes": ["http"], "paths": {"/p": {"get": {}, "put": {"schemes": ["wss"]}}}});
+            "schemes": ["http", "https"],
+            "paths": {"/p": {"get": {}, "put": {"schemes": ["wss"]}}}});
         let (ops, _) = operations(&doc);
-        assert_eq!(ops[0]["server"], "http://petstore.io/v2");
-        assert_eq!(ops[1]["server"], "wss://petstore.io/v2");
+        assert_eq!(ops[0]["openapi"]["server"], "https://petstore.io/v2");
+        assert_eq!(ops[1]["openapi"]["server"], "wss://petstore.io/v2");
         let (ops, _) = operations(&json!({"swagger": "2.0", "basePath": "/v2",
             "paths": {"/p": {"get": {}}}}));
-        assert_eq!(ops[0]["server"], "/v2");
+        assert_eq!(ops[0]["openapi"]["server"], "/v2");
         let (ops, _) = operations(&json!({"openapi": "3.0.0", "paths": {"/p": {"get": {}}}}));
-        assert!(ops[0].get("server").is_none());
+        assert!(ops[0]["openapi"].get("server").is_none());
+        // Each input property's place in the request: a name two places share keeps its own
+        // name there; the body its media type.
+        let doc = json!({"openapi": "3.0.0", "paths": {"/p/{id}": {"post": {
+            "parameters": [{"name": "id", "in": "path"}, {"name": "id", "in": "query"},
+                {"name": "X-Trace", "in": "header"}],
+            "requestBody": {"content": {"application/merge-patch+json": {"schema": {}}}}}}}});
+        let (ops, _) = operations(&doc);
+        assert_eq!(
+            ops[0]["openapi"]["parameters"],
+            json!({
+                "path_id": {"in": "path", "name": "id"},
+                "query_id": {"in": "query", "name": "id"},
+                "X-Trace": {"in": "header", "name": "X-Trace"},
+                "body": {"in": "body", "contentType": "application/merge-patch+json"}})
+        );
     }
 
     #[test]
@@ -934,6 +1078,21 @@ mod tests {
                 && warnings[0].ends_with(": get_jobs → get_jobs_3, make → make_2"),
             "{warnings:?}"
         );
+        // Within 128 bytes: a 128-byte name given twice keeps 126 of its bytes and `_2`; a long
+        // path's fallback name keeps 119 bytes and a hash of the whole.
+        let long = "a".repeat(128);
+        let path = format!("/{}", "b".repeat(200));
+        let doc = json!({"openapi": "3.0.0", "paths": {
+            "/l1": {"get": {"operationId": long}}, "/l2": {"get": {"operationId": long}},
+            path: {"get": {}}}});
+        let (ops, _) = operations(&doc);
+        let whole = format!("get_{}", "b".repeat(200));
+        let hash = blake3::hash(whole.as_bytes()).to_hex();
+        let want = format!("get_{}_{}", "b".repeat(115), &hash[..8]);
+        assert_eq!(want.len(), 128);
+        assert_eq!(ops[0]["name"], json!(want));
+        assert_eq!(ops[1]["name"], json!(long));
+        assert_eq!(ops[2]["name"], json!(format!("{}_2", "a".repeat(126))));
     }
 
     #[test]
@@ -999,20 +1158,23 @@ mod tests {
     #[test]
     fn the_smallest_operations_are_served_first() {
         // 40 large operations (/a00 … /a39: a parameter schema of 49,003 JSON nodes, an object,
-        // its type and an array of 49,000 values) before 100 small ones (/b000 … /b099: 1,003
-        // nodes), 2,060,420 in all, over the document's 2,000,000. Served smallest first, the
-        // small ones copy 100,300, leaving 1,899,700 for the large: the first large one's share
-        // is 1,899,700 / 40 = 47,492 and the second's 1,899,700 / 39 = 48,710, under 49,003, so
-        // both keep no schema (a failed copy counts nothing); from the third (1,899,700 / 38 =
-        // 49,992) each fits, and the remaining 38 do (38 × 49,003 = 1,862,114). In path order the
-        // large ones came first and all 40 went without (shares 2,000,000 / 140 = 14,285 to
-        // 2,000,000 / 101 = 19,801).
+        // its type and an array of 49,000 values; /a00's 49,503) before 100 small ones (/b000 …
+        // /b099: 1,003 nodes), 2,060,920 in all, over the document's 2,000,000. Served smallest
+        // first, the small ones copy 100,300, leaving 1,899,700 for the large. The first of them
+        // (/a01; /a00 is served last) gets 1,899,700 / 40 = 47,492, under 49,003: its copy fails
+        // (counting nothing) and the operation with the largest parameters, /a00, goes without;
+        // /a01 again gets 1,899,700 / 39 = 48,710, fails, and the largest left goes without
+        // (all tie: the last in path order, /a39); then 1,899,700 / 38 = 49,992 fits, and so do
+        // the remaining 37 (38 × 49,003 = 1,862,114). Under the plain fair share in path order
+        // all 40 large ones went without (shares 2,000,000 / 140 = 14,285 to 2,000,000 / 101 =
+        // 19,801).
         let schema = |n: u32| json!({"type": "integer", "enum": (0..n).collect::<Vec<_>>()});
         let mut paths = Map::new();
         for i in 0..40 {
+            let n = if i == 0 { 49_500 } else { 49_000 };
             paths.insert(
                 format!("/a{i:02}"),
-                json!({"get": {"parameters": [{"name": "v", "in": "query", "schema": schema(49_000)}]}}),
+                json!({"get": {"parameters": [{"name": "v", "in": "query", "schema": schema(n)}]}}),
             );
         }
         for i in 0..100 {
@@ -1027,16 +1189,17 @@ mod tests {
             .iter()
             .map(|o| o["inputSchema"]["properties"]["v"].is_object())
             .collect();
+        assert_eq!(ops[0]["openapi"]["path"], "/a00");
+        assert_eq!(ops[39]["openapi"]["path"], "/a39");
         assert!(
-            !kept[0] && !kept[1],
-            "the first two large ones in path order lose out"
+            !kept[0] && !kept[39],
+            "the largest and the last of the ties go without"
         );
-        assert!(kept[2..].iter().all(|k| *k));
-        assert_eq!(ops[0]["path"], "/a00");
+        assert_eq!(kept.iter().filter(|k| **k).count(), 138);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(
             warnings[0].starts_with("2 operation(s) kept without their input schema")
-                && warnings[0].ends_with(": get_a00, get_a01"),
+                && warnings[0].ends_with(": get_a00, get_a39"),
             "{warnings:?}"
         );
     }
@@ -1057,11 +1220,12 @@ mod tests {
             }
             json!({"openapi": "3.0.0", "paths": paths, "components": {"schemas": {"Big": big}}})
         };
-        // Inline: operation k (of 100) may copy at most what is left ÷ (101 − k), the operations
-        // still to build; a failed copy counts nothing (descriptions have their own budget). Up
-        // to the 34th the share 2,000,000 ÷ (101 − k) is under 30,003 (the 34th's 2,000,000 / 67
-        // = 29,850), so those operations keep no schema; from the 35th (2,000,000 / 66 = 30,303)
-        // each fits, and all 66 do (66 × 30,003 = 1,980,198).
+        // Inline: each operation may copy at most what is left ÷ the operations still to build; a
+        // failed copy counts nothing (descriptions have their own budget) and the operation with
+        // the largest parameters (all tie: the last in path order) goes without. While k
+        // operations are left and 2,000,000 ÷ k is under 30,003 (k ≥ 67: 2,000,000 / 67 =
+        // 29,850) the copy fails, so /p099 … /p066 (34) keep no schema; from k = 66 (30,303) each
+        // fits, and all 66 do (66 × 30,003 = 1,980,198).
         let (ops, warnings) = operations(&doc_with(&big));
         assert_eq!(ops.len(), 100);
         let has_params = |o: &Value| {
@@ -1071,7 +1235,7 @@ mod tests {
         };
         let kept: Vec<bool> = ops.iter().map(has_params).collect();
         assert_eq!(kept.iter().filter(|k| !**k).count(), 34);
-        assert!(kept[..34].iter().all(|k| !k) && kept[34..].iter().all(|k| *k));
+        assert!(kept[..66].iter().all(|k| *k) && kept[66..].iter().all(|k| !k));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(
             warnings[0].starts_with("34 operation(s) kept without their input schema"),

@@ -181,7 +181,9 @@ fn task_schema(upper: bool) -> serde_json::Value {
 /// A `SKILL.md` package becomes a tool whose one argument is the task (calling it loads the
 /// skill's instructions). A tool-catalog entry is offered as itself — its description and its
 /// own input schema (an empty object schema when the catalog gave none; MCP also keeps its
-/// `title`, `outputSchema` and `annotations`) — so the host can call the real tool; its name is
+/// `title`, `outputSchema`, `annotations` and `_meta`, and gets an OpenAPI operation's method,
+/// path, server and parameter places under `_meta["skg/openapi"]`) — so the host can call the
+/// real tool; its name is
 /// its own unless a host would refuse it or another tool of the bundle has it ([`tool_name`]).
 /// A tool of an index written before entries were kept is offered as a package is.
 pub fn tools(index: &Index, bundle: &Bundle, format: Format) -> Result<serde_json::Value> {
@@ -251,8 +253,8 @@ fn json_schema(schema: &serde_json::Value) -> serde_json::Value {
 
 /// A catalog tool as itself in `format` (not `Bundle`): `t`'s name, the entry's own description
 /// (cut to [`MAX_DESCRIPTION`]) and input schema; as an MCP tool also its `title`,
-/// `outputSchema`, `annotations` and `_meta`, and an OpenAPI operation's method, path and server
-/// under `_meta["skg/openapi"]`.
+/// `outputSchema`, `annotations` and `_meta` (objects only), and an OpenAPI operation's method,
+/// path, server and parameter places under `_meta["skg/openapi"]`.
 fn own_tool(t: &ToolSpec, entry: &serde_json::Value, format: Format) -> serde_json::Value {
     let f = skg_model::tool_function(entry);
     let description = clip(
@@ -281,21 +283,19 @@ fn own_tool(t: &ToolSpec, entry: &serde_json::Value, format: Format) -> serde_js
             let mut tool = serde_json::json!({
                 "name": t.name, "description": description, "inputSchema": schema});
             for key in ["title", "outputSchema", "annotations", "_meta"] {
-                if let Some(v) = f.get(key) {
+                // MCP types these as objects (`title` a string); anything else is left out.
+                if let Some(v) = f.get(key).filter(|v| v.is_object() || key == "title") {
                     tool[key] = v.clone();
                 }
             }
-            // An OpenAPI operation says where to send the call (MCP's `_meta`, under a prefix of
-            // ours), so a gateway that proxies it needs nothing else.
-            if let (Some(method), Some(path)) = (f.get("method"), f.get("path")) {
-                let mut call = serde_json::json!({"method": method, "path": path});
-                if let Some(server) = f.get("server") {
-                    call["server"] = server.clone();
-                }
+            // Where an OpenAPI operation's call goes (extract's `openapi`: method, path, server,
+            // each property's place in the request), for a gateway that proxies it; under MCP's
+            // `_meta`, with a prefix of ours.
+            if let Some(call) = f.get("openapi").filter(|c| c.is_object()) {
                 if !tool["_meta"].is_object() {
                     tool["_meta"] = serde_json::json!({});
                 }
-                tool["_meta"]["skg/openapi"] = call;
+                tool["_meta"]["skg/openapi"] = call.clone();
             }
             tool
         }
@@ -357,7 +357,38 @@ pub fn export(index: &Index, bundle: &Bundle, dir: &Path) -> Result<Vec<PathBuf>
 
 #[cfg(test)]
 mod schema_tests {
-    use super::json_schema;
+    use super::{Format, ToolSpec, json_schema, own_tool};
+
+    #[test]
+    fn an_mcp_tool_keeps_its_objects_and_where_an_operation_goes() {
+        let t = ToolSpec {
+            name: "addPet".into(),
+            skill_id: "petstore:addPet".into(),
+            title: "addPet".into(),
+            description: String::new(),
+        };
+        let call = serde_json::json!({"method": "POST", "path": "/pets"});
+        // An entry's own `_meta` object gains the call beside what it holds.
+        let entry = serde_json::json!({"name": "addPet", "_meta": {"a/b": 1},
+            "annotations": {"readOnlyHint": false}, "openapi": call});
+        let tool = own_tool(&t, &entry, Format::Mcp);
+        assert_eq!(
+            tool["_meta"],
+            serde_json::json!({"a/b": 1, "skg/openapi": call})
+        );
+        assert_eq!(tool["annotations"]["readOnlyHint"], false);
+        // A `_meta` or `annotations` that is not an object is left out; no call, no `_meta`.
+        let entry = serde_json::json!({"name": "x", "_meta": "text", "annotations": [1]});
+        let tool = own_tool(&t, &entry, Format::Mcp);
+        assert!(
+            tool.get("_meta").is_none() && tool.get("annotations").is_none(),
+            "{tool}"
+        );
+        // A string `_meta` beside a call is replaced by an object holding the call.
+        let entry = serde_json::json!({"name": "x", "_meta": "text", "openapi": call});
+        let tool = own_tool(&t, &entry, Format::Mcp);
+        assert_eq!(tool["_meta"], serde_json::json!({"skg/openapi": call}));
+    }
 
     #[test]
     fn schemas_are_offered_as_json_schema() {
@@ -367,14 +398,14 @@ mod schema_tests {
             "days": {"type": ["INTEGER", "NULL"]},
             "type": {"type": "ARRAY", "items": {"type": "OBJECT", "properties": {}}},
             "kind": {"type": "string", "default": {"type": "Shop"}},
-            "mode": {"type": "STRING", "enum": ["STRING"], "default": {"type": "OBJECT"},
+            "mode": {"type": "STRING", "enum": [{"type": "STRING"}], "default": {"type": "OBJECT"},
                 "x-host": {"type": "NULL"}}}});
         let want = serde_json::json!({"type": "object", "properties": {
             "city": {"type": "string"},
             "days": {"type": ["integer", "null"]},
             "type": {"type": "array", "items": {"type": "object", "properties": {}}},
             "kind": {"type": "string", "default": {"type": "Shop"}},
-            "mode": {"type": "string", "enum": ["STRING"], "default": {"type": "OBJECT"},
+            "mode": {"type": "string", "enum": [{"type": "STRING"}], "default": {"type": "OBJECT"},
                 "x-host": {"type": "NULL"}}}});
         // Instance data keeps its values: the default object and the extension are not schemas.
         assert_eq!(json_schema(&gemini), want);

@@ -62,11 +62,17 @@ fn is_data(key: &str) -> bool {
     matches!(key, "enum" | "const" | "default" | "example" | "examples") || key.starts_with("x-")
 }
 
-/// Keys whose values map names to schemas.
+/// Keys whose values map names to schemas (draft-07's `dependencies` may also map a name to a
+/// list of names, which holds no schema either way).
 fn is_schema_map(key: &str) -> bool {
     matches!(
         key,
-        "properties" | "patternProperties" | "definitions" | "$defs" | "dependentSchemas"
+        "properties"
+            | "patternProperties"
+            | "definitions"
+            | "$defs"
+            | "dependentSchemas"
+            | "dependencies"
     )
 }
 

@@ -356,8 +356,8 @@ fn an_openapi_document_routes_as_its_operations() {
     assert_eq!(f["parameters"]["properties"]["body"]["$ref"], "#/$defs/Pet");
     assert_eq!(f["parameters"]["$defs"]["Pet"]["required"][0], "name");
     assert_eq!(f["parameters"]["required"][0], "body");
-    // As an MCP tool it carries the hints its method gives: POST adds, so it is neither
-    // read-only nor destructive.
+    // As an MCP tool it carries the hints its method gives (a POST is not read-only; whether it
+    // destroys is left to MCP's default) and where the call goes.
     let out = crate::skg_env(
         d,
         &[
@@ -382,12 +382,13 @@ fn an_openapi_document_routes_as_its_operations() {
     assert_eq!(tool["name"], "addPet", "{tools}");
     assert_eq!(
         tool["annotations"],
-        serde_json::json!({"readOnlyHint": false, "destructiveHint": false,
-            "idempotentHint": false, "openWorldHint": true})
+        serde_json::json!({"readOnlyHint": false, "idempotentHint": false,
+            "openWorldHint": true})
     );
     assert_eq!(
         tool["_meta"]["skg/openapi"],
         serde_json::json!({"method": "POST", "path": "/pets",
-            "server": "https://shelter.example.com/v1"})
+            "server": "https://shelter.example.com/v1",
+            "parameters": {"body": {"in": "body", "contentType": "application/json"}}})
     );
 }
