@@ -27,7 +27,8 @@
 //! copied nearest first: those past the share (or past [`MAX_DEFS`], or a name already copied
 //! from the other place) are left out. When an operation's own parameters and body are over its
 //! share (they cannot be cut), the operation with the largest parameters and body keeps its name
-//! and description with an empty input schema, and its share goes to the rest. Descriptions have
+//! and description with an empty input schema, and its share goes to the rest (the operation
+//! itself, when no larger share could let it fit). Descriptions have
 //! a budget of their own of the same size, cut at [`MAX_DESCRIPTION_BYTES`] (at
 //! [`SPENT_DESCRIPTION_BYTES`] once it is spent). The document gets
 //! a warning for each of these losses; a `$ref` to a target the document lacks or to another
@@ -43,6 +44,9 @@ use skg_model::for_each_schema;
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
+/// Longest server URL kept (an operation's `openapi.server`; the first 2 KiB of a URL are all
+/// browsers and servers are known to take).
+const MAX_SERVER_BYTES: usize = 2048;
 /// Most `$ref` hops followed for one schema, parameter, body or path item (a cycle stops here).
 const MAX_REF_HOPS: usize = 8;
 /// Most schema definitions copied into one tool.
@@ -112,7 +116,8 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     // small ones leave goes to the larger ones after them and definitions are left out of the
     // largest. An operation whose own parameters and body are over its share cannot be cut: then
     // the operation with the largest parameters and body goes without its schema (its share
-    // goes to the rest) and the copy is tried again.
+    // goes to the rest) and the copy is tried again — or, when no larger share could let it fit,
+    // the operation itself goes without.
     let mut memo = Costs::default();
     let costs: Vec<(usize, usize)> = ops
         .iter()
@@ -135,13 +140,21 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             truncated += usize::from(cut);
             by_demand.remove(&(costs[i].1, i));
             by_own.remove(&(costs[i].0, i));
-        } else if let Some((own, j)) = by_own.pop_last() {
-            // What the failed copy counted goes back; the largest goes without.
+        } else {
+            // What the failed copy counted goes back. If a larger share could let this operation
+            // fit (its count says it would not fit this one), the operation with the largest
+            // parameters and body goes without so the rest get more; else (its count was short,
+            // or no share is larger) this one does.
             budget.document = before;
+            let j = if costs[i].0 > budget.tool && budget.tool < MAX_TOOL_NODES {
+                by_own.last().map_or(i, |&(_, j)| j)
+            } else {
+                i
+            };
             out[j]["inputSchema"] = json!({"type": "object", "properties": {}});
             over.push(j);
             by_demand.remove(&(costs[j].1, j));
-            debug_assert_eq!(own, costs[j].0);
+            by_own.remove(&(costs[j].0, j));
         }
     }
     over.sort_unstable();
@@ -164,9 +177,9 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     }
     if !over.is_empty() {
         warnings.push(format!(
-            "{} operation(s) kept without their input schema: their parameters and body alone \
-             would copy more than their share of the JSON nodes a document may copy ({} per tool, \
-             {} per document; the largest go without): {}",
+            "{} operation(s) kept without their input schema, so that the rest fit: their \
+             parameters and body alone are the largest, over a share of the JSON nodes a document \
+             may copy ({} per tool, {} per document): {}",
             over.len(),
             MAX_TOOL_NODES,
             MAX_DOCUMENT_NODES,
@@ -227,7 +240,9 @@ fn operation(
     budget.cut_descriptions += usize::from(description.len() > keep);
     let description = cut_text(description, keep);
     let mut call = json!({"method": method.to_uppercase(), "path": path});
-    if let Some(url) = server {
+    // A server is counted with the descriptions (a shared one is copied into every operation);
+    // once they are spent it is left out.
+    if let Some(url) = server.filter(|u| budget.charge(text_cost(u.len()))) {
         call["server"] = Value::String(url);
     }
     json!({
@@ -241,7 +256,7 @@ fn operation(
 /// The base URL an operation is served at, without a trailing `/` (the operation's path starts
 /// with one), maybe relative to where the document was found: OpenAPI 3's first `servers` entry
 /// of the operation, else of its path item, else of the document, its `{variables}` given their
-/// `default`; Swagger 2's `<scheme>://<host><basePath>` (`https` when the operation, else the
+/// `default` (one over [`MAX_SERVER_BYTES`] is left out); Swagger 2's `<scheme>://<host><basePath>` (`https` when the operation, else the
 /// document, lists it, else the first listed; `https` when none is — the specification says the
 /// scheme the document was fetched with, which a file does not tell), or `basePath` alone
 /// without a `host`. `None` when nothing names one.
@@ -257,7 +272,14 @@ fn server(doc: &Value, item: &Value, op: &Value) -> Option<String> {
         if let Some(Value::Object(vars)) = entry.get("variables") {
             for (name, var) in vars {
                 if let Some(d) = var.get("default").and_then(Value::as_str) {
-                    url = url.replace(&format!("{{{name}}}"), d);
+                    let pattern = format!("{{{name}}}");
+                    let times = url.matches(&pattern).count();
+                    // Each substitution is checked before it is made: a long default put in many
+                    // times could not grow the text past the bound.
+                    if url.len() - times * pattern.len() + times * d.len() > MAX_SERVER_BYTES {
+                        return None;
+                    }
+                    url = url.replace(&pattern, d);
                 }
             }
         }
@@ -286,7 +308,7 @@ fn server(doc: &Value, item: &Value, op: &Value) -> Option<String> {
         }
     };
     let url = url.trim_end_matches('/');
-    (!url.is_empty()).then(|| url.to_owned())
+    (!url.is_empty() && url.len() <= MAX_SERVER_BYTES).then(|| url.to_owned())
 }
 
 /// MCP tool annotations (hints a host may use to ask before a call) from the HTTP method's
@@ -344,6 +366,16 @@ impl Budget {
             self.text -= cost;
         }
         ok
+    }
+
+    /// Counts `cost` nodes against both budgets; `None` (counting nothing) when either is short.
+    fn take(&mut self, cost: usize) -> Option<()> {
+        if self.tool < cost || self.document < cost {
+            return None;
+        }
+        self.tool -= cost;
+        self.document -= cost;
+        Some(())
     }
 
     /// [`Budget::copy`], counting nothing when it fails.
@@ -450,6 +482,24 @@ fn body_media(content: &Map<String, Value>) -> Option<(&String, &Value)> {
         .or_else(|| content.iter().next())
 }
 
+/// The path item's parameters, then the operation's, each `$ref` followed.
+fn parameters<'a>(
+    doc: &'a Value,
+    op: &'a Value,
+    shared: Option<&'a Vec<Value>>,
+) -> impl Iterator<Item = &'a Value> {
+    shared
+        .into_iter()
+        .flatten()
+        .chain(
+            op.get("parameters")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        )
+        .map(move |p| resolve(doc, p))
+}
+
 /// An operation's input schema, whether some of the definitions it reaches were left out, and
 /// where each property goes in the HTTP request (`{"in": "query", "name": "id"}`; the body
 /// `{"in": "body", "contentType": …}`); `None` when its parameters and body alone would copy
@@ -462,13 +512,8 @@ fn input_schema(
 ) -> Option<(Value, bool, Map<String, Value>)> {
     // (name, in) → parameter, in first-seen order; the operation's own replace the path item's.
     let mut params: Vec<((String, String), &Value)> = Vec::new();
-    for p in shared.into_iter().flatten().chain(
-        op.get("parameters")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten(),
-    ) {
-        let p = resolve(doc, p);
+    let mut at_index: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for p in parameters(doc, op, shared) {
         let (Some(n), Some(at)) = (
             p.get("name").and_then(Value::as_str),
             p.get("in").and_then(Value::as_str),
@@ -476,22 +521,24 @@ fn input_schema(
             continue;
         };
         let key = (n.to_owned(), at.to_owned());
-        match params.iter_mut().find(|(k, _)| *k == key) {
-            Some(slot) => slot.1 = p,
-            None => params.push((key, p)),
+        if let Some(&k) = at_index.get(&key) {
+            params[k].1 = p;
+        } else {
+            at_index.insert(key.clone(), params.len());
+            params.push((key, p));
         }
     }
     let mut properties = Map::new();
     let mut places = Map::new();
     let mut required = Vec::new();
     // A name two places share (`id` in the path and the query) is told apart by its place.
-    let shared_name = |n: &str| {
-        params
-            .iter()
-            .filter(|((m, at), _)| m == n && at != "body")
-            .count()
-            > 1
-    };
+    let mut places_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for ((n, at), _) in &params {
+        if at != "body" {
+            *places_of.entry(n).or_default() += 1;
+        }
+    }
+    let shared_name = |n: &str| places_of.get(n).is_some_and(|&c| c > 1);
     for ((n, at), p) in &params {
         let prop = if at == "body" {
             "body".to_owned()
@@ -503,9 +550,20 @@ fn input_schema(
         if properties.contains_key(&prop) {
             continue;
         }
+        // The name is written four times (property, place, its name, maybe `required`), each
+        // counted as a key is (one node per 64 bytes).
+        budget.take(4 * (prop.len().max(n.len()) / 64))?;
         properties.insert(prop.clone(), parameter_schema(p, budget)?);
         let place = if at == "body" {
-            json!({"in": "body"})
+            // Swagger 2: the body's media type is the first the operation, else the document,
+            // consumes.
+            let consumes = [op, doc]
+                .into_iter()
+                .find_map(|v| v.get("consumes")?.as_array()?.first()?.as_str());
+            match consumes {
+                Some(t) => json!({"in": "body", "contentType": t}),
+                None => json!({"in": "body"}),
+            }
         } else {
             json!({"in": at, "name": n})
         };
@@ -596,53 +654,64 @@ fn demand(
     shared: Option<&Vec<Value>>,
     memo: &mut Costs,
 ) -> (usize, usize) {
-    let mut parts: Vec<&Value> = shared
-        .into_iter()
-        .flatten()
-        .chain(
-            op.get("parameters")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten(),
-        )
-        .map(|p| resolve(doc, p))
-        .collect();
-    if let Some(body) = op.get("requestBody").map(|b| resolve(doc, b))
-        && let Some(Value::Object(content)) = body.get("content")
-        && let Some(schema) = body_media(content).and_then(|(_, m)| m.get("schema"))
-    {
-        parts.push(schema);
+    // What input_schema copies of each parameter (its schema, its first content type's schema,
+    // or a Swagger 2 parameter whole) and of the body (the chosen media type's schema), and their
+    // descriptions.
+    let mut parts: Vec<&Value> = Vec::new();
+    for p in parameters(doc, op, shared) {
+        let content = p
+            .get("content")
+            .and_then(Value::as_object)
+            .and_then(|c| c.values().next())
+            .and_then(|m| m.get("schema"));
+        parts.push(p.get("schema").or(content).unwrap_or(p));
+        parts.extend(p.get("description"));
+    }
+    if let Some(body) = op.get("requestBody").map(|b| resolve(doc, b)) {
+        if let Some(Value::Object(content)) = body.get("content")
+            && let Some(schema) = body_media(content).and_then(|(_, m)| m.get("schema"))
+        {
+            parts.push(schema);
+        }
+        parts.extend(body.get("description"));
     }
     let mut own = 0usize;
     let mut todo = VecDeque::new();
+    let mut queued = BTreeSet::new();
+    let mut queue = |refs: &[String], todo: &mut VecDeque<(&'static str, String)>| {
+        for r in refs {
+            if queued.len() >= MAX_DEFS {
+                return;
+            }
+            if let Some((prefix, token, _)) = schema_ref(r)
+                && queued.insert((prefix, token.to_owned()))
+            {
+                todo.push_back((prefix, token.to_owned()));
+            }
+        }
+    };
     for part in parts {
         let (cost, refs) = memo
             .parts
             .entry(std::ptr::from_ref(part) as usize)
             .or_insert_with(|| cost_and_refs(part));
         own = own.saturating_add(*cost);
-        todo.extend(refs.iter().cloned());
+        queue(refs, &mut todo);
     }
     let own = own.min(MAX_TOOL_NODES + 1);
     let mut full = own;
-    let mut seen = BTreeSet::new();
-    while let Some(r) = todo.pop_front() {
-        if full > MAX_TOOL_NODES || seen.len() >= MAX_DEFS {
+    // Each definition is queued once (at most MAX_DEFS), nearest first.
+    while let Some((prefix, token)) = todo.pop_front() {
+        if full > MAX_TOOL_NODES {
             break;
-        }
-        let Some((prefix, token, _)) = schema_ref(&r) else {
-            continue;
-        };
-        if !seen.insert((prefix, token.to_owned())) {
-            continue;
         }
         let entry = memo
             .defs
-            .entry((prefix, token.to_owned()))
+            .entry((prefix, token.clone()))
             .or_insert_with(|| doc.pointer(&format!("{prefix}{token}")).map(cost_and_refs));
         if let Some((cost, next)) = entry {
             full = full.saturating_add(*cost);
-            todo.extend(next.iter().cloned());
+            queue(next, &mut todo);
         }
     }
     (own, full.min(MAX_TOOL_NODES + 1))
@@ -943,6 +1012,7 @@ mod tests {
     fn a_swagger_2_document_keeps_inline_types_and_body_parameters() {
         let doc = json!({
             "swagger": "2.0",
+            "consumes": ["application/json", "application/xml"],
             "paths": {"/orders": {"post": {
                 "operationId": "createOrder",
                 "parameters": [
@@ -962,6 +1032,12 @@ mod tests {
                 "body": {"$ref": "#/$defs/Order"}},
                 "required": ["body"],
                 "$defs": {"Order": {"type": "object", "properties": {"qty": {"type": "integer"}}}}})
+        );
+        // The body's media type is the first the document consumes.
+        assert_eq!(
+            ops[0]["openapi"]["parameters"],
+            json!({"dryRun": {"in": "query", "name": "dryRun"},
+                "body": {"in": "body", "contentType": "application/json"}})
         );
         // A document without a version key or paths is not OpenAPI.
         assert!(!is_openapi(&json!({"paths": {}})));
@@ -1036,6 +1112,12 @@ mod tests {
             "paths": {"/p": {"get": {}}}}));
         assert_eq!(ops[0]["openapi"]["server"], "/v2");
         let (ops, _) = operations(&json!({"openapi": "3.0.0", "paths": {"/p": {"get": {}}}}));
+        assert!(ops[0]["openapi"].get("server").is_none());
+        // A server that would pass 2 KiB once its variables are put in is left out (1,000 bytes
+        // put in 3 times), before the text is built.
+        let doc = json!({"openapi": "3.0.0", "servers": [{"url": "https://{a}{a}{a}",
+            "variables": {"a": {"default": "x".repeat(1_000)}}}], "paths": {"/p": {"get": {}}}});
+        let (ops, _) = operations(&doc);
         assert!(ops[0]["openapi"].get("server").is_none());
         // Each input property's place in the request: a name two places share keeps its own
         // name there; the body its media type.
@@ -1202,6 +1284,65 @@ mod tests {
                 && warnings[0].ends_with(": get_a00, get_a39"),
             "{warnings:?}"
         );
+    }
+
+    #[test]
+    fn an_operation_that_cannot_fit_goes_without_alone() {
+        // 100 operations with one small parameter, and /x whose body's description alone is
+        // 3,300,000 bytes: 51,563 nodes (1 + 3,300,000 / 64), over the 50,000 any one tool may
+        // copy. /x is counted with its description, so it is served last; its copy fails with
+        // the largest share there is, so it goes without itself and no other operation does.
+        let mut paths = Map::new();
+        for i in 0..100 {
+            paths.insert(
+                format!("/p{i:03}"),
+                json!({"get": {"parameters": [{"name": "q", "in": "query",
+                    "schema": {"type": "string"}}]}}),
+            );
+        }
+        paths.insert(
+            "/x".into(),
+            json!({"post": {"requestBody": {"description": "d".repeat(3_300_000),
+                "content": {"application/json": {"schema": {"type": "object"}}}}}}),
+        );
+        let (ops, warnings) = operations(&json!({"openapi": "3.0.0", "paths": paths}));
+        let without: Vec<&str> = ops
+            .iter()
+            .filter(|o| {
+                o["inputSchema"]["properties"]
+                    .as_object()
+                    .is_some_and(Map::is_empty)
+            })
+            .map(|o| o["openapi"]["path"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(without, ["/x"]);
+        assert!(
+            warnings[0].starts_with("1 operation(s) kept without their input schema"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn parameter_names_are_counted() {
+        // A 1,000,000-byte parameter name is written four times into the tool (property, place,
+        // its name, `required`): 4 × 15,625 = 62,500 nodes, over the 50,000 a tool may copy, so
+        // the operation keeps no schema; a 100-byte one costs 4 × 1 and is kept.
+        let doc = |n: usize| {
+            json!({"openapi": "3.0.0", "paths": {"/p/{x}": {"get": {"parameters": [
+                {"name": "x".repeat(n), "in": "path", "schema": {"type": "string"}}]}}}})
+        };
+        let (ops, warnings) = operations(&doc(1_000_000));
+        assert_eq!(
+            ops[0]["inputSchema"],
+            json!({"type": "object", "properties": {}})
+        );
+        assert!(
+            warnings[0].starts_with("1 operation(s) kept without"),
+            "{warnings:?}"
+        );
+        let (ops, warnings) = operations(&doc(100));
+        assert!(ops[0]["inputSchema"]["properties"]["x".repeat(100)].is_object());
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]

@@ -284,7 +284,14 @@ fn own_tool(t: &ToolSpec, entry: &serde_json::Value, format: Format) -> serde_js
                 "name": t.name, "description": description, "inputSchema": schema});
             for key in ["title", "outputSchema", "annotations", "_meta"] {
                 // MCP types these as objects (`title` a string); anything else is left out.
-                if let Some(v) = f.get(key).filter(|v| v.is_object() || key == "title") {
+                let typed = |v: &&serde_json::Value| {
+                    if key == "title" {
+                        v.is_string()
+                    } else {
+                        v.is_object()
+                    }
+                };
+                if let Some(v) = f.get(key).filter(typed) {
                     tool[key] = v.clone();
                 }
             }
