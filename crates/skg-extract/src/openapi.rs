@@ -28,11 +28,11 @@
 //! from the other place) are left out. When an operation's own parameters and body are over its
 //! share (they cannot be cut), the operation with the largest parameters and body keeps its name
 //! and description with an empty input schema, and its share goes to the rest (the operation
-//! itself, when no larger share could let it fit). Descriptions have
-//! a budget of their own of the same size, cut at [`MAX_DESCRIPTION_BYTES`] (at
-//! [`SPENT_DESCRIPTION_BYTES`] once it is spent). The document gets
-//! a warning for each of these losses; a `$ref` to a target the document lacks or to another
-//! file is replaced without one. `$ref` keys are read where schemas are: not inside `enum`,
+//! itself, when no larger share could let it fit). Parameter names count as keys. Descriptions
+//! and server URLs have a budget of their own of the same size (a description cut at
+//! [`MAX_DESCRIPTION_BYTES`], at [`SPENT_DESCRIPTION_BYTES`] once it is spent, when servers are
+//! left out). The document gets a warning for each of these losses; a `$ref` to a target the
+//! document lacks or to another file is replaced without one. `$ref` keys are read where schemas are: not inside `enum`,
 //! `const`, `default`, `example(s)` or `x-` extensions, and a property named `$ref` is a schema.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
