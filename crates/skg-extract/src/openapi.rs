@@ -31,8 +31,8 @@
 //! itself, when no larger share could let it fit). Parameter names count as keys. Descriptions
 //! and server URLs have a budget of their own of the same size (a description cut at
 //! [`MAX_DESCRIPTION_BYTES`], at [`SPENT_DESCRIPTION_BYTES`] once it is spent, when servers are
-//! left out). The document gets a warning for each of these losses; a `$ref` to a target the
-//! document lacks or to another file is replaced without one. `$ref` keys are read where schemas are: not inside `enum`,
+//! left out, as is one over [`MAX_SERVER_BYTES`]). The document gets a warning for each of these
+//! losses; a `$ref` to a target the document lacks or to another file is replaced without one. `$ref` keys are read where schemas are: not inside `enum`,
 //! `const`, `default`, `example(s)` or `x-` extensions, and a property named `$ref` is a schema.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -81,6 +81,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         tool: 0,
         text: MAX_DOCUMENT_NODES,
         cut_descriptions: 0,
+        left_out_servers: 0,
     };
     // (path, method, operation, the path item's parameters); `x-…` extensions sit beside the
     // paths and are not operations.
@@ -130,7 +131,8 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     let (mut over, mut truncated) = (Vec::new(), 0usize);
     while let Some(&(_, i)) = by_demand.first() {
         let (_, _, op, shared) = ops[i];
-        budget.tool = MAX_TOOL_NODES.min(budget.document / by_demand.len());
+        let share = MAX_TOOL_NODES.min(budget.document / by_demand.len());
+        budget.tool = share;
         let before = budget.document;
         if let Some((schema, cut, places)) = input_schema(doc, op, shared, &mut budget) {
             out[i]["inputSchema"] = schema;
@@ -146,7 +148,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             // parameters and body goes without so the rest get more; else (its count was short,
             // or no share is larger) this one does.
             budget.document = before;
-            let j = if costs[i].0 > budget.tool && budget.tool < MAX_TOOL_NODES {
+            let j = if costs[i].0 > share && share < MAX_TOOL_NODES {
                 by_own.last().map_or(i, |&(_, j)| j)
             } else {
                 i
@@ -177,13 +179,20 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     }
     if !over.is_empty() {
         warnings.push(format!(
-            "{} operation(s) kept without their input schema, so that the rest fit: their \
-             parameters and body alone are the largest, over a share of the JSON nodes a document \
-             may copy ({} per tool, {} per document): {}",
+            "{} operation(s) kept without their input schema: their parameters and body alone \
+             are over their share of the JSON nodes a document may copy ({} per tool, {} per \
+             document; the largest go without so that the rest fit): {}",
             over.len(),
             MAX_TOOL_NODES,
             MAX_DOCUMENT_NODES,
             over.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if budget.left_out_servers > 0 {
+        warnings.push(format!(
+            "{} operation(s) without their server URL: over {MAX_SERVER_BYTES} bytes, or past \
+             the {MAX_DOCUMENT_NODES} nodes descriptions and servers may take",
+            budget.left_out_servers
         ));
     }
     if budget.cut_descriptions > 0 {
@@ -212,7 +221,7 @@ fn operation(
     path: &str,
     method: &str,
     op: &Value,
-    server: Option<String>,
+    server: Option<Server>,
     budget: &mut Budget,
 ) -> Value {
     let text = |k: &str| {
@@ -242,8 +251,12 @@ fn operation(
     let mut call = json!({"method": method.to_uppercase(), "path": path});
     // A server is counted with the descriptions (a shared one is copied into every operation);
     // once they are spent it is left out.
-    if let Some(url) = server.filter(|u| budget.charge(text_cost(u.len()))) {
-        call["server"] = Value::String(url);
+    match server {
+        Some(Server::Url(url)) if budget.charge(text_cost(url.len())) => {
+            call["server"] = Value::String(url);
+        }
+        Some(_) => budget.left_out_servers += 1,
+        None => {}
     }
     json!({
         "name": name,
@@ -256,11 +269,11 @@ fn operation(
 /// The base URL an operation is served at, without a trailing `/` (the operation's path starts
 /// with one), maybe relative to where the document was found: OpenAPI 3's first `servers` entry
 /// of the operation, else of its path item, else of the document, its `{variables}` given their
-/// `default` (one over [`MAX_SERVER_BYTES`] is left out); Swagger 2's `<scheme>://<host><basePath>` (`https` when the operation, else the
+/// `default` (one over [`MAX_SERVER_BYTES`], as written or with them, is `TooLong`); Swagger 2's `<scheme>://<host><basePath>` (`https` when the operation, else the
 /// document, lists it, else the first listed; `https` when none is — the specification says the
 /// scheme the document was fetched with, which a file does not tell), or `basePath` alone
 /// without a `host`. `None` when nothing names one.
-fn server(doc: &Value, item: &Value, op: &Value) -> Option<String> {
+fn server(doc: &Value, item: &Value, op: &Value) -> Option<Server> {
     fn first(v: &Value) -> Option<&Value> {
         v.get("servers")
             .and_then(Value::as_array)
@@ -268,7 +281,11 @@ fn server(doc: &Value, item: &Value, op: &Value) -> Option<String> {
             .filter(|s| s.get("url").is_some_and(Value::is_string))
     }
     let url = if let Some(entry) = first(op).or_else(|| first(item)).or_else(|| first(doc)) {
-        let mut url = entry["url"].as_str().unwrap_or_default().to_owned();
+        let raw = entry["url"].as_str().unwrap_or_default();
+        if raw.len() > MAX_SERVER_BYTES {
+            return Some(Server::TooLong);
+        }
+        let mut url = raw.to_owned();
         if let Some(Value::Object(vars)) = entry.get("variables") {
             for (name, var) in vars {
                 if let Some(d) = var.get("default").and_then(Value::as_str) {
@@ -277,7 +294,7 @@ fn server(doc: &Value, item: &Value, op: &Value) -> Option<String> {
                     // Each substitution is checked before it is made: a long default put in many
                     // times could not grow the text past the bound.
                     if url.len() - times * pattern.len() + times * d.len() > MAX_SERVER_BYTES {
-                        return None;
+                        return Some(Server::TooLong);
                     }
                     url = url.replace(&pattern, d);
                 }
@@ -286,15 +303,12 @@ fn server(doc: &Value, item: &Value, op: &Value) -> Option<String> {
         url
     } else {
         let text = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or_default();
+        // An operation's `schemes` replaces the document's.
         let scheme = [op, doc]
             .iter()
-            .find_map(|v| {
-                let listed: Vec<&str> = v
-                    .get("schemes")?
-                    .as_array()?
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect();
+            .find_map(|v| v.get("schemes")?.as_array())
+            .and_then(|listed| {
+                let listed: Vec<&str> = listed.iter().filter_map(Value::as_str).collect();
                 listed
                     .iter()
                     .find(|s| **s == "https")
@@ -302,13 +316,23 @@ fn server(doc: &Value, item: &Value, op: &Value) -> Option<String> {
                     .copied()
             })
             .unwrap_or("https");
-        match text("host") {
-            "" => text("basePath").to_owned(),
-            host => format!("{scheme}://{host}{}", text("basePath")),
+        let (host, base) = (text("host"), text("basePath"));
+        if scheme.len() + host.len() + base.len() + 3 > MAX_SERVER_BYTES {
+            return Some(Server::TooLong);
+        }
+        match host {
+            "" => base.to_owned(),
+            host => format!("{scheme}://{host}{base}"),
         }
     };
     let url = url.trim_end_matches('/');
-    (!url.is_empty() && url.len() <= MAX_SERVER_BYTES).then(|| url.to_owned())
+    (!url.is_empty()).then(|| Server::Url(url.to_owned()))
+}
+
+/// An operation's base URL, or that the one it names is over [`MAX_SERVER_BYTES`].
+enum Server {
+    Url(String),
+    TooLong,
 }
 
 /// MCP tool annotations (hints a host may use to ask before a call) from the HTTP method's
@@ -355,6 +379,8 @@ struct Budget {
     text: usize,
     /// Descriptions cut so far.
     cut_descriptions: usize,
+    /// Server URLs left out so far (over [`MAX_SERVER_BYTES`], or the budget spent).
+    left_out_servers: usize,
 }
 
 impl Budget {
@@ -463,6 +489,14 @@ fn parameter_schema(p: &Value, budget: &mut Budget) -> Option<Value> {
 /// The request body's media type: `application/json` (any case, parameters ignored), else a JSON
 /// type (`…+json`, `…/json`), else the first.
 fn body_media(content: &Map<String, Value>) -> Option<(&String, &Value)> {
+    let types: Vec<&str> = content.keys().map(String::as_str).collect();
+    let t = preferred_media(&types)?;
+    content.get_key_value(t)
+}
+
+/// Of `types`, `application/json` (any case, parameters ignored), else a JSON type (`…+json`,
+/// `…/json`), else the first.
+fn preferred_media<'a>(types: &[&'a str]) -> Option<&'a str> {
     let essence = |t: &str| {
         t.split(';')
             .next()
@@ -470,16 +504,17 @@ fn body_media(content: &Map<String, Value>) -> Option<(&String, &Value)> {
             .trim()
             .to_ascii_lowercase()
     };
-    content
+    types
         .iter()
-        .find(|(t, _)| essence(t) == "application/json")
+        .find(|t| essence(t) == "application/json")
         .or_else(|| {
-            content.iter().find(|(t, _)| {
+            types.iter().find(|t| {
                 let e = essence(t);
                 e.ends_with("+json") || e.ends_with("/json")
             })
         })
-        .or_else(|| content.iter().next())
+        .or_else(|| types.first())
+        .copied()
 }
 
 /// The path item's parameters, then the operation's, each `$ref` followed.
@@ -555,11 +590,14 @@ fn input_schema(
         budget.take(4 * (prop.len().max(n.len()) / 64))?;
         properties.insert(prop.clone(), parameter_schema(p, budget)?);
         let place = if at == "body" {
-            // Swagger 2: the body's media type is the first the operation, else the document,
-            // consumes.
+            // Swagger 2: the body's media type is the one the operation consumes (its list
+            // replaces the document's), JSON first as for OpenAPI 3.
             let consumes = [op, doc]
                 .into_iter()
-                .find_map(|v| v.get("consumes")?.as_array()?.first()?.as_str());
+                .find_map(|v| v.get("consumes")?.as_array())
+                .and_then(|types| {
+                    preferred_media(&types.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+                });
             match consumes {
                 Some(t) => json!({"in": "body", "contentType": t}),
                 None => json!({"in": "body"}),
@@ -645,9 +683,9 @@ fn cost_and_refs(v: &Value) -> (usize, Vec<String>) {
 
 /// What an operation's input schema would copy: its parameters and body as written (`own`),
 /// and with the definitions they reach, nearest first, as [`definitions`] takes them (`full`),
-/// counted as [`Budget::copy`] counts (a little over: whole parameter objects), each at most
-/// `MAX_TOOL_NODES + 1`. [`operations`] serves the operations by `full` and, when a share is
-/// short, leaves out the largest `own`.
+/// counted as [`Budget::copy`] counts (a little over: a Swagger 2 parameter whole), each at most
+/// `MAX_TOOL_NODES + 1`. [`operations`] serves the operations by `full` and, when one fails its
+/// share, leaves out the largest `own` (or the one that failed, when no share could fit it).
 fn demand(
     doc: &Value,
     op: &Value,
@@ -658,7 +696,12 @@ fn demand(
     // or a Swagger 2 parameter whole) and of the body (the chosen media type's schema), and their
     // descriptions.
     let mut parts: Vec<&Value> = Vec::new();
+    // Parameter names, as input_schema counts them (four writes, a node per 64 bytes; a name
+    // two places share is a few bytes longer there).
+    let mut names = 0usize;
     for p in parameters(doc, op, shared) {
+        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+        names = names.saturating_add(4 * (name.len() / 64));
         let content = p
             .get("content")
             .and_then(Value::as_object)
@@ -675,7 +718,7 @@ fn demand(
         }
         parts.extend(body.get("description"));
     }
-    let mut own = 0usize;
+    let mut own = names;
     let mut todo = VecDeque::new();
     let mut queued = BTreeSet::new();
     let mut queue = |refs: &[String], todo: &mut VecDeque<(&'static str, String)>| {
@@ -1117,8 +1160,29 @@ mod tests {
         // put in 3 times), before the text is built.
         let doc = json!({"openapi": "3.0.0", "servers": [{"url": "https://{a}{a}{a}",
             "variables": {"a": {"default": "x".repeat(1_000)}}}], "paths": {"/p": {"get": {}}}});
-        let (ops, _) = operations(&doc);
+        let (ops, warnings) = operations(&doc);
         assert!(ops[0]["openapi"].get("server").is_none());
+        assert_eq!(
+            warnings,
+            [
+                "1 operation(s) without their server URL: over 2048 bytes, or past the 2000000 \
+              nodes descriptions and servers may take"
+            ]
+        );
+        // Swagger 2: an operation's `consumes` replaces the document's, JSON first.
+        let doc = json!({"swagger": "2.0", "consumes": ["application/json"], "paths": {"/p": {
+            "post": {"consumes": ["text/plain", "application/vnd.api+json"],
+                "parameters": [{"name": "b", "in": "body", "schema": {}}]},
+            "put": {"consumes": [], "parameters": [{"name": "b", "in": "body", "schema": {}}]}}}});
+        let (ops, _) = operations(&doc);
+        assert_eq!(
+            ops[1]["openapi"]["parameters"]["body"],
+            json!({"in": "body", "contentType": "application/vnd.api+json"})
+        );
+        assert_eq!(
+            ops[0]["openapi"]["parameters"]["body"],
+            json!({"in": "body"})
+        );
         // Each input property's place in the request: a name two places share keeps its own
         // name there; the body its media type.
         let doc = json!({"openapi": "3.0.0", "paths": {"/p/{id}": {"post": {
