@@ -969,13 +969,17 @@ mod tests {
         // says so beside the cut's own warning.
         let whole =
             "{\"tools\": [\n{\"name\": \"a\", \"description\": \"A.\"},\n{\"name\": \"b\"}\n]}\n";
-        let t = read::text_from_bytes(
-            whole.as_bytes()[..50].to_vec(),
-            whole.len() as u64,
-            50,
-            CATALOG_FLAG,
-        );
-        let (tools, diags) = parse(&RegistryName::from("cat"), 0, "tools.json", t);
+        // `text` read as if the size limit were `at` bytes.
+        let cut = |file: &str, text: &str, at: usize| {
+            let t = read::text_from_bytes(
+                text.as_bytes()[..at].to_vec(),
+                text.len() as u64,
+                at as u64,
+                CATALOG_FLAG,
+            );
+            parse(&RegistryName::from("cat"), 0, file, t)
+        };
+        let (tools, diags) = cut("tools.json", whole, 50);
         assert!(tools.is_empty());
         assert_eq!(diags.len(), 2, "{diags:?}");
         assert_eq!(diags[0].code, DiagnosticCode::FileTooLarge);
@@ -985,13 +989,7 @@ mod tests {
         );
         // YAML cut at a line end still parses, without what came after: it is not read.
         let yaml = "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      operationId: a\n  /b:\n    get:\n      operationId: b\n";
-        let t = read::text_from_bytes(
-            yaml.as_bytes()[..60].to_vec(),
-            yaml.len() as u64,
-            60,
-            CATALOG_FLAG,
-        );
-        let (tools, diags) = parse(&RegistryName::from("cat"), 0, "api.yaml", t);
+        let (tools, diags) = cut("api.yaml", yaml, 60);
         assert!(tools.is_empty());
         assert_eq!(diags.len(), 2, "{diags:?}");
         assert!(diags[1].message.starts_with("YAML not read"), "{diags:?}");

@@ -83,15 +83,14 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         cut_descriptions: 0,
         left_out_servers: 0,
     };
-    // (path, method, operation, the path item's parameters); `x-…` extensions sit beside the
-    // paths and are not operations.
+    // (path, method, operation, its path item, `$ref` followed); `x-…` extensions sit beside
+    // the paths and are not operations.
     let mut ops = Vec::new();
     for (path, item) in paths.iter().filter(|(path, _)| path.starts_with('/')) {
         let item = resolve(doc, item);
-        let shared = item.get("parameters").and_then(Value::as_array);
         for method in METHODS {
             if let Some(op @ Value::Object(_)) = item.get(method) {
-                ops.push((path, method, op, shared));
+                ops.push((path, method, op, item));
             }
         }
     }
@@ -106,8 +105,8 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     }
     let mut out: Vec<Value> = ops
         .iter()
-        .map(|(path, method, op, _)| {
-            let server = server(doc, resolve(doc, &paths[*path]), op);
+        .map(|(path, method, op, item)| {
+            let server = server(doc, item, op);
             operation(path, method, op, server, &mut budget)
         })
         .collect();
@@ -122,7 +121,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     let mut memo = Costs::default();
     let costs: Vec<(usize, usize)> = ops
         .iter()
-        .map(|(_, _, op, shared)| demand(doc, op, *shared, &mut memo))
+        .map(|(_, _, op, item)| demand(doc, op, shared(item), &mut memo))
         .collect();
     let mut by_demand: BTreeSet<(usize, usize)> =
         costs.iter().enumerate().map(|(i, c)| (c.1, i)).collect();
@@ -130,11 +129,11 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         costs.iter().enumerate().map(|(i, c)| (c.0, i)).collect();
     let (mut over, mut truncated) = (Vec::new(), 0usize);
     while let Some(&(_, i)) = by_demand.first() {
-        let (_, _, op, shared) = ops[i];
+        let (_, _, op, item) = ops[i];
         let share = MAX_TOOL_NODES.min(budget.document / by_demand.len());
         budget.tool = share;
         let before = budget.document;
-        if let Some((schema, cut, places)) = input_schema(doc, op, shared, &mut budget) {
+        if let Some((schema, cut, places)) = input_schema(doc, op, shared(item), &mut budget) {
             out[i]["inputSchema"] = schema;
             if !places.is_empty() {
                 out[i]["openapi"]["parameters"] = Value::Object(places);
@@ -416,25 +415,15 @@ impl Budget {
 
     /// `v` copied, its nodes counted; `None` once either budget runs out.
     fn copy(&mut self, v: &Value) -> Option<Value> {
-        let cost = match v {
+        self.take(match v {
             Value::String(t) => text_cost(t.len()),
             _ => 1,
-        };
-        if self.tool < cost || self.document < cost {
-            return None;
-        }
-        self.tool -= cost;
-        self.document -= cost;
+        })?;
         Some(match v {
             Value::Object(m) => {
                 let mut out = Map::new();
                 for (k, x) in m {
-                    let key = k.len() / 64;
-                    if self.tool < key || self.document < key {
-                        return None;
-                    }
-                    self.tool -= key;
-                    self.document -= key;
+                    self.take(k.len() / 64)?;
                     out.insert(k.clone(), self.copy(x)?);
                 }
                 Value::Object(out)
@@ -442,6 +431,31 @@ impl Budget {
             Value::Array(a) => Value::Array(a.iter().map(|x| self.copy(x)).collect::<Option<_>>()?),
             other => other.clone(),
         })
+    }
+}
+
+/// Where a parameter keeps its value's schema ([`parameter_schema`] copies it, [`demand`] counts
+/// it).
+enum ValueSchema<'a> {
+    /// Its `schema`, else its first `content` type's.
+    At(&'a Value),
+    /// A `content` without a schema.
+    Missing,
+    /// A Swagger 2 parameter: its other keys are the schema.
+    Inline,
+}
+
+fn schema_of(p: &Value) -> ValueSchema<'_> {
+    if let Some(s) = p.get("schema") {
+        return ValueSchema::At(s);
+    }
+    match p.get("content").and_then(Value::as_object) {
+        Some(content) => content
+            .values()
+            .next()
+            .and_then(|m| m.get("schema"))
+            .map_or(ValueSchema::Missing, ValueSchema::At),
+        None => ValueSchema::Inline,
     }
 }
 
@@ -458,27 +472,24 @@ const PARAMETER_KEYS: [&str; 6] = [
 /// One parameter's schema: OpenAPI 3's `schema` (or its first `content` media type's), a Swagger 2
 /// body parameter's `schema`, or a Swagger 2 parameter's inline type (`file` as a binary string).
 fn parameter_schema(p: &Value, budget: &mut Budget) -> Option<Value> {
-    let mut schema = if let Some(s) = p.get("schema") {
-        budget.copy(s)?
-    } else if let Some(Value::Object(content)) = p.get("content") {
-        match content.values().next().and_then(|m| m.get("schema")) {
-            Some(s) => budget.copy(s)?,
-            None => json!({}),
-        }
-    } else {
-        let mut s = Map::new();
-        if let Value::Object(m) = p {
-            for (k, v) in m {
-                if !PARAMETER_KEYS.contains(&k.as_str()) {
-                    s.insert(k.clone(), budget.copy(v)?);
+    let mut schema = match schema_of(p) {
+        ValueSchema::At(s) => budget.copy(s)?,
+        ValueSchema::Missing => json!({}),
+        ValueSchema::Inline => {
+            let mut s = Map::new();
+            if let Value::Object(m) = p {
+                for (k, v) in m {
+                    if !PARAMETER_KEYS.contains(&k.as_str()) {
+                        s.insert(k.clone(), budget.copy(v)?);
+                    }
                 }
             }
+            if s.get("type").and_then(Value::as_str) == Some("file") {
+                s.insert("type".into(), "string".into());
+                s.insert("format".into(), "binary".into());
+            }
+            Value::Object(s)
         }
-        if s.get("type").and_then(Value::as_str) == Some("file") {
-            s.insert("type".into(), "string".into());
-            s.insert("format".into(), "binary".into());
-        }
-        Value::Object(s)
     };
     if let (Some(d), Value::Object(s)) = (p.get("description"), &mut schema) {
         s.insert("description".into(), budget.copy(d)?);
@@ -515,6 +526,11 @@ fn preferred_media<'a>(types: &[&'a str]) -> Option<&'a str> {
         })
         .or_else(|| types.first())
         .copied()
+}
+
+/// A path item's parameters, which each of its operations shares.
+fn shared(item: &Value) -> Option<&Vec<Value>> {
+    item.get("parameters").and_then(Value::as_array)
 }
 
 /// The path item's parameters, then the operation's, each `$ref` followed.
@@ -702,12 +718,11 @@ fn demand(
     for p in parameters(doc, op, shared) {
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
         names = names.saturating_add(4 * (name.len() / 64));
-        let content = p
-            .get("content")
-            .and_then(Value::as_object)
-            .and_then(|c| c.values().next())
-            .and_then(|m| m.get("schema"));
-        parts.push(p.get("schema").or(content).unwrap_or(p));
+        match schema_of(p) {
+            ValueSchema::At(schema) => parts.push(schema),
+            ValueSchema::Missing => {}
+            ValueSchema::Inline => parts.push(p),
+        }
         parts.extend(p.get("description"));
     }
     if let Some(body) = op.get("requestBody").map(|b| resolve(doc, b)) {

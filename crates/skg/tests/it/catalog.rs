@@ -331,26 +331,30 @@ fn an_openapi_document_routes_as_its_operations() {
             "petstore:post_pets_id_adopt"
         ]
     );
-    let out = crate::skg_env(
-        d,
-        &[
-            "route",
-            "register a pet someone brought to the shelter",
-            "--index",
-            "index",
-            "-k",
-            "1",
-            "--tools",
-            "openai",
-        ],
-        &[],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // The pet request routed to one tool, in a host's shape.
+    let route = |shape: &str| -> serde_json::Value {
+        let out = crate::skg_env(
+            d,
+            &[
+                "route",
+                "register a pet someone brought to the shelter",
+                "--index",
+                "index",
+                "-k",
+                "1",
+                "--tools",
+                shape,
+            ],
+            &[],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    let tools = route("openai");
     let f = &tools[0]["function"];
     assert_eq!(f["name"], "addPet", "{tools}");
     assert_eq!(f["parameters"]["properties"]["body"]["$ref"], "#/$defs/Pet");
@@ -358,26 +362,7 @@ fn an_openapi_document_routes_as_its_operations() {
     assert_eq!(f["parameters"]["required"][0], "body");
     // As an MCP tool it carries the hints its method gives (a POST is not read-only; whether it
     // destroys is left to MCP's default) and where the call goes.
-    let out = crate::skg_env(
-        d,
-        &[
-            "route",
-            "register a pet someone brought to the shelter",
-            "--index",
-            "index",
-            "-k",
-            "1",
-            "--tools",
-            "mcp",
-        ],
-        &[],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let tools = route("mcp");
     let tool = &tools["tools"][0];
     assert_eq!(tool["name"], "addPet", "{tools}");
     assert_eq!(
