@@ -3,10 +3,11 @@
 use rayon::prelude::*;
 use skg_model::{
     Diagnostic, DiagnosticCode, FileText, PackageText, Progress, RegistryKind, Severity, SkillId,
+    SkillKind,
 };
 
 use crate::{
-    Limits, RegistrySource,
+    Limits, RegistrySource, catalog,
     read::{Disk, Files, TextFile},
     walk,
 };
@@ -14,9 +15,12 @@ use crate::{
 /// MCP server configs scanned as packages when no `SKILL.md` owns them.
 const MCP_CONFIGS: &[&str] = &[".mcp.json", "mcp.json"];
 
-/// Every package's text files, and what could not be read. Packages are skill folders and
-/// folders holding an MCP config (`.mcp.json`, `mcp.json`) that no skill folder owns; tool
-/// catalogs yield none. Sorted by id; each package's main file first.
+/// Every package's text files, and what could not be read. Packages are skill folders, folders
+/// holding an MCP config (`.mcp.json`, `mcp.json`) that no skill folder owns, and the tools of
+/// tool catalogs and OpenAPI documents: one package per tool, with the ids extract gives them,
+/// whose one file is all an agent host shows the model of the tool: the text extract writes for
+/// it, then the other strings of its schema (`catalog::scan_text`). Sorted by id; each
+/// package's main file first.
 pub fn package_texts(
     sources: &[RegistrySource],
     limits: &Limits,
@@ -24,8 +28,27 @@ pub fn package_texts(
 ) -> (Vec<PackageText>, Vec<Diagnostic>) {
     let mut out = Vec::new();
     let mut diagnostics = Vec::new();
-    for src in sources {
-        if src.kind != RegistryKind::Skills {
+    for (ri, src) in sources.iter().enumerate() {
+        if src.kind == RegistryKind::ToolCatalog {
+            progress.phase(&format!("read {}", src.name), 1);
+            let (tools, diags) = catalog::load(&src.name, ri, &src.local_path, limits);
+            diagnostics.extend(diags);
+            out.extend(tools.into_iter().map(|t| {
+                let text = catalog::scan_text(&t);
+                PackageText {
+                    id: t.skill.id,
+                    registry: src.name.clone(),
+                    files: vec![FileText {
+                        path: t.skill.path,
+                        text,
+                    }],
+                    root: t.skill.root,
+                    name: Some(t.skill.name),
+                    description: Some(t.skill.description).filter(|d| !d.is_empty()),
+                    kind: SkillKind::Tool,
+                }
+            }));
+            progress.advance(1);
             continue;
         }
         let walked = walk::walk(&src.name, &src.local_path, limits);
@@ -81,6 +104,7 @@ pub fn package_texts(
                         files,
                         name,
                         description,
+                        kind: SkillKind::Skill,
                     },
                     diags,
                 )

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{RegistryName, SkillId};
+use crate::{RegistryName, SkillId, SkillKind};
 
 /// One text file of a package.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -13,8 +13,10 @@ pub struct FileText {
     pub text: String,
 }
 
-/// The text files of one package: a skill folder (its `SKILL.md` first) or a folder holding
-/// only an MCP server config (`.mcp.json`), which is not a skill but is scanned like one.
+/// The text files of one package: a skill folder (its `SKILL.md` first), a folder holding
+/// only an MCP server config (`.mcp.json`), which is not a skill but is scanned like one, or one
+/// tool of a tool catalog (its one file is the text extract writes for it: the description, then
+/// the parameters' and results' descriptions, at the path `<catalog file>#<tool>`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageText {
     /// `<registry>:<root>` (the skill's id when the package is a skill).
@@ -31,4 +33,23 @@ pub struct PackageText {
     pub name: Option<String>,
     /// The `description` its frontmatter declares, when it declares one.
     pub description: Option<String>,
+    /// A skill folder (or an MCP config's folder), or a catalog's tool.
+    #[serde(default = "skill_kind")]
+    pub kind: SkillKind,
+}
+
+fn skill_kind() -> SkillKind {
+    SkillKind::Skill
+}
+
+/// The path findings and documents cite for a catalog's tool: `<catalog file name>#<tool>`.
+pub fn tool_path(file: &str, tool: &str) -> String {
+    format!("{file}#{tool}")
+}
+
+/// A tool's path ([`tool_path`]) → (catalog file, tool); `None` for a package file's path. A
+/// catalog's file name holds no `/` (it is a file name) and no `#` (the first one ends it).
+pub fn split_tool_path(path: &str) -> Option<(&str, &str)> {
+    let (file, tool) = path.split_once('#')?;
+    (!file.is_empty() && !file.contains('/') && !tool.is_empty()).then_some((file, tool))
 }

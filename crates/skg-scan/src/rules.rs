@@ -8,7 +8,7 @@ use std::{
 
 use base64::Engine as _;
 use regex::Regex;
-use skg_model::{FileText, PackageText};
+use skg_model::{FileText, PackageText, SkillKind};
 use skg_syntax::{Language, ShellCommand, ShellFacts};
 
 use crate::{
@@ -90,6 +90,12 @@ rules! {
         "Declares a local purpose (formatter, converter, checker) but sends data over the network.";
     BACKDOOR = "SKG-DECEPT-002", "backdoored-copy", Deception, High,
         "A copy of another package (same name and description) that adds dangerous commands or code the other copy lacks.";
+    TOOL_READ = "SKG-TOOL-001", "tool-file-read", Exfiltration, High,
+        "A tool's description or schema tells the agent to read credential stores or agent configuration (the call itself is the way out).";
+    TOOL_SHADOW = "SKG-TOOL-002", "tool-shadowing", PromptInjection, High,
+        "A tool's description changes other calls: redirects their recipient, adds hidden copies, or rules how other tools are used.";
+    TOOL_PREFER = "SKG-TOOL-003", "tool-preference", Deception, Medium,
+        "A tool's description tells the agent to always pick it or never use other tools.";
 }
 
 /// Names that count as popular for the typosquat rule: skill names found in at least two
@@ -113,7 +119,8 @@ impl NameIndex {
             .map(str::to_owned)
             .collect();
         let mut seen: BTreeMap<String, HashSet<&str>> = BTreeMap::new();
-        for p in packages {
+        // Skill names only: a tool's name is not what anything is installed by.
+        for p in packages.iter().filter(|p| p.kind == SkillKind::Skill) {
             if let Some(n) = &p.name {
                 seen.entry(n.to_ascii_lowercase())
                     .or_default()
@@ -322,8 +329,10 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
     // What the skill says it is: name, description, and its opening paragraph (for a skill
     // without a description, that is what a reader sees first).
     // The main file's segments, cut once: for the opening below and for its rules.
+    // A catalog's tool is one text, markdown as extract writes it, whatever its path says.
+    let tool = pkg.kind == SkillKind::Tool;
     let mut main_segments: Option<Vec<Segment>> = main
-        .filter(|f| f.path.to_ascii_lowercase().ends_with(".md"))
+        .filter(|f| tool || f.path.to_ascii_lowercase().ends_with(".md"))
         .map(|f| segments(&f.text));
     let opening: String = main_segments
         .iter()
@@ -362,7 +371,24 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
         let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
         let fname = lower.rsplit('/').next().unwrap_or("");
         unicode_rule(&mut ctx);
-        if fname == ".mcp.json" || fname == "mcp.json" {
+        if tool {
+            let segs = match main_segments.take() {
+                Some(m) => m,
+                None => segments(&file.text),
+            };
+            for seg in &segs {
+                let place = match seg.kind {
+                    Kind::Prose | Kind::Heading => Place::Markdown {
+                        section: &seg.section,
+                        table: seg.table,
+                    },
+                    Kind::Comment => Place::Hidden,
+                    _ => continue,
+                };
+                tool_rules(&mut ctx, &seg.text, seg.line, place);
+            }
+            markdown_rules(&mut ctx, segs);
+        } else if fname == ".mcp.json" || fname == "mcp.json" {
             mcp_config(&mut ctx);
         } else {
             match ext {
@@ -400,7 +426,10 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             names,
             out: Vec::new(),
         };
-        typosquat_rule(&mut ctx, &name);
+        // A tool is called by its name, not installed by it: no name to squat on.
+        if !tool {
+            typosquat_rule(&mut ctx, &name);
+        }
         if let Some(local) = &purpose.local {
             let sends = all.iter().find(|f| {
                 matches!(f.category, Category::Exfiltration)
@@ -422,6 +451,177 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
 }
 
 // ---------------------------------------------------------------- markdown
+
+// ---------------------------------------------------------------- tools
+
+/// Verbs of taking a file's content.
+static TOOL_READ_VERB: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(read|reads|open|cat|load|include|attach|access|retrieve|fetch|collect|copy|grab|take)\b",
+    )
+});
+/// The agent host's own configuration (where its servers' keys are) and shell histories.
+static AGENT_CONFIG: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\bmcp\.json\b|claude_desktop_config\.json|~/\.cursor\b|\.cursor/|~/\.claude\b|~/\.codex\b|~/\.config/(?:claude|cursor|github-copilot|gh)\b|\.(?:bash|zsh)_history\b|/etc/passwd\b|\.npmrc\b|\.pypirc\b)",
+    )
+});
+/// Handing what was read to the call.
+static TOOL_PASS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(pass|put|include|insert|add|send|provide|place|append|paste|supply|fill)\b[^.\n]{0,60}\b(content|contents|it|them|text|value)\b",
+    )
+});
+/// A passive or descriptive "is read from" (the tool reads it, nobody is told to).
+static PASSIVE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:is|are|be|been|being|was|were|gets?)\s+$"));
+/// Redirecting a call's recipient ("change the recipient to …", "change recipient to …"), or
+/// adding a copy for someone ("always bcc …", "also send a copy … to").
+static REDIRECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:change|replace|redirect|override|switch|swap|set)\s+(?:(?:the|its|their|every|each|all)\s+(?:\w+\s+)?)?(?:recipients?|receivers?|destination(?:\s+address)?|to[\s_-]address|email\s+address|phone\s+number|wallet(?:\s+address)?|account\s+number|iban|payee|beneficiary)\s+(?:to|with|into)\b|\b(?:always|also|secretly|silently)\s+(?:bcc|cc|blind[\s-]copy)\b|\b(?:always|also|secretly|silently)\s+(?:send|forward)\s+a\s+copy\b[^.\n]{0,60}\bto\b)",
+    )
+});
+/// Before a verb: what a thing is for or can do ("is used to redirect"), not an instruction.
+static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:used|uses?|allows?|lets?|helps?|enables?|will|would|can|could|may|might)\s+(?:you\s+)?(?:to\s+)?|\b(?:that|which)\s+)$",
+    )
+});
+/// A rule for when another tool is called ("when `send_email` is invoked, make sure to …").
+static OTHER_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:when|whenever|before|after|every\s+time)\b(?P<clause>[^.\n]{0,60}?)\b(?:is|are|gets?|get)\s+(?:invoked|called)\b[^.\n]{0,40}\b(?:make\s+sure|must|always|be\s+sure|ensure|remember\s+to|change|replace|add)\b",
+    )
+});
+/// What names a tool in a clause: a `snake_case` or backquoted name, or the word tool/function.
+static TOOL_NAMED: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)(\b[a-z][a-z0-9]*_[a-z0-9_]+\b|`[^`]+`|\btool\b|\bfunction\b)"));
+/// Telling the agent to pick this tool over any other.
+static PREFER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:always|only)\s+(?:use|call|choose|pick|prefer|select)\s+this\s+(?:tool|function|server)\b|\b(?:never|do\s+not|don't)\s+(?:use|call|choose|pick|select)\s+(?:any\s+)?(?:other|another|different)\s+(?:tools?|functions?|servers?)\b|\binstead\s+of\s+(?:any|all)\s+other\s+(?:tools?|functions?)\b|\b(?:ignore|disregard)\s+(?:all\s+)?(?:other|the\s+other)\s+tools?\b)",
+    )
+});
+/// Keeping a step from the user, as tool poisoning words it ("do not mention that you …").
+static TOOL_CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:do\s+not|don't|never)\s+(?:mention|reveal|disclose|say|explain|tell\s+(?:anyone|them|the\s+user))\s+(?:that|this|it|anything|what|why|how|you)\b",
+    )
+});
+
+/// What only a tool's text is checked for: instructions about things the call does not need
+/// (reading secrets or the host's configuration), about other calls (shadowing), about choosing
+/// tools, and about keeping a step from the user. A tool's description and schema are read by
+/// the model on every turn, before anything is called, so they are instructions, not a manual.
+fn tool_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>) {
+    let visible: String;
+    let text = if text.chars().any(invisible) {
+        visible = text.chars().filter(|c| !invisible(*c)).collect();
+        visible.as_str()
+    } else {
+        text
+    };
+    // The sentences of a paragraph, each with the sentence that follows (an instruction is often
+    // "read X." then "pass its content as Y.").
+    let all: Vec<&str> = sentences(text).collect();
+    for (i, sentence) in all.iter().enumerate() {
+        let next = all.get(i + 1).copied().unwrap_or("");
+        let sensitive = CRED_PATH
+            .find(sentence)
+            .or_else(|| SENT_FILE.find(sentence))
+            .or_else(|| AGENT_CONFIG.find(sentence));
+        if let Some(path) = sensitive
+            && let Some(verb) = TOOL_READ_VERB
+                .find_iter(sentence)
+                .find(|m| !PASSIVE.is_match(&sentence[..m.start()]))
+        {
+            let passes = TOOL_PASS.is_match(&sentence[verb.start()..]) || TOOL_PASS.is_match(next);
+            // The whole path the match is part of (`~/.ssh/id_` of `~/.ssh/id_rsa`).
+            let stop = |c: char| c.is_whitespace() || "`'\"()<>,;".contains(c);
+            let start = sentence[..path.start()].rfind(stop).map_or(0, |i| i + 1);
+            let end = sentence[path.end()..]
+                .find(stop)
+                .map_or(sentence.len(), |i| path.end() + i);
+            let file = sentence[start..end].trim_end_matches(['.', ':']);
+            let (confidence, message) = if passes {
+                (
+                    0.95,
+                    format!("tells the agent to read {file} and hand its content to the call"),
+                )
+            } else {
+                (0.7, format!("tells the agent to read {file}"))
+            };
+            ctx.emit(
+                TOOL_READ,
+                confidence,
+                line,
+                sentence,
+                message,
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+        if let Some(m) = REDIRECT.find(sentence)
+            && !DESCRIBED.is_match(&sentence[..m.start()])
+        {
+            ctx.emit(
+                TOOL_SHADOW,
+                0.9,
+                line,
+                sentence,
+                "tells the agent to redirect a call's recipient or add a copy".into(),
+                Vec::new(),
+                place,
+                0,
+            );
+        } else if let Some(c) = OTHER_CALL.captures(sentence)
+            && c.name("clause").is_some_and(|m| {
+                let w = m.as_str().to_ascii_lowercase();
+                TOOL_NAMED.is_match(&w) && !w.contains("this tool") && !w.contains("this function")
+            })
+        {
+            ctx.emit(
+                TOOL_SHADOW,
+                0.6,
+                line,
+                sentence,
+                "sets a rule for how another tool is called".into(),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+        if PREFER.is_match(sentence) {
+            ctx.emit(
+                TOOL_PREFER,
+                0.8,
+                line,
+                sentence,
+                "tells the agent to always pick this tool or to avoid the others".into(),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+        if let Some(m) = TOOL_CONCEAL.find(sentence)
+            && !NEGATED.is_match(&sentence[..m.start()])
+            && !CONCEAL.is_match(sentence)
+        {
+            ctx.emit(
+                INJ_CONCEAL,
+                0.8,
+                line,
+                sentence,
+                "tells the agent to keep what it does from the user".into(),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+    }
+}
 
 fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
     for seg in segs {

@@ -1,16 +1,19 @@
 //! Findings as a SARIF 2.1.0 log (what GitHub code scanning and other SARIF viewers read).
 
 use serde_sarif::sarif::{
-    ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, PropertyBag,
-    Region, ReportingConfiguration, ReportingDescriptor, Result as SarifResult, ResultLevel, Run,
-    Sarif, Tool, ToolComponent,
+    ArtifactLocation, Location, LogicalLocation, Message, MultiformatMessageString,
+    PhysicalLocation, PropertyBag, Region, ReportingConfiguration, ReportingDescriptor,
+    Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
 };
 
 use crate::{Finding, Severity, rules::RULES};
 
 /// The SARIF log of `findings`. Paths are given relative to `uri_base` (the registry root a
 /// finding's path is relative to: `%SRCROOT%` when scanning a repository's own registry).
-/// Only findings of at least `min` severity are included.
+/// Only findings of at least `min` severity are included. A catalog tool's finding (its path
+/// `<catalog file>#<tool>`, [`skg_model::tool_path`]) is located in the catalog file, at line 1
+/// (where in a JSON document a tool sits is not kept), with the tool as its logical location
+/// (kind `function`) and named in its message.
 pub fn sarif(findings: &[Finding], min: Severity, version: &str) -> Sarif {
     let rules: Vec<ReportingDescriptor> = RULES
         .iter()
@@ -42,7 +45,11 @@ pub fn sarif(findings: &[Finding], min: Severity, version: &str) -> Sarif {
         .filter(|f| f.severity >= min)
         .map(|f| {
             let rule_index = RULES.iter().position(|r| r.id == f.rule).unwrap_or(0);
+            let tool = tool_of(f);
             let mut text = format!("{} — {}", f.message, f.snippet);
+            if let Some((_, t)) = tool {
+                text = format!("tool `{t}`: {text}");
+            }
             if !f.context.is_empty() {
                 text = format!("{text} ({})", f.context.join("; "));
             }
@@ -68,25 +75,7 @@ pub fn sarif(findings: &[Finding], min: Severity, version: &str) -> Sarif {
                 .rule_index(i64::try_from(rule_index).unwrap_or(0))
                 .level(level(f.severity))
                 .message(Message::builder().text(text).build())
-                .locations(vec![
-                    Location::builder()
-                        .physical_location(
-                            PhysicalLocation::builder()
-                                .artifact_location(
-                                    ArtifactLocation::builder()
-                                        .uri(uri(&f.path))
-                                        .uri_base_id("%SRCROOT%")
-                                        .build(),
-                                )
-                                .region(
-                                    Region::builder()
-                                        .start_line(i64::from(f.line.max(1)))
-                                        .build(),
-                                )
-                                .build(),
-                        )
-                        .build(),
-                ])
+                .locations(vec![location(f, tool)])
                 .partial_fingerprints(fingerprints)
                 .properties(props)
                 .build()
@@ -109,6 +98,41 @@ pub fn sarif(findings: &[Finding], min: Severity, version: &str) -> Sarif {
                 .build(),
         ])
         .build()
+}
+
+/// (catalog file, tool) when `f` is about a catalog's tool: its path is the tool's path and its
+/// package is that tool (a package file's path starts with the package folder).
+fn tool_of(f: &Finding) -> Option<(&str, &str)> {
+    skg_model::split_tool_path(&f.path)
+        .filter(|(_, tool)| f.skill_id.as_str().ends_with(&format!(":{tool}")))
+}
+
+fn location(f: &Finding, tool: Option<(&str, &str)>) -> Location {
+    let (file, line) = match tool {
+        Some((file, _)) => (file, 1),
+        None => (f.path.as_str(), f.line.max(1)),
+    };
+    let physical = PhysicalLocation::builder()
+        .artifact_location(
+            ArtifactLocation::builder()
+                .uri(uri(file))
+                .uri_base_id("%SRCROOT%")
+                .build(),
+        )
+        .region(Region::builder().start_line(i64::from(line)).build())
+        .build();
+    match tool {
+        Some((_, name)) => Location::builder()
+            .physical_location(physical)
+            .logical_locations(vec![
+                LogicalLocation::builder()
+                    .name(name)
+                    .kind("function")
+                    .build(),
+            ])
+            .build(),
+        None => Location::builder().physical_location(physical).build(),
+    }
 }
 
 fn level(s: Severity) -> ResultLevel {

@@ -151,7 +151,8 @@ pub struct ExtractArgs {
 #[derive(Debug, Args)]
 pub struct ScanArgs {
     /// Registries: registries.toml files, folders holding one, skill folders (folders with only
-    /// an MCP config, `.mcp.json`, are scanned too).
+    /// an MCP config, `.mcp.json`, are scanned too), or tool catalogs and OpenAPI documents (each
+    /// tool scanned as a package).
     #[arg(default_value = DEFAULT_INPUT)]
     pub inputs: Vec<PathBuf>,
     /// Output folder (replaced atomically when the run succeeds).
