@@ -4,7 +4,8 @@ For each `.json` / `.yaml` / `.yml` file: the operations a separate count finds 
 only; methods under `/…` paths; path items given as `$ref` are not followed), the tools `skg
 extract` wrote, its diagnostics, and how many `$ref`s in the tools' input schemas would not
 resolve inside the tool (anything but `#/$defs/NAME…` with NAME among the tool's `$defs`; every
-`$ref` string key is counted, even one a schema keyword would call data). Files are extracted in
+`$ref` string key is counted, even one a schema keyword would call data), and how many tools say
+which credentials their call needs (`openapi.security`). Files are extracted in
 batches of 60; a batch that fails (two files whose registry names meet, `openapi.json` twice) is
 run one file at a time. Nothing in the documents is executed.
 
@@ -105,6 +106,7 @@ def read_back(out: pathlib.Path, rows: dict) -> None:
         name = s["path"].split("#")[0]
         tool = json.loads(s["frontmatter"]["json"])
         rows[name]["tools"] += 1
+        rows[name]["security"] += int(bool(tool.get("openapi", {}).get("security")))
         schema = tool.get("inputSchema", {})
         defs = {
             k.replace("~", "~0").replace("/", "~1") for k in schema.get("$defs", {})
@@ -145,6 +147,7 @@ def main() -> None:
                 rows = collections.defaultdict(
                     lambda: {
                         "tools": 0,
+                        "security": 0,
                         "dangling": 0,
                         "diagnostics": [],
                         "verdicts": collections.Counter(),
@@ -180,6 +183,7 @@ def main() -> None:
     )
     print(f"documents {len(results)} of {len(files)}")
     print(f"tools {sum(r['tools'] for r in results)}")
+    print(f"tools saying which credentials they need {sum(r['security'] for r in results)}")
     print(f"operations counted {sum(r['operations'] for r in counted)} (JSON files)")
     print(f"tools != operations in {len(differ)}: {[r['file'] for r in differ][:10]}")
     print(f"refs not resolving inside their tool {sum(r['dangling'] for r in results)}")

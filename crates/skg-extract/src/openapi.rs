@@ -16,8 +16,10 @@
 //! description naming it), so each tool's schema stands alone. Where to send the call is kept
 //! under `openapi`: `method`, `path`, `server` (the first `servers` entry, its variables at their
 //! defaults, or Swagger 2's scheme, host and base path) and `parameters` (each input property's
-//! place in the request: `{"in": "query", "name": "id"}`, the body's `contentType`); the method's
-//! semantics become MCP `annotations` (read-only, destructive, idempotent hints).
+//! place in the request: `{"in": "query", "name": "id"}`, the body's `contentType`) and
+//! `security` (the credentials the call needs: alternatives of schemes, each with its type and
+//! where it goes — [`security`]); the method's semantics become MCP `annotations` (read-only,
+//! destructive, idempotent hints).
 //!
 //! What one document may cost is bounded: every copied schema counts its JSON nodes (a string or
 //! key also one per 64 bytes) against [`MAX_TOOL_NODES`] per tool and [`MAX_DOCUMENT_NODES`] per
@@ -29,7 +31,7 @@
 //! share (they cannot be cut), the operation with the largest parameters and body keeps its name
 //! and description with an empty input schema, and its share goes to the rest (the operation
 //! itself, when no larger share could let it fit). Parameter names count as keys. Descriptions
-//! and server URLs have a budget of their own of the same size (a description cut at
+//! and server URLs (and security requirements) have a budget of their own of the same size (a description cut at
 //! [`MAX_DESCRIPTION_BYTES`], at [`SPENT_DESCRIPTION_BYTES`] once it is spent, when servers are
 //! left out, as is one over [`MAX_SERVER_BYTES`]). The document gets a warning for each of these
 //! losses; a `$ref` to a target the document lacks or to another file is replaced without one. `$ref` keys are read where schemas are: not inside `enum`,
@@ -82,6 +84,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         text: MAX_DOCUMENT_NODES,
         cut_descriptions: 0,
         left_out_servers: 0,
+        left_out_security: 0,
     };
     // (path, method, operation, its path item, `$ref` followed); `x-…` extensions sit beside
     // the paths and are not operations.
@@ -107,7 +110,17 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         .iter()
         .map(|(path, method, op, item)| {
             let server = server(doc, item, op);
-            operation(path, method, op, server, &mut budget)
+            let mut tool = operation(path, method, op, server, &mut budget);
+            if let Some(security) = security(doc, op) {
+                // Counted with the descriptions and servers, as it is copied into every operation.
+                let size = serde_json::to_string(&security).map_or(usize::MAX, |t| t.len());
+                if budget.charge(text_cost(size)) {
+                    tool["openapi"]["security"] = security;
+                } else {
+                    budget.left_out_security += 1;
+                }
+            }
+            tool
         })
         .collect();
     let renamed = unique_names(&mut out);
@@ -192,6 +205,13 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             "{} operation(s) without their server URL: over {MAX_SERVER_BYTES} bytes, or past \
              the {MAX_DOCUMENT_NODES} nodes descriptions and servers may take",
             budget.left_out_servers
+        ));
+    }
+    if budget.left_out_security > 0 {
+        warnings.push(format!(
+            "{} operation(s) without the credentials they need (`security`): past the \
+             {MAX_DOCUMENT_NODES} nodes descriptions, servers and security may take",
+            budget.left_out_security
         ));
     }
     if budget.cut_descriptions > 0 {
@@ -328,6 +348,93 @@ fn server(doc: &Value, item: &Value, op: &Value) -> Option<Server> {
     (!url.is_empty()).then(|| Server::Url(url.to_owned()))
 }
 
+/// Most alternatives of an operation's security requirement kept, and most schemes in one.
+const MAX_SECURITY_ALTERNATIVES: usize = 16;
+/// Longest string of a security scheme kept (a name, a header, a URL); longer ones are cut.
+const MAX_SECURITY_STRING_BYTES: usize = 256;
+
+/// The credentials an operation's call needs, for a gateway that makes it: the operation's
+/// `security` (else the document's), as a list of alternatives (any one will do), each the list of
+/// schemes it needs together, each scheme as its Security Scheme Object says —
+/// `{"id": <its name in the requirement>, "type": "apiKey", "in": "header", "name": "X-Key"}`,
+/// `{"id", "type": "http", "scheme": "bearer", "bearerFormat"}`, `{"id", "type": "oauth2",
+/// "scopes": […]}`, `{"id", "type": "openIdConnect", "openIdConnectUrl", "scopes"}`,
+/// `{"id", "type": "mutualTLS"}` (Swagger 2's `basic` is `http` with `scheme: basic`; a scheme the
+/// document does not define is its `id` alone). An empty alternative means the call may be made
+/// without credentials. `None` when none are needed (no requirement, or `[]`). No secret is ever
+/// in a document: these say which credential to attach, not its value. At most
+/// [`MAX_SECURITY_ALTERNATIVES`] alternatives of as many schemes, strings cut at
+/// [`MAX_SECURITY_STRING_BYTES`].
+fn security(doc: &Value, op: &Value) -> Option<Value> {
+    let required = op
+        .get("security")
+        .or_else(|| doc.get("security"))?
+        .as_array()?;
+    let schemes = doc
+        .pointer("/components/securitySchemes")
+        .or_else(|| doc.get("securityDefinitions"));
+    let text = |v: &Value| {
+        v.as_str()
+            .map(|s| Value::String(cut_text(s.to_owned(), MAX_SECURITY_STRING_BYTES)))
+    };
+    let alternatives: Vec<Value> = required
+        .iter()
+        .filter_map(Value::as_object)
+        .take(MAX_SECURITY_ALTERNATIVES)
+        .map(|requirement| {
+            let all: Vec<Value> = requirement
+                .iter()
+                .take(MAX_SECURITY_ALTERNATIVES)
+                .map(|(id, scopes)| {
+                    let mut out = Map::new();
+                    out.insert(
+                        "id".into(),
+                        text(&Value::String(id.clone())).unwrap_or_default(),
+                    );
+                    let Some(def) = schemes.and_then(|s| s.get(id)).map(|d| resolve(doc, d)) else {
+                        return Value::Object(out);
+                    };
+                    let kind = def.get("type").and_then(Value::as_str).unwrap_or_default();
+                    let keys: &[&str] = match kind {
+                        "apiKey" => &["in", "name"],
+                        "http" => &["scheme", "bearerFormat"],
+                        "openIdConnect" => &["openIdConnectUrl"],
+                        _ => &[],
+                    };
+                    if kind == "basic" {
+                        // Swagger 2.
+                        out.insert("type".into(), "http".into());
+                        out.insert("scheme".into(), "basic".into());
+                    } else if !kind.is_empty() {
+                        out.insert(
+                            "type".into(),
+                            text(&Value::String(kind.to_owned())).unwrap_or_default(),
+                        );
+                    }
+                    for k in keys {
+                        if let Some(v) = def.get(*k).and_then(text) {
+                            out.insert((*k).into(), v);
+                        }
+                    }
+                    if matches!(kind, "oauth2" | "openIdConnect") {
+                        let scopes: Vec<Value> = scopes
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .take(MAX_SECURITY_ALTERNATIVES)
+                            .filter_map(text)
+                            .collect();
+                        out.insert("scopes".into(), Value::Array(scopes));
+                    }
+                    Value::Object(out)
+                })
+                .collect();
+            Value::Array(all)
+        })
+        .collect();
+    (!alternatives.is_empty()).then_some(Value::Array(alternatives))
+}
+
 /// An operation's base URL, or that the one it names is over [`MAX_SERVER_BYTES`].
 enum Server {
     Url(String),
@@ -380,6 +487,8 @@ struct Budget {
     cut_descriptions: usize,
     /// Server URLs left out so far (over [`MAX_SERVER_BYTES`], or the budget spent).
     left_out_servers: usize,
+    /// Security requirements left out so far (the budget spent).
+    left_out_security: usize,
 }
 
 impl Budget {
@@ -1101,6 +1210,82 @@ mod tests {
         assert!(!is_openapi(&json!({"paths": {}})));
         assert!(!is_openapi(&json!({"openapi": "3.0.0"})));
         assert_eq!(fallback_name("delete", "/a/{b}/c-d"), "delete_a_b_c_d");
+    }
+
+    #[test]
+    fn operations_say_which_credentials_their_call_needs() {
+        // OpenAPI 3: the document's requirement unless the operation has its own; `[]` needs
+        // none, `{}` among the alternatives lets the call go without; a scheme given by `$ref`
+        // is followed, one not defined is its name alone.
+        let doc = json!({"openapi": "3.0.0",
+            "security": [{"key": []}],
+            "components": {"securitySchemes": {
+                "key": {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "d"},
+                "jwt": {"$ref": "#/components/x-schemes/jwt"},
+                "oauth": {"type": "oauth2", "flows": {}}},
+                "x-schemes": {"jwt": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}}},
+            "paths": {"/a": {
+                "get": {},
+                "put": {"security": []},
+                "post": {"security": [{"oauth": ["pets:write", "pets:read"], "jwt": []}, {}]},
+                "delete": {"security": [{"nowhere": []}]}}}});
+        let (ops, warnings) = operations(&doc);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let security = |method: &str| {
+            ops.iter()
+                .find(|o| o["openapi"]["method"] == method)
+                .map(|o| o["openapi"].get("security").cloned())
+        };
+        let key = json!({"id": "key", "type": "apiKey", "in": "header", "name": "X-API-Key"});
+        assert_eq!(security("GET"), Some(Some(json!([[key]]))));
+        assert_eq!(security("PUT"), Some(None));
+        // Alternatives in order; the schemes of one by name (the map's order).
+        assert_eq!(
+            security("POST"),
+            Some(Some(json!([
+                [{"id": "jwt", "type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+                 {"id": "oauth", "type": "oauth2", "scopes": ["pets:write", "pets:read"]}],
+                []
+            ])))
+        );
+        assert_eq!(security("DELETE"), Some(Some(json!([[{"id": "nowhere"}]]))));
+        // Swagger 2: `securityDefinitions`, and `basic` is HTTP basic.
+        let doc = json!({"swagger": "2.0",
+            "securityDefinitions": {"b": {"type": "basic"}, "k": {"type": "apiKey", "in": "query", "name": "k"}},
+            "paths": {"/p": {"get": {"security": [{"b": []}, {"k": []}]}}}});
+        let (ops, _) = operations(&doc);
+        assert_eq!(
+            ops[0]["openapi"]["security"],
+            json!([[{"id": "b", "type": "http", "scheme": "basic"}],
+                   [{"id": "k", "type": "apiKey", "in": "query", "name": "k"}]])
+        );
+        // Bounded: 16 alternatives of 16 schemes, strings cut at 256 bytes and marked with `…`.
+        let many: Vec<Value> = (0..40)
+            .map(|i| {
+                let all: Map<String, Value> = (0..40)
+                    .map(|j| (format!("s{i}_{j:02}"), json!([])))
+                    .collect();
+                Value::Object(all)
+            })
+            .collect();
+        let long = "h".repeat(1_000);
+        let doc = json!({"openapi": "3.0.0", "security": many,
+            "components": {"securitySchemes": {"s0_00": {"type": "apiKey", "in": "header", "name": long}}},
+            "paths": {"/p": {"get": {}}}});
+        let (ops, _) = operations(&doc);
+        let got = ops[0]["openapi"]["security"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(got.len(), 16);
+        assert!(
+            got.iter()
+                .all(|a| a.as_array().is_some_and(|a| a.len() == 16))
+        );
+        assert_eq!(
+            got[0][0]["name"].as_str().map(str::len),
+            Some(256 + '…'.len_utf8())
+        );
     }
 
     #[test]

@@ -361,7 +361,7 @@ fn an_openapi_document_routes_as_its_operations() {
     assert_eq!(f["parameters"]["$defs"]["Pet"]["required"][0], "name");
     assert_eq!(f["parameters"]["required"][0], "body");
     // As an MCP tool it carries the hints its method gives (a POST is not read-only; whether it
-    // destroys is left to MCP's default) and where the call goes.
+    // destroys is left to MCP's default), where the call goes and the credential it needs.
     let tools = route("mcp");
     let tool = &tools["tools"][0];
     assert_eq!(tool["name"], "addPet", "{tools}");
@@ -374,6 +374,8 @@ fn an_openapi_document_routes_as_its_operations() {
         tool["_meta"]["skg/openapi"],
         serde_json::json!({"method": "POST", "path": "/pets",
             "server": "https://shelter.example.com/v1",
-            "parameters": {"body": {"in": "body", "contentType": "application/json"}}})
+            "parameters": {"body": {"in": "body", "contentType": "application/json"}},
+            "security": [[{"id": "staff_key", "type": "apiKey", "in": "header",
+                "name": "X-Shelter-Key"}]]})
     );
 }
