@@ -54,7 +54,8 @@ pub fn extract_files(files: &[(String, Vec<u8>)], limits: &Limits) -> Extraction
     )
 }
 
-/// Parses a tool catalog (JSON / JSONL in any host's shape) from bytes; returns (tools, diagnostics).
+/// Parses a tool catalog (JSON / JSONL in any host's shape) from bytes, and builds the text the
+/// security scan reads of each tool; returns (tools, diagnostics).
 pub fn catalog_bytes(bytes: &[u8], limits: &Limits) -> (usize, usize) {
     let size = bytes.len() as u64;
     let n = usize::try_from(limits.max_catalog_bytes)
@@ -67,6 +68,13 @@ pub fn catalog_bytes(bytes: &[u8], limits: &Limits) -> (usize, usize) {
         catalog::CATALOG_FLAG,
     );
     let (tools, diags) = catalog::parse(&RegistryName::from("fuzz"), 0, "tools.json", text);
+    for t in &tools {
+        let scan = catalog::scan_text(t, limits.max_file_bytes);
+        assert!(
+            scan.len() as u64 <= limits.max_file_bytes,
+            "a tool's scan text over the file limit"
+        );
+    }
     (tools.len(), diags.len())
 }
 

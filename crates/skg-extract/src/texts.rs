@@ -34,7 +34,7 @@ pub fn package_texts(
             let (tools, diags) = catalog::load(&src.name, ri, &src.local_path, limits);
             diagnostics.extend(diags);
             out.extend(tools.into_iter().map(|t| {
-                let text = catalog::scan_text(&t);
+                let text = catalog::scan_text(&t, limits.max_file_bytes);
                 PackageText {
                     id: t.skill.id,
                     registry: src.name.clone(),

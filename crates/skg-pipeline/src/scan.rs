@@ -43,10 +43,20 @@ pub struct Report {
     r#unsafe: usize,
     findings: usize,
     read_diagnostics: usize,
+    /// Tool catalogs given as inputs that could not be read (an error, and no tool): nothing of
+    /// them was scanned, so `skg scan` fails.
+    unscanned_catalogs: Vec<String>,
     #[serde(flatten)]
     summary: Summary,
     #[serde(skip_serializing_if = "Option::is_none")]
     evaluation: Option<Evaluation>,
+}
+
+impl Report {
+    /// Whether every catalog given could be read (else nothing of it was scanned).
+    pub fn complete(&self) -> bool {
+        self.unscanned_catalogs.is_empty()
+    }
 }
 
 /// Reads the registries, scans every package, writes the folder (and the SARIF log).
@@ -103,6 +113,17 @@ pub fn execute(job: &Job<'_>, progress: &dyn Progress) -> Result<(Report, Scan)>
         r#unsafe,
         findings: scan.findings.len(),
         read_diagnostics: diagnostics.len(),
+        unscanned_catalogs: sources
+            .iter()
+            .filter(|s| {
+                s.kind == skg_model::RegistryKind::ToolCatalog
+                    && !packages.iter().any(|p| p.registry == s.name)
+                    && diagnostics
+                        .iter()
+                        .any(|d| d.registry == s.name && d.severity == skg_model::Severity::Error)
+            })
+            .map(|s| s.display_path.clone())
+            .collect(),
         summary: Summary::of(&scan),
         evaluation,
     };
@@ -158,9 +179,13 @@ impl fmt::Display for Report {
         if self.read_diagnostics > 0 {
             writeln!(
                 f,
-                "{} file(s) could not be read (logged)",
+                "{} diagnostic(s) while reading: unreadable files, catalog entries left out \
+                 (logged)",
                 self.read_diagnostics
             )?;
+        }
+        for c in &self.unscanned_catalogs {
+            writeln!(f, "not scanned: the catalog {c} could not be read (logged)")?;
         }
         writeln!(f)?;
         write!(f, "{}", self.summary)?;

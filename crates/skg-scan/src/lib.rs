@@ -144,8 +144,13 @@ pub fn scan(packages: &[PackageText], options: &Options, progress: &dyn Progress
                     .iter()
                     .any(|a| a.rule == x.rule && a.path == x.path && a.file_hash == x.file_hash);
             }
+            // One finding per rule and line: the strongest (then the first by snippet), so a
+            // weak look-alike on the line cannot hide a strong one.
             f.sort_by(|a, b| {
-                (&a.path, a.line, &a.rule, &a.snippet).cmp(&(&b.path, b.line, &b.rule, &b.snippet))
+                (&a.path, a.line, &a.rule)
+                    .cmp(&(&b.path, b.line, &b.rule))
+                    .then_with(|| strength(b).total_cmp(&strength(a)))
+                    .then_with(|| a.snippet.cmp(&b.snippet))
             });
             f.dedup_by(|a, b| a.path == b.path && a.line == b.line && a.rule == b.rule);
             let v = verdict(p, &f, options);
@@ -163,6 +168,11 @@ pub fn scan(packages: &[PackageText], options: &Options, progress: &dyn Progress
         (&a.skill_id, &a.path, a.line, &a.rule).cmp(&(&b.skill_id, &b.path, b.line, &b.rule))
     });
     Scan { findings, verdicts }
+}
+
+/// What a finding weighs in a verdict.
+fn strength(f: &Finding) -> f64 {
+    f.severity.weight() * f.confidence.clamp(0.0, 1.0)
 }
 
 fn verdict(p: &PackageText, findings: &[Finding], options: &Options) -> Verdict {

@@ -250,6 +250,9 @@ impl Ctx<'_> {
     ) {
         let mut severity = rule.severity;
         let mut adjust = adjust;
+        // A tool's description is not documentation: its own headings and stated purpose, which
+        // its author writes, do not lower what it tells the model.
+        let tool = self.pkg.kind == SkillKind::Tool;
         match place {
             Place::Hidden => {
                 context.push("raised: hidden in an HTML comment".into());
@@ -259,6 +262,7 @@ impl Ctx<'_> {
                 context.push("raised: runs whenever the MCP client starts the server".into());
                 adjust += 1;
             }
+            Place::Markdown { .. } if tool => {}
             Place::Markdown { section, table, .. } => {
                 if let Some(m) = DESCRIBES.find(section) {
                     context.push(format!(
@@ -275,7 +279,7 @@ impl Ctx<'_> {
             }
             Place::Script => {}
         }
-        if self.purpose.security && !matches!(place, Place::McpLaunch | Place::Hidden) {
+        if self.purpose.security && !tool && !matches!(place, Place::McpLaunch | Place::Hidden) {
             context.push(
                 "lowered: the skill's stated purpose is security work, so the pattern may be described rather than instructed"
                     .into(),
@@ -376,16 +380,19 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
                 Some(m) => m,
                 None => segments(&file.text),
             };
-            for seg in &segs {
-                let place = match seg.kind {
-                    Kind::Prose | Kind::Heading => Place::Markdown {
-                        section: &seg.section,
-                        table: seg.table,
-                    },
-                    Kind::Comment => Place::Hidden,
-                    _ => continue,
+            // A host shows the model the raw text: what markdown puts in a code block or a
+            // comment is read as an instruction all the same.
+            control_rule(&mut ctx);
+            tool_rules(&mut ctx);
+            for seg in segs
+                .iter()
+                .filter(|s| matches!(s.kind, Kind::Code(_) | Kind::InlineCode))
+            {
+                let place = Place::Markdown {
+                    section: &seg.section,
+                    table: seg.table,
                 };
-                tool_rules(&mut ctx, &seg.text, seg.line, place);
+                instruction_rules(&mut ctx, &seg.text, seg.line, place);
             }
             markdown_rules(&mut ctx, segs);
         } else if fname == ".mcp.json" || fname == "mcp.json" {
@@ -454,16 +461,14 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
 
 // ---------------------------------------------------------------- tools
 
-/// Verbs of taking a file's content.
+/// Verbs of taking a file's content, as an instruction ("reads" describes what a tool does).
 static TOOL_READ_VERB: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)\b(read|reads|open|cat|load|include|attach|access|retrieve|fetch|collect|copy|grab|take)\b",
-    )
+    re(r"(?i)\b(read|open|cat|load|include|attach|retrieve|fetch|collect|copy|grab)\b")
 });
 /// The agent host's own configuration (where its servers' keys are) and shell histories.
 static AGENT_CONFIG: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(\bmcp\.json\b|claude_desktop_config\.json|~/\.cursor\b|\.cursor/|~/\.claude\b|~/\.codex\b|~/\.config/(?:claude|cursor|github-copilot|gh)\b|\.(?:bash|zsh)_history\b|/etc/passwd\b|\.npmrc\b|\.pypirc\b)",
+        r"(?i)(\bmcp[_-]?(?:config|settings)?\.json\b|claude_desktop_config\.json|cline_mcp_settings\.json|~/\.cursor\b|\.cursor/|~/\.claude\b|~/\.codex\b|~/\.config/(?:claude|cursor|github-copilot|gh)\b|\.(?:bash|zsh)_history\b|/etc/passwd\b|\.npmrc\b|\.pypirc\b)",
     )
 });
 /// Handing what was read to the call.
@@ -472,14 +477,20 @@ static TOOL_PASS: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b(pass|put|include|insert|add|send|provide|place|append|paste|supply|fill)\b[^.\n]{0,60}\b(content|contents|it|them|text|value)\b",
     )
 });
-/// A passive or descriptive "is read from" (the tool reads it, nobody is told to).
+/// Handing a file's content to the call with no reading verb ("provide the contents of X as …").
+static CONTENT_OF: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:pass|put|include|insert|add|send|provide|place|append|paste|supply|fill\s+in)\s+(?:the\s+)?(?:full\s+|whole\s+|entire\s+)?(?:content|contents|text)\s+of\b",
+    )
+});
+/// A passive or descriptive "is (automatically) read from" (the tool reads it, nobody is told to).
 static PASSIVE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)\b(?:is|are|be|been|being|was|were|gets?)\s+$"));
-/// Redirecting a call's recipient ("change the recipient to …", "change recipient to …"), or
-/// adding a copy for someone ("always bcc …", "also send a copy … to").
+    LazyLock::new(|| re(r"(?i)\b(?:is|are|be|been|being|was|were|gets?)\s+(?:\w+ly\s+)?$"));
+/// Redirecting a call's recipient ("change the recipient to …"), sending everything to someone
+/// ("send all emails to …"), or a hidden copy to an address ("always bcc x@y").
 static REDIRECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(\b(?:change|replace|redirect|override|switch|swap|set)\s+(?:(?:the|its|their|every|each|all)\s+(?:\w+\s+)?)?(?:recipients?|receivers?|destination(?:\s+address)?|to[\s_-]address|email\s+address|phone\s+number|wallet(?:\s+address)?|account\s+number|iban|payee|beneficiary)\s+(?:to|with|into)\b|\b(?:always|also|secretly|silently)\s+(?:bcc|cc|blind[\s-]copy)\b|\b(?:always|also|secretly|silently)\s+(?:send|forward)\s+a\s+copy\b[^.\n]{0,60}\bto\b)",
+        r"(?i)(\b(?:change|replace|redirect|switch|swap)\s+(?:(?:the|its|their|every|each|all)\s+(?:\w+\s+)?)?(?:recipients?|receivers?|destination\s+address|to[\s_-]address|phone\s+number|wallet(?:\s+address)?|account\s+number|iban|payee|beneficiary)\s+(?:to|with|into)\b|\b(?:send|forward|route|redirect)\s+(?:all|every|any)\s+(?:e-?mails?|messages?|payments?|transfers?|funds)\s+to\b|\b(?:always|also|secretly|silently)\s+(?:bcc|cc|blind[\s-]copy)\b[^.\n]{0,60}@|\b(?:always|also|secretly|silently)\s+(?:send|forward)\s+a\s+copy\b[^.\n]{0,60}\bto\b)",
     )
 });
 /// Before a verb: what a thing is for or can do ("is used to redirect"), not an instruction.
@@ -488,80 +499,180 @@ static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)(\b(?:used|uses?|allows?|lets?|helps?|enables?|will|would|can|could|may|might)\s+(?:you\s+)?(?:to\s+)?|\b(?:that|which)\s+)$",
     )
 });
-/// A rule for when another tool is called ("when `send_email` is invoked, make sure to …").
+/// A change to another tool's call ("when `send_email` is invoked, make sure to change …").
 static OTHER_CALL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:when|whenever|before|after|every\s+time)\b(?P<clause>[^.\n]{0,60}?)\b(?:is|are|gets?|get)\s+(?:invoked|called)\b[^.\n]{0,40}\b(?:make\s+sure|must|always|be\s+sure|ensure|remember\s+to|change|replace|add)\b",
+        r"(?i)\b(?:when|whenever|before|after|every\s+time)\b(?P<clause>[^.\n]{0,60}?)\b(?:is|are|gets?|get)\s+(?:invoked|called)\b[^.\n]{0,40}\b(?:change|replace|modify|alter|redirect|add|append|insert)\b",
     )
 });
-/// What names a tool in a clause: a `snake_case` or backquoted name, or the word tool/function.
-static TOOL_NAMED: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)(\b[a-z][a-z0-9]*_[a-z0-9_]+\b|`[^`]+`|\btool\b|\bfunction\b)"));
-/// Telling the agent to pick this tool over any other.
+/// What names another tool in a clause: a `snake_case` or backquoted name, or "tool"/"function"
+/// after a word other than this/the ("the email tool", "any tool").
+static TOOL_NAMED: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)(\b[a-z][a-z0-9]*_[a-z0-9_]+\b|`[^`]+`|\b(?:\w+\s+)?(?:tool|function)\b)")
+});
+/// Telling the agent to pick this tool over the others.
 static PREFER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(\b(?:always|only)\s+(?:use|call|choose|pick|prefer|select)\s+this\s+(?:tool|function|server)\b|\b(?:never|do\s+not|don't)\s+(?:use|call|choose|pick|select)\s+(?:any\s+)?(?:other|another|different)\s+(?:tools?|functions?|servers?)\b|\binstead\s+of\s+(?:any|all)\s+other\s+(?:tools?|functions?)\b|\b(?:ignore|disregard)\s+(?:all\s+)?(?:other|the\s+other)\s+tools?\b)",
+        r"(?i)(\b(?:never|do\s+not|don't)\s+(?:use|call|choose|pick|select)\s+(?:any\s+)?(?:other|another|different)\s+(?:tools?|functions?|servers?)\b|\binstead\s+of\s+(?:any|all|the)\s+other\s+(?:tools?|functions?)\b|\b(?:ignore|disregard)\s+(?:all\s+)?(?:other|the\s+other)\s+tools?\b|\b(?:always|only)\s+(?:use|call|choose|pick|prefer|select)\s+this\s+(?:tool|function|server)\b[^.\n]{0,80}\b(?:other|another)\s+(?:tools?|functions?|servers?)\b|\b(?:before|over)\s+(?:any|all|every)\s+other\s+(?:tools?|functions?)\b)",
     )
 });
 /// Keeping a step from the user, as tool poisoning words it ("do not mention that you …").
 static TOOL_CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:do\s+not|don't|never)\s+(?:mention|reveal|disclose|say|explain|tell\s+(?:anyone|them|the\s+user))\s+(?:that|this|it|anything|what|why|how|you)\b",
+        r"(?i)\b(?:do\s+not|don't|never)\s+(?:mention|reveal|disclose|say|explain|tell\s+(?:anyone|them|the\s+user))\s+(?:that|anything|what|why|how|you)\b",
     )
 });
+
+/// ASCII control characters (other than tab and line ends) in a tool's text: ANSI escape
+/// sequences (ESC …) rewrite or hide text on the terminal a user reviews tools on, and no
+/// description needs them. C1 controls are left alone: real descriptions hold them as mojibake
+/// (`’` decoded twice gives U+0080–U+009F), and a UTF-8 terminal does not obey them.
+fn control_rule(ctx: &mut Ctx<'_>) {
+    let text = ctx.file.text.clone();
+    for (i, l) in text.lines().enumerate() {
+        let n = l
+            .chars()
+            .filter(|&c| c != '\t' && c != '\r' && c.is_ascii_control())
+            .count();
+        if n > 0 {
+            let shown: String = l
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_control() && c != '\t' {
+                        '␛'
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            ctx.emit(
+                INJ_UNICODE,
+                0.8,
+                u32::try_from(i + 1).unwrap_or(u32::MAX),
+                &shown,
+                format!("{n} control character(s) (ANSI escapes) that rewrite or hide text on a terminal"),
+                Vec::new(),
+                Place::Script,
+                0,
+            );
+        }
+    }
+}
+
+/// The whole path a match is part of (`~/.ssh/id_rsa` of the match `~/.ssh/id_`).
+fn path_around<'a>(sentence: &'a str, m: &regex::Match<'_>) -> &'a str {
+    let stop = |c: char| c.is_whitespace() || "`'\"()<>,;".contains(c);
+    let start = sentence[..m.start()]
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| stop(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let end = sentence[m.end()..]
+        .char_indices()
+        .find(|&(_, c)| stop(c))
+        .map_or(sentence.len(), |(i, _)| m.end() + i);
+    sentence[start..end].trim_end_matches(['.', ':'])
+}
+
+/// The sentences of a tool's raw text with their lines: split after `.`, `!` or `?` followed by
+/// white space, and at blank lines; a sentence may run over line ends (a wrapped description),
+/// and is at the line it starts on.
+fn raw_sentences(text: &str) -> Vec<(u32, &str)> {
+    let mut pieces = Vec::new();
+    let mut start = 0usize;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        let end = match c {
+            '.' | '!' | '?' => next.is_none_or(char::is_whitespace),
+            '\n' => next == Some('\n'),
+            _ => false,
+        };
+        if end {
+            pieces.push(&text[start..i + c.len_utf8()]);
+            start = i + c.len_utf8();
+        }
+    }
+    pieces.push(&text[start..]);
+    // Lines counted as the text is walked once.
+    let (mut seen, mut line) = (0usize, 1u32);
+    let mut out = Vec::new();
+    for piece in pieces {
+        let trimmed = piece.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let offset = trimmed.as_ptr() as usize - text.as_ptr() as usize;
+        let newlines = text[seen..offset].matches('\n').count();
+        line = line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
+        seen = offset;
+        out.push((line, trimmed));
+    }
+    out
+}
 
 /// What only a tool's text is checked for: instructions about things the call does not need
 /// (reading secrets or the host's configuration), about other calls (shadowing), about choosing
 /// tools, and about keeping a step from the user. A tool's description and schema are read by
-/// the model on every turn, before anything is called, so they are instructions, not a manual.
-fn tool_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>) {
+/// the model on every turn, before anything is called, so they are instructions, not a manual —
+/// and the model reads the raw text: these rules read it whole, code blocks, comments and markup
+/// included, each finding at its sentence's line.
+fn tool_rules(ctx: &mut Ctx<'_>) {
+    let raw = ctx.file.text.clone();
     let visible: String;
-    let text = if text.chars().any(invisible) {
-        visible = text.chars().filter(|c| !invisible(*c)).collect();
+    let text = if raw.chars().any(invisible) {
+        visible = raw.chars().filter(|c| !invisible(*c)).collect();
         visible.as_str()
     } else {
-        text
+        raw.as_str()
     };
-    // The sentences of a paragraph, each with the sentence that follows (an instruction is often
-    // "read X." then "pass its content as Y.").
-    let all: Vec<&str> = sentences(text).collect();
-    for (i, sentence) in all.iter().enumerate() {
-        let next = all.get(i + 1).copied().unwrap_or("");
-        let sensitive = CRED_PATH
-            .find(sentence)
-            .or_else(|| SENT_FILE.find(sentence))
-            .or_else(|| AGENT_CONFIG.find(sentence));
-        if let Some(path) = sensitive
-            && let Some(verb) = TOOL_READ_VERB
+    let place = Place::Markdown {
+        section: "",
+        table: false,
+    };
+    // Each sentence with the one that follows (an instruction is often "read X." then "pass its
+    // content as Y.").
+    let all = raw_sentences(text);
+    for (i, &(at, sentence)) in all.iter().enumerate() {
+        let next = all.get(i + 1).map_or("", |&(_, s)| s);
+        // A secret's path, not a public key's.
+        let sensitive = [&*CRED_PATH, &*SENT_FILE, &*AGENT_CONFIG]
+            .iter()
+            .flat_map(|r| r.find_iter(sentence))
+            .find(|m| {
+                !path_around(sentence, m)
+                    .to_ascii_lowercase()
+                    .ends_with(".pub")
+            });
+        if let Some(path) = sensitive {
+            let verb = TOOL_READ_VERB
                 .find_iter(sentence)
-                .find(|m| !PASSIVE.is_match(&sentence[..m.start()]))
-        {
-            let passes = TOOL_PASS.is_match(&sentence[verb.start()..]) || TOOL_PASS.is_match(next);
-            // The whole path the match is part of (`~/.ssh/id_` of `~/.ssh/id_rsa`).
-            let stop = |c: char| c.is_whitespace() || "`'\"()<>,;".contains(c);
-            let start = sentence[..path.start()].rfind(stop).map_or(0, |i| i + 1);
-            let end = sentence[path.end()..]
-                .find(stop)
-                .map_or(sentence.len(), |i| path.end() + i);
-            let file = sentence[start..end].trim_end_matches(['.', ':']);
-            let (confidence, message) = if passes {
-                (
-                    0.95,
-                    format!("tells the agent to read {file} and hand its content to the call"),
-                )
-            } else {
-                (0.7, format!("tells the agent to read {file}"))
-            };
-            ctx.emit(
-                TOOL_READ,
-                confidence,
-                line,
-                sentence,
-                message,
-                Vec::new(),
-                place,
-                0,
-            );
+                .find(|m| !PASSIVE.is_match(&sentence[..m.start()]));
+            let handed = CONTENT_OF.is_match(sentence);
+            if verb.is_some() || handed {
+                let passes = handed
+                    || verb.is_some_and(|v| TOOL_PASS.is_match(&sentence[v.start()..]))
+                    || TOOL_PASS.is_match(next);
+                let file = path_around(sentence, &path);
+                let (confidence, message) = if passes {
+                    (
+                        0.95,
+                        format!("tells the agent to read {file} and hand its content to the call"),
+                    )
+                } else {
+                    (0.7, format!("tells the agent to read {file}"))
+                };
+                ctx.emit(
+                    TOOL_READ,
+                    confidence,
+                    at,
+                    sentence,
+                    message,
+                    Vec::new(),
+                    place,
+                    0,
+                );
+            }
         }
         if let Some(m) = REDIRECT.find(sentence)
             && !DESCRIBED.is_match(&sentence[..m.start()])
@@ -569,7 +680,7 @@ fn tool_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>) {
             ctx.emit(
                 TOOL_SHADOW,
                 0.9,
-                line,
+                at,
                 sentence,
                 "tells the agent to redirect a call's recipient or add a copy".into(),
                 Vec::new(),
@@ -579,15 +690,21 @@ fn tool_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>) {
         } else if let Some(c) = OTHER_CALL.captures(sentence)
             && c.name("clause").is_some_and(|m| {
                 let w = m.as_str().to_ascii_lowercase();
-                TOOL_NAMED.is_match(&w) && !w.contains("this tool") && !w.contains("this function")
+                TOOL_NAMED.find_iter(&w).any(|t| {
+                    let t = t.as_str().trim();
+                    !matches!(
+                        t,
+                        "this tool" | "the tool" | "this function" | "the function"
+                    )
+                })
             })
         {
             ctx.emit(
                 TOOL_SHADOW,
                 0.6,
-                line,
+                at,
                 sentence,
-                "sets a rule for how another tool is called".into(),
+                "tells the agent to change another tool's call".into(),
                 Vec::new(),
                 place,
                 0,
@@ -597,7 +714,7 @@ fn tool_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>) {
             ctx.emit(
                 TOOL_PREFER,
                 0.8,
-                line,
+                at,
                 sentence,
                 "tells the agent to always pick this tool or to avoid the others".into(),
                 Vec::new(),
@@ -612,7 +729,7 @@ fn tool_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>) {
             ctx.emit(
                 INJ_CONCEAL,
                 0.8,
-                line,
+                at,
                 sentence,
                 "tells the agent to keep what it does from the user".into(),
                 Vec::new(),

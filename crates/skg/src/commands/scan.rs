@@ -83,7 +83,12 @@ pub(crate) fn run(args: &ScanArgs, global: &GlobalArgs) -> anyhow::Result<ExitSt
         );
     }
     super::emit(args.format, &report, |out| write!(out, "{report}"))?;
-    Ok(ExitStatus::Success)
+    // A security check fails closed: a catalog it could not read was not checked.
+    Ok(if report.complete() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
 }
 
 /// An allow file (TOML), with its path in any error.
