@@ -76,7 +76,9 @@ def extract(skg: str, files: list[pathlib.Path], out: pathlib.Path) -> bool:
     return run.returncode == 0
 
 
-def security(skg: str, files: list[pathlib.Path], out: pathlib.Path, rows: dict) -> None:
+def security(
+    skg: str, files: list[pathlib.Path], out: pathlib.Path, rows: dict
+) -> None:
     """`skg scan` of the files: verdicts and findings per file name."""
     run = subprocess.run(
         [skg, "scan", *map(str, files), "-o", str(out), "-q"]
@@ -183,13 +185,17 @@ def main() -> None:
     )
     print(f"documents {len(results)} of {len(files)}")
     print(f"tools {sum(r['tools'] for r in results)}")
-    print(f"tools saying which credentials they need {sum(r['security'] for r in results)}")
+    print(
+        f"tools saying which credentials they need {sum(r['security'] for r in results)}"
+    )
     print(f"operations counted {sum(r['operations'] for r in counted)} (JSON files)")
     print(f"tools != operations in {len(differ)}: {[r['file'] for r in differ][:10]}")
     print(f"refs not resolving inside their tool {sum(r['dangling'] for r in results)}")
     print(f"diagnostics {dict(kinds)}")
     if a.scan:
-        verdicts = sum((collections.Counter(r["verdicts"]) for r in results), collections.Counter())
+        verdicts = sum(
+            (collections.Counter(r["verdicts"]) for r in results), collections.Counter()
+        )
         print(f"scan: verdicts not safe {dict(verdicts)}")
         for r in results:
             for f in r["findings"]:

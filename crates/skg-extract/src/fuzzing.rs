@@ -69,7 +69,7 @@ pub fn catalog_bytes(bytes: &[u8], limits: &Limits) -> (usize, usize) {
     );
     let (tools, diags) = catalog::parse(&RegistryName::from("fuzz"), 0, "tools.json", text);
     for t in &tools {
-        let scan = catalog::scan_text(t, limits.max_file_bytes);
+        let (scan, _) = catalog::scan_text(t, limits.max_file_bytes);
         assert!(
             scan.len() as u64 <= limits.max_file_bytes,
             "a tool's scan text over the file limit"

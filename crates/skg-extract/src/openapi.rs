@@ -85,6 +85,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
         cut_descriptions: 0,
         left_out_servers: 0,
         left_out_security: 0,
+        incomplete_security: 0,
     };
     // (path, method, operation, its path item, `$ref` followed); `x-…` extensions sit beside
     // the paths and are not operations.
@@ -113,10 +114,17 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             let mut tool = operation(path, method, op, server, &mut budget);
             if let Some(security) = security(doc, op) {
                 // Counted with the descriptions and servers, as it is copied into every operation.
-                let size = serde_json::to_string(&security).map_or(usize::MAX, |t| t.len());
+                // What could not be kept is marked, so "no credentials" is never a guess.
+                let list = Value::Array(security.alternatives);
+                let size = serde_json::to_string(&list).map_or(usize::MAX, |t| t.len());
                 if budget.charge(text_cost(size)) {
-                    tool["openapi"]["security"] = security;
+                    tool["openapi"]["security"] = list;
+                    if security.incomplete {
+                        tool["openapi"]["securityIncomplete"] = Value::Bool(true);
+                        budget.incomplete_security += 1;
+                    }
                 } else {
+                    tool["openapi"]["securityIncomplete"] = Value::Bool(true);
                     budget.left_out_security += 1;
                 }
             }
@@ -207,10 +215,20 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             budget.left_out_servers
         ));
     }
+    if budget.incomplete_security > 0 {
+        warnings.push(format!(
+            "{} operation(s) with security alternatives left out (`securityIncomplete`): a scheme \
+             the document does not define or of an unknown type, more than \
+             {MAX_SECURITY_ALTERNATIVES} alternatives or schemes, more than {MAX_SECURITY_SCOPES} \
+             scopes, or a string over {MAX_SECURITY_STRING_BYTES} bytes",
+            budget.incomplete_security
+        ));
+    }
     if budget.left_out_security > 0 {
         warnings.push(format!(
-            "{} operation(s) without the credentials they need (`security`): past the \
-             {MAX_DOCUMENT_NODES} nodes descriptions, servers and security may take",
+            "{} operation(s) without the credentials they need (`security`, marked \
+             `securityIncomplete`): past the {MAX_DOCUMENT_NODES} nodes descriptions, servers and \
+             security may take",
             budget.left_out_security
         ));
     }
@@ -350,22 +368,43 @@ fn server(doc: &Value, item: &Value, op: &Value) -> Option<Server> {
 
 /// Most alternatives of an operation's security requirement kept, and most schemes in one.
 const MAX_SECURITY_ALTERNATIVES: usize = 16;
-/// Longest string of a security scheme kept (a name, a header, a URL); longer ones are cut.
+/// Most OAuth scopes one scheme of an alternative may ask for.
+const MAX_SECURITY_SCOPES: usize = 64;
+/// Longest string of a security scheme taken (a name, a header, a scope).
 const MAX_SECURITY_STRING_BYTES: usize = 256;
+/// OAuth 2 flows, by the names OpenAPI 3 gives them (Swagger 2's `flow` values mapped to them).
+const OAUTH_FLOWS: [(&str, &str); 7] = [
+    ("authorizationCode", "authorizationCode"),
+    ("clientCredentials", "clientCredentials"),
+    ("implicit", "implicit"),
+    ("password", "password"),
+    ("deviceAuthorization", "deviceAuthorization"),
+    ("accessCode", "authorizationCode"),
+    ("application", "clientCredentials"),
+];
+
+/// What [`security`] gives: the alternatives, and whether any was left out.
+struct Security {
+    alternatives: Vec<Value>,
+    incomplete: bool,
+}
 
 /// The credentials an operation's call needs, for a gateway that makes it: the operation's
 /// `security` (else the document's), as a list of alternatives (any one will do), each the list of
 /// schemes it needs together, each scheme as its Security Scheme Object says —
 /// `{"id": <its name in the requirement>, "type": "apiKey", "in": "header", "name": "X-Key"}`,
 /// `{"id", "type": "http", "scheme": "bearer", "bearerFormat"}`, `{"id", "type": "oauth2",
-/// "scopes": […]}`, `{"id", "type": "openIdConnect", "openIdConnectUrl", "scopes"}`,
-/// `{"id", "type": "mutualTLS"}` (Swagger 2's `basic` is `http` with `scheme: basic`; a scheme the
-/// document does not define is its `id` alone). An empty alternative means the call may be made
-/// without credentials. `None` when none are needed (no requirement, or `[]`). No secret is ever
-/// in a document: these say which credential to attach, not its value. At most
-/// [`MAX_SECURITY_ALTERNATIVES`] alternatives of as many schemes, strings cut at
-/// [`MAX_SECURITY_STRING_BYTES`].
-fn security(doc: &Value, op: &Value) -> Option<Value> {
+/// "flows": ["clientCredentials", …], "scopes": […]}`, `{"id", "type": "openIdConnect",
+/// "scopes"}`, `{"id", "type": "mutualTLS"}` (Swagger 2's `basic` is `http` with `scheme: basic`,
+/// its `flow` the OpenAPI 3 name; the HTTP scheme lowercased). An empty alternative means the
+/// call may be made without credentials. No URL is carried (token, authorization or OpenID
+/// discovery endpoints): the document is not trusted to say where a gateway sends its secrets.
+/// An alternative is kept whole or not at all: one with a scheme the document does not define,
+/// over [`MAX_SECURITY_ALTERNATIVES`] schemes, a string over [`MAX_SECURITY_STRING_BYTES`] or over
+/// [`MAX_SECURITY_SCOPES`] scopes is left out and `incomplete` says so (as it does past
+/// [`MAX_SECURITY_ALTERNATIVES`] alternatives). `None` when no credential is asked for (no
+/// requirement, or `[]`).
+fn security(doc: &Value, op: &Value) -> Option<Security> {
     let required = op
         .get("security")
         .or_else(|| doc.get("security"))?
@@ -375,64 +414,81 @@ fn security(doc: &Value, op: &Value) -> Option<Value> {
         .or_else(|| doc.get("securityDefinitions"));
     let text = |v: &Value| {
         v.as_str()
-            .map(|s| Value::String(cut_text(s.to_owned(), MAX_SECURITY_STRING_BYTES)))
+            .filter(|s| s.len() <= MAX_SECURITY_STRING_BYTES)
+            .map(|s| Value::String(s.to_owned()))
     };
-    let alternatives: Vec<Value> = required
-        .iter()
-        .filter_map(Value::as_object)
-        .take(MAX_SECURITY_ALTERNATIVES)
-        .map(|requirement| {
-            let all: Vec<Value> = requirement
+    let scheme = |id: &str, scopes: &Value| -> Option<Value> {
+        let mut out = Map::new();
+        out.insert("id".into(), text(&Value::String(id.to_owned()))?);
+        let def = resolve(doc, schemes?.get(id)?);
+        let kind = def.get("type").and_then(Value::as_str)?;
+        match kind {
+            "apiKey" => {
+                out.insert("type".into(), kind.into());
+                out.insert("in".into(), text(def.get("in")?)?);
+                out.insert("name".into(), text(def.get("name")?)?);
+            }
+            "http" | "basic" => {
+                out.insert("type".into(), "http".into());
+                let scheme = if kind == "basic" {
+                    Value::String("basic".into())
+                } else {
+                    Value::String(text(def.get("scheme")?)?.as_str()?.to_ascii_lowercase())
+                };
+                out.insert("scheme".into(), scheme);
+                if let Some(f) = def.get("bearerFormat") {
+                    out.insert("bearerFormat".into(), text(f)?);
+                }
+            }
+            "oauth2" | "openIdConnect" | "mutualTLS" => {
+                out.insert("type".into(), kind.into());
+            }
+            _ => return None,
+        }
+        if kind == "oauth2" {
+            let named: Vec<&str> = match (def.get("flows"), def.get("flow")) {
+                (Some(Value::Object(flows)), _) => flows.keys().map(String::as_str).collect(),
+                (_, Some(Value::String(flow))) => vec![flow.as_str()],
+                _ => Vec::new(),
+            };
+            let mut flows: Vec<&str> = named
                 .iter()
-                .take(MAX_SECURITY_ALTERNATIVES)
-                .map(|(id, scopes)| {
-                    let mut out = Map::new();
-                    out.insert(
-                        "id".into(),
-                        text(&Value::String(id.clone())).unwrap_or_default(),
-                    );
-                    let Some(def) = schemes.and_then(|s| s.get(id)).map(|d| resolve(doc, d)) else {
-                        return Value::Object(out);
-                    };
-                    let kind = def.get("type").and_then(Value::as_str).unwrap_or_default();
-                    let keys: &[&str] = match kind {
-                        "apiKey" => &["in", "name"],
-                        "http" => &["scheme", "bearerFormat"],
-                        "openIdConnect" => &["openIdConnectUrl"],
-                        _ => &[],
-                    };
-                    if kind == "basic" {
-                        // Swagger 2.
-                        out.insert("type".into(), "http".into());
-                        out.insert("scheme".into(), "basic".into());
-                    } else if !kind.is_empty() {
-                        out.insert(
-                            "type".into(),
-                            text(&Value::String(kind.to_owned())).unwrap_or_default(),
-                        );
-                    }
-                    for k in keys {
-                        if let Some(v) = def.get(*k).and_then(text) {
-                            out.insert((*k).into(), v);
-                        }
-                    }
-                    if matches!(kind, "oauth2" | "openIdConnect") {
-                        let scopes: Vec<Value> = scopes
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .take(MAX_SECURITY_ALTERNATIVES)
-                            .filter_map(text)
-                            .collect();
-                        out.insert("scopes".into(), Value::Array(scopes));
-                    }
-                    Value::Object(out)
-                })
+                .filter_map(|n| OAUTH_FLOWS.iter().find(|(k, _)| k == n).map(|(_, v)| *v))
                 .collect();
-            Value::Array(all)
-        })
-        .collect();
-    (!alternatives.is_empty()).then_some(Value::Array(alternatives))
+            flows.sort_unstable();
+            flows.dedup();
+            out.insert("flows".into(), flows.into());
+        }
+        if matches!(kind, "oauth2" | "openIdConnect") {
+            let asked = scopes.as_array().map_or(&[][..], Vec::as_slice);
+            if asked.len() > MAX_SECURITY_SCOPES {
+                return None;
+            }
+            let scopes = asked.iter().map(text).collect::<Option<Vec<Value>>>()?;
+            out.insert("scopes".into(), Value::Array(scopes));
+        }
+        Some(Value::Object(out))
+    };
+    let mut incomplete = required.len() > MAX_SECURITY_ALTERNATIVES;
+    let mut alternatives = Vec::new();
+    for requirement in required.iter().take(MAX_SECURITY_ALTERNATIVES) {
+        let whole = requirement.as_object().and_then(|r| {
+            if r.len() > MAX_SECURITY_ALTERNATIVES {
+                return None;
+            }
+            r.iter()
+                .map(|(id, scopes)| scheme(id, scopes))
+                .collect::<Option<Vec<Value>>>()
+        });
+        match whole {
+            Some(all) => alternatives.push(Value::Array(all)),
+            None => incomplete = true,
+        }
+    }
+    (!alternatives.is_empty() || incomplete).then_some(Security {
+        alternatives,
+        incomplete,
+    })
 }
 
 /// An operation's base URL, or that the one it names is over [`MAX_SERVER_BYTES`].
@@ -489,6 +545,8 @@ struct Budget {
     left_out_servers: usize,
     /// Security requirements left out so far (the budget spent).
     left_out_security: usize,
+    /// Security requirements with alternatives left out so far (too large, or undefined schemes).
+    incomplete_security: usize,
 }
 
 impl Budget {
@@ -1216,76 +1274,86 @@ mod tests {
     fn operations_say_which_credentials_their_call_needs() {
         // OpenAPI 3: the document's requirement unless the operation has its own; `[]` needs
         // none, `{}` among the alternatives lets the call go without; a scheme given by `$ref`
-        // is followed, one not defined is its name alone.
+        // is followed; an alternative with a scheme not defined is left out, and marked.
         let doc = json!({"openapi": "3.0.0",
             "security": [{"key": []}],
             "components": {"securitySchemes": {
                 "key": {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "d"},
                 "jwt": {"$ref": "#/components/x-schemes/jwt"},
-                "oauth": {"type": "oauth2", "flows": {}}},
-                "x-schemes": {"jwt": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}}},
+                "oauth": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "https://t.invalid"}, "x-other": {}}},
+                "oidc": {"type": "openIdConnect", "openIdConnectUrl": "https://o.invalid/.well-known"}},
+                "x-schemes": {"jwt": {"type": "http", "scheme": "Bearer", "bearerFormat": "JWT"}}},
             "paths": {"/a": {
                 "get": {},
                 "put": {"security": []},
                 "post": {"security": [{"oauth": ["pets:write", "pets:read"], "jwt": []}, {}]},
-                "delete": {"security": [{"nowhere": []}]}}}});
+                "delete": {"security": [{"nowhere": []}, {"oidc": ["openid"]}]}}}});
         let (ops, warnings) = operations(&doc);
-        assert!(warnings.is_empty(), "{warnings:?}");
-        let security = |method: &str| {
+        let call = |method: &str| {
             ops.iter()
                 .find(|o| o["openapi"]["method"] == method)
-                .map(|o| o["openapi"].get("security").cloned())
+                .map(|o| o["openapi"].clone())
+                .unwrap_or_default()
         };
         let key = json!({"id": "key", "type": "apiKey", "in": "header", "name": "X-API-Key"});
-        assert_eq!(security("GET"), Some(Some(json!([[key]]))));
-        assert_eq!(security("PUT"), Some(None));
-        // Alternatives in order; the schemes of one by name (the map's order).
+        assert_eq!(call("GET")["security"], json!([[key]]));
+        assert!(call("PUT").get("security").is_none());
+        // Alternatives in order; the schemes of one by name (the map's order); the HTTP scheme
+        // lowercased; the OAuth flows by name, no URL.
         assert_eq!(
-            security("POST"),
-            Some(Some(json!([
+            call("POST")["security"],
+            json!([
                 [{"id": "jwt", "type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
-                 {"id": "oauth", "type": "oauth2", "scopes": ["pets:write", "pets:read"]}],
+                 {"id": "oauth", "type": "oauth2", "flows": ["clientCredentials"],
+                  "scopes": ["pets:write", "pets:read"]}],
                 []
-            ])))
+            ])
         );
-        assert_eq!(security("DELETE"), Some(Some(json!([[{"id": "nowhere"}]]))));
-        // Swagger 2: `securityDefinitions`, and `basic` is HTTP basic.
+        assert!(call("POST").get("securityIncomplete").is_none());
+        assert_eq!(
+            call("DELETE")["security"],
+            json!([[{"id": "oidc", "type": "openIdConnect", "scopes": ["openid"]}]])
+        );
+        assert_eq!(call("DELETE")["securityIncomplete"], true);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("1 operation(s) with security alternatives left out"));
+        // Swagger 2: `securityDefinitions`, `basic` is HTTP basic, `flow` by its OpenAPI 3 name.
         let doc = json!({"swagger": "2.0",
-            "securityDefinitions": {"b": {"type": "basic"}, "k": {"type": "apiKey", "in": "query", "name": "k"}},
-            "paths": {"/p": {"get": {"security": [{"b": []}, {"k": []}]}}}});
+            "securityDefinitions": {"b": {"type": "basic"},
+                "k": {"type": "apiKey", "in": "query", "name": "k"},
+                "o": {"type": "oauth2", "flow": "application", "tokenUrl": "https://t.invalid", "scopes": {"r": "read"}}},
+            "paths": {"/p": {"get": {"security": [{"b": []}, {"k": []}, {"o": ["r"]}]}}}});
         let (ops, _) = operations(&doc);
         assert_eq!(
             ops[0]["openapi"]["security"],
             json!([[{"id": "b", "type": "http", "scheme": "basic"}],
-                   [{"id": "k", "type": "apiKey", "in": "query", "name": "k"}]])
+                   [{"id": "k", "type": "apiKey", "in": "query", "name": "k"}],
+                   [{"id": "o", "type": "oauth2", "flows": ["clientCredentials"], "scopes": ["r"]}]])
         );
-        // Bounded: 16 alternatives of 16 schemes, strings cut at 256 bytes and marked with `…`.
-        let many: Vec<Value> = (0..40)
-            .map(|i| {
-                let all: Map<String, Value> = (0..40)
-                    .map(|j| (format!("s{i}_{j:02}"), json!([])))
-                    .collect();
-                Value::Object(all)
-            })
-            .collect();
-        let long = "h".repeat(1_000);
+        // Kept whole or not at all: 20 alternatives keep their first 16; one naming a header over
+        // 256 bytes is left out rather than cut into a wrong name.
+        let mut defs = Map::new();
+        for i in 0..20 {
+            defs.insert(
+                format!("s{i:02}"),
+                json!({"type": "apiKey", "in": "header", "name": format!("X-{i}")}),
+            );
+        }
+        defs.insert(
+            "s00".into(),
+            json!({"type": "apiKey", "in": "header", "name": "h".repeat(257)}),
+        );
+        let many: Vec<Value> = (0..20).map(|i| json!({format!("s{i:02}"): []})).collect();
         let doc = json!({"openapi": "3.0.0", "security": many,
-            "components": {"securitySchemes": {"s0_00": {"type": "apiKey", "in": "header", "name": long}}},
-            "paths": {"/p": {"get": {}}}});
+            "components": {"securitySchemes": defs}, "paths": {"/p": {"get": {}}}});
         let (ops, _) = operations(&doc);
         let got = ops[0]["openapi"]["security"]
             .as_array()
             .cloned()
             .unwrap_or_default();
-        assert_eq!(got.len(), 16);
-        assert!(
-            got.iter()
-                .all(|a| a.as_array().is_some_and(|a| a.len() == 16))
-        );
-        assert_eq!(
-            got[0][0]["name"].as_str().map(str::len),
-            Some(256 + '…'.len_utf8())
-        );
+        assert_eq!(got.len(), 15);
+        assert_eq!(got[0][0]["id"], "s01");
+        assert_eq!(ops[0]["openapi"]["securityIncomplete"], true);
     }
 
     #[test]

@@ -34,7 +34,21 @@ pub fn package_texts(
             let (tools, diags) = catalog::load(&src.name, ri, &src.local_path, limits);
             diagnostics.extend(diags);
             out.extend(tools.into_iter().map(|t| {
-                let text = catalog::scan_text(&t, limits.max_file_bytes);
+                let (text, cut) = catalog::scan_text(&t, limits.max_file_bytes);
+                if cut {
+                    diagnostics.push(Diagnostic {
+                        registry: src.name.clone(),
+                        path: t.skill.path.clone(),
+                        line: None,
+                        severity: Severity::Error,
+                        code: DiagnosticCode::FileTooLarge,
+                        message: format!(
+                            "the tool's text was cut at {} bytes (--max-file-bytes) or 100,000 \
+                             strings; the rest is not scanned",
+                            limits.max_file_bytes
+                        ),
+                    });
+                }
                 PackageText {
                     id: t.skill.id,
                     registry: src.name.clone(),

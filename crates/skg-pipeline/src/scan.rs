@@ -43,9 +43,10 @@ pub struct Report {
     r#unsafe: usize,
     findings: usize,
     read_diagnostics: usize,
-    /// Tool catalogs given as inputs that could not be read (an error, and no tool): nothing of
-    /// them was scanned, so `skg scan` fails.
-    unscanned_catalogs: Vec<String>,
+    /// Tool catalogs given as inputs that were not read whole (an error: unreadable, cut at
+    /// `--max-catalog-bytes`, a bad line or entry, more tools than are read, a tool's text cut):
+    /// what was not read was not scanned, so `skg scan` fails.
+    incomplete_catalogs: Vec<String>,
     #[serde(flatten)]
     summary: Summary,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,9 +54,9 @@ pub struct Report {
 }
 
 impl Report {
-    /// Whether every catalog given could be read (else nothing of it was scanned).
+    /// Whether every catalog given was read whole (else what was not read was not scanned).
     pub fn complete(&self) -> bool {
-        self.unscanned_catalogs.is_empty()
+        self.incomplete_catalogs.is_empty()
     }
 }
 
@@ -113,14 +114,15 @@ pub fn execute(job: &Job<'_>, progress: &dyn Progress) -> Result<(Report, Scan)>
         r#unsafe,
         findings: scan.findings.len(),
         read_diagnostics: diagnostics.len(),
-        unscanned_catalogs: sources
+        incomplete_catalogs: sources
             .iter()
             .filter(|s| {
                 s.kind == skg_model::RegistryKind::ToolCatalog
-                    && !packages.iter().any(|p| p.registry == s.name)
-                    && diagnostics
-                        .iter()
-                        .any(|d| d.registry == s.name && d.severity == skg_model::Severity::Error)
+                    && diagnostics.iter().any(|d| {
+                        d.registry == s.name
+                            && (d.severity == skg_model::Severity::Error
+                                || d.code == skg_model::DiagnosticCode::FileTooLarge)
+                    })
             })
             .map(|s| s.display_path.clone())
             .collect(),
@@ -184,8 +186,11 @@ impl fmt::Display for Report {
                 self.read_diagnostics
             )?;
         }
-        for c in &self.unscanned_catalogs {
-            writeln!(f, "not scanned: the catalog {c} could not be read (logged)")?;
+        for c in &self.incomplete_catalogs {
+            writeln!(
+                f,
+                "not scanned whole: the catalog {c} was not read whole (logged)"
+            )?;
         }
         writeln!(f)?;
         write!(f, "{}", self.summary)?;

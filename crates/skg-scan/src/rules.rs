@@ -250,9 +250,18 @@ impl Ctx<'_> {
     ) {
         let mut severity = rule.severity;
         let mut adjust = adjust;
-        // A tool's description is not documentation: its own headings and stated purpose, which
-        // its author writes, do not lower what it tells the model.
+        // A tool's description is not documentation: how its author frames a line (quotes, "for
+        // example", a heading, a table, a stated purpose) does not lower what it tells the model.
+        // What a rule judges of the behaviour itself (an API key sent to its own API, a common
+        // tool's documented installer host) still counts.
         let tool = self.pkg.kind == SkillKind::Tool;
+        if tool {
+            context.retain(|c| {
+                let steps = framing_steps(c);
+                adjust += steps;
+                steps == 0
+            });
+        }
         match place {
             Place::Hidden => {
                 context.push("raised: hidden in an HTML comment".into());
@@ -311,6 +320,24 @@ impl Ctx<'_> {
 }
 
 /// One line, whitespace collapsed, at most 200 characters.
+/// The steps a context note lowered a finding by when the lowering comes from how the text is
+/// framed (quotes, a discussion, an installation heading), not from what it does; else 0.
+fn framing_steps(note: &str) -> i32 {
+    if note.starts_with("lowered: inside quotes")
+        || note.starts_with("lowered: the sentence talks about")
+    {
+        1
+    } else if note.starts_with("lowered: under \"") {
+        if note.contains("the install step of the tool") {
+            2
+        } else {
+            1
+        }
+    } else {
+        0
+    }
+}
+
 fn clip(s: &str) -> String {
     let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one.chars().count() <= 200 {
@@ -480,12 +507,34 @@ static TOOL_PASS: LazyLock<Regex> = LazyLock::new(|| {
 /// Handing a file's content to the call with no reading verb ("provide the contents of X as …").
 static CONTENT_OF: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:pass|put|include|insert|add|send|provide|place|append|paste|supply|fill\s+in)\s+(?:the\s+)?(?:full\s+|whole\s+|entire\s+)?(?:content|contents|text)\s+of\b",
+        r"(?i)\b(?:pass|put|include|insert|add|send|provide|place|append|paste|supply|fill\s+in|use|upload|access|get|take)\s+(?:the\s+)?(?:full\s+|whole\s+|entire\s+)?(?:content|contents|text)\s+of\b",
     )
 });
-/// A passive or descriptive "is (automatically) read from" (the tool reads it, nobody is told to).
+/// A passive or descriptive "is (automatically) read from" (the tool reads it, nobody is told to);
+/// not after a modal ([`MODAL_PASSIVE`]: "must be read and passed" is an instruction).
 static PASSIVE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(?:is|are|be|been|being|was|were|gets?)\s+(?:\w+ly\s+)?$"));
+static MODAL_PASSIVE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:must|should|shall|needs?\s+to|ha(?:s|ve)\s+to)\s+(?:\w+ly\s+)?be\s+(?:\w+ly\s+)?$",
+    )
+});
+/// Windows spellings of secret paths.
+static WINDOWS_SECRET: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\\\.ssh\\id_|\\\.aws\\credentials|\\\.cursor\\mcp\.json|\\claude\\claude_desktop_config\.json|\\\.docker\\config\.json|\\\.git-credentials)",
+    )
+});
+/// A literal destination: an email address, a URL, a phone number, a wallet address.
+static LITERAL_TARGET: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)([\w.+-]+@[\w-]+\.[\w.-]+|https?://|\+\d[\d\s().-]{7,}|\b0x[0-9a-f]{8,})")
+});
+/// Setting a recipient to a literal address ("set the recipient to x@y").
+static SET_TARGET: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:set|override|use)\s+(?:the\s+|its\s+)?(?:recipients?|receivers?|to[\s_-]address|destination\s+address|payee|beneficiary)\s+(?:to|with|as)\b",
+    )
+});
 /// Redirecting a call's recipient ("change the recipient to …"), sending everything to someone
 /// ("send all emails to …"), or a hidden copy to an address ("always bcc x@y").
 static REDIRECT: LazyLock<Regex> = LazyLock::new(|| {
@@ -523,9 +572,10 @@ static TOOL_CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// ASCII control characters (other than tab and line ends) in a tool's text: ANSI escape
+/// ASCII control characters (other than tab and carriage return) in a tool's text: ANSI escape
 /// sequences (ESC …) rewrite or hide text on the terminal a user reviews tools on, and no
-/// description needs them. C1 controls are left alone: real descriptions hold them as mojibake
+/// description needs them. A bare carriage return is left alone: real descriptions carry them
+/// (VTEX's, in 140 operations of the APIs.guru directory). C1 controls are left alone: real descriptions hold them as mojibake
 /// (`’` decoded twice gives U+0080–U+009F), and a UTF-8 terminal does not obey them.
 fn control_rule(ctx: &mut Ctx<'_>) {
     let text = ctx.file.text.clone();
@@ -559,24 +609,40 @@ fn control_rule(ctx: &mut Ctx<'_>) {
     }
 }
 
-/// The whole path a match is part of (`~/.ssh/id_rsa` of the match `~/.ssh/id_`).
+/// The whole path a match is part of (`~/.ssh/id_rsa` of the match `~/.ssh/id_`), looked for at
+/// most [`PATH_REACH`] bytes on each side (a path is not longer; a text with no space is not read
+/// to its ends for every match).
 fn path_around<'a>(sentence: &'a str, m: &regex::Match<'_>) -> &'a str {
     let stop = |c: char| c.is_whitespace() || "`'\"()<>,;".contains(c);
-    let start = sentence[..m.start()]
+    let mut lo = m.start().saturating_sub(PATH_REACH);
+    while !sentence.is_char_boundary(lo) {
+        lo += 1;
+    }
+    let mut hi = (m.end() + PATH_REACH).min(sentence.len());
+    while !sentence.is_char_boundary(hi) {
+        hi -= 1;
+    }
+    let start = sentence[lo..m.start()]
         .char_indices()
         .rev()
         .find(|&(_, c)| stop(c))
-        .map_or(0, |(i, c)| i + c.len_utf8());
-    let end = sentence[m.end()..]
+        .map_or(lo, |(i, c)| lo + i + c.len_utf8());
+    let end = sentence[m.end()..hi]
         .char_indices()
         .find(|&(_, c)| stop(c))
-        .map_or(sentence.len(), |(i, _)| m.end() + i);
+        .map_or(hi, |(i, _)| m.end() + i);
     sentence[start..end].trim_end_matches(['.', ':'])
 }
 
+/// How far [`path_around`] looks on each side of a match.
+const PATH_REACH: usize = 256;
+/// Most secret paths looked at in one sentence.
+const MAX_PATHS_PER_SENTENCE: usize = 32;
+
 /// The sentences of a tool's raw text with their lines: split after `.`, `!` or `?` followed by
-/// white space, and at blank lines; a sentence may run over line ends (a wrapped description),
-/// and is at the line it starts on.
+/// white space, at blank lines, and before a line starting a list item (`- `, `* `, `1. `) or a
+/// heading; a sentence may run over other line ends (a wrapped description), and is at the line
+/// it starts on.
 fn raw_sentences(text: &str) -> Vec<(u32, &str)> {
     let mut pieces = Vec::new();
     let mut start = 0usize;
@@ -585,7 +651,17 @@ fn raw_sentences(text: &str) -> Vec<(u32, &str)> {
         let next = chars.peek().map(|&(_, n)| n);
         let end = match c {
             '.' | '!' | '?' => next.is_none_or(char::is_whitespace),
-            '\n' => next == Some('\n'),
+            // A blank line (also `\r\n\r\n`), or a line starting a list item or a heading.
+            '\n' => {
+                let rest = text[i + 1..].trim_start_matches([' ', '\t', '\r']);
+                rest.starts_with('\n')
+                    || rest.starts_with("- ")
+                    || rest.starts_with("* ")
+                    || rest.starts_with('#')
+                    || rest.split_once(". ").is_some_and(|(n, _)| {
+                        !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit())
+                    })
+            }
             _ => false,
         };
         if end {
@@ -636,18 +712,21 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
     for (i, &(at, sentence)) in all.iter().enumerate() {
         let next = all.get(i + 1).map_or("", |&(_, s)| s);
         // A secret's path, not a public key's.
-        let sensitive = [&*CRED_PATH, &*SENT_FILE, &*AGENT_CONFIG]
+        let sensitive = [&*CRED_PATH, &*SENT_FILE, &*AGENT_CONFIG, &*WINDOWS_SECRET]
             .iter()
-            .flat_map(|r| r.find_iter(sentence))
+            .flat_map(|r| r.find_iter(sentence).take(MAX_PATHS_PER_SENTENCE))
             .find(|m| {
-                !path_around(sentence, m)
-                    .to_ascii_lowercase()
-                    .ends_with(".pub")
+                let path = path_around(sentence, m).as_bytes();
+                !path
+                    .len()
+                    .checked_sub(4)
+                    .is_some_and(|i| path[i..].eq_ignore_ascii_case(b".pub"))
             });
         if let Some(path) = sensitive {
-            let verb = TOOL_READ_VERB
-                .find_iter(sentence)
-                .find(|m| !PASSIVE.is_match(&sentence[..m.start()]));
+            let verb = TOOL_READ_VERB.find_iter(sentence).find(|m| {
+                let before = &sentence[..m.start()];
+                !PASSIVE.is_match(before) || MODAL_PASSIVE.is_match(before)
+            });
             let handed = CONTENT_OF.is_match(sentence);
             if verb.is_some() || handed {
                 let passes = handed
@@ -674,9 +753,19 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
                 );
             }
         }
-        if let Some(m) = REDIRECT.find(sentence)
-            && !DESCRIBED.is_match(&sentence[..m.start()])
-        {
+        // A literal address right after it makes it an instruction whatever comes before.
+        let literal = |m: &regex::Match<'_>| {
+            let mut end = (m.end() + 80).min(sentence.len());
+            while !sentence.is_char_boundary(end) {
+                end -= 1;
+            }
+            LITERAL_TARGET.is_match(&sentence[m.end()..end])
+        };
+        let redirect = REDIRECT
+            .find_iter(sentence)
+            .any(|m| !DESCRIBED.is_match(&sentence[..m.start()]) || literal(&m))
+            || SET_TARGET.find_iter(sentence).any(|m| literal(&m));
+        if redirect {
             ctx.emit(
                 TOOL_SHADOW,
                 0.9,

@@ -426,8 +426,22 @@ fn a_catalog_is_scanned_tool_by_tool_and_one_that_cannot_be_read_fails_the_scan(
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("not scanned: the catalog") && text.contains("broken.json"),
+        text.contains("not scanned whole: the catalog") && text.contains("broken.json"),
         "{text}"
     );
     assert!(tmp.path().join("scan2/_SUCCESS").exists());
+    // Read in part is not read: a JSONL catalog with a line that is not an entry.
+    std::fs::write(
+        tmp.path().join("part.jsonl"),
+        "{\"name\": \"a\", \"description\": \"A.\"}\n{\"name\": \n{\"name\": \"b\", \"description\": \"B.\"}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = crate::skg(tmp.path(), &["scan", "part.jsonl", "-o", "scan3"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 packages"));
 }
