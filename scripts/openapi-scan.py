@@ -63,32 +63,35 @@ def dangling(v: object, defs: set[str]) -> int:
     return 0
 
 
-def extract(skg: str, files: list[pathlib.Path], out: pathlib.Path) -> bool:
+def skg_run(
+    skg: str, command: str, files: list[pathlib.Path], out: pathlib.Path
+) -> bool:
+    """`skg COMMAND FILES -o OUT`, quiet, catalogs read whole; says on stderr when it fails."""
     run = subprocess.run(
-        [skg, "extract", *map(str, files), "-o", str(out), "-q"]
+        [skg, command, *map(str, files), "-o", str(out), "-q"]
         + ["--max-catalog-bytes", "200000000"],
         capture_output=True,
         text=True,
         check=False,
     )
     if run.returncode != 0:
-        print(f"batch of {len(files)}: {run.stderr.strip()[-300:]}", file=sys.stderr)
+        print(
+            f"{command} of {len(files)}: {run.stderr.strip()[-300:]}", file=sys.stderr
+        )
     return run.returncode == 0
+
+
+def extract(skg: str, files: list[pathlib.Path], out: pathlib.Path) -> bool:
+    return skg_run(skg, "extract", files, out)
 
 
 def security(
     skg: str, files: list[pathlib.Path], out: pathlib.Path, rows: dict
 ) -> None:
-    """`skg scan` of the files: verdicts and findings per file name."""
-    run = subprocess.run(
-        [skg, "scan", *map(str, files), "-o", str(out), "-q"]
-        + ["--max-catalog-bytes", "200000000"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if run.returncode != 0:
-        print(f"scan of {len(files)}: {run.stderr.strip()[-300:]}", file=sys.stderr)
+    """`skg scan` of the files: verdicts and findings per file name (a scan that exits 1 for a
+    catalog not read whole still wrote them)."""
+    skg_run(skg, "scan", files, out)
+    if not (out / "_SUCCESS").exists():
         return
     for line in (out / "verdicts.ndjson").open(encoding="utf-8"):
         v = json.loads(line)

@@ -44,6 +44,19 @@ fn all(status: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The audit's published skills.
+fn published(out: &std::path::Path) -> Vec<skg_model::Skill> {
+    skg_store::read_ndjson(out, "skills").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The risk tier of skill `id`, when published.
+fn tier_of(skills: &[skg_model::Skill], id: &str) -> Option<skg_model::RiskTier> {
+    skills
+        .iter()
+        .find(|s| s.id.as_str() == id)
+        .map(|s| s.risk_tier)
+}
+
 #[test]
 fn a_stage_reruns_exactly_when_its_key_changes() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -128,14 +141,8 @@ fn an_unsafe_copy_never_wins_its_cluster_and_is_unsafe_in_the_published_skills()
         Some(skg_model::Role::Canonical),
         "{members:?}"
     );
-    let skills: Vec<skg_model::Skill> =
-        skg_store::read_ndjson(&p.out, "skills").unwrap_or_else(|e| panic!("{e}"));
-    let tier = |id: &str| {
-        skills
-            .iter()
-            .find(|s| s.id.as_str() == id)
-            .map(|s| s.risk_tier)
-    };
+    let skills = published(&p.out);
+    let tier = |id: &str| tier_of(&skills, id);
     assert_eq!(tier("b:csv-cleaner"), Some(skg_model::RiskTier::Unsafe));
     assert_ne!(tier("a:csv-cleaner"), Some(skg_model::RiskTier::Unsafe));
 }
@@ -169,14 +176,8 @@ fn a_poisoned_tool_of_a_catalog_is_unsafe_in_the_published_skills() {
     let mut p = Plan::new(vec![catalog], tmp.path().join("audit"));
     p.embeddings = false;
     execute(&p, &NoProgress).unwrap_or_else(|e| panic!("audit: {e}"));
-    let skills: Vec<skg_model::Skill> =
-        skg_store::read_ndjson(&p.out, "skills").unwrap_or_else(|e| panic!("{e}"));
-    let tier = |id: &str| {
-        skills
-            .iter()
-            .find(|s| s.id.as_str() == id)
-            .map(|s| s.risk_tier)
-    };
+    let skills = published(&p.out);
+    let tier = |id: &str| tier_of(&skills, id);
     assert_eq!(
         tier("tools:add"),
         Some(skg_model::RiskTier::Unsafe),
