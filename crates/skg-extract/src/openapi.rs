@@ -115,10 +115,14 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             if let Some(security) = security(doc, op) {
                 // Counted with the descriptions and servers, as it is copied into every operation.
                 // What could not be kept is marked, so "no credentials" is never a guess.
+                // With every alternative left out there is no list: `[]` would say "none needed".
+                let keep = !security.alternatives.is_empty();
                 let list = Value::Array(security.alternatives);
                 let size = serde_json::to_string(&list).map_or(usize::MAX, |t| t.len());
                 if budget.charge(text_cost(size)) {
-                    tool["openapi"]["security"] = list;
+                    if keep {
+                        tool["openapi"]["security"] = list;
+                    }
                     if security.incomplete {
                         tool["openapi"]["securityIncomplete"] = Value::Bool(true);
                         budget.incomplete_security += 1;
@@ -396,14 +400,15 @@ struct Security {
 /// `{"id", "type": "http", "scheme": "bearer", "bearerFormat"}`, `{"id", "type": "oauth2",
 /// "flows": ["clientCredentials", …], "scopes": […]}`, `{"id", "type": "openIdConnect",
 /// "scopes"}`, `{"id", "type": "mutualTLS"}` (Swagger 2's `basic` is `http` with `scheme: basic`,
-/// its `flow` the OpenAPI 3 name; the HTTP scheme lowercased). An empty alternative means the
+/// its `flow` the OpenAPI 3 name; the HTTP scheme lowercased; an apiKey `in` query, header or
+/// cookie; the roles OpenAPI 3.1 lets other schemes name as `roles`). An empty alternative means the
 /// call may be made without credentials. No URL is carried (token, authorization or OpenID
 /// discovery endpoints): the document is not trusted to say where a gateway sends its secrets.
 /// An alternative is kept whole or not at all: one with a scheme the document does not define,
 /// over [`MAX_SECURITY_ALTERNATIVES`] schemes, a string over [`MAX_SECURITY_STRING_BYTES`] or over
 /// [`MAX_SECURITY_SCOPES`] scopes is left out and `incomplete` says so (as it does past
 /// [`MAX_SECURITY_ALTERNATIVES`] alternatives). `None` when no credential is asked for (no
-/// requirement, or `[]`).
+/// requirement, or `[]`); with every alternative left out, no list and `incomplete`.
 fn security(doc: &Value, op: &Value) -> Option<Security> {
     let required = op
         .get("security")
@@ -425,7 +430,11 @@ fn security(doc: &Value, op: &Value) -> Option<Security> {
         match kind {
             "apiKey" => {
                 out.insert("type".into(), kind.into());
-                out.insert("in".into(), text(def.get("in")?)?);
+                let place = def.get("in")?.as_str()?;
+                if !matches!(place, "query" | "header" | "cookie") {
+                    return None;
+                }
+                out.insert("in".into(), place.into());
                 out.insert("name".into(), text(def.get("name")?)?);
             }
             "http" | "basic" => {
@@ -459,13 +468,17 @@ fn security(doc: &Value, op: &Value) -> Option<Security> {
             flows.dedup();
             out.insert("flows".into(), flows.into());
         }
+        // OAuth and OpenID Connect ask for scopes; since OpenAPI 3.1 other schemes may name the
+        // roles the call needs.
+        let asked = scopes.as_array().map_or(&[][..], Vec::as_slice);
+        if asked.len() > MAX_SECURITY_SCOPES {
+            return None;
+        }
+        let asked = asked.iter().map(text).collect::<Option<Vec<Value>>>()?;
         if matches!(kind, "oauth2" | "openIdConnect") {
-            let asked = scopes.as_array().map_or(&[][..], Vec::as_slice);
-            if asked.len() > MAX_SECURITY_SCOPES {
-                return None;
-            }
-            let scopes = asked.iter().map(text).collect::<Option<Vec<Value>>>()?;
-            out.insert("scopes".into(), Value::Array(scopes));
+            out.insert("scopes".into(), Value::Array(asked));
+        } else if !asked.is_empty() {
+            out.insert("roles".into(), Value::Array(asked));
         }
         Some(Value::Object(out))
     };
@@ -1315,6 +1328,21 @@ mod tests {
             json!([[{"id": "oidc", "type": "openIdConnect", "scopes": ["openid"]}]])
         );
         assert_eq!(call("DELETE")["securityIncomplete"], true);
+        // Every alternative left out: no list (`[]` would say no credential is needed), the mark.
+        let doc = json!({"openapi": "3.1.0",
+            "components": {"securitySchemes": {
+                "odd": {"type": "apiKey", "in": "body", "name": "k"},
+                "basic": {"type": "http", "scheme": "basic"}}},
+            "paths": {"/p": {"get": {"security": [{"nowhere": []}, {"odd": []}]},
+                             "put": {"security": [{"basic": ["admin"]}]}}}});
+        let (ops, _) = operations(&doc);
+        assert!(ops[0]["openapi"].get("security").is_none());
+        assert_eq!(ops[0]["openapi"]["securityIncomplete"], true);
+        // OpenAPI 3.1: the roles a non-OAuth scheme names.
+        assert_eq!(
+            ops[1]["openapi"]["security"],
+            json!([[{"id": "basic", "type": "http", "scheme": "basic", "roles": ["admin"]}]])
+        );
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].starts_with("1 operation(s) with security alternatives left out"));
         // Swagger 2: `securityDefinitions`, `basic` is HTTP basic, `flow` by its OpenAPI 3 name.

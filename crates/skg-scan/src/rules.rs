@@ -319,25 +319,26 @@ impl Ctx<'_> {
     }
 }
 
-/// One line, whitespace collapsed, at most 200 characters.
 /// The steps a context note lowered a finding by when the lowering comes from how the text is
-/// framed (quotes, a discussion, an installation heading), not from what it does; else 0.
+/// framed (quotes, a discussion, an installation heading: one step, two under the heading of the
+/// tool the package is about), not from what it does; else 0.
 fn framing_steps(note: &str) -> i32 {
     if note.starts_with("lowered: inside quotes")
         || note.starts_with("lowered: the sentence talks about")
     {
         1
     } else if note.starts_with("lowered: under \"") {
-        if note.contains("the install step of the tool") {
-            2
-        } else {
+        if note.ends_with(", an installation step shown to the user") {
             1
+        } else {
+            2
         }
     } else {
         0
     }
 }
 
+/// One line, whitespace collapsed, at most 200 characters.
 fn clip(s: &str) -> String {
     let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one.chars().count() <= 200 {
@@ -535,11 +536,18 @@ static SET_TARGET: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b(?:set|override|use)\s+(?:the\s+|its\s+)?(?:recipients?|receivers?|to[\s_-]address|destination\s+address|payee|beneficiary)\s+(?:to|with|as)\b",
     )
 });
-/// Redirecting a call's recipient ("change the recipient to …"), sending everything to someone
-/// ("send all emails to …"), or a hidden copy to an address ("always bcc x@y").
+/// Redirecting a call's recipient ("change the recipient to …") or sending everything to someone
+/// ("send all emails to …").
 static REDIRECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(\b(?:change|replace|redirect|switch|swap)\s+(?:(?:the|its|their|every|each|all)\s+(?:\w+\s+)?)?(?:recipients?|receivers?|destination\s+address|to[\s_-]address|phone\s+number|wallet(?:\s+address)?|account\s+number|iban|payee|beneficiary)\s+(?:to|with|into)\b|\b(?:send|forward|route|redirect)\s+(?:all|every|any)\s+(?:e-?mails?|messages?|payments?|transfers?|funds)\s+to\b|\b(?:always|also|secretly|silently)\s+(?:bcc|cc|blind[\s-]copy)\b[^.\n]{0,60}@|\b(?:always|also|secretly|silently)\s+(?:send|forward)\s+a\s+copy\b[^.\n]{0,60}\bto\b)",
+        r"(?i)(\b(?:change|replace|redirect|switch|swap)\s+(?:(?:the|its|their|every|each|all)\s+(?:\w+\s+)?)?(?:recipients?|receivers?|destination\s+address|to[\s_-]address|phone\s+number|wallet(?:\s+address)?|account\s+number|iban|payee|beneficiary)\s+(?:to|with|into)\b|\b(?:send|forward|route|redirect)\s+(?:all|every|any)\s+(?:e-?mails?|messages?|payments?|transfers?|funds)\s+to\b)",
+    )
+});
+/// A hidden copy to an address ("always bcc x@y", "also send a copy … to"): an instruction even
+/// when worded as what the tool "will" do.
+static COPY_TO: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:always|also|secretly|silently)\s+(?:bcc|cc|blind[\s-]copy)\b[^\n]{0,60}@|\b(?:always|also|secretly|silently)\s+(?:send|forward)\s+a\s+copy\b[^\n]{0,60}\bto\b)",
     )
 });
 /// Before a verb: what a thing is for or can do ("is used to redirect"), not an instruction.
@@ -613,7 +621,8 @@ fn control_rule(ctx: &mut Ctx<'_>) {
 /// most [`PATH_REACH`] bytes on each side (a path is not longer; a text with no space is not read
 /// to its ends for every match).
 fn path_around<'a>(sentence: &'a str, m: &regex::Match<'_>) -> &'a str {
-    let stop = |c: char| c.is_whitespace() || "`'\"()<>,;".contains(c);
+    // A path is letters, digits and `._~/\%$:-`; anything else ends it (`a|b` is two paths).
+    let stop = |c: char| !(c.is_alphanumeric() || "._~/\\%$:-".contains(c));
     let mut lo = m.start().saturating_sub(PATH_REACH);
     while !sentence.is_char_boundary(lo) {
         lo += 1;
@@ -636,8 +645,6 @@ fn path_around<'a>(sentence: &'a str, m: &regex::Match<'_>) -> &'a str {
 
 /// How far [`path_around`] looks on each side of a match.
 const PATH_REACH: usize = 256;
-/// Most secret paths looked at in one sentence.
-const MAX_PATHS_PER_SENTENCE: usize = 32;
 
 /// The sentences of a tool's raw text with their lines: split after `.`, `!` or `?` followed by
 /// white space, at blank lines, and before a line starting a list item (`- `, `* `, `1. `) or a
@@ -658,9 +665,10 @@ fn raw_sentences(text: &str) -> Vec<(u32, &str)> {
                     || rest.starts_with("- ")
                     || rest.starts_with("* ")
                     || rest.starts_with('#')
-                    || rest.split_once(". ").is_some_and(|(n, _)| {
-                        !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit())
-                    })
+                    || {
+                        let digits = rest.bytes().take(4).take_while(u8::is_ascii_digit).count();
+                        (1..=3).contains(&digits) && rest[digits..].starts_with(". ")
+                    }
             }
             _ => false,
         };
@@ -714,7 +722,7 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
         // A secret's path, not a public key's.
         let sensitive = [&*CRED_PATH, &*SENT_FILE, &*AGENT_CONFIG, &*WINDOWS_SECRET]
             .iter()
-            .flat_map(|r| r.find_iter(sentence).take(MAX_PATHS_PER_SENTENCE))
+            .flat_map(|r| r.find_iter(sentence))
             .find(|m| {
                 let path = path_around(sentence, m).as_bytes();
                 !path
@@ -764,7 +772,8 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
         let redirect = REDIRECT
             .find_iter(sentence)
             .any(|m| !DESCRIBED.is_match(&sentence[..m.start()]) || literal(&m))
-            || SET_TARGET.find_iter(sentence).any(|m| literal(&m));
+            || SET_TARGET.find_iter(sentence).any(|m| literal(&m))
+            || COPY_TO.is_match(sentence);
         if redirect {
             ctx.emit(
                 TOOL_SHADOW,
