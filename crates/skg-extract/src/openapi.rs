@@ -116,13 +116,14 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
                 // Counted with the descriptions and servers, as it is copied into every operation.
                 // What could not be kept is marked, so "no credentials" is never a guess.
                 // With every alternative left out there is no list: `[]` would say "none needed".
-                let keep = !security.alternatives.is_empty();
+                // Nothing is charged then, and the operation counts with the incomplete ones.
                 let list = Value::Array(security.alternatives);
                 let size = serde_json::to_string(&list).map_or(usize::MAX, |t| t.len());
-                if budget.charge(text_cost(size)) {
-                    if keep {
-                        tool["openapi"]["security"] = list;
-                    }
+                if list.as_array().is_some_and(Vec::is_empty) {
+                    tool["openapi"]["securityIncomplete"] = Value::Bool(true);
+                    budget.incomplete_security += 1;
+                } else if budget.charge(text_cost(size)) {
+                    tool["openapi"]["security"] = list;
                     if security.incomplete {
                         tool["openapi"]["securityIncomplete"] = Value::Bool(true);
                         budget.incomplete_security += 1;
@@ -222,7 +223,8 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     if budget.incomplete_security > 0 {
         warnings.push(format!(
             "{} operation(s) with security alternatives left out (`securityIncomplete`): a scheme \
-             the document does not define or of an unknown type, more than \
+             the document does not define, of an unknown type or an API key placed elsewhere than \
+             query, header or cookie, more than \
              {MAX_SECURITY_ALTERNATIVES} alternatives or schemes, more than {MAX_SECURITY_SCOPES} \
              scopes, or a string over {MAX_SECURITY_STRING_BYTES} bytes",
             budget.incomplete_security
@@ -430,8 +432,9 @@ fn security(doc: &Value, op: &Value) -> Option<Security> {
         match kind {
             "apiKey" => {
                 out.insert("type".into(), kind.into());
-                let place = def.get("in")?.as_str()?;
-                if !matches!(place, "query" | "header" | "cookie") {
+                // Where the key goes, as the specification spells it (`Header` read as `header`).
+                let place = def.get("in")?.as_str()?.to_ascii_lowercase();
+                if !matches!(place.as_str(), "query" | "header" | "cookie") {
                     return None;
                 }
                 out.insert("in".into(), place.into());
@@ -1283,6 +1286,14 @@ mod tests {
         assert_eq!(fallback_name("delete", "/a/{b}/c-d"), "delete_a_b_c_d");
     }
 
+    /// The `openapi` object of the operation with this method (`null` when there is none).
+    fn openapi_of(ops: &[Value], method: &str) -> Value {
+        ops.iter()
+            .find(|o| o["openapi"]["method"] == method)
+            .map(|o| o["openapi"].clone())
+            .unwrap_or_default()
+    }
+
     #[test]
     fn operations_say_which_credentials_their_call_needs() {
         // OpenAPI 3: the document's requirement unless the operation has its own; `[]` needs
@@ -1302,12 +1313,7 @@ mod tests {
                 "post": {"security": [{"oauth": ["pets:write", "pets:read"], "jwt": []}, {}]},
                 "delete": {"security": [{"nowhere": []}, {"oidc": ["openid"]}]}}}});
         let (ops, warnings) = operations(&doc);
-        let call = |method: &str| {
-            ops.iter()
-                .find(|o| o["openapi"]["method"] == method)
-                .map(|o| o["openapi"].clone())
-                .unwrap_or_default()
-        };
+        let call = |method: &str| openapi_of(&ops, method);
         let key = json!({"id": "key", "type": "apiKey", "in": "header", "name": "X-API-Key"});
         assert_eq!(call("GET")["security"], json!([[key]]));
         assert!(call("PUT").get("security").is_none());
@@ -1332,19 +1338,29 @@ mod tests {
         let doc = json!({"openapi": "3.1.0",
             "components": {"securitySchemes": {
                 "odd": {"type": "apiKey", "in": "body", "name": "k"},
-                "basic": {"type": "http", "scheme": "basic"}}},
+                "basic": {"type": "http", "scheme": "basic"},
+                "hk": {"type": "apiKey", "in": "Header", "name": "K"}}},
             "paths": {"/p": {"get": {"security": [{"nowhere": []}, {"odd": []}]},
-                             "put": {"security": [{"basic": ["admin"]}]}}}});
-        let (ops, _) = operations(&doc);
-        assert!(ops[0]["openapi"].get("security").is_none());
-        assert_eq!(ops[0]["openapi"]["securityIncomplete"], true);
-        // OpenAPI 3.1: the roles a non-OAuth scheme names.
-        assert_eq!(
-            ops[1]["openapi"]["security"],
-            json!([[{"id": "basic", "type": "http", "scheme": "basic", "roles": ["admin"]}]])
-        );
+                             "put": {"security": [{"basic": ["admin"]}]},
+                             "post": {"security": [{"hk": []}]}}}});
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].starts_with("1 operation(s) with security alternatives left out"));
+        let (ops, warnings) = operations(&doc);
+        let call = |method: &str| openapi_of(&ops, method);
+        assert!(call("GET").get("security").is_none());
+        assert_eq!(call("GET")["securityIncomplete"], true);
+        // Counted as incomplete (not as left out for the budget).
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("1 operation(s) with security alternatives left out"));
+        // OpenAPI 3.1: the roles a non-OAuth scheme names; `in` as the specification spells it.
+        assert_eq!(
+            call("PUT")["security"],
+            json!([[{"id": "basic", "type": "http", "scheme": "basic", "roles": ["admin"]}]])
+        );
+        assert_eq!(
+            call("POST")["security"],
+            json!([[{"id": "hk", "type": "apiKey", "in": "header", "name": "K"}]])
+        );
         // Swagger 2: `securityDefinitions`, `basic` is HTTP basic, `flow` by its OpenAPI 3 name.
         let doc = json!({"swagger": "2.0",
             "securityDefinitions": {"b": {"type": "basic"},

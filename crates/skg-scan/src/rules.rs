@@ -543,11 +543,19 @@ static REDIRECT: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)(\b(?:change|replace|redirect|switch|swap)\s+(?:(?:the|its|their|every|each|all)\s+(?:\w+\s+)?)?(?:recipients?|receivers?|destination\s+address|to[\s_-]address|phone\s+number|wallet(?:\s+address)?|account\s+number|iban|payee|beneficiary)\s+(?:to|with|into)\b|\b(?:send|forward|route|redirect)\s+(?:all|every|any)\s+(?:e-?mails?|messages?|payments?|transfers?|funds)\s+to\b)",
     )
 });
-/// A hidden copy to an address ("always bcc x@y", "also send a copy … to"): an instruction even
-/// when worded as what the tool "will" do.
+/// A hidden copy: "secretly/silently" copying anyone, or "always bcc/cc" an address (an `@`
+/// within 60 characters) — an instruction even when worded as what the tool "will" do.
+static COPY_HIDDEN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(\b(?:secretly|silently)\s+(?:bcc|cc|blind[\s-]copy|(?:send|forward)\s+a\s+copy)\b|\balways\s+(?:bcc|cc|blind[\s-]copy)\b[^\n]{0,60}@)",
+    )
+});
+/// A copy that may be a feature ("also cc x@y", "always send a copy … to"): an instruction only
+/// when not described ("the API will also send a copy to the account owner", "you can also cc
+/// others, e.g. x@y"), an address in it or not.
 static COPY_TO: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(\b(?:always|also|secretly|silently)\s+(?:bcc|cc|blind[\s-]copy)\b[^\n]{0,60}@|\b(?:always|also|secretly|silently)\s+(?:send|forward)\s+a\s+copy\b[^\n]{0,60}\bto\b)",
+        r"(?i)(\balso\s+(?:bcc|cc|blind[\s-]copy)\b[^\n]{0,60}@|\b(?:always|also)\s+(?:send|forward)\s+a\s+copy\b[^\n]{0,60}\bto\b)",
     )
 });
 /// Before a verb: what a thing is for or can do ("is used to redirect"), not an instruction.
@@ -619,32 +627,67 @@ fn control_rule(ctx: &mut Ctx<'_>) {
 
 /// The whole path a match is part of (`~/.ssh/id_rsa` of the match `~/.ssh/id_`), looked for at
 /// most [`PATH_REACH`] bytes on each side (a path is not longer; a text with no space is not read
-/// to its ends for every match).
+/// to its ends for every match). A path is letters, digits and `._~/\%$-`; anything else ends it
+/// (`a|b` and `a:b` are two paths), and a match's own leading or trailing space or quote is not
+/// part of it (`~/.ssh/config ~/.ssh/id_rsa.pub` is two paths).
 fn path_around<'a>(sentence: &'a str, m: &regex::Match<'_>) -> &'a str {
-    // A path is letters, digits and `._~/\%$:-`; anything else ends it (`a|b` is two paths).
-    let stop = |c: char| !(c.is_alphanumeric() || "._~/\\%$:-".contains(c));
-    let mut lo = m.start().saturating_sub(PATH_REACH);
+    let stop = |c: char| !(c.is_alphanumeric() || "._~/\\%$-".contains(c));
+    let text = m.as_str();
+    let from = m.start() + (text.len() - text.trim_start_matches(stop).len());
+    let to = (m.start() + text.trim_end_matches(stop).len()).max(from);
+    let mut lo = from.saturating_sub(PATH_REACH);
     while !sentence.is_char_boundary(lo) {
         lo += 1;
     }
-    let mut hi = (m.end() + PATH_REACH).min(sentence.len());
+    let mut hi = (to + PATH_REACH).min(sentence.len());
     while !sentence.is_char_boundary(hi) {
         hi -= 1;
     }
-    let start = sentence[lo..m.start()]
+    let start = sentence[lo..from]
         .char_indices()
         .rev()
         .find(|&(_, c)| stop(c))
         .map_or(lo, |(i, c)| lo + i + c.len_utf8());
-    let end = sentence[m.end()..hi]
+    let end = sentence[to..hi]
         .char_indices()
         .find(|&(_, c)| stop(c))
-        .map_or(hi, |(i, _)| m.end() + i);
-    sentence[start..end].trim_end_matches(['.', ':'])
+        .map_or(hi, |(i, _)| to + i);
+    sentence[start..end].trim_end_matches('.')
 }
 
 /// How far [`path_around`] looks on each side of a match.
 const PATH_REACH: usize = 256;
+/// Most matches of one secret-path pattern looked at in a sentence. Past them the sentence is
+/// taken to name a secret: public-key names cannot hide one, and the search stays linear (a
+/// pattern with an open-ended part is searched to the sentence's end for each match).
+const MAX_PATHS_PER_SENTENCE: usize = 64;
+
+/// The secret a sentence names, if any: the first path of [`CRED_PATH`], [`SENT_FILE`],
+/// [`AGENT_CONFIG`] or [`WINDOWS_SECRET`] that is not a public key's (`.pub`).
+fn secret_path(sentence: &str) -> Option<String> {
+    let public = |path: &str| {
+        let path = path.as_bytes();
+        path.len()
+            .checked_sub(4)
+            .is_some_and(|i| path[i..].eq_ignore_ascii_case(b".pub"))
+    };
+    [&*CRED_PATH, &*SENT_FILE, &*AGENT_CONFIG, &*WINDOWS_SECRET]
+        .iter()
+        .find_map(|r| {
+            for (n, m) in r.find_iter(sentence).enumerate() {
+                let path = path_around(sentence, &m);
+                if !public(path) {
+                    return Some(path.to_string());
+                }
+                if n + 1 == MAX_PATHS_PER_SENTENCE {
+                    return Some(format!(
+                        "{path} (one of over {MAX_PATHS_PER_SENTENCE} key paths in one sentence)"
+                    ));
+                }
+            }
+            None
+        })
+}
 
 /// The sentences of a tool's raw text with their lines: split after `.`, `!` or `?` followed by
 /// white space, at blank lines, and before a line starting a list item (`- `, `* `, `1. `) or a
@@ -720,17 +763,8 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
     for (i, &(at, sentence)) in all.iter().enumerate() {
         let next = all.get(i + 1).map_or("", |&(_, s)| s);
         // A secret's path, not a public key's.
-        let sensitive = [&*CRED_PATH, &*SENT_FILE, &*AGENT_CONFIG, &*WINDOWS_SECRET]
-            .iter()
-            .flat_map(|r| r.find_iter(sentence))
-            .find(|m| {
-                let path = path_around(sentence, m).as_bytes();
-                !path
-                    .len()
-                    .checked_sub(4)
-                    .is_some_and(|i| path[i..].eq_ignore_ascii_case(b".pub"))
-            });
-        if let Some(path) = sensitive {
+        let sensitive = secret_path(sentence);
+        if let Some(file) = sensitive {
             let verb = TOOL_READ_VERB.find_iter(sentence).find(|m| {
                 let before = &sentence[..m.start()];
                 !PASSIVE.is_match(before) || MODAL_PASSIVE.is_match(before)
@@ -740,7 +774,6 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
                 let passes = handed
                     || verb.is_some_and(|v| TOOL_PASS.is_match(&sentence[v.start()..]))
                     || TOOL_PASS.is_match(next);
-                let file = path_around(sentence, &path);
                 let (confidence, message) = if passes {
                     (
                         0.95,
@@ -769,11 +802,13 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
             }
             LITERAL_TARGET.is_match(&sentence[m.end()..end])
         };
+        let described = |m: &regex::Match<'_>| DESCRIBED.is_match(&sentence[..m.start()]);
         let redirect = REDIRECT
             .find_iter(sentence)
-            .any(|m| !DESCRIBED.is_match(&sentence[..m.start()]) || literal(&m))
+            .any(|m| !described(&m) || literal(&m))
             || SET_TARGET.find_iter(sentence).any(|m| literal(&m))
-            || COPY_TO.is_match(sentence);
+            || COPY_TO.find_iter(sentence).any(|m| !described(&m))
+            || COPY_HIDDEN.is_match(sentence);
         if redirect {
             ctx.emit(
                 TOOL_SHADOW,
