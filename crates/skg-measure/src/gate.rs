@@ -96,7 +96,8 @@ impl Default for GateOptions {
 pub struct Check {
     /// The scope checked.
     pub scope: String,
-    /// `min_rscore`, `max_tlis`, `max_gnci`, `max_cfi` or `no_regression`.
+    /// `min_rscore`, `max_tlis`, `max_gnci`, `max_cfi`, `no_regression`, `max_unsafe` or
+    /// `scanned_whole` (the tool catalogs the scan did not read whole).
     #[serde(rename = "check")]
     pub name: String,
     /// The measured value (`None` for an empty graph).
@@ -126,6 +127,21 @@ impl GateReport {
             name: "max_unsafe".to_owned(),
             value: Some(count as f64),
             limit: limit as f64,
+            passed,
+        });
+        self.passed &= passed;
+    }
+
+    /// Adds the check that goes with [`GateReport::check_unsafe`]: the scan read every tool
+    /// catalog whole (`incomplete` catalogs were not, so tools of theirs may be unscanned and a
+    /// count of unsafe packages would vouch for what was never read).
+    pub fn check_scanned_whole(&mut self, incomplete: u64) {
+        let passed = incomplete == 0;
+        self.checks.push(Check {
+            scope: skg_model::ALL_SCOPE.to_owned(),
+            name: "scanned_whole".to_owned(),
+            value: Some(incomplete as f64),
+            limit: 0.0,
             passed,
         });
         self.passed &= passed;

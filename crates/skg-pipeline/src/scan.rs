@@ -75,9 +75,28 @@ pub fn execute(job: &Job<'_>, progress: &dyn Progress) -> Result<(Report, Scan)>
     }
     let scan = skg_scan::scan(&packages, &job.options, progress);
     let registries = inputs(&sources, &packages);
+    let incomplete_catalogs: Vec<String> = sources
+        .iter()
+        .filter(|s| {
+            s.kind == skg_model::RegistryKind::ToolCatalog
+                && diagnostics.iter().any(|d| {
+                    d.registry == s.name
+                        && (d.severity == skg_model::Severity::Error
+                            || d.code == skg_model::DiagnosticCode::FileTooLarge)
+                })
+        })
+        .map(|s| s.display_path.clone())
+        .collect();
     let mut counts = BTreeMap::new();
     counts.insert("findings".to_owned(), scan.findings.len() as u64);
     counts.insert("verdicts".to_owned(), scan.verdicts.len() as u64);
+    // What `skg gate --max-unsafe` reads: a catalog not read whole was not scanned whole.
+    if !incomplete_catalogs.is_empty() {
+        counts.insert(
+            INCOMPLETE_CATALOGS.to_owned(),
+            incomplete_catalogs.len() as u64,
+        );
+    }
     let options = crate::manifest_options(&job.options, serde_json::json!({}))?;
     progress.phase("write tables", tables::SCAN_TABLES.len() as u64);
     let write = || -> skg_store::Result<()> {
@@ -114,18 +133,7 @@ pub fn execute(job: &Job<'_>, progress: &dyn Progress) -> Result<(Report, Scan)>
         r#unsafe,
         findings: scan.findings.len(),
         read_diagnostics: diagnostics.len(),
-        incomplete_catalogs: sources
-            .iter()
-            .filter(|s| {
-                s.kind == skg_model::RegistryKind::ToolCatalog
-                    && diagnostics.iter().any(|d| {
-                        d.registry == s.name
-                            && (d.severity == skg_model::Severity::Error
-                                || d.code == skg_model::DiagnosticCode::FileTooLarge)
-                    })
-            })
-            .map(|s| s.display_path.clone())
-            .collect(),
+        incomplete_catalogs,
         summary: Summary::of(&scan),
         evaluation,
     };
@@ -208,6 +216,29 @@ impl fmt::Display for Report {
 /// The folder is not a finished scan output.
 pub fn read_verdicts(dir: &Path) -> Result<Vec<skg_scan::Verdict>> {
     crate::read_table(dir, Stage::Scan, &tables::VERDICTS)
+}
+
+/// The manifest count of the tool catalogs a scan did not read whole (absent when 0).
+pub const INCOMPLETE_CATALOGS: &str = "incomplete_catalogs";
+
+/// How many tool catalogs the scan in `dir` (a scan folder, or an audit folder's) did not read
+/// whole: their tools were not all scanned, so its verdicts do not cover them.
+///
+/// # Errors
+/// `dir` holds no finished scan or audit.
+pub fn read_incomplete_catalogs(dir: &Path) -> Result<u64> {
+    let scan_dir = if skg_store::read_stage_manifest(dir, Stage::Audit).is_ok() {
+        dir.join("stages").join(Stage::Scan.as_str())
+    } else {
+        dir.to_path_buf()
+    };
+    let manifest = skg_store::read_stage_manifest(&scan_dir, Stage::Scan)
+        .at(|| format!("cannot read the scan in {}", scan_dir.display()))?;
+    Ok(manifest
+        .counts
+        .get(INCOMPLETE_CATALOGS)
+        .copied()
+        .unwrap_or(0))
 }
 
 /// Gives every skill the scan found unsafe the risk tier `unsafe` (with the verdict as its

@@ -187,4 +187,23 @@ fn a_poisoned_tool_of_a_catalog_is_unsafe_in_the_published_skills() {
         tier("tools:weather").is_some_and(|t| t != skg_model::RiskTier::Unsafe),
         "{skills:?}"
     );
+    // Read whole: nothing for `skg gate --max-unsafe` to refuse.
+    let incomplete =
+        skg_pipeline::scan::read_incomplete_catalogs(&p.out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(incomplete, 0);
+    // A JSONL catalog with a line that is not an entry: the audit goes on with the rest and its
+    // scan says one catalog was not read whole.
+    let part = tmp.path().join("part.jsonl");
+    std::fs::write(
+        &part,
+        "{\"name\": \"a\", \"description\": \"A.\"}\n{\"name\": \n{\"name\": \"b\", \"description\": \"B.\"}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut p = Plan::new(vec![part], tmp.path().join("audit2"));
+    p.embeddings = false;
+    execute(&p, &NoProgress).unwrap_or_else(|e| panic!("audit: {e}"));
+    assert_eq!(published(&p.out).len(), 2);
+    let incomplete =
+        skg_pipeline::scan::read_incomplete_catalogs(&p.out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(incomplete, 1);
 }

@@ -452,7 +452,8 @@ pub struct GateArgs {
     #[arg(long)]
     pub tolerance: Option<f64>,
     /// Fail when more than this many packages are unsafe (`skg scan` verdicts; acknowledge
-    /// reviewed findings with `skg scan --allow`).
+    /// reviewed findings with `skg scan --allow`), or when the scan did not read a tool catalog
+    /// whole (its unread tools were not scanned).
     #[arg(long)]
     pub max_unsafe: Option<u64>,
     /// Where the scan verdicts are: a scan folder or an audit folder (default: the gated folder

@@ -120,6 +120,7 @@ pub(crate) fn gate(args: &GateArgs) -> anyhow::Result<ExitStatus> {
             .filter(|v| v.verdict == skg_scan::VerdictKind::Unsafe)
             .count();
         report.check_unsafe(count, limit);
+        report.check_scanned_whole(skg_pipeline::scan::read_incomplete_catalogs(&dir)?);
     }
     super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
