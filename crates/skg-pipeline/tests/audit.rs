@@ -206,4 +206,7 @@ fn a_poisoned_tool_of_a_catalog_is_unsafe_in_the_published_skills() {
     let incomplete =
         skg_pipeline::scan::read_incomplete_catalogs(&p.out).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(incomplete, 1);
+    // An audit folder without its scan is an error, never "read whole".
+    std::fs::remove_dir_all(p.out.join("stages").join("scan")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(skg_pipeline::scan::read_incomplete_catalogs(&p.out).is_err());
 }

@@ -40,7 +40,8 @@ pub struct Manifest {
     pub tool: Tool,
     /// The registries read, with their revisions and content hashes.
     pub inputs: Vec<RegistryInput>,
-    /// Row counts by table (`skills`, `documents`, `edges`, `diagnostics`).
+    /// Row counts by table (`skills`, `documents`, `edges`, `diagnostics`), and a stage's other
+    /// counts (the scan's `incomplete_catalogs`, only when there are some).
     pub counts: BTreeMap<String, u64>,
     /// Tables and their files (filled in by [`crate::Staging::commit`]).
     #[serde(default)]

@@ -456,8 +456,9 @@ pub struct GateArgs {
     /// whole (its unread tools were not scanned).
     #[arg(long)]
     pub max_unsafe: Option<u64>,
-    /// Where the scan verdicts are: a scan folder or an audit folder (default: the gated folder
-    /// when it is an audit, else `reports/scan`).
+    /// Where the scan verdicts (and its count of catalogs not read whole) are: a scan folder or an
+    /// audit folder with its `stages/scan` (default: the gated folder when it is an audit, else
+    /// `reports/scan`).
     #[arg(long)]
     pub scan: Option<PathBuf>,
     /// Which scopes are gated: `(all)` (default), a registry's name, or `each` (the union and
