@@ -227,7 +227,46 @@ pub const INCOMPLETE_CATALOGS: &str = "incomplete_catalogs";
 /// # Errors
 /// `dir` holds no finished scan or audit.
 pub fn read_incomplete_catalogs(dir: &Path) -> Result<u64> {
-    let scan_dir = if skg_store::read_stage_manifest(dir, Stage::Audit).is_ok() {
+    incomplete_catalogs(
+        dir,
+        skg_store::read_stage_manifest(dir, Stage::Audit).is_ok(),
+    )
+}
+
+/// What `skg gate --max-unsafe` checks, read from a scan folder or an audit folder (its
+/// manifest read once to tell which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GateInputs {
+    /// Packages the scan found unsafe (acknowledged findings already left out).
+    pub r#unsafe: usize,
+    /// Tool catalogs the scan did not read whole ([`read_incomplete_catalogs`]).
+    pub incomplete_catalogs: u64,
+}
+
+/// Reads [`GateInputs`] from `dir`.
+///
+/// # Errors
+/// `dir` holds no finished scan or audit (or an audit without its scan stage).
+pub fn read_gate_inputs(dir: &Path) -> Result<GateInputs> {
+    let audit = skg_store::read_stage_manifest(dir, Stage::Audit).is_ok();
+    let verdicts: Vec<skg_scan::Verdict> = if audit {
+        skg_store::read_ndjson(dir, tables::VERDICTS.name)
+            .at(|| format!("cannot read the verdicts in {}", dir.display()))?
+    } else {
+        read_verdicts(dir)?
+    };
+    Ok(GateInputs {
+        r#unsafe: verdicts
+            .iter()
+            .filter(|v| v.verdict == skg_scan::VerdictKind::Unsafe)
+            .count(),
+        incomplete_catalogs: incomplete_catalogs(dir, audit)?,
+    })
+}
+
+/// [`read_incomplete_catalogs`] once it is known whether `dir` is an audit folder.
+fn incomplete_catalogs(dir: &Path, audit: bool) -> Result<u64> {
+    let scan_dir = if audit {
         dir.join("stages").join(Stage::Scan.as_str())
     } else {
         dir.to_path_buf()

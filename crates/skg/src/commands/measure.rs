@@ -109,18 +109,9 @@ pub(crate) fn gate(args: &GateArgs) -> anyhow::Result<ExitStatus> {
                 Stage::Scan.default_dir()
             }
         });
-        let verdicts: Vec<skg_scan::Verdict> =
-            if skg_store::read_stage_manifest(&dir, Stage::Audit).is_ok() {
-                skg_store::read_ndjson(&dir, tables::VERDICTS.name)?
-            } else {
-                skg_pipeline::scan::read_verdicts(&dir)?
-            };
-        let count = verdicts
-            .iter()
-            .filter(|v| v.verdict == skg_scan::VerdictKind::Unsafe)
-            .count();
-        report.check_unsafe(count, limit);
-        report.check_scanned_whole(skg_pipeline::scan::read_incomplete_catalogs(&dir)?);
+        let scanned = skg_pipeline::scan::read_gate_inputs(&dir)?;
+        report.check_unsafe(scanned.r#unsafe, limit);
+        report.check_scanned_whole(scanned.incomplete_catalogs);
     }
     super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
