@@ -244,7 +244,7 @@ impl Ctx<'_> {
         line: u32,
         snippet: &str,
         message: String,
-        mut context: Vec<String>,
+        mut context: Vec<Note>,
         place: Place<'_>,
         adjust: i32,
     ) {
@@ -256,10 +256,9 @@ impl Ctx<'_> {
         // tool's documented installer host) still counts.
         let tool = self.pkg.kind == SkillKind::Tool;
         if tool {
-            context.retain(|c| {
-                let steps = framing_steps(c);
-                adjust += steps;
-                steps == 0
+            context.retain(|n| {
+                adjust += n.framing;
+                n.framing == 0
             });
         }
         match place {
@@ -274,10 +273,13 @@ impl Ctx<'_> {
             Place::Markdown { .. } if tool => {}
             Place::Markdown { section, table, .. } => {
                 if let Some(m) = DESCRIBES.find(section) {
-                    context.push(format!(
-                        "lowered: under \"{section}\" (\"{}\"), which describes attacks rather than instructing them",
-                        m.as_str()
-                    ));
+                    context.push(
+                        format!(
+                            "lowered: under \"{section}\" (\"{}\"), which describes attacks rather than instructing them",
+                            m.as_str()
+                        )
+                        .into(),
+                    );
                     adjust -= 1;
                 } else if table {
                     context.push(
@@ -312,29 +314,43 @@ impl Ctx<'_> {
             line,
             snippet: clip(snippet),
             message,
-            context,
+            context: context.into_iter().map(|n| n.text).collect(),
             file_hash: self.file_hash.clone(),
             acknowledged: false,
         });
     }
 }
 
-/// The steps a context note lowered a finding by when the lowering comes from how the text is
-/// framed (quotes, a discussion, an installation heading: one step, two under the heading of the
-/// tool the package is about), not from what it does; else 0.
-fn framing_steps(note: &str) -> i32 {
-    if note.starts_with("lowered: inside quotes")
-        || note.starts_with("lowered: the sentence talks about")
-    {
-        1
-    } else if note.starts_with("lowered: under \"") {
-        if note.ends_with(", an installation step shown to the user") {
-            1
-        } else {
-            2
+/// A context note as a rule writes it: its words, and — when the note lowers the finding because
+/// of how the text is framed (inside quotes, a sentence discussing the phrase, an installation
+/// heading) rather than because of what it does — by how many steps. A tool's description is not
+/// documentation, so `emit` drops the framing notes of a tool's finding and undoes their steps;
+/// what a rule judges of the behaviour itself (a common tool's documented installer host) stays.
+struct Note {
+    text: String,
+    /// Steps this note lowered the finding by through framing; 0 for any other note.
+    framing: i32,
+}
+
+impl Note {
+    /// A note that lowers by `steps` because of how the text is framed.
+    fn framing(text: impl Into<String>, steps: i32) -> Self {
+        Self {
+            text: text.into(),
+            framing: steps,
         }
-    } else {
-        0
+    }
+}
+
+impl From<String> for Note {
+    fn from(text: String) -> Self {
+        Self { text, framing: 0 }
+    }
+}
+
+impl From<&str> for Note {
+    fn from(text: &str) -> Self {
+        text.to_owned().into()
     }
 }
 
@@ -1121,11 +1137,17 @@ fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>)
             let mut context = Vec::new();
             let mut adjust = 0;
             if quoted(&m) {
-                context.push("lowered: inside quotes (an example, not an instruction)".into());
+                context.push(Note::framing(
+                    "lowered: inside quotes (an example, not an instruction)",
+                    1,
+                ));
                 adjust -= 1;
             } else if let Some(d) = &discussed {
-                context.push(format!(
-                    "lowered: the sentence talks about the phrase (\"{d}\") rather than giving it"
+                context.push(Note::framing(
+                    format!(
+                        "lowered: the sentence talks about the phrase (\"{d}\") rather than giving it"
+                    ),
+                    1,
                 ));
                 adjust -= 1;
             }
@@ -1144,7 +1166,10 @@ fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>)
             let mut context = Vec::new();
             let mut adjust = 0;
             if quoted(&m) {
-                context.push("lowered: inside quotes (an example, not an instruction)".into());
+                context.push(Note::framing(
+                    "lowered: inside quotes (an example, not an instruction)",
+                    1,
+                ));
                 adjust -= 1;
             }
             ctx.emit(
@@ -1180,8 +1205,11 @@ fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>)
         {
             let (context, adjust) = match &discussed {
                 Some(d) => (
-                    vec![format!(
-                        "lowered: the sentence talks about the request (\"{d}\") rather than making it"
+                    vec![Note::framing(
+                        format!(
+                            "lowered: the sentence talks about the request (\"{d}\") rather than making it"
+                        ),
+                        1,
                     )],
                     -1,
                 ),
@@ -1650,7 +1678,7 @@ fn install_context(
     purpose: &Purpose,
     place: Place<'_>,
     host: &(HostKind, String),
-) -> Option<(i32, String)> {
+) -> Option<(i32, Note)> {
     let Place::Markdown { section, .. } = place else {
         return None;
     };
@@ -1666,15 +1694,21 @@ fn install_context(
     Some(if related {
         (
             -2,
-            format!(
-                "lowered: under \"{section}\", the install step of the tool the skill is about (`{}`)",
-                host.1
+            Note::framing(
+                format!(
+                    "lowered: under \"{section}\", the install step of the tool the skill is about (`{}`)",
+                    host.1
+                ),
+                2,
             ),
         )
     } else {
         (
             -1,
-            format!("lowered: under \"{section}\", an installation step shown to the user"),
+            Note::framing(
+                format!("lowered: under \"{section}\", an installation step shown to the user"),
+                1,
+            ),
         )
     })
 }
@@ -1959,21 +1993,27 @@ fn download_exec(
     let Some(how) = how else {
         return;
     };
-    let mut context = Vec::new();
+    let mut context: Vec<Note> = Vec::new();
     let mut adjust = 0;
     match host.0 {
         HostKind::Known => {
-            context.push(format!(
-                "lowered: `{}` is the documented install host of a common tool",
-                host.1
-            ));
+            context.push(
+                format!(
+                    "lowered: `{}` is the documented install host of a common tool",
+                    host.1
+                )
+                .into(),
+            );
             adjust -= 2;
         }
         HostKind::Shady => {
-            context.push(format!(
-                "raised: `{}` is a raw IP, paste site, tunnel or URL shortener, or served over plain HTTP",
-                host.1
-            ));
+            context.push(
+                format!(
+                    "raised: `{}` is a raw IP, paste site, tunnel or URL shortener, or served over plain HTTP",
+                    host.1
+                )
+                .into(),
+            );
             adjust += 1;
         }
         HostKind::Unknown | HostKind::None => {}
@@ -2188,15 +2228,12 @@ fn persistence(
     let (adjust, context) = if payload || keys {
         (
             0,
-            vec!["raised: what is written downloads, connects or runs a payload".to_owned()],
+            vec!["raised: what is written downloads, connects or runs a payload".into()],
         )
     } else {
         (
             -2,
-            vec![
-                "lowered: what is written is configuration (PATH, aliases), not a payload"
-                    .to_owned(),
-            ],
+            vec!["lowered: what is written is configuration (PATH, aliases), not a payload".into()],
         )
     };
     ctx.emit(
@@ -2899,13 +2936,16 @@ fn powershell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>)
         if let Some(m) = IEX.find(l) {
             let line = line0 + u32::try_from(i).unwrap_or(0);
             let host = host_of(&[l]);
-            let mut context = Vec::new();
+            let mut context: Vec<Note> = Vec::new();
             let mut adjust = 0;
             if host.0 == HostKind::Known {
-                context.push(format!(
-                    "lowered: `{}` is the documented install host of a common tool",
-                    host.1
-                ));
+                context.push(
+                    format!(
+                        "lowered: `{}` is the documented install host of a common tool",
+                        host.1
+                    )
+                    .into(),
+                );
                 adjust -= 2;
             }
             if let Some((a, why)) = install_context(ctx.purpose, place, &host) {
