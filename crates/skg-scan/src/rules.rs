@@ -173,7 +173,7 @@ fn one_deletions(word: &str) -> impl Iterator<Item = String> + '_ {
 
 /// What the package says it is for.
 struct Purpose {
-    /// Name and description, lowercase.
+    /// Name, description, opening paragraphs and folder, lowercase.
     claim: String,
     /// Security work (detection, pentest, forensics…): attack patterns may be described.
     security: bool,
@@ -1685,11 +1685,12 @@ fn install_context(
     if !INSTALL_SECTION.is_match(section) || host.0 == HostKind::Known {
         return None;
     }
-    let label = registrable_label(&host.1);
-    let squash = |t: &str| t.replace(['-', '_', ' '], "");
-    let related = label.is_some_and(|l| {
-        let l = squash(&l);
-        squash(&purpose.claim).contains(&l) || squash(&section.to_ascii_lowercase()).contains(&l)
+    // The registered name, or the domain read as one word (`molt.bot` is Moltbot, `bun.sh` Bun).
+    let related = registrable_label(&host.1).is_some_and(|l| {
+        let tld = host.1.rsplit('.').next().unwrap_or("");
+        [l.clone(), format!("{l}{tld}")]
+            .iter()
+            .any(|l| names(&purpose.claim, l, &host.1) || names(section, l, &host.1))
     });
     Some(if related {
         (
@@ -1710,6 +1711,48 @@ fn install_context(
                 1,
             ),
         )
+    })
+}
+
+/// Whether `text` names `label` in words: as a word, or as adjacent words run together
+/// (`private-connect`, "Private Connect" for `privateconnect`). An address in the text names
+/// nothing — a token with `://`, a host with a path, or one holding `host`, the host being
+/// judged: the install line is often in the opening the claim is made from, and its own address
+/// must not vouch for itself ("Bootstrap: sink.bad.example.com." does not make a skill about
+/// `example`). Whole words, not substrings: `bad` is not named by "badge", nor `example` by
+/// "examples".
+fn names(text: &str, label: &str, host: &str) -> bool {
+    let label: String = label
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    if label.is_empty() {
+        return false;
+    }
+    let words: Vec<String> = text
+        .split_whitespace()
+        .filter(|t| {
+            !(t.contains("://")
+                || (t.contains('.') && t.contains('/'))
+                || (!host.is_empty() && t.to_ascii_lowercase().contains(host)))
+        })
+        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    (0..words.len()).any(|i| {
+        let mut run = String::new();
+        for w in &words[i..] {
+            run.push_str(w);
+            if run == label {
+                return true;
+            }
+            if !label.starts_with(run.as_str()) {
+                return false;
+            }
+        }
+        false
     })
 }
 
