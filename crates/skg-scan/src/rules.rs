@@ -1276,6 +1276,33 @@ fn unicode_rule(ctx: &mut Ctx<'_>) {
             );
             continue;
         }
+        if let Some((bytes, hidden)) = variation_payload(l) {
+            let (snippet, message, confidence, adjust) = match hidden {
+                Some(t) => (
+                    format!("hidden text: {t}"),
+                    format!("{bytes} variation selectors in a row spell text a reader never sees"),
+                    0.95,
+                    1,
+                ),
+                None => (
+                    format!("{bytes} hidden bytes"),
+                    format!("{bytes} variation selectors in a row carry bytes a reader never sees"),
+                    0.7,
+                    0,
+                ),
+            };
+            ctx.emit(
+                INJ_UNICODE,
+                confidence,
+                line,
+                &snippet,
+                message,
+                Vec::new(),
+                Place::Script,
+                adjust,
+            );
+            continue;
+        }
         let bidi = l
             .chars()
             .filter(|c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'))
@@ -1320,6 +1347,43 @@ fn unicode_rule(ctx: &mut Ctx<'_>) {
             );
         }
     }
+}
+
+/// Bytes smuggled in variation selectors (U+FE00–FE0F are bytes 0–15, U+E0100–E01EF bytes
+/// 16–255: the encoding that hides data after an emoji): the longest run of a line, when it is
+/// at least 4 selectors long — a variation sequence takes one, a doubled emoji selector
+/// (`U+FE0F U+FE0F`) is a copying slip, so runs of the emoji/text presentation selectors alone
+/// are not counted. (run length, its bytes read as text when they are mostly printable).
+fn variation_payload(line: &str) -> Option<(usize, Option<String>)> {
+    let byte = |c: char| match c {
+        '\u{FE00}'..='\u{FE0F}' => Some(c as u32 - 0xFE00),
+        '\u{E0100}'..='\u{E01EF}' => Some(c as u32 - 0xE0100 + 16),
+        _ => None,
+    };
+    let mut best: Vec<u8> = Vec::new();
+    let mut run: Vec<u8> = Vec::new();
+    for c in line.chars().chain(std::iter::once('\n')) {
+        if let Some(b) = byte(c) {
+            run.push(u8::try_from(b).unwrap_or(0));
+        } else {
+            let presentation_only = run.iter().all(|b| matches!(b, 14 | 15));
+            if run.len() > best.len() && !presentation_only {
+                best = std::mem::take(&mut run);
+            }
+            run.clear();
+        }
+    }
+    if best.len() < 4 {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&best);
+    let printable = text
+        .chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+        .filter(|c| *c != char::REPLACEMENT_CHARACTER)
+        .count();
+    let hidden = (printable * 10 >= text.chars().count() * 9).then(|| clip(&text));
+    Some((best.len(), hidden))
 }
 
 static B64: LazyLock<Regex> =
