@@ -754,6 +754,36 @@ fn raw_sentences(text: &str) -> Vec<(u32, &str)> {
     out
 }
 
+/// A parameter line of a tool's text as extract writes it (`- `name` (type): description`).
+static PARAMETER_LINE: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*- `([^`\n]{1,200})` \("));
+/// Reading, in a parameter's name read as words ("content from reading ssh id rsa").
+static NAME_READS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:read|reading|cat|dump|dumped|dumping)\b"));
+/// A secret store, in a parameter's name read as words.
+static NAME_SECRET: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(id (?:rsa|ed25519|ecdsa|dsa)|ssh (?:private )?keys?|private keys?|aws credentials|git credentials|mcp (?:json|config|settings)|claude desktop config|env file|dot ?env|netrc|npmrc|pypirc|kube ?config|(?:bash|zsh) history|etc passwd|keychain|seed phrase|mnemonic)\b",
+    )
+});
+
+/// A name read as lowercase words: split at `_`, `-`, `.`, `/`, spaces and camelCase.
+fn name_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut prev: Option<char> = None;
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && prev.is_some_and(char::is_lowercase) && !out.ends_with(' ') {
+                out.push(' ');
+            }
+            out.extend(c.to_lowercase());
+        } else if !out.ends_with(' ') && !out.is_empty() {
+            out.push(' ');
+        }
+        prev = Some(c);
+    }
+    out.trim_end().to_owned()
+}
+
 /// What only a tool's text is checked for: instructions about things the call does not need
 /// (reading secrets or the host's configuration), about other calls (shadowing), about choosing
 /// tools, and about keeping a step from the user. A tool's description and schema are read by
@@ -881,6 +911,35 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
                 at,
                 sentence,
                 "tells the agent to keep what it does from the user".into(),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
+    }
+    // A parameter's name is read by the model as much as a description: one named for what is
+    // read from a secret store (`content_from_reading_ssh_id_rsa`) asks the model to read it and
+    // fill it in, with no sentence saying so. A key's own name (`private_key`,
+    // `ssh_private_key_path`) asks for what the user gives, not for reading it.
+    for (i, l) in text.lines().enumerate() {
+        let Some(c) = PARAMETER_LINE.captures(l) else {
+            continue;
+        };
+        let name = c.get(1).map_or("", |m| m.as_str());
+        let words = name_words(name);
+        if !NAME_READS.is_match(&words) {
+            continue;
+        }
+        if let Some(secret) = NAME_SECRET.find(&words) {
+            ctx.emit(
+                TOOL_READ,
+                0.9,
+                u32::try_from(i + 1).unwrap_or(u32::MAX),
+                l,
+                format!(
+                    "its parameter `{name}` is named for reading {} and handing it to the call",
+                    secret.as_str()
+                ),
                 Vec::new(),
                 place,
                 0,
