@@ -754,34 +754,85 @@ fn raw_sentences(text: &str) -> Vec<(u32, &str)> {
     out
 }
 
-/// A parameter line of a tool's text as extract writes it (`- `name` (type): description`).
-static PARAMETER_LINE: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*- `([^`\n]{1,200})` \("));
+/// A parameter line of a tool's text as extract writes it (`- `name` (type): description`; a
+/// nested property's name is its path, `parent.child` or `items[].child`).
+static PARAMETER_LINE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^\s*- `([^`\n]{1,1000})` \(([^,)\n]*)([^)\n]*)"));
 /// Reading, in a parameter's name read as words ("content from reading ssh id rsa").
 static NAME_READS: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b(?:read|reading|cat|dump|dumped|dumping)\b"));
-/// A secret store, in a parameter's name read as words.
-static NAME_SECRET: LazyLock<Regex> = LazyLock::new(|| {
+/// A file's content, in a parameter's name read as words.
+static NAME_CONTENT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:contents?|data|text|body|blob)\b"));
+/// A file on the host that holds secrets or the host's own configuration, in a parameter's name
+/// read as words (spaces optional: `catIDRSA` reads "cat idrsa").
+static NAME_HOST_FILE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(id (?:rsa|ed25519|ecdsa|dsa)|ssh (?:private )?keys?|private keys?|aws credentials|git credentials|mcp (?:json|config|settings)|claude desktop config|env file|dot ?env|netrc|npmrc|pypirc|kube ?config|(?:bash|zsh) history|etc passwd|keychain|seed phrase|mnemonic)\b",
+        r"\b(id ?(?:rsa|dsa|ecdsa|ed ?25519)(?: ?pub\b)?|aws ?credentials|gcloud ?credentials|application ?default ?credentials|git ?credentials|docker ?config|mcp ?(?:json|config|settings)|claude ?desktop ?config|env ?file|dot ?env|netrc|npmrc|pypirc|kube ?config|(?:bash|zsh) ?history|etc ?(?:passwd|shadow)|keychain)\b",
     )
 });
+/// A secret that a user may give a tool as a value (a key, a phrase): only reading it is an
+/// instruction (`private_key` asks the user; `read_private_key` asks the model to go and read).
+static NAME_SECRET: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(ssh ?(?:private ?)?keys?|private ?keys?|seed ?phrase|mnemonic|wallet ?keys?)\b")
+});
 
-/// A name read as lowercase words: split at `_`, `-`, `.`, `/`, spaces and camelCase.
+/// A name read as lowercase words: split at anything not a letter or digit, at camelCase
+/// (`readMcpJson`), at the end of an acronym (`readSSHKey` → "read ssh key") and between letters
+/// and digits; invisible characters (a soft hyphen in `re\u{AD}ad`) are dropped first. "read
+/// only" and "read write" read as one word each (an access mode, not a reading).
 fn name_words(name: &str) -> String {
+    let chars: Vec<char> = name.chars().filter(|&c| !invisible(c)).collect();
     let mut out = String::with_capacity(name.len() + 8);
-    let mut prev: Option<char> = None;
-    for c in name.chars() {
-        if c.is_alphanumeric() {
-            if c.is_uppercase() && prev.is_some_and(char::is_lowercase) && !out.ends_with(' ') {
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if !out.is_empty() && !out.ends_with(' ') {
                 out.push(' ');
             }
-            out.extend(c.to_lowercase());
-        } else if !out.ends_with(' ') && !out.is_empty() {
+            continue;
+        }
+        let prev = i
+            .checked_sub(1)
+            .map(|j| chars[j])
+            .filter(|p| p.is_alphanumeric());
+        let next = chars.get(i + 1).copied();
+        let boundary = prev.is_some_and(|p| {
+            (c.is_uppercase() && (p.is_lowercase() || p.is_numeric()))
+                || (c.is_uppercase() && p.is_uppercase() && next.is_some_and(char::is_lowercase))
+                || (c.is_numeric() != p.is_numeric())
+        });
+        if boundary && !out.ends_with(' ') {
             out.push(' ');
         }
-        prev = Some(c);
+        out.extend(c.to_lowercase());
     }
-    out.trim_end().to_owned()
+    out.trim_end()
+        .replace("read only", "readonly")
+        .replace("read write", "readwrite")
+}
+
+/// Why a parameter's name asks the model to read a secret, and how surely: a host's secret
+/// file named with a reading verb (0.9) or with its content (0.7: `id_rsa_contents`), or a
+/// secret value with a reading verb (0.9). The leaf of a nested name is read (the name the model
+/// fills; a parent's words are not the child's); a public key (`id_rsa_pub`) is no secret.
+fn parameter_reads_secret(name: &str) -> Option<(f64, String)> {
+    let leaf = name.rsplit(['.', ']']).next().unwrap_or(name);
+    let words = name_words(leaf);
+    let reads = NAME_READS.is_match(&words);
+    if let Some(m) = NAME_HOST_FILE.find(&words)
+        && !m.as_str().ends_with("pub")
+    {
+        if reads {
+            return Some((0.9, m.as_str().to_owned()));
+        }
+        if NAME_CONTENT.is_match(&words) {
+            return Some((0.7, m.as_str().to_owned()));
+        }
+    }
+    NAME_SECRET
+        .find(&words)
+        .filter(|_| reads)
+        .map(|m| (0.9, m.as_str().to_owned()))
 }
 
 /// What only a tool's text is checked for: instructions about things the call does not need
@@ -926,19 +977,20 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
             continue;
         };
         let name = c.get(1).map_or("", |m| m.as_str());
-        let words = name_words(name);
-        if !NAME_READS.is_match(&words) {
+        // Only a text parameter can carry a file's content (not a flag, a number, a choice).
+        let kind = c.get(2).map_or("", |m| m.as_str().trim());
+        let choice = c.get(3).is_some_and(|m| m.as_str().contains(", one of: "));
+        if choice || matches!(kind, "boolean" | "integer" | "number" | "null") {
             continue;
         }
-        if let Some(secret) = NAME_SECRET.find(&words) {
+        if let Some((confidence, secret)) = parameter_reads_secret(name) {
             ctx.emit(
                 TOOL_READ,
-                0.9,
+                confidence,
                 u32::try_from(i + 1).unwrap_or(u32::MAX),
                 l,
                 format!(
-                    "its parameter `{name}` is named for reading {} and handing it to the call",
-                    secret.as_str()
+                    "its parameter `{name}` is named for reading {secret} and handing it to the call"
                 ),
                 Vec::new(),
                 place,
@@ -1288,9 +1340,12 @@ fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place: Place<'_>)
     }
 }
 
-/// Zero-width, bidirectional-control and tag characters.
+/// Zero-width, bidirectional-control, tag and variation-selector characters and the soft hyphen:
+/// what a reader does not see, removed before the instruction rules read a text (a selector or a
+/// soft hyphen inside "ig\u{FE00}nore" must not break the word).
 fn invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+    matches!(c, '\u{AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+        || selector_byte(c).is_some()
 }
 
 /// Sentences of a paragraph (split at `.`, `!`, `?` followed by a space, and at line ends).
@@ -1408,41 +1463,68 @@ fn unicode_rule(ctx: &mut Ctx<'_>) {
     }
 }
 
-/// Bytes smuggled in variation selectors (U+FE00–FE0F are bytes 0–15, U+E0100–E01EF bytes
-/// 16–255: the encoding that hides data after an emoji): the longest run of a line, when it is
-/// at least 4 selectors long — a variation sequence takes one, a doubled emoji selector
-/// (`U+FE0F U+FE0F`) is a copying slip, so runs of the emoji/text presentation selectors alone
-/// are not counted. (run length, its bytes read as text when they are mostly printable).
-fn variation_payload(line: &str) -> Option<(usize, Option<String>)> {
-    let byte = |c: char| match c {
-        '\u{FE00}'..='\u{FE0F}' => Some(c as u32 - 0xFE00),
-        '\u{E0100}'..='\u{E01EF}' => Some(c as u32 - 0xE0100 + 16),
-        _ => None,
+/// The byte a variation selector stands for in the encoding that smuggles data after an emoji
+/// (U+FE00–FE0F are bytes 0–15, U+E0100–E01EF bytes 16–255).
+fn selector_byte(c: char) -> Option<u8> {
+    let b = match c {
+        '\u{FE00}'..='\u{FE0F}' => c as u32 - 0xFE00,
+        '\u{E0100}'..='\u{E01EF}' => c as u32 - 0xE0100 + 16,
+        _ => return None,
     };
-    let mut best: Vec<u8> = Vec::new();
-    let mut run: Vec<u8> = Vec::new();
-    for c in line.chars().chain(std::iter::once('\n')) {
-        if let Some(b) = byte(c) {
-            run.push(u8::try_from(b).unwrap_or(0));
-        } else {
-            let presentation_only = run.iter().all(|b| matches!(b, 14 | 15));
-            if run.len() > best.len() && !presentation_only {
-                best = std::mem::take(&mut run);
-            }
-            run.clear();
-        }
-    }
-    if best.len() < 4 {
+    u8::try_from(b).ok()
+}
+
+/// Bytes smuggled in variation selectors on a line: (how many, what they spell when it reads as
+/// text). A variation sequence takes one selector after its base, so a selector is text when it
+/// follows a character that is not one, no selector follows it, and the base is not an ASCII
+/// letter or sign (no standard sequence starts there: a selector inside a word breaks it for the
+/// rules, not for the model); every other selector is a payload byte — every run of two or more,
+/// however the runs are split (by joiners, spaces, text), less an emoji's own presentation
+/// selector where a run starts after a non-ASCII base. At least 4 bytes make a payload. The bytes
+/// read as text when, controls and undecodable bytes left out, they hold at least 4 letters or
+/// digits: what is shown then has its controls replaced (a payload must not drive the terminal
+/// the findings are printed on).
+fn variation_payload(line: &str) -> Option<(usize, Option<String>)> {
+    if !line.chars().any(|c| selector_byte(c).is_some()) {
         return None;
     }
-    let text = String::from_utf8_lossy(&best);
-    let printable = text
+    let chars: Vec<char> = line.chars().collect();
+    let mut payload: Vec<u8> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if selector_byte(chars[i]).is_none() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && selector_byte(chars[i]).is_some() {
+            i += 1;
+        }
+        let run = &chars[start..i];
+        let base = start.checked_sub(1).map(|j| chars[j]);
+        if run.len() >= 2 {
+            let own =
+                base.is_some_and(|b| !b.is_ascii()) && matches!(run[0], '\u{FE0E}' | '\u{FE0F}');
+            payload.extend(
+                run[usize::from(own)..]
+                    .iter()
+                    .filter_map(|&c| selector_byte(c)),
+            );
+        } else if base.is_none_or(|b| b.is_ascii() && !matches!(b, '0'..='9' | '#' | '*')) {
+            payload.extend(selector_byte(run[0]));
+        }
+    }
+    if payload.len() < 4 {
+        return None;
+    }
+    let decoded = String::from_utf8_lossy(&payload);
+    let shown: String = decoded
         .chars()
-        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
-        .filter(|c| *c != char::REPLACEMENT_CHARACTER)
-        .count();
-    let hidden = (printable * 10 >= text.chars().count() * 9).then(|| clip(&text));
-    Some((best.len(), hidden))
+        .filter(|&c| c != char::REPLACEMENT_CHARACTER && c != '\0')
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let letters = shown.chars().filter(|c| c.is_alphanumeric()).count();
+    Some((payload.len(), (letters >= 4).then(|| clip(&shown))))
 }
 
 static B64: LazyLock<Regex> =
@@ -1797,49 +1879,44 @@ static INSTALL_SECTION: LazyLock<Regex> = LazyLock::new(|| {
 /// An installation section lowers a download-and-execute when the host is the skill's own tool
 /// (its domain's name appears in what the skill says it is): the README telling the user how to
 /// install what the skill wraps. A stager's "prerequisite" from an unrelated host is not lowered.
-fn install_context(
-    purpose: &Purpose,
-    place: Place<'_>,
-    host: &(HostKind, String),
-) -> Option<(i32, Note)> {
+fn install_context(purpose: &Purpose, place: Place<'_>, host: &(HostKind, String)) -> Option<Note> {
     let Place::Markdown { section, .. } = place else {
         return None;
     };
     if !INSTALL_SECTION.is_match(section) || host.0 == HostKind::Known {
         return None;
     }
-    // The registered name, or the domain read as one word (`molt.bot` is Moltbot, `bun.sh` Bun).
-    let related = registrable_label(&host.1).is_some_and(|l| {
-        let tld = host.1.rsplit('.').next().unwrap_or("");
-        [l.clone(), format!("{l}{tld}")]
-            .iter()
-            .any(|l| names(&purpose.claim, l, &host.1) || names(section, l, &host.1))
+    // The registered name, or the registrable domain read as one word (`molt.bot` is Moltbot,
+    // `bun.sh` Bun). On a shared host (`someone.github.io`, `x.vercel.app`) the registrable
+    // domain is the tenant's, not the platform's.
+    let related = psl::domain_str(&host.1).is_some_and(|domain| {
+        let label = domain.split('.').next().unwrap_or("");
+        let whole: String = domain.split('.').collect();
+        label.len() >= 3
+            && [label, whole.as_str()]
+                .iter()
+                .any(|l| names(&purpose.claim, l, &host.1) || names(section, l, &host.1))
     });
     Some(if related {
-        (
-            -2,
-            Note::framing(
-                format!(
-                    "lowered: under \"{section}\", the install step of the tool the skill is about (`{}`)",
-                    host.1
-                ),
-                2,
+        Note::framing(
+            format!(
+                "lowered: under \"{section}\", the install step of the tool the skill is about (`{}`)",
+                host.1
             ),
+            2,
         )
     } else {
-        (
-            -1,
-            Note::framing(
-                format!("lowered: under \"{section}\", an installation step shown to the user"),
-                1,
-            ),
+        Note::framing(
+            format!("lowered: under \"{section}\", an installation step shown to the user"),
+            1,
         )
     })
 }
 
 /// Whether `text` names `label` in words: as a word, or as adjacent words run together
 /// (`private-connect`, "Private Connect" for `privateconnect`). An address in the text names
-/// nothing — a token with `://`, a host with a path, or one holding `host`, the host being
+/// nothing — a token with `://`, a host with a path (a dot before its first `/`: `a.com/x`, not
+/// `rclone/rsync` nor `skills/v1.2/x`), or one holding `host`, the host being
 /// judged: the install line is often in the opening the claim is made from, and its own address
 /// must not vouch for itself ("Bootstrap: sink.bad.example.com." does not make a skill about
 /// `example`). Whole words, not substrings: `bad` is not named by "badge", nor `example` by
@@ -1857,7 +1934,7 @@ fn names(text: &str, label: &str, host: &str) -> bool {
         .split_whitespace()
         .filter(|t| {
             !(t.contains("://")
-                || (t.contains('.') && t.contains('/'))
+                || t.split_once('/').is_some_and(|(h, _)| h.contains('.'))
                 || (!host.is_empty() && t.to_ascii_lowercase().contains(host)))
         })
         .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
@@ -1877,27 +1954,6 @@ fn names(text: &str, label: &str, host: &str) -> bool {
         }
         false
     })
-}
-
-/// The name a host is registered under (`astral` for `docs.astral.sh`, `example` for
-/// `a.b.example.co.uk`), when at least three letters.
-fn registrable_label(host: &str) -> Option<String> {
-    let parts: Vec<&str> = host.split('.').collect();
-    if parts.len() < 2 {
-        return None;
-    }
-    let mut i = parts.len() - 2;
-    if parts.len() >= 3
-        && parts[parts.len() - 1].len() == 2
-        && matches!(
-            parts[i],
-            "co" | "com" | "org" | "net" | "ac" | "gov" | "edu"
-        )
-    {
-        i -= 1;
-    }
-    let l = parts[i].to_ascii_lowercase();
-    (l.len() >= 3).then_some(l)
 }
 
 /// Words without which no shell rule can fire (every rule needs one of these commands, paths or
@@ -2184,9 +2240,9 @@ fn download_exec(
         }
         HostKind::Unknown | HostKind::None => {}
     }
-    if let Some((a, why)) = install_context(ctx.purpose, place, &host) {
+    if let Some(why) = install_context(ctx.purpose, place, &host) {
+        adjust -= why.framing;
         context.push(why);
-        adjust += a;
     }
     if code.contains("/tmp/.") || code.contains("$TMPDIR/.") {
         context.push("raised: runs a hidden file in a temporary folder".into());
@@ -3114,9 +3170,9 @@ fn powershell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>)
                 );
                 adjust -= 2;
             }
-            if let Some((a, why)) = install_context(ctx.purpose, place, &host) {
+            if let Some(why) = install_context(ctx.purpose, place, &host) {
+                adjust -= why.framing;
                 context.push(why);
-                adjust += a;
             }
             ctx.emit(
                 RCE_DOWNLOAD,
