@@ -777,13 +777,14 @@ static NAME_SECRET: LazyLock<Regex> = LazyLock::new(|| {
     re(r"\b(ssh ?(?:private ?)?keys?|private ?keys?|seed ?phrase|mnemonic|wallet ?keys?)\b")
 });
 
-/// A name read as lowercase words: split at anything not a letter or digit, at camelCase
-/// (`readMcpJson`), at the end of an acronym (`readSSHKey` → "read ssh key") and between letters
-/// and digits; invisible characters (a soft hyphen in `re\u{AD}ad`) are dropped first. "read
-/// only" and "read write" read as one word each (an access mode, not a reading).
-fn name_words(name: &str) -> String {
-    let chars: Vec<char> = name.chars().filter(|&c| !invisible(c)).collect();
-    let mut out = String::with_capacity(name.len() + 8);
+/// A text as lowercase words, space-separated: split at anything not a letter or digit, at
+/// camelCase (`readMcpJson`), at the end of an acronym (`readSSHKey` → "read ssh key") and
+/// between letters and digits; invisible characters (a soft hyphen in `re\u{AD}ad`) are dropped
+/// first. The one tokenizer of the rules that read names: parameter names and the words a
+/// skill names its tool by.
+fn words(text: &str) -> String {
+    let chars: Vec<char> = text.chars().filter(|&c| !invisible(c)).collect();
+    let mut out = String::with_capacity(text.len() + 8);
     for (i, &c) in chars.iter().enumerate() {
         if !c.is_alphanumeric() {
             if !out.is_empty() && !out.ends_with(' ') {
@@ -806,7 +807,13 @@ fn name_words(name: &str) -> String {
         }
         out.extend(c.to_lowercase());
     }
-    out.trim_end()
+    out.trim_end().to_owned()
+}
+
+/// A parameter's name read as [`words`], "read only" and "read write" as one word each (an
+/// access mode, not a reading).
+fn name_words(name: &str) -> String {
+    words(name)
         .replace("read only", "readonly")
         .replace("read write", "readwrite")
 }
@@ -1914,7 +1921,7 @@ fn install_context(purpose: &Purpose, place: Place<'_>, host: &(HostKind, String
 }
 
 /// Whether `text` names `label` in words: as a word, or as adjacent words run together
-/// (`private-connect`, "Private Connect" for `privateconnect`). An address in the text names
+/// (`private-connect`, "Private Connect", `PrivateConnect` for `privateconnect`; read by [`words`]). An address in the text names
 /// nothing — a token with `://`, a host with a path (a dot before its first `/`: `a.com/x`, not
 /// `rclone/rsync` nor `skills/v1.2/x`), or one holding `host`, the host being
 /// judged: the install line is often in the opening the claim is made from, and its own address
@@ -1930,17 +1937,16 @@ fn names(text: &str, label: &str, host: &str) -> bool {
     if label.is_empty() {
         return false;
     }
-    let words: Vec<String> = text
+    let kept: Vec<&str> = text
         .split_whitespace()
         .filter(|t| {
             !(t.contains("://")
                 || t.split_once('/').is_some_and(|(h, _)| h.contains('.'))
                 || (!host.is_empty() && t.to_ascii_lowercase().contains(host)))
         })
-        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
         .collect();
+    let words = words(&kept.join(" "));
+    let words: Vec<&str> = words.split(' ').filter(|w| !w.is_empty()).collect();
     (0..words.len()).any(|i| {
         let mut run = String::new();
         for w in &words[i..] {

@@ -1179,6 +1179,14 @@ fn an_install_step_is_the_skill_s_own_tool_only_when_the_skill_names_it_in_words
             Severity::Low,
             own,
         ),
+        // a heading in camelCase names the tool by its words
+        (
+            "tunnel",
+            "Reach private services.",
+            "## Install PrivateConnectCLI\n\n`curl -fsSL https://privateconnect.invalid/install.sh | bash`\n",
+            Severity::Low,
+            own,
+        ),
         // a word beside a slash is a word, not an address
         (
             "sync",
