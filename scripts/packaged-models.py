@@ -13,6 +13,15 @@ sections are left out; the texts come from the audit folder's `documents.ndjson`
         the same rows queried with skg's embedder. With --pool N, MODEL only reorders skg's dense
         first N of each query (a second stage: only those skills' rows are embedded), alone and
         z-mixed with skg's cosine, with the paired wins and losses against skg's order.
+    fused INDEX AUDIT MODEL CANDIDATES.jsonl [CANDIDATES.jsonl ...] [--max-tokens 128]
+          [--weights 0.3,0.5,1]
+        MODEL as a second embedder over skg's hybrid ranking: each judged query's first-stage
+        candidates as `skg eval --mode hybrid --candidates` wrote them (every candidate's fused
+        score and skg's cosine), reordered by z(fused) + w × z(MODEL's cosine) for each weight
+        w — a skill's cosine is its best L0/L1 row's; only candidates' rows are embedded, one
+        text per call —
+        beside the control z(fused) + w × z(skg's cosine) (the same weight given to more of the
+        dense signal skg already has), with paired wins and losses against the fused order.
     latency QUERIES MODEL [MODEL ...]
         each model's time for one query at a time, one intra-op thread, as skg embeds a query
         (no padding, 256 tokens at most): p50 / p99 over the first 70 queries' second pass.
@@ -315,6 +324,56 @@ def dense(a: argparse.Namespace) -> None:
         tally.paired("skg's dense order")
 
 
+def fused(a: argparse.Namespace) -> None:
+    cat = Catalog(a.index, a.audit)
+    embed = batch_embedder(a.model, a.pooling, a.max_tokens)
+    by_id = {s["id"]: i for i, s in enumerate(cat.skills)}
+    weights = [float(w) for w in a.weights.split(",")]
+    sets = []
+    for path in a.candidates:
+        with open(path) as f:
+            sets.append((path, [json.loads(line) for line in f if line.strip()]))
+    wanted = {by_id[c["skill"]] for _, qs in sets for q in qs for c in q["candidates"]}
+    todo = np.flatnonzero(np.isin(cat.row_skill, sorted(wanted)))
+    t0 = time.time()
+    rows = np.zeros((len(cat.row_text), cat.vectors.shape[1]), np.float32)
+    # One text per call, as skg embeds: with dynamic int8 a vector would move with its batch-mates,
+    # and so with which candidate files were given.
+    rows[todo] = embed([cat.row_text[r] for r in todo], batch=1)
+    print(f"embedded {len(todo)} rows in {time.time() - t0:.1f} s", file=sys.stderr)
+    name = os.path.basename(a.model.rstrip("/"))
+    for path, qs in sets:
+        vectors = embed([q["query"] for q in qs], batch=1)
+        tally = Tally()
+        for q, v in zip(qs, vectors):
+            pool = [by_id[c["skill"]] for c in q["candidates"]]
+            gold = {by_id[g] for g in q["gold"] if g in by_id}
+            score = np.array([c["score"] for c in q["candidates"]])
+            cosine = np.array([c["cosine"] for c in q["candidates"]])
+            theirs = cat.best_per_skill(rows @ v)
+            other = np.array([theirs[s] for s in pool])
+            tally.add("skg's fused order", pool, gold)
+            tally.add(f"{name} alone over the candidates", reorder(pool, other), gold)
+            for w in weights:
+                tally.add(
+                    f"z(fused) + {w:g} z({name})",
+                    reorder(pool, zscore(score) + w * zscore(other)),
+                    gold,
+                )
+                tally.add(
+                    f"z(fused) + {w:g} z(skg cosine), control",
+                    reorder(pool, zscore(score) + w * zscore(cosine)),
+                    gold,
+                )
+        print(f"== {path} ({len(qs)} queries)")
+        tally.print()
+        tally.paired("skg's fused order")
+
+
+def reorder(pool: list[int], score: np.ndarray) -> list[int]:
+    return [pool[i] for i in np.argsort(-score, kind="stable")]
+
+
 def rerank(a: argparse.Namespace) -> None:
     cat = Catalog(a.index, a.audit)
     skg = embedder(os.environ.get("SKG_MODEL_DIR", DEFAULT_MODEL_DIR))
@@ -395,6 +454,14 @@ def main() -> None:
     d.add_argument("--cache")
     d.add_argument("--pool", type=int, default=0)
     d.set_defaults(run=dense)
+    m = sub.add_parser("fused")
+    for name in ("index", "audit", "model"):
+        m.add_argument(name)
+    m.add_argument("candidates", nargs="+")
+    m.add_argument("--pooling", choices=("cls", "mean"), default="mean")
+    m.add_argument("--max-tokens", type=int, default=128)
+    m.add_argument("--weights", default="0.3,0.5,1")
+    m.set_defaults(run=fused)
     t = sub.add_parser("latency")
     t.add_argument("queries")
     t.add_argument("models", nargs="+")
