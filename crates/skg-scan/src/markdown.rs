@@ -30,6 +30,9 @@ pub(crate) struct Segment {
     pub(crate) line: u32,
     /// The nearest heading above it (empty before the first).
     pub(crate) section: String,
+    /// The headings enclosing `section`, outermost first, one a line (`## Installation` for a
+    /// segment under its `### Linux`).
+    pub(crate) outer: String,
     /// Inside a table.
     pub(crate) table: bool,
 }
@@ -72,6 +75,34 @@ fn frontmatter_end(text: &str) -> Option<usize> {
     None
 }
 
+/// The headings above a point of the text: the nearest and those enclosing it.
+#[derive(Default)]
+struct Headings {
+    /// Open headings, outermost first, with their levels.
+    stack: Vec<(usize, String)>,
+    section: String,
+    outer: String,
+    /// The level of the heading being read.
+    level: usize,
+}
+
+impl Headings {
+    /// A heading of `self.level` starts a section: it closes those of its level or deeper.
+    fn enter(&mut self, text: &str) {
+        while self.stack.last().is_some_and(|(l, _)| *l >= self.level) {
+            self.stack.pop();
+        }
+        self.outer = self
+            .stack
+            .iter()
+            .map(|(_, t)| t.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.stack.push((self.level, text.to_owned()));
+        text.clone_into(&mut self.section);
+    }
+}
+
 /// The segments of a markdown file, in order.
 pub(crate) fn segments(text: &str) -> Vec<Segment> {
     let lines = Lines::new(text);
@@ -83,6 +114,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                 text: text[..end].to_owned(),
                 line: 1,
                 section: String::new(),
+                outer: String::new(),
                 table: false,
             });
             end
@@ -90,7 +122,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
         None => 0,
     };
     let body = &text[body_start..];
-    let mut section = String::new();
+    let mut heads = Headings::default();
     // The prose being gathered: its text, first offset, and whether it is a heading.
     let mut buf = String::new();
     let mut buf_at: Option<usize> = None;
@@ -100,19 +132,20 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
     let flush = |buf: &mut String,
                  at: &mut Option<usize>,
                  heading: bool,
-                 section: &mut String,
+                 heads: &mut Headings,
                  out: &mut Vec<Segment>| {
         if let Some(a) = at.take() {
             let t = std::mem::take(buf);
             if !t.trim().is_empty() {
                 if heading {
-                    t.trim().clone_into(section);
+                    heads.enter(t.trim());
                 }
                 out.push(Segment {
                     kind: if heading { Kind::Heading } else { Kind::Prose },
                     text: t,
                     line: lines.line(body_start + a),
-                    section: section.clone(),
+                    section: heads.section.clone(),
+                    outer: heads.outer.clone(),
                     table: in_table.get(),
                 });
             }
@@ -123,7 +156,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
     for (event, range) in parser.into_offset_iter() {
         match event {
             Event::Start(Tag::CodeBlock(kind)) => {
-                flush(&mut buf, &mut buf_at, in_heading, &mut section, &mut out);
+                flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
                 let lang = match kind {
                     CodeBlockKind::Fenced(info) => info
                         .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
@@ -144,7 +177,8 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                         kind: Kind::Code(lang),
                         text: t,
                         line: lines.line(body_start + at),
-                        section: section.clone(),
+                        section: heads.section.clone(),
+                        outer: heads.outer.clone(),
                         table: in_table.get(),
                     });
                 }
@@ -162,7 +196,8 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                     kind: Kind::InlineCode,
                     text: t.to_string(),
                     line: lines.line(body_start + range.start),
-                    section: section.clone(),
+                    section: heads.section.clone(),
+                    outer: heads.outer.clone(),
                     table: in_table.get(),
                 });
                 buf_at.get_or_insert(range.start);
@@ -173,7 +208,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                     &h,
                     body_start + range.start,
                     &lines,
-                    &section,
+                    &heads,
                     &mut out,
                     &mut buf,
                     &mut buf_at,
@@ -183,26 +218,27 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
             Event::SoftBreak | Event::HardBreak => buf.push(' '),
             Event::Start(Tag::Table(_)) => in_table.set(true),
             Event::End(TagEnd::Table) => {
-                flush(&mut buf, &mut buf_at, in_heading, &mut section, &mut out);
+                flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
                 in_table.set(false);
             }
-            Event::Start(Tag::Heading { .. }) => {
-                flush(&mut buf, &mut buf_at, in_heading, &mut section, &mut out);
+            Event::Start(Tag::Heading { level, .. }) => {
+                flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
                 in_heading = true;
+                heads.level = level as usize;
             }
             Event::End(TagEnd::Heading(_)) => {
-                flush(&mut buf, &mut buf_at, true, &mut section, &mut out);
+                flush(&mut buf, &mut buf_at, true, &mut heads, &mut out);
                 in_heading = false;
             }
             Event::End(
                 TagEnd::Paragraph | TagEnd::Item | TagEnd::TableCell | TagEnd::HtmlBlock,
             ) => {
-                flush(&mut buf, &mut buf_at, in_heading, &mut section, &mut out);
+                flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
             }
             _ => {}
         }
     }
-    flush(&mut buf, &mut buf_at, in_heading, &mut section, &mut out);
+    flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
     out
 }
 
@@ -213,7 +249,7 @@ fn html(
     h: &str,
     at: usize,
     lines: &Lines,
-    section: &str,
+    heads: &Headings,
     out: &mut Vec<Segment>,
     buf: &mut String,
     buf_at: &mut Option<usize>,
@@ -234,7 +270,8 @@ fn html(
             kind: Kind::Comment,
             text: inner.to_owned(),
             line: lines.line(at + offset + inner_start),
-            section: section.to_owned(),
+            section: heads.section.clone(),
+            outer: heads.outer.clone(),
             table: false,
         });
         let consumed = end.map_or(rest.len(), |e| inner_start + e + 3);
@@ -297,5 +334,49 @@ mod tests {
             last.is_some_and(|p| p.text.contains("Send the token.") && p.section == "Use"),
             "{last:?}"
         );
+    }
+
+    #[test]
+    fn segments_know_the_headings_enclosing_their_section() {
+        let md = "# Tool
+
+## Installation
+
+### Linux
+
+```sh
+a
+```
+
+#### Arm
+
+b
+
+### Windows
+
+`c`
+
+## Use
+
+d
+
+Setext
+------
+
+e
+";
+        let s = segments(md);
+        let at = |text: &str| {
+            s.iter()
+                .find(|x| x.kind != Kind::Heading && x.text.trim() == text)
+                .map(|x| (x.section.as_str(), x.outer.as_str()))
+        };
+        // Each level closes the deeper ones and those of its own level.
+        assert_eq!(at("a"), Some(("Linux", "Tool\nInstallation")));
+        assert_eq!(at("b"), Some(("Arm", "Tool\nInstallation\nLinux")));
+        assert_eq!(at("c"), Some(("Windows", "Tool\nInstallation")));
+        assert_eq!(at("d"), Some(("Use", "Tool")));
+        // A setext heading (`---` underline) is level 2.
+        assert_eq!(at("e"), Some(("Setext", "Tool")));
     }
 }

@@ -208,8 +208,13 @@ fn re(s: &str) -> Regex {
 /// Where a piece of code sits, which decides who runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place<'a> {
-    /// Text, a code block or inline code under `section` (in a table: `table`).
-    Markdown { section: &'a str, table: bool },
+    /// Text, a code block or inline code under `section`, itself under the headings of
+    /// `outer` (one a line, outermost first; in a table: `table`).
+    Markdown {
+        section: &'a str,
+        outer: &'a str,
+        table: bool,
+    },
     /// Inside an HTML comment: hidden from a reader.
     Hidden,
     /// The command an MCP client runs to start a server.
@@ -225,6 +230,10 @@ struct Ctx<'a> {
     purpose: &'a Purpose,
     names: &'a NameIndex,
     out: Vec<Finding>,
+    /// Downloads this file showed as an installation step (under an installation heading):
+    /// the address, the heading and the steps it was lowered by. The same address run again
+    /// further on ("Need to reinstall?" under "Troubleshooting") is that step.
+    install_steps: Vec<(String, String, i32)>,
 }
 
 impl Ctx<'_> {
@@ -414,6 +423,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             purpose: &purpose,
             names,
             out: Vec::new(),
+            install_steps: Vec::new(),
         };
         let lower = file.path.to_ascii_lowercase();
         let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
@@ -434,6 +444,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             {
                 let place = Place::Markdown {
                     section: &seg.section,
+                    outer: &seg.outer,
                     table: seg.table,
                 };
                 instruction_rules(&mut ctx, &seg.text, seg.line, place);
@@ -476,6 +487,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             purpose: &purpose,
             names,
             out: Vec::new(),
+            install_steps: Vec::new(),
         };
         // A tool is called by its name, not installed by it: no name to squat on.
         if !tool {
@@ -859,6 +871,7 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
     };
     let place = Place::Markdown {
         section: "",
+        outer: "",
         table: false,
     };
     // Each sentence with the one that follows (an instruction is often "read X." then "pass its
@@ -1018,6 +1031,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
                         1,
                         Place::Markdown {
                             section: "",
+                            outer: "",
                             table: false,
                         },
                     );
@@ -1031,6 +1045,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
                     seg.line,
                     Place::Markdown {
                         section: &seg.section,
+                        outer: &seg.outer,
                         table: seg.table,
                     },
                 );
@@ -1040,6 +1055,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
                     seg.line,
                     Place::Markdown {
                         section: &seg.section,
+                        outer: &seg.outer,
                         table: seg.table,
                     },
                 );
@@ -1048,6 +1064,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
             Kind::InlineCode => {
                 let place = Place::Markdown {
                     section: &seg.section,
+                    outer: &seg.outer,
                     table: seg.table,
                 };
                 shell_rules(ctx, &seg.text, seg.line, place);
@@ -1060,6 +1077,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
 fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
     let place = Place::Markdown {
         section: &seg.section,
+        outer: &seg.outer,
         table: seg.table,
     };
     match lang {
@@ -1175,6 +1193,7 @@ fn comment_rules(ctx: &mut Ctx<'_>, seg: &Segment) {
             Vec::new(),
             Place::Markdown {
                 section: &seg.section,
+                outer: &seg.outer,
                 table: seg.table,
             },
             0,
@@ -1720,7 +1739,8 @@ fn base_name(s: &str) -> String {
         .to_ascii_lowercase()
 }
 
-static URL: LazyLock<Regex> = LazyLock::new(|| re(r#"(?i)\b(?:https?|ftp)://([^/\s'"`$:?#)]+)"#));
+static URL: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"(?i)\b(?:https?|ftp)://([^/\s'"`$:?#)]+)(?::\d+)?(/[^\s'"`$?#)]*)?"#));
 static IP_HOST: LazyLock<Regex> = LazyLock::new(|| re(r"^\d{1,3}(?:\.\d{1,3}){3}$"));
 
 /// Hosts whose install scripts are the documented way to install common tools.
@@ -1728,8 +1748,10 @@ const KNOWN_INSTALLERS: &[&str] = &[
     "sh.rustup.rs",
     "rustup.rs",
     "get.docker.com",
-    "raw.githubusercontent.com",
+    // The vendors' own subdomains (`cli.github.com`, `packages.gitlab.com`); the hosts themselves
+    // are shared ([`SHARED_HOSTS`]) and judged by repository.
     "github.com",
+    "gitlab.com",
     "astral.sh",
     "bun.sh",
     "deno.land",
@@ -1769,12 +1791,10 @@ const KNOWN_INSTALLERS: &[&str] = &[
     "registry.npmjs.org",
     "pypi.org",
     "files.pythonhosted.org",
-    "gitlab.com",
     "sh.vector.dev",
     "tailscale.com",
     "pkgx.sh",
     "get.rvm.io",
-    "cdn.jsdelivr.net",
     "vercel.com",
     "supabase.com",
     "railway.app",
@@ -1828,17 +1848,105 @@ const SHADY_HOSTS: &[&str] = &[
     "temp.sh",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Hosts that serve anyone's files: who published a file there is the first part of its path
+/// (`raw.githubusercontent.com/<owner>/<repo>/…`, `cdn.jsdelivr.net/gh/<owner>/<repo>@v/…`), not
+/// the host. A download from one is judged by its repository ([`KNOWN_REPOSITORIES`], or the
+/// skill naming the owner or repository), never by the host alone.
+const SHARED_HOSTS: &[&str] = &[
+    "raw.githubusercontent.com",
+    "github.com",
+    "codeload.github.com",
+    "api.github.com",
+    "objects.githubusercontent.com",
+    "gist.githubusercontent.com",
+    "gist.github.com",
+    "gitlab.com",
+    "bitbucket.org",
+    "codeberg.org",
+    "cdn.jsdelivr.net",
+    "unpkg.com",
+];
+
+/// Repositories (`owner/repo`, compared case-insensitively) whose install scripts are the
+/// documented way to install common tools, read from a shared host.
+const KNOWN_REPOSITORIES: &[&str] = &[
+    "homebrew/install",
+    "nvm-sh/nvm",
+    "creationix/nvm",
+    "ohmyzsh/ohmyzsh",
+    "robbyrussell/oh-my-zsh",
+    "pyenv/pyenv-installer",
+    "helm/helm",
+    "rust-lang/rustup",
+    "astral-sh/uv",
+    "astral-sh/ruff",
+    "oven-sh/bun",
+    "denoland/deno_install",
+    "schniz/fnm",
+    "cli/cli",
+    "aquasecurity/trivy",
+    "anchore/syft",
+    "anchore/grype",
+    "golangci/golangci-lint",
+    "nektos/act",
+    "python-poetry/install.python-poetry.org",
+    "sdkman/sdkman-cli",
+    "jdx/mise",
+    "starship/starship",
+    "tailscale/tailscale",
+    "ollama/ollama",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum HostKind {
     Known,
     Shady,
     Unknown,
+    #[default]
     None,
 }
 
-fn host_of(args: &[&str]) -> (HostKind, String) {
+/// Where a command downloads from: the host's kind and name, and on a shared host the
+/// repository the file belongs to (`owner` and `repo`, as written; `repo` may be empty).
+#[derive(Debug, Clone, Default)]
+struct Host {
+    kind: HostKind,
+    name: String,
+    /// The address as written (scheme, host, port and path).
+    url: String,
+    owner: String,
+    repo: String,
+}
+
+/// The owner and repository a path on a shared host names: `/<owner>/<repo>/…`; on jsDelivr
+/// `/gh/<owner>/<repo>@v/…` and `/npm/[@scope/]<package>@v/…` (the scope is the owner, an
+/// unscoped package its own owner with no repository);
+/// on unpkg `/[@scope/]<package>@v/…`; on GitHub's API `/repos/<owner>/<repo>/…`.
+fn repository(host: &str, path: &str) -> (String, String) {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let at = |i: usize| {
+        parts
+            .get(i)
+            .map(|p| p.split('@').next().unwrap_or("").to_owned())
+            .unwrap_or_default()
+    };
+    // A package name, scoped or not, starting at part `i`.
+    let package = |i: usize| match parts.get(i).and_then(|p| p.strip_prefix('@')) {
+        Some(scope) => (scope.to_owned(), at(i + 1)),
+        None => (at(i), String::new()),
+    };
+    match (host, parts.first().copied()) {
+        ("api.github.com", Some("repos")) | ("cdn.jsdelivr.net", Some("gh")) => (at(1), at(2)),
+        ("cdn.jsdelivr.net", Some("npm")) => package(1),
+        ("api.github.com" | "cdn.jsdelivr.net", _) => (String::new(), String::new()),
+        ("unpkg.com", _) => package(0),
+        _ => (at(0), at(1)),
+    }
+}
+
+fn host_of(args: &[&str]) -> Host {
     static BARE: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}(?:/|$)"));
-    let mut found = (HostKind::None, String::new());
+    let mut found = Host::default();
     let bare: Vec<String> = args
         .iter()
         .filter(|a| !a.contains("://") && BARE.is_match(a))
@@ -1857,6 +1965,11 @@ fn host_of(args: &[&str]) -> (HostKind, String) {
                 list.iter()
                     .any(|h| host == *h || host.ends_with(&format!(".{h}")))
             };
+            let (owner, repo) = if SHARED_HOSTS.contains(&host.as_str()) {
+                repository(&host, cap.get(2).map_or("", |m| m.as_str()))
+            } else {
+                (String::new(), String::new())
+            };
             let kind = if IP_HOST.is_match(&host)
                 || ends(SHADY_HOSTS)
                 || std::path::Path::new(&host)
@@ -1864,17 +1977,43 @@ fn host_of(args: &[&str]) -> (HostKind, String) {
                     .is_some_and(|e| e.eq_ignore_ascii_case("onion"))
             {
                 HostKind::Shady
-            } else if ends(KNOWN_INSTALLERS) && !plain_http {
+            } else if plain_http {
+                HostKind::Unknown
+            } else if SHARED_HOSTS.contains(&host.as_str()) {
+                let named = format!("{owner}/{repo}").to_ascii_lowercase();
+                if KNOWN_REPOSITORIES.contains(&named.as_str()) {
+                    HostKind::Known
+                } else {
+                    HostKind::Unknown
+                }
+            } else if ends(KNOWN_INSTALLERS) {
                 HostKind::Known
             } else {
                 HostKind::Unknown
             };
-            if found.0 == HostKind::None || kind == HostKind::Shady {
-                found = (kind, host);
+            if found.kind == HostKind::None || kind == HostKind::Shady {
+                found = Host {
+                    kind,
+                    name: host,
+                    url: cap[0].to_owned(),
+                    owner,
+                    repo,
+                };
             }
         }
     }
     found
+}
+
+impl Host {
+    /// The host as a finding shows it: on a shared host with the repository.
+    fn shown(&self) -> String {
+        match (self.owner.is_empty(), self.repo.is_empty()) {
+            (true, _) => self.name.clone(),
+            (false, true) => format!("{}/{}", self.name, self.owner),
+            (false, false) => format!("{}/{}/{}", self.name, self.owner, self.repo),
+        }
+    }
 }
 
 static INSTALL_SECTION: LazyLock<Regex> = LazyLock::new(|| {
@@ -1883,32 +2022,78 @@ static INSTALL_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// [`install_context`], remembered for the file: a download shown as an installation step is
+/// lowered the same where the file runs that address again outside an installation heading
+/// (never one from a raw IP, paste site or tunnel). The repeat is lowered to the first's level at
+/// most, which the skill's verdict already counts.
+fn install_step(ctx: &mut Ctx<'_>, place: Place<'_>, host: &Host) -> Option<Note> {
+    if let Some(why) = install_context(ctx.purpose, place, host) {
+        if !host.url.is_empty()
+            && host.kind != HostKind::Shady
+            && !ctx.install_steps.iter().any(|(u, ..)| *u == host.url)
+        {
+            ctx.install_steps
+                .push((host.url.clone(), why.heading.clone(), why.note.framing));
+        }
+        return Some(why.note);
+    }
+    let Place::Markdown { .. } = place else {
+        return None;
+    };
+    if host.url.is_empty() || host.kind == HostKind::Known {
+        return None;
+    }
+    let (_, heading, steps) = ctx.install_steps.iter().find(|(u, ..)| *u == host.url)?;
+    Some(Note::framing(
+        format!("lowered: the installation step shown under \"{heading}\", run again"),
+        *steps,
+    ))
+}
+
+/// A lowering for a download under an installation heading, and the heading.
+struct InstallNote {
+    note: Note,
+    heading: String,
+}
+
 /// An installation section lowers a download-and-execute when the host is the skill's own tool
 /// (its domain's name appears in what the skill says it is): the README telling the user how to
 /// install what the skill wraps. A stager's "prerequisite" from an unrelated host is not lowered.
-fn install_context(purpose: &Purpose, place: Place<'_>, host: &(HostKind, String)) -> Option<Note> {
-    let Place::Markdown { section, .. } = place else {
+fn install_context(purpose: &Purpose, place: Place<'_>, host: &Host) -> Option<InstallNote> {
+    let Place::Markdown { section, outer, .. } = place else {
         return None;
     };
-    if !INSTALL_SECTION.is_match(section) || host.0 == HostKind::Known {
+    if host.kind == HostKind::Known {
         return None;
     }
+    // The nearest heading that says installation: the segment's own, or one enclosing it
+    // (`### Linux / macOS` under `## Installation`).
+    let section = std::iter::once(section)
+        .chain(outer.lines().rev())
+        .find(|h| INSTALL_SECTION.is_match(h))?;
     // The registered name, or the registrable domain read as one word (`molt.bot` is Moltbot,
     // `bun.sh` Bun). On a shared host (`someone.github.io`, `x.vercel.app`) the registrable
-    // domain is the tenant's, not the platform's.
-    let related = psl::domain_str(&host.1).is_some_and(|domain| {
-        let label = domain.split('.').next().unwrap_or("");
-        let whole: String = domain.split('.').collect();
-        label.len() >= 3
-            && [label, whole.as_str()]
-                .iter()
-                .any(|l| names(&purpose.claim, l, &host.1) || names(section, l, &host.1))
+    // domain is the tenant's, not the platform's; on one that serves anyone's files under their
+    // name (`raw.githubusercontent.com/<owner>/<repo>`) the owner or the repository is.
+    let labels: Vec<String> = if SHARED_HOSTS.contains(&host.name.as_str()) {
+        vec![host.owner.clone(), host.repo.clone()]
+    } else {
+        psl::domain_str(&host.name).map_or_else(Vec::new, |domain| {
+            let label = domain.split('.').next().unwrap_or("");
+            if label.len() < 3 {
+                return Vec::new();
+            }
+            vec![label.to_owned(), domain.split('.').collect()]
+        })
+    };
+    let related = labels.iter().any(|l| {
+        l.len() >= 3 && (names(&purpose.claim, l, &host.name) || names(section, l, &host.name))
     });
-    Some(if related {
+    let note = if related {
         Note::framing(
             format!(
                 "lowered: under \"{section}\", the install step of the tool the skill is about (`{}`)",
-                host.1
+                host.shown()
             ),
             2,
         )
@@ -1917,6 +2102,10 @@ fn install_context(purpose: &Purpose, place: Place<'_>, host: &(HostKind, String
             format!("lowered: under \"{section}\", an installation step shown to the user"),
             1,
         )
+    };
+    Some(InstallNote {
+        note,
+        heading: section.to_owned(),
     })
 }
 
@@ -2164,7 +2353,7 @@ fn download_exec(
     let (name, args) = &eff[i];
     let c = &facts.commands[i];
     let mut how: Option<String> = None;
-    let mut host = (HostKind::None, String::new());
+    let mut host = Host::default();
     if DOWNLOADERS.contains(&name.as_str()) {
         host = host_of(args);
         // Piped into an interpreter.
@@ -2223,12 +2412,12 @@ fn download_exec(
     };
     let mut context: Vec<Note> = Vec::new();
     let mut adjust = 0;
-    match host.0 {
+    match host.kind {
         HostKind::Known => {
             context.push(
                 format!(
                     "lowered: `{}` is the documented install host of a common tool",
-                    host.1
+                    host.shown()
                 )
                 .into(),
             );
@@ -2238,7 +2427,7 @@ fn download_exec(
             context.push(
                 format!(
                     "raised: `{}` is a raw IP, paste site, tunnel or URL shortener, or served over plain HTTP",
-                    host.1
+                    host.name
                 )
                 .into(),
             );
@@ -2246,7 +2435,7 @@ fn download_exec(
         }
         HostKind::Unknown | HostKind::None => {}
     }
-    if let Some(why) = install_context(ctx.purpose, place, &host) {
+    if let Some(why) = install_step(ctx, place, &host) {
         adjust -= why.framing;
         context.push(why);
     }
@@ -2261,10 +2450,10 @@ fn download_exec(
         snippet,
         format!(
             "{how}{}",
-            if host.1.is_empty() {
+            if host.name.is_empty() {
                 String::new()
             } else {
-                format!(" (from {})", host.1)
+                format!(" (from {})", host.shown())
             }
         ),
         context,
@@ -2895,12 +3084,12 @@ fn exfil(
     } else if let Some(v) = secret {
         // An API key in a request to an API is how APIs are called; to a raw IP, paste site or
         // tunnel it is not, nor is a vendor's credential sent to a host that is not the vendor's.
-        if host.0 == HostKind::Shady {
+        if host.kind == HostKind::Shady {
             (
                 format!("sends the secret `${v}` in a request body or URL"),
                 -1,
             )
-        } else if let Some(vendor) = foreign_vendor(&v, &host.1) {
+        } else if let Some(vendor) = foreign_vendor(&v, &host.name) {
             (
                 format!("sends the {vendor} credential `${v}` to a host that is not {vendor}'s"),
                 -1,
@@ -2925,10 +3114,10 @@ fn exfil(
         snippet,
         format!(
             "`{name}` {why}{}",
-            if host.1.is_empty() {
+            if host.name.is_empty() {
                 String::new()
             } else {
-                format!(" to {}", host.1)
+                format!(" to {}", host.name)
             }
         ),
         Vec::new(),
@@ -3047,7 +3236,7 @@ fn package_install(
                 "data.pyg.org",
             ]
             .iter()
-            .any(|h| host.1 == *h || host.1.ends_with(&format!(".{h}")));
+            .any(|h| host.name == *h || host.name.ends_with(&format!(".{h}")));
             if !public
                 && (a.starts_with("--extra")
                     || a.starts_with("--registry")
@@ -3166,17 +3355,17 @@ fn powershell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>)
             let host = host_of(&[l]);
             let mut context: Vec<Note> = Vec::new();
             let mut adjust = 0;
-            if host.0 == HostKind::Known {
+            if host.kind == HostKind::Known {
                 context.push(
                     format!(
                         "lowered: `{}` is the documented install host of a common tool",
-                        host.1
+                        host.shown()
                     )
                     .into(),
                 );
                 adjust -= 2;
             }
-            if let Some(why) = install_context(ctx.purpose, place, &host) {
+            if let Some(why) = install_step(ctx, place, &host) {
                 adjust -= why.framing;
                 context.push(why);
             }
@@ -3616,10 +3805,10 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
                 &format!("{command} {}", args.join(" ")),
                 format!(
                     "server `{server}` is `{launched}`: what the client sends goes to {}",
-                    if host.1.is_empty() {
+                    if host.name.is_empty() {
                         "a network peer".to_owned()
                     } else {
-                        host.1.clone()
+                        host.name.clone()
                     }
                 ),
                 Vec::new(),
