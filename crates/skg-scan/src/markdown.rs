@@ -78,28 +78,40 @@ fn frontmatter_end(text: &str) -> Option<usize> {
 /// The headings above a point of the text: the nearest and those enclosing it.
 #[derive(Default)]
 struct Headings {
-    /// Open headings, outermost first, with their levels.
-    stack: Vec<(usize, String)>,
+    /// Open headings, outermost first: level, text, and whether it encloses (not the title).
+    stack: Vec<(usize, String, bool)>,
     section: String,
     outer: String,
     /// The level of the heading being read.
     level: usize,
+    /// Inside a block quote or a list item: a heading there is the nearest, and encloses nothing.
+    nested: usize,
+    /// A heading was read before.
+    seen: bool,
 }
 
 impl Headings {
-    /// A heading of `self.level` starts a section: it closes those of its level or deeper.
+    /// A heading of `self.level` starts a section: it closes those of its level or deeper. The
+    /// file's title (a first heading of level 1) encloses nothing: a skill titled "A/B Test
+    /// Setup" does not make every section an installation.
     fn enter(&mut self, text: &str) {
-        while self.stack.last().is_some_and(|(l, _)| *l >= self.level) {
+        text.clone_into(&mut self.section);
+        let title = !self.seen && self.level == 1;
+        self.seen = true;
+        if self.nested > 0 {
+            return;
+        }
+        while self.stack.last().is_some_and(|(l, ..)| *l >= self.level) {
             self.stack.pop();
         }
         self.outer = self
             .stack
             .iter()
-            .map(|(_, t)| t.as_str())
+            .filter(|(.., encloses)| *encloses)
+            .map(|(_, t, _)| t.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        self.stack.push((self.level, text.to_owned()));
-        text.clone_into(&mut self.section);
+        self.stack.push((self.level, text.to_owned(), !title));
     }
 }
 
@@ -217,6 +229,8 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
             }
             Event::SoftBreak | Event::HardBreak => buf.push(' '),
             Event::Start(Tag::Table(_)) => in_table.set(true),
+            Event::Start(Tag::BlockQuote(_) | Tag::Item) => heads.nested += 1,
+            Event::End(TagEnd::BlockQuote(_)) => heads.nested = heads.nested.saturating_sub(1),
             Event::End(TagEnd::Table) => {
                 flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
                 in_table.set(false);
@@ -231,9 +245,12 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                 in_heading = false;
             }
             Event::End(
-                TagEnd::Paragraph | TagEnd::Item | TagEnd::TableCell | TagEnd::HtmlBlock,
+                end @ (TagEnd::Paragraph | TagEnd::Item | TagEnd::TableCell | TagEnd::HtmlBlock),
             ) => {
                 flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
+                if end == TagEnd::Item {
+                    heads.nested = heads.nested.saturating_sub(1);
+                }
             }
             _ => {}
         }
@@ -338,45 +355,26 @@ mod tests {
 
     #[test]
     fn segments_know_the_headings_enclosing_their_section() {
-        let md = "# Tool
-
-## Installation
-
-### Linux
-
-```sh
-a
-```
-
-#### Arm
-
-b
-
-### Windows
-
-`c`
-
-## Use
-
-d
-
-Setext
-------
-
-e
-";
+        let md = "# Tool\n\n## Installation\n\n### Linux\n\n```sh\na\n```\n\n#### Arm\n\nb\n\n### Windows\n\n`c`\n\n## Use\n\nd\n\nSetext\n------\n\ne\n\n> ## Installation\n\nf\n\n- ## Setup\n\n  g\n\nh\n\n# Part two\n\n## Notes\n\ni\n";
         let s = segments(md);
         let at = |text: &str| {
             s.iter()
                 .find(|x| x.kind != Kind::Heading && x.text.trim() == text)
                 .map(|x| (x.section.as_str(), x.outer.as_str()))
         };
-        // Each level closes the deeper ones and those of its own level.
-        assert_eq!(at("a"), Some(("Linux", "Tool\nInstallation")));
-        assert_eq!(at("b"), Some(("Arm", "Tool\nInstallation\nLinux")));
-        assert_eq!(at("c"), Some(("Windows", "Tool\nInstallation")));
-        assert_eq!(at("d"), Some(("Use", "Tool")));
+        // Each level closes the deeper ones and those of its own level; the title (the first
+        // heading, level 1) encloses nothing.
+        assert_eq!(at("a"), Some(("Linux", "Installation")));
+        assert_eq!(at("b"), Some(("Arm", "Installation\nLinux")));
+        assert_eq!(at("c"), Some(("Windows", "Installation")));
+        assert_eq!(at("d"), Some(("Use", "")));
         // A setext heading (`---` underline) is level 2.
-        assert_eq!(at("e"), Some(("Setext", "Tool")));
+        assert_eq!(at("e"), Some(("Setext", "")));
+        // A heading in a block quote or a list item is the nearest, and encloses nothing.
+        assert_eq!(at("f"), Some(("Installation", "")));
+        assert_eq!(at("g"), Some(("Setup", "")));
+        assert_eq!(at("h"), Some(("Setup", "")));
+        // A later level-1 heading is a part, not the title: it encloses.
+        assert_eq!(at("i"), Some(("Notes", "Part two")));
     }
 }

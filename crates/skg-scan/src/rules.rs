@@ -175,6 +175,8 @@ fn one_deletions(word: &str) -> impl Iterator<Item = String> + '_ {
 struct Purpose {
     /// Name, description, opening paragraphs and folder, lowercase.
     claim: String,
+    /// Name and description only, lowercase: what the skill declares itself to be.
+    declared: String,
     /// Security work (detection, pentest, forensics…): attack patterns may be described.
     security: bool,
     /// A local job (format, convert, count…) that has no reason to send data anywhere.
@@ -411,6 +413,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
     let claim = format!("{name} {description} {opening}");
     let purpose = Purpose {
         claim: format!("{claim} {}", pkg.root).to_ascii_lowercase(),
+        declared: format!("{name} {description}").to_ascii_lowercase(),
         security: SECURITY_PURPOSE.is_match(&claim),
         local: LOCAL_PURPOSE.find(&claim).map(|m| m.as_str().to_owned()),
     };
@@ -1739,8 +1742,8 @@ fn base_name(s: &str) -> String {
         .to_ascii_lowercase()
 }
 
-static URL: LazyLock<Regex> =
-    LazyLock::new(|| re(r#"(?i)\b(?:https?|ftp)://([^/\s'"`$:?#)]+)(?::\d+)?(/[^\s'"`$?#)]*)?"#));
+/// An address's scheme and authority (`user:password@host:port`); its path is read after it.
+static URL: LazyLock<Regex> = LazyLock::new(|| re(r#"(?i)\b(?:https?|ftp)://([^/\s'"`$?#)]+)"#));
 static IP_HOST: LazyLock<Regex> = LazyLock::new(|| re(r"^\d{1,3}(?:\.\d{1,3}){3}$"));
 
 /// Hosts whose install scripts are the documented way to install common tools.
@@ -1748,10 +1751,9 @@ const KNOWN_INSTALLERS: &[&str] = &[
     "sh.rustup.rs",
     "rustup.rs",
     "get.docker.com",
-    // The vendors' own subdomains (`cli.github.com`, `packages.gitlab.com`); the hosts themselves
-    // are shared ([`SHARED_HOSTS`]) and judged by repository.
-    "github.com",
-    "gitlab.com",
+    // GitHub's and GitLab's own installer hosts; the forges themselves are shared
+    // ([`SHARED_HOSTS`]) and judged by publisher.
+    "packages.gitlab.com",
     "astral.sh",
     "bun.sh",
     "deno.land",
@@ -1850,11 +1852,11 @@ const SHADY_HOSTS: &[&str] = &[
 
 /// Hosts that serve anyone's files: who published a file there is the first part of its path
 /// (`raw.githubusercontent.com/<owner>/<repo>/…`, `cdn.jsdelivr.net/gh/<owner>/<repo>@v/…`), not
-/// the host. A download from one is judged by its repository ([`KNOWN_REPOSITORIES`], or the
-/// skill naming the owner or repository), never by the host alone.
+/// the host. A download from one is judged by its publisher ([`publisher`]), never by the host.
 const SHARED_HOSTS: &[&str] = &[
     "raw.githubusercontent.com",
     "github.com",
+    "raw.github.com",
     "codeload.github.com",
     "api.github.com",
     "objects.githubusercontent.com",
@@ -1867,8 +1869,9 @@ const SHARED_HOSTS: &[&str] = &[
     "unpkg.com",
 ];
 
-/// Repositories (`owner/repo`, compared case-insensitively) whose install scripts are the
-/// documented way to install common tools, read from a shared host.
+/// GitHub repositories (`owner/repo`, compared case-insensitively) whose install scripts are the
+/// documented way to install common tools. Known on GitHub's own hosts (and jsDelivr's `/gh/`
+/// mirror of them) only: on another forge or in an npm scope anyone may take the same names.
 const KNOWN_REPOSITORIES: &[&str] = &[
     "homebrew/install",
     "nvm-sh/nvm",
@@ -1897,32 +1900,95 @@ const KNOWN_REPOSITORIES: &[&str] = &[
     "ollama/ollama",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Words too common in what a skill says about itself to name a publisher: a repository called
+/// `skills` or `setup` is named by nearly every skill.
+const GENERIC_NAMES: &[&str] = &[
+    "skill",
+    "skills",
+    "tool",
+    "tools",
+    "use",
+    "the",
+    "api",
+    "apis",
+    "docs",
+    "doc",
+    "cli",
+    "app",
+    "apps",
+    "bin",
+    "main",
+    "master",
+    "install",
+    "installer",
+    "setup",
+    "script",
+    "scripts",
+    "config",
+    "dotfiles",
+    "github",
+    "gitlab",
+    "agent",
+    "agents",
+    "claude",
+    "plugin",
+    "plugins",
+    "mcp",
+    "server",
+    "code",
+    "dev",
+    "test",
+    "demo",
+    "example",
+    "examples",
+    "release",
+    "releases",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
 enum HostKind {
-    Known,
-    Shady,
-    Unknown,
+    // Ordered by what a command's addresses say together: one unknown or shady address is
+    // enough, a known host does not vouch for another address beside it.
     #[default]
     None,
+    Known,
+    Unknown,
+    Shady,
 }
 
-/// Where a command downloads from: the host's kind and name, and on a shared host the
-/// repository the file belongs to (`owner` and `repo`, as written; `repo` may be empty).
+/// Where a command downloads from: the host's kind and name, the address as written (scheme,
+/// host and path, without query), and on a shared host the publisher (`owner`, `repo`; empty when
+/// the path does not say, or says it ambiguously).
 #[derive(Debug, Clone, Default)]
 struct Host {
     kind: HostKind,
     name: String,
-    /// The address as written (scheme, host, port and path).
     url: String,
+    /// Served by a host that serves anyone's files, for this path.
+    shared: bool,
     owner: String,
     repo: String,
 }
 
-/// The owner and repository a path on a shared host names: `/<owner>/<repo>/…`; on jsDelivr
-/// `/gh/<owner>/<repo>@v/…` and `/npm/[@scope/]<package>@v/…` (the scope is the owner, an
-/// unscoped package its own owner with no repository);
-/// on unpkg `/[@scope/]<package>@v/…`; on GitHub's API `/repos/<owner>/<repo>/…`.
-fn repository(host: &str, path: &str) -> (String, String) {
+impl Host {
+    /// The host as a finding shows it: on a shared host with its publisher.
+    fn shown(&self) -> String {
+        match (self.owner.is_empty(), self.repo.is_empty()) {
+            (true, _) => self.name.clone(),
+            (false, true) => format!("{}/{}", self.name, self.owner),
+            (false, false) => format!("{}/{}/{}", self.name, self.owner, self.repo),
+        }
+    }
+}
+
+/// Who published the file at `path` on a shared host: `(owner, repo, on GitHub)`. `None` when the
+/// host is not shared for this path. The path is read as written: `/<owner>/<repo>/…`; on
+/// jsDelivr `/gh/<owner>/<repo>@v/…` and `/npm/[@scope/]<package>@v/…` (the scope is the owner,
+/// an unscoped package its own owner with no repository); on unpkg `/[@scope/]<package>@v/…`;
+/// on GitHub's API `/repos/<owner>/<repo>/…`; on GitLab the project before `/-/`
+/// (`/group/sub/project/-/raw/…`); on deno.land `/x/<module>@v/…` (its other paths are Deno's
+/// own).
+fn publisher(host: &str, path: &str) -> Option<(String, String, bool)> {
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     let at = |i: usize| {
         parts
@@ -1935,13 +2001,72 @@ fn repository(host: &str, path: &str) -> (String, String) {
         Some(scope) => (scope.to_owned(), at(i + 1)),
         None => (at(i), String::new()),
     };
-    match (host, parts.first().copied()) {
-        ("api.github.com", Some("repos")) | ("cdn.jsdelivr.net", Some("gh")) => (at(1), at(2)),
-        ("cdn.jsdelivr.net", Some("npm")) => package(1),
-        ("api.github.com" | "cdn.jsdelivr.net", _) => (String::new(), String::new()),
-        ("unpkg.com", _) => package(0),
-        _ => (at(0), at(1)),
+    let github = matches!(
+        host,
+        "raw.githubusercontent.com" | "github.com" | "raw.github.com" | "codeload.github.com"
+    );
+    if host == "deno.land" {
+        return (parts.first() == Some(&"x")).then(|| (at(1), String::new(), false));
     }
+    if !SHARED_HOSTS.contains(&host) {
+        return None;
+    }
+    let (owner, repo, github) = match (host, parts.first().copied()) {
+        ("api.github.com", Some("repos")) | ("cdn.jsdelivr.net", Some("gh")) => {
+            (at(1), at(2), true)
+        }
+        ("cdn.jsdelivr.net", Some("npm")) => {
+            let (o, r) = package(1);
+            (o, r, false)
+        }
+        ("unpkg.com", _) => {
+            let (o, r) = package(0);
+            (o, r, false)
+        }
+        ("api.github.com" | "cdn.jsdelivr.net", _) => (String::new(), String::new(), false),
+        ("gitlab.com", _) => {
+            let end = parts
+                .iter()
+                .position(|p| *p == "-")
+                .unwrap_or(parts.len().min(2));
+            let project = end.checked_sub(1).map(&at).unwrap_or_default();
+            (at(0), if end >= 2 { project } else { String::new() }, false)
+        }
+        _ => (at(0), at(1), github),
+    };
+    Some((owner, repo, github))
+}
+
+/// A path that does not say plainly which file is fetched: dot segments (`/Homebrew/install/../../evil/…`
+/// is fetched as `/evil/…`), encoded dots, slashes or backslashes, or a pinned commit — a
+/// commit of any fork is served under the upstream repository's name.
+fn ambiguous_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let hex = |p: &str| {
+        p.len() >= 7
+            && p.len() <= 40
+            && p.bytes().all(|b| b.is_ascii_hexdigit())
+            && p.bytes().any(|b| b.is_ascii_digit())
+    };
+    lower.contains('\\')
+        || ["%2e", "%2f", "%5c"].iter().any(|e| lower.contains(e))
+        || lower.split('/').any(|p| {
+            p == "."
+                || p == ".."
+                || p == "pull"
+                || hex(p)
+                || p.split_once('@').is_some_and(|(_, v)| hex(v))
+        })
+}
+
+/// A subdomain of a known installer host counts only when it is registered by the same owner
+/// (the Public Suffix List: `evil.up.railway.app` is a tenant's, not Railway's).
+fn known_installer(host: &str) -> bool {
+    KNOWN_INSTALLERS.iter().any(|h| {
+        host == *h
+            || (host.ends_with(&format!(".{h}"))
+                && psl::domain_str(host).is_some_and(|d| psl::domain_str(h) == Some(d)))
+    })
 }
 
 fn host_of(args: &[&str]) -> Host {
@@ -1958,17 +2083,51 @@ fn host_of(args: &[&str]) -> Host {
         .chain(bare.iter().map(String::as_str))
         .collect();
     for a in &all {
-        for cap in URL.captures_iter(a) {
-            let host = cap[1].to_ascii_lowercase();
-            let plain_http = a.to_ascii_lowercase().contains("http://");
+        // The authority is matched and the path read after it, so an address inside a path
+        // (`web.archive.org/web/2024/https://pastebin.com/…`) is found as an address too.
+        for m in URL.captures_iter(a) {
+            let (Some(whole), Some(authority)) = (m.get(0), m.get(1)) else {
+                continue;
+            };
+            // `user:password@host:port`: the host is after the last `@`, before the port.
+            let after_user = authority.as_str().rsplit('@').next().unwrap_or("");
+            let host = match after_user.rsplit_once(':') {
+                Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+                _ => after_user,
+            }
+            .trim_end_matches('.')
+            .to_ascii_lowercase();
+            let bare_host = host.strip_prefix("www.").unwrap_or(&host).to_owned();
+            let rest = &a[whole.end()..];
+            let path_end = rest
+                .find(|c: char| c.is_whitespace() || "'\"`$?#)".contains(c))
+                .unwrap_or(rest.len());
+            let path = &rest[..path_end];
+            // What ends the address: the argument's end, a space, a query or fragment, a
+            // closing parenthesis or a command separator, or a quote that closes it. Anything
+            // else (`$P`, `'+'…`) continues it with text this reading does not see.
+            let after = &rest[path_end..];
+            let ends_plainly = match after.chars().next() {
+                None => true,
+                Some(c) if c.is_whitespace() || "?#);|&".contains(c) => true,
+                Some('\'' | '"' | '`') => after[1..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| c.is_whitespace() || ");|&".contains(c)),
+                Some(_) => false,
+            };
+            let plain_http = whole.as_str().to_ascii_lowercase().starts_with("http://")
+                || whole.as_str().to_ascii_lowercase().starts_with("ftp://");
+            let publisher = publisher(&bare_host, path);
+            let (owner, repo, on_github) = match &publisher {
+                Some((o, r, g)) if ends_plainly && !ambiguous_path(path) => {
+                    (o.clone(), r.clone(), *g)
+                }
+                _ => (String::new(), String::new(), false),
+            };
             let ends = |list: &[&str]| {
                 list.iter()
                     .any(|h| host == *h || host.ends_with(&format!(".{h}")))
-            };
-            let (owner, repo) = if SHARED_HOSTS.contains(&host.as_str()) {
-                repository(&host, cap.get(2).map_or("", |m| m.as_str()))
-            } else {
-                (String::new(), String::new())
             };
             let kind = if IP_HOST.is_match(&host)
                 || ends(SHADY_HOSTS)
@@ -1979,23 +2138,24 @@ fn host_of(args: &[&str]) -> Host {
                 HostKind::Shady
             } else if plain_http {
                 HostKind::Unknown
-            } else if SHARED_HOSTS.contains(&host.as_str()) {
+            } else if publisher.is_some() {
                 let named = format!("{owner}/{repo}").to_ascii_lowercase();
-                if KNOWN_REPOSITORIES.contains(&named.as_str()) {
+                if on_github && KNOWN_REPOSITORIES.contains(&named.as_str()) {
                     HostKind::Known
                 } else {
                     HostKind::Unknown
                 }
-            } else if ends(KNOWN_INSTALLERS) {
+            } else if known_installer(&bare_host) {
                 HostKind::Known
             } else {
                 HostKind::Unknown
             };
-            if found.kind == HostKind::None || kind == HostKind::Shady {
+            if kind > found.kind {
                 found = Host {
                     kind,
-                    name: host,
-                    url: cap[0].to_owned(),
+                    name: if publisher.is_some() { bare_host } else { host },
+                    url: format!("{}{path}", whole.as_str()),
+                    shared: publisher.is_some(),
                     owner,
                     repo,
                 };
@@ -2003,17 +2163,6 @@ fn host_of(args: &[&str]) -> Host {
         }
     }
     found
-}
-
-impl Host {
-    /// The host as a finding shows it: on a shared host with the repository.
-    fn shown(&self) -> String {
-        match (self.owner.is_empty(), self.repo.is_empty()) {
-            (true, _) => self.name.clone(),
-            (false, true) => format!("{}/{}", self.name, self.owner),
-            (false, false) => format!("{}/{}/{}", self.name, self.owner, self.repo),
-        }
-    }
 }
 
 static INSTALL_SECTION: LazyLock<Regex> = LazyLock::new(|| {
@@ -2024,8 +2173,9 @@ static INSTALL_SECTION: LazyLock<Regex> = LazyLock::new(|| {
 
 /// [`install_context`], remembered for the file: a download shown as an installation step is
 /// lowered the same where the file runs that address again outside an installation heading
-/// (never one from a raw IP, paste site or tunnel). The repeat is lowered to the first's level at
-/// most, which the skill's verdict already counts.
+/// (never one from a raw IP, paste site or tunnel): by the same steps, so other context (a
+/// table) may lower the repeat further, but the first is a finding of the same rule, which the
+/// skill's verdict already counts. The address is compared as written, without its query.
 fn install_step(ctx: &mut Ctx<'_>, place: Place<'_>, host: &Host) -> Option<Note> {
     if let Some(why) = install_context(ctx.purpose, place, host) {
         if !host.url.is_empty()
@@ -2072,23 +2222,28 @@ fn install_context(purpose: &Purpose, place: Place<'_>, host: &Host) -> Option<I
         .chain(outer.lines().rev())
         .find(|h| INSTALL_SECTION.is_match(h))?;
     // The registered name, or the registrable domain read as one word (`molt.bot` is Moltbot,
-    // `bun.sh` Bun). On a shared host (`someone.github.io`, `x.vercel.app`) the registrable
-    // domain is the tenant's, not the platform's; on one that serves anyone's files under their
-    // name (`raw.githubusercontent.com/<owner>/<repo>`) the owner or the repository is.
-    let labels: Vec<String> = if SHARED_HOSTS.contains(&host.name.as_str()) {
-        vec![host.owner.clone(), host.repo.clone()]
+    // `bun.sh` Bun), named in the claim or the heading. On a shared host (`someone.github.io`,
+    // `x.vercel.app`) the registrable domain is the tenant's, not the platform's. On a host that
+    // serves anyone's files the publisher is (`raw.githubusercontent.com/<owner>/<repo>`) — and
+    // a repository's name costs nothing, unlike a domain: the owner or repository must be named
+    // in the skill's name or description, not by a heading, folder or opening paragraph, nor
+    // by a word every skill says ([`GENERIC_NAMES`]).
+    let related = if host.shared {
+        [&host.owner, &host.repo].iter().any(|l| {
+            l.len() >= 3
+                && !GENERIC_NAMES.contains(&l.to_ascii_lowercase().as_str())
+                && names(&purpose.declared, l, &host.name)
+        })
     } else {
-        psl::domain_str(&host.name).map_or_else(Vec::new, |domain| {
+        psl::domain_str(&host.name).is_some_and(|domain| {
             let label = domain.split('.').next().unwrap_or("");
-            if label.len() < 3 {
-                return Vec::new();
-            }
-            vec![label.to_owned(), domain.split('.').collect()]
+            let whole: String = domain.split('.').collect();
+            label.len() >= 3
+                && [label, whole.as_str()]
+                    .iter()
+                    .any(|l| names(&purpose.claim, l, &host.name) || names(section, l, &host.name))
         })
     };
-    let related = labels.iter().any(|l| {
-        l.len() >= 3 && (names(&purpose.claim, l, &host.name) || names(section, l, &host.name))
-    });
     let note = if related {
         Note::framing(
             format!(
