@@ -33,6 +33,8 @@ pub(crate) struct Segment {
     /// The headings enclosing `section`, outermost first, one a line (`## Installation` for a
     /// segment under its `### Linux`).
     pub(crate) outer: String,
+    /// The first line of `outer` is the file's title (its first heading, of level 1).
+    pub(crate) titled: bool,
     /// Inside a table.
     pub(crate) table: bool,
 }
@@ -78,40 +80,63 @@ fn frontmatter_end(text: &str) -> Option<usize> {
 /// The headings above a point of the text: the nearest and those enclosing it.
 #[derive(Default)]
 struct Headings {
-    /// Open headings, outermost first: level, text, and whether it encloses (not the title).
+    /// Open headings, outermost first: level, text, and whether it is the title.
     stack: Vec<(usize, String, bool)>,
     section: String,
     outer: String,
+    /// The first line of `outer` is the file's title.
+    titled: bool,
     /// The level of the heading being read.
     level: usize,
-    /// Inside a block quote or a list item: a heading there is the nearest, and encloses nothing.
+    /// Inside a block quote or a list item: a heading there is the nearest until the quote or
+    /// item ends, and encloses nothing.
     nested: usize,
-    /// A heading was read before.
+    /// What a heading inside a quote or item replaced, restored when it ends.
+    saved: Option<(String, String, bool)>,
+    /// A heading was read before: the first, of level 1, is the title.
     seen: bool,
 }
 
 impl Headings {
-    /// A heading of `self.level` starts a section: it closes those of its level or deeper. The
-    /// file's title (a first heading of level 1) encloses nothing: a skill titled "A/B Test
-    /// Setup" does not make every section an installation.
+    /// A heading of `self.level` starts a section: it closes those of its level or deeper.
     fn enter(&mut self, text: &str) {
-        text.clone_into(&mut self.section);
-        let title = !self.seen && self.level == 1;
+        let title = !self.seen && self.level == 1 && self.nested == 0;
         self.seen = true;
         if self.nested > 0 {
+            // Inside the open section: every open heading encloses it.
+            if self.saved.is_none() {
+                self.saved = Some((self.section.clone(), self.outer.clone(), self.titled));
+            }
+            text.clone_into(&mut self.section);
+            self.set_outer(self.stack.len());
             return;
         }
         while self.stack.last().is_some_and(|(l, ..)| *l >= self.level) {
             self.stack.pop();
         }
-        self.outer = self
-            .stack
+        self.set_outer(self.stack.len());
+        self.stack.push((self.level, text.to_owned(), title));
+        text.clone_into(&mut self.section);
+    }
+
+    /// `outer` from the first `n` open headings.
+    fn set_outer(&mut self, n: usize) {
+        self.outer = self.stack[..n]
             .iter()
-            .filter(|(.., encloses)| *encloses)
             .map(|(_, t, _)| t.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        self.stack.push((self.level, text.to_owned(), !title));
+        self.titled = self.stack[..n].first().is_some_and(|(.., title)| *title);
+    }
+
+    /// A block quote or list item ends.
+    fn leave(&mut self) {
+        self.nested = self.nested.saturating_sub(1);
+        if self.nested == 0
+            && let Some((section, outer, titled)) = self.saved.take()
+        {
+            (self.section, self.outer, self.titled) = (section, outer, titled);
+        }
     }
 }
 
@@ -127,6 +152,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                 line: 1,
                 section: String::new(),
                 outer: String::new(),
+                titled: false,
                 table: false,
             });
             end
@@ -158,6 +184,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                     line: lines.line(body_start + a),
                     section: heads.section.clone(),
                     outer: heads.outer.clone(),
+                    titled: heads.titled,
                     table: in_table.get(),
                 });
             }
@@ -191,6 +218,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                         line: lines.line(body_start + at),
                         section: heads.section.clone(),
                         outer: heads.outer.clone(),
+                        titled: heads.titled,
                         table: in_table.get(),
                     });
                 }
@@ -210,6 +238,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                     line: lines.line(body_start + range.start),
                     section: heads.section.clone(),
                     outer: heads.outer.clone(),
+                    titled: heads.titled,
                     table: in_table.get(),
                 });
                 buf_at.get_or_insert(range.start);
@@ -230,7 +259,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
             Event::SoftBreak | Event::HardBreak => buf.push(' '),
             Event::Start(Tag::Table(_)) => in_table.set(true),
             Event::Start(Tag::BlockQuote(_) | Tag::Item) => heads.nested += 1,
-            Event::End(TagEnd::BlockQuote(_)) => heads.nested = heads.nested.saturating_sub(1),
+            Event::End(TagEnd::BlockQuote(_)) => heads.leave(),
             Event::End(TagEnd::Table) => {
                 flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
                 in_table.set(false);
@@ -249,7 +278,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
             ) => {
                 flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
                 if end == TagEnd::Item {
-                    heads.nested = heads.nested.saturating_sub(1);
+                    heads.leave();
                 }
             }
             _ => {}
@@ -289,6 +318,7 @@ fn html(
             line: lines.line(at + offset + inner_start),
             section: heads.section.clone(),
             outer: heads.outer.clone(),
+            titled: heads.titled,
             table: false,
         });
         let consumed = end.map_or(rest.len(), |e| inner_start + e + 3);
@@ -355,26 +385,28 @@ mod tests {
 
     #[test]
     fn segments_know_the_headings_enclosing_their_section() {
-        let md = "# Tool\n\n## Installation\n\n### Linux\n\n```sh\na\n```\n\n#### Arm\n\nb\n\n### Windows\n\n`c`\n\n## Use\n\nd\n\nSetext\n------\n\ne\n\n> ## Installation\n\nf\n\n- ## Setup\n\n  g\n\nh\n\n# Part two\n\n## Notes\n\ni\n";
+        let md = "# Tool\n\n## Installation\n\n### Linux\n\n```sh\na\n```\n\n#### Arm\n\nb\n\n### Windows\n\n`c`\n\n## Use\n\nd\n\nSetext\n------\n\ne\n\n> ## Installation\n>\n> f\n\nf2\n\n- ## Setup\n\n  g\n\nh\n\n# Part two\n\n## Notes\n\ni\n";
         let s = segments(md);
         let at = |text: &str| {
             s.iter()
                 .find(|x| x.kind != Kind::Heading && x.text.trim() == text)
-                .map(|x| (x.section.as_str(), x.outer.as_str()))
+                .map(|x| (x.section.as_str(), x.outer.as_str(), x.titled))
         };
-        // Each level closes the deeper ones and those of its own level; the title (the first
-        // heading, level 1) encloses nothing.
-        assert_eq!(at("a"), Some(("Linux", "Installation")));
-        assert_eq!(at("b"), Some(("Arm", "Installation\nLinux")));
-        assert_eq!(at("c"), Some(("Windows", "Installation")));
-        assert_eq!(at("d"), Some(("Use", "")));
+        // Each level closes the deeper ones and those of its own level; the file's title (its
+        // first heading, level 1) is marked as such.
+        assert_eq!(at("a"), Some(("Linux", "Tool\nInstallation", true)));
+        assert_eq!(at("b"), Some(("Arm", "Tool\nInstallation\nLinux", true)));
+        assert_eq!(at("c"), Some(("Windows", "Tool\nInstallation", true)));
+        assert_eq!(at("d"), Some(("Use", "Tool", true)));
         // A setext heading (`---` underline) is level 2.
-        assert_eq!(at("e"), Some(("Setext", "")));
-        // A heading in a block quote or a list item is the nearest, and encloses nothing.
-        assert_eq!(at("f"), Some(("Installation", "")));
-        assert_eq!(at("g"), Some(("Setup", "")));
-        assert_eq!(at("h"), Some(("Setup", "")));
-        // A later level-1 heading is a part, not the title: it encloses.
-        assert_eq!(at("i"), Some(("Notes", "Part two")));
+        assert_eq!(at("e"), Some(("Setext", "Tool", true)));
+        // A heading in a block quote or a list item is the nearest inside it, enclosed by every
+        // open heading; after the quote or item the section is the one around it again.
+        assert_eq!(at("f"), Some(("Installation", "Tool\nSetext", true)));
+        assert_eq!(at("f2"), Some(("Setext", "Tool", true)));
+        assert_eq!(at("g"), Some(("Setup", "Tool\nSetext", true)));
+        assert_eq!(at("h"), Some(("Setext", "Tool", true)));
+        // A later level-1 heading is a part, not the title.
+        assert_eq!(at("i"), Some(("Notes", "Part two", false)));
     }
 }

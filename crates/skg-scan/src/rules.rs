@@ -215,6 +215,8 @@ enum Place<'a> {
     Markdown {
         section: &'a str,
         outer: &'a str,
+        /// The first line of `outer` is the file's title.
+        titled: bool,
         table: bool,
     },
     /// Inside an HTML comment: hidden from a reader.
@@ -448,6 +450,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
                 let place = Place::Markdown {
                     section: &seg.section,
                     outer: &seg.outer,
+                    titled: seg.titled,
                     table: seg.table,
                 };
                 instruction_rules(&mut ctx, &seg.text, seg.line, place);
@@ -875,6 +878,7 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
     let place = Place::Markdown {
         section: "",
         outer: "",
+        titled: false,
         table: false,
     };
     // Each sentence with the one that follows (an instruction is often "read X." then "pass its
@@ -1035,6 +1039,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
                         Place::Markdown {
                             section: "",
                             outer: "",
+                            titled: false,
                             table: false,
                         },
                     );
@@ -1049,6 +1054,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
                     Place::Markdown {
                         section: &seg.section,
                         outer: &seg.outer,
+                        titled: seg.titled,
                         table: seg.table,
                     },
                 );
@@ -1059,6 +1065,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
                     Place::Markdown {
                         section: &seg.section,
                         outer: &seg.outer,
+                        titled: seg.titled,
                         table: seg.table,
                     },
                 );
@@ -1068,6 +1075,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
                 let place = Place::Markdown {
                     section: &seg.section,
                     outer: &seg.outer,
+                    titled: seg.titled,
                     table: seg.table,
                 };
                 shell_rules(ctx, &seg.text, seg.line, place);
@@ -1081,6 +1089,7 @@ fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
     let place = Place::Markdown {
         section: &seg.section,
         outer: &seg.outer,
+        titled: seg.titled,
         table: seg.table,
     };
     match lang {
@@ -1197,6 +1206,7 @@ fn comment_rules(ctx: &mut Ctx<'_>, seg: &Segment) {
             Place::Markdown {
                 section: &seg.section,
                 outer: &seg.outer,
+                titled: seg.titled,
                 table: seg.table,
             },
             0,
@@ -1743,8 +1753,12 @@ fn base_name(s: &str) -> String {
 }
 
 /// An address's scheme and authority (`user:password@host:port`); its path is read after it.
-static URL: LazyLock<Regex> = LazyLock::new(|| re(r#"(?i)\b(?:https?|ftp)://([^/\s'"`$?#)]+)"#));
-static IP_HOST: LazyLock<Regex> = LazyLock::new(|| re(r"^\d{1,3}(?:\.\d{1,3}){3}$"));
+static URL: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"(?i)\b(?:https?|ftp)://([^/\s'"`$?#()\\|;&,<>{}]+)"#));
+/// A host written as an address: dotted IPv4, IPv6 in brackets, or IPv4 as one decimal or hex
+/// number (`http://3232235777/`).
+static IP_HOST: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\]|\d{8,10}|0x[0-9a-f]{1,8})$"));
 
 /// Hosts whose install scripts are the documented way to install common tools.
 const KNOWN_INSTALLERS: &[&str] = &[
@@ -1789,10 +1803,6 @@ const KNOWN_INSTALLERS: &[&str] = &[
     "mise.jdx.dev",
     "opencode.ai",
     "cursor.com",
-    "npmjs.com",
-    "registry.npmjs.org",
-    "pypi.org",
-    "files.pythonhosted.org",
     "sh.vector.dev",
     "tailscale.com",
     "pkgx.sh",
@@ -2037,24 +2047,29 @@ fn publisher(host: &str, path: &str) -> Option<(String, String, bool)> {
     Some((owner, repo, github))
 }
 
-/// A path that does not say plainly which file is fetched: dot segments (`/Homebrew/install/../../evil/…`
-/// is fetched as `/evil/…`), encoded dots, slashes or backslashes, or a pinned commit — a
-/// commit of any fork is served under the upstream repository's name.
-fn ambiguous_path(path: &str) -> bool {
+/// A path (and query) that does not say plainly which file is fetched: dot segments
+/// (`/Homebrew/install/../../evil/…` is fetched as `/evil/…`), encoded dots, slashes or
+/// backslashes, a template (`{0}`), or a pinned commit — a commit of any fork is served under the
+/// upstream repository's name (`/<sha>/`, `archive/<sha>.tar.gz`, `?ref=<sha>`, a pull request).
+fn ambiguous_path(path: &str, query: &str) -> bool {
     let lower = path.to_ascii_lowercase();
+    let query = query.to_ascii_lowercase();
     let hex = |p: &str| {
         p.len() >= 7
             && p.len() <= 40
             && p.bytes().all(|b| b.is_ascii_hexdigit())
             && p.bytes().any(|b| b.is_ascii_digit())
     };
-    lower.contains('\\')
+    lower.contains(['\\', '{', '}'])
         || ["%2e", "%2f", "%5c"].iter().any(|e| lower.contains(e))
+        || query.contains("ref=")
+        || query.contains("sha=")
         || lower.split('/').any(|p| {
+            let stem = p.split('.').next().unwrap_or(p);
             p == "."
                 || p == ".."
                 || p == "pull"
-                || hex(p)
+                || hex(stem)
                 || p.split_once('@').is_some_and(|(_, v)| hex(v))
         })
 }
@@ -2071,12 +2086,40 @@ fn known_installer(host: &str) -> bool {
 
 fn host_of(args: &[&str]) -> Host {
     static BARE: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}(?:/|$)"));
+    /// A PowerShell operator that builds a string from the quoted one before it.
+    static BUILDS: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)^(?:\+|\.|-(?:f|replace|join|split|creplace|ireplace)\b)"));
+    // A host written without a scheme (`curl get.example.com/i.sh`) only when no argument has a
+    // scheme, and never the file an option names (`-o get-docker.sh` is a file, not a host).
+    let bare: Vec<String> = if args.iter().any(|a| URL.is_match(a)) {
+        Vec::new()
+    } else {
+        args.iter()
+            .enumerate()
+            .filter(|(i, a)| {
+                let option = i.checked_sub(1).map(|p| args[p]);
+                !a.contains("://")
+                    && BARE.is_match(a)
+                    && !option.is_some_and(|o| {
+                        matches!(
+                            o,
+                            "-o" | "-O"
+                                | "--output"
+                                | "--output-document"
+                                | "-H"
+                                | "--header"
+                                | "-e"
+                                | "-d"
+                                | "--data"
+                                | "-OutFile"
+                                | "-outfile"
+                        )
+                    })
+            })
+            .map(|(_, a)| format!("https://{a}"))
+            .collect()
+    };
     let mut found = Host::default();
-    let bare: Vec<String> = args
-        .iter()
-        .filter(|a| !a.contains("://") && BARE.is_match(a))
-        .map(|a| format!("https://{a}"))
-        .collect();
     let all: Vec<&str> = args
         .iter()
         .copied()
@@ -2098,37 +2141,40 @@ fn host_of(args: &[&str]) -> Host {
             .trim_end_matches('.')
             .to_ascii_lowercase();
             let bare_host = host.strip_prefix("www.").unwrap_or(&host).to_owned();
+            let stop = |c: char| c.is_whitespace() || "'\"`$?#()|;&<>,".contains(c);
             let rest = &a[whole.end()..];
-            let path_end = rest
-                .find(|c: char| c.is_whitespace() || "'\"`$?#)".contains(c))
-                .unwrap_or(rest.len());
+            let path_end = rest.find(stop).unwrap_or(rest.len());
             let path = &rest[..path_end];
-            // What ends the address: the argument's end, a space, a query or fragment, a
-            // closing parenthesis or a command separator, or a quote that closes it. Anything
-            // else (`$P`, `'+'…`) continues it with text this reading does not see.
-            let after = &rest[path_end..];
+            let mut after = &rest[path_end..];
+            let mut query = "";
+            if let Some(q) = after.strip_prefix('?') {
+                let end = q.find(|c: char| stop(c) && c != '?').unwrap_or(q.len());
+                query = &q[..end];
+                after = &q[end..];
+            }
+            // What ends the address: the argument's end, a space, a fragment, a closing
+            // parenthesis or a command separator, or a quote that closes it and is not built
+            // on (`'…/'+'../x'`, `'…{0}' -f 'x'`). Anything else (`$P`) continues it with text
+            // this reading does not see.
             let ends_plainly = match after.chars().next() {
                 None => true,
-                Some(c) if c.is_whitespace() || "?#);|&".contains(c) => true,
-                Some('\'' | '"' | '`') => after[1..]
-                    .chars()
-                    .next()
-                    .is_none_or(|c| c.is_whitespace() || ");|&".contains(c)),
+                Some(c) if c.is_whitespace() || "#);|&".contains(c) => true,
+                Some('\'' | '"' | '`') => !BUILDS.is_match(after[1..].trim_start()),
                 Some(_) => false,
             };
-            let plain_http = whole.as_str().to_ascii_lowercase().starts_with("http://")
-                || whole.as_str().to_ascii_lowercase().starts_with("ftp://");
+            let lower = whole.as_str().to_ascii_lowercase();
+            let plain_http = lower.starts_with("http://") || lower.starts_with("ftp://");
             let publisher = publisher(&bare_host, path);
-            let (owner, repo, on_github) = match &publisher {
-                Some((o, r, g)) if ends_plainly && !ambiguous_path(path) => {
-                    (o.clone(), r.clone(), *g)
-                }
-                _ => (String::new(), String::new(), false),
-            };
+            let (owner, repo, on_github) = publisher.clone().unwrap_or_default();
             let ends = |list: &[&str]| {
                 list.iter()
                     .any(|h| host == *h || host.ends_with(&format!(".{h}")))
             };
+            // A known host only when the host is settled (`https://get.docker.com$S/…` and
+            // `…docker.com\@evil/…` may go on), a known repository only when the address also
+            // says plainly which file is fetched. Naming (the skill's own tool) reads the
+            // publisher as written: the skill's author chose both.
+            let host_settled = ends_plainly || path.starts_with('/');
             let kind = if IP_HOST.is_match(&host)
                 || ends(SHADY_HOSTS)
                 || std::path::Path::new(&host)
@@ -2136,11 +2182,15 @@ fn host_of(args: &[&str]) -> Host {
                     .is_some_and(|e| e.eq_ignore_ascii_case("onion"))
             {
                 HostKind::Shady
-            } else if plain_http {
+            } else if plain_http || !host_settled {
                 HostKind::Unknown
             } else if publisher.is_some() {
                 let named = format!("{owner}/{repo}").to_ascii_lowercase();
-                if on_github && KNOWN_REPOSITORIES.contains(&named.as_str()) {
+                if on_github
+                    && ends_plainly
+                    && !ambiguous_path(path, query)
+                    && KNOWN_REPOSITORIES.contains(&named.as_str())
+                {
                     HostKind::Known
                 } else {
                     HostKind::Unknown
@@ -2177,7 +2227,7 @@ static INSTALL_SECTION: LazyLock<Regex> = LazyLock::new(|| {
 /// table) may lower the repeat further, but the first is a finding of the same rule, which the
 /// skill's verdict already counts. The address is compared as written, without its query.
 fn install_step(ctx: &mut Ctx<'_>, place: Place<'_>, host: &Host) -> Option<Note> {
-    if let Some(why) = install_context(ctx.purpose, place, host) {
+    if let Some(why) = install_context(ctx.purpose, ctx.is_main(), place, host) {
         if !host.url.is_empty()
             && host.kind != HostKind::Shady
             && !ctx.install_steps.iter().any(|(u, ..)| *u == host.url)
@@ -2209,17 +2259,38 @@ struct InstallNote {
 /// An installation section lowers a download-and-execute when the host is the skill's own tool
 /// (its domain's name appears in what the skill says it is): the README telling the user how to
 /// install what the skill wraps. A stager's "prerequisite" from an unrelated host is not lowered.
-fn install_context(purpose: &Purpose, place: Place<'_>, host: &Host) -> Option<InstallNote> {
-    let Place::Markdown { section, outer, .. } = place else {
+fn install_context(
+    purpose: &Purpose,
+    main: bool,
+    place: Place<'_>,
+    host: &Host,
+) -> Option<InstallNote> {
+    let Place::Markdown {
+        section,
+        outer,
+        titled,
+        ..
+    } = place
+    else {
         return None;
     };
     if host.kind == HostKind::Known {
         return None;
     }
     // The nearest heading that says installation: the segment's own, or one enclosing it
-    // (`### Linux / macOS` under `## Installation`).
+    // (`### Linux / macOS` under `## Installation`). The skill's title encloses nothing (a
+    // skill titled "A/B Test Setup"); another file's may (`references/install.md` titled
+    // "Installation").
+    let skip = usize::from(titled && main);
     let section = std::iter::once(section)
-        .chain(outer.lines().rev())
+        .chain(
+            outer
+                .lines()
+                .skip(skip)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev(),
+        )
         .find(|h| INSTALL_SECTION.is_match(h))?;
     // The registered name, or the registrable domain read as one word (`molt.bot` is Moltbot,
     // `bun.sh` Bun), named in the claim or the heading. On a shared host (`someone.github.io`,
@@ -2230,8 +2301,10 @@ fn install_context(purpose: &Purpose, place: Place<'_>, host: &Host) -> Option<I
     // by a word every skill says ([`GENERIC_NAMES`]).
     let related = if host.shared {
         [&host.owner, &host.repo].iter().any(|l| {
-            l.len() >= 3
-                && !GENERIC_NAMES.contains(&l.to_ascii_lowercase().as_str())
+            // At least one word of the name is not generic (`agent-skills` is all generic).
+            words(l)
+                .split(' ')
+                .any(|w| w.len() >= 3 && !GENERIC_NAMES.contains(&w))
                 && names(&purpose.declared, l, &host.name)
         })
     } else {
