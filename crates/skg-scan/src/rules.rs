@@ -2077,12 +2077,20 @@ fn ambiguous_path(path: &str, query: &str) -> bool {
         })
 }
 
+/// `host` is `domain` or one of its subdomains (`api.openai.com` under `openai.com`; not
+/// `notopenai.com`).
+fn under(host: &str, domain: &str) -> bool {
+    host.strip_suffix(domain)
+        .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
+}
+
 /// A subdomain of a known installer host counts only when it is registered by the same owner
 /// (the Public Suffix List: `evil.up.railway.app` is a tenant's, not Railway's).
 fn known_installer(host: &str) -> bool {
     KNOWN_INSTALLERS.iter().any(|h| {
+        // The host itself, whatever the list knows of it; a subdomain only with its owner.
         host == *h
-            || (host.ends_with(&format!(".{h}"))
+            || (under(host, h)
                 && psl::domain_str(host).is_some_and(|d| psl::domain_str(h) == Some(d)))
     })
 }
@@ -2169,10 +2177,7 @@ fn host_of(args: &[&str]) -> Host {
             let plain_http = lower.starts_with("http://") || lower.starts_with("ftp://");
             let publisher = publisher(&bare_host, path);
             let (owner, repo, on_github) = publisher.clone().unwrap_or_default();
-            let ends = |list: &[&str]| {
-                list.iter()
-                    .any(|h| host == *h || host.ends_with(&format!(".{h}")))
-            };
+            let ends = |list: &[&str]| list.iter().any(|h| under(&host, h));
             // A known host only when the host is settled (`https://get.docker.com$S/…` and
             // `…docker.com\@evil/…` may go on), a known repository only when the address also
             // says plainly which file is fetched. Naming (the skill's own tool) reads the
@@ -3421,9 +3426,7 @@ fn foreign_vendor(var: &str, host: &str) -> Option<&'static str> {
     let (_, vendor, domains) = VENDORS
         .iter()
         .find(|(prefix, _, _)| var.starts_with(prefix))?;
-    let own = domains
-        .iter()
-        .any(|d| host == *d || host.ends_with(&format!(".{d}")));
+    let own = domains.iter().any(|d| under(host, d));
     (!own).then_some(*vendor)
 }
 
@@ -3481,7 +3484,7 @@ fn package_install(
                 "data.pyg.org",
             ]
             .iter()
-            .any(|h| host.name == *h || host.name.ends_with(&format!(".{h}")));
+            .any(|h| under(&host.name, h));
             if !public
                 && (a.starts_with("--extra")
                     || a.starts_with("--registry")
