@@ -1981,6 +1981,9 @@ struct Host {
     /// Every host an argument of the command is the address of, in order (`name` is the one
     /// its kind chose, from any address).
     all: Vec<String>,
+    /// The first of those addresses fetched over plain HTTP or FTP (a scheme-less one is, by
+    /// curl's and wget's default), as written.
+    plain: Option<String>,
 }
 
 impl Host {
@@ -2131,12 +2134,13 @@ fn host_of(args: &[&str]) -> Host {
             .collect()
     };
     let mut found = Host::default();
-    let all: Vec<&str> = args
+    // An address without a scheme is fetched over plain HTTP (curl's and wget's default).
+    let all: Vec<(&str, bool)> = args
         .iter()
-        .copied()
-        .chain(bare.iter().map(String::as_str))
+        .map(|a| (*a, false))
+        .chain(bare.iter().map(|a| (a.as_str(), true)))
         .collect();
-    for a in &all {
+    for &(a, schemeless) in &all {
         // The authority is matched and the path read after it, so an address inside a path
         // (`web.archive.org/web/2024/https://pastebin.com/…`) is found as an address too.
         for m in URL.captures_iter(a) {
@@ -2174,7 +2178,8 @@ fn host_of(args: &[&str]) -> Host {
                 Some(_) => false,
             };
             let lower = whole.as_str().to_ascii_lowercase();
-            let plain_http = lower.starts_with("http://") || lower.starts_with("ftp://");
+            let plain_http =
+                schemeless || lower.starts_with("http://") || lower.starts_with("ftp://");
             let publisher = publisher(&bare_host, path);
             let (owner, repo, on_github) = publisher.clone().unwrap_or_default();
             let ends = |list: &[&str]| list.iter().any(|h| under(&host, h));
@@ -2210,8 +2215,19 @@ fn host_of(args: &[&str]) -> Host {
             };
             // A target is an argument that is an address, not one inside a value
             // (`-d '{"url": "https://your-server.com/hook"}'` sends to the target only).
-            if whole.start() == 0 && !found.all.contains(&host) {
-                found.all.push(host.clone());
+            if whole.start() == 0 {
+                if !found.all.contains(&host) {
+                    found.all.push(host.clone());
+                }
+                // Loopback is not on a network path (`localhost`; a loopback IP is a raw IP).
+                let loopback = host == "localhost" || host.ends_with(".localhost");
+                if plain_http && !loopback && found.plain.is_none() {
+                    found.plain = Some(if schemeless {
+                        format!("{host}{path}")
+                    } else {
+                        format!("{}{path}", whole.as_str())
+                    });
+                }
             }
             if kind > found.kind {
                 found = Host {
@@ -2222,6 +2238,7 @@ fn host_of(args: &[&str]) -> Host {
                     owner,
                     repo,
                     all: std::mem::take(&mut found.all),
+                    plain: found.plain.take(),
                 };
             }
         }
@@ -2668,14 +2685,24 @@ fn download_exec(
         HostKind::Shady => {
             context.push(
                 format!(
-                    "raised: `{}` is a raw IP, paste site, tunnel or URL shortener, or served over plain HTTP",
+                    "raised: `{}` is a raw IP, paste site, tunnel, URL shortener or onion service",
                     host.name
                 )
                 .into(),
             );
             adjust += 1;
         }
-        HostKind::Unknown | HostKind::None => {}
+        HostKind::Unknown | HostKind::None => {
+            // What runs can be changed by anyone on the network path, whoever serves it (one
+            // raise: a shady host's already says the source is not to be trusted).
+            if let Some(url) = &host.plain {
+                context.push(
+                    format!("raised: `{url}` is fetched over plain HTTP: anyone on the network path can change what runs")
+                        .into(),
+                );
+                adjust += 1;
+            }
+        }
     }
     if let Some(why) = install_step(ctx, place, &host) {
         adjust -= why.framing;
