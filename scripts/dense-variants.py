@@ -19,16 +19,27 @@ as `skg eval` folds them) and prints dense hit@1 / hit@5 / MRR@10 for:
   each embedded apart — a skill scored by the best of its rows and sentences (`docsent max`), or
   its best row mixed half and half with its best sentence (`docsent 0.5 max`) or its sentences'
   mean (`docsent 0.5 mean`): multi-vector cards, for descriptions that list several jobs.
+- with `--idf AUDIT`: the query's token states pooled by weight instead of a plain mean (stop 46),
+  the catalog's rows as they are: each token weighted by its IDF over the audit folder's
+  documents (`documents.ndjson`, tokenized as the model tokenizes), `ln((N+1)/(df+1))`, to the
+  power 0.5, 1 or 2 (`idf^p`), or by SIF's `a / (a + p(token))` (`sif a`); `[CLS]` and `[SEP]`
+  take the mean weight of the other tokens.
 
 Usage (a Python with onnxruntime, tokenizers and numpy; nothing is written):
     python3 scripts/dense-variants.py INDEX_FOLDER QUERIES.jsonl [MODEL_FOLDER] [--doc-sentences]
+        [--idf AUDIT_FOLDER]
 """
 
+import json
+import os
 import re
 import sys
+from collections.abc import Callable
 
 import numpy as np
-from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder
+import onnxruntime as ort
+from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder, hidden_states
+from tokenizers import Tokenizer
 
 
 class Catalog(IndexVectors):
@@ -48,10 +59,57 @@ def normed(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
+def weighted_pooling(
+    model_dir: str, audit: str
+) -> Callable[[str], dict[str, np.ndarray]]:
+    """A function query → its vectors pooled by each token weighting (see the module doc)."""
+    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    tok.no_padding()
+    tok.enable_truncation(256)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(os.path.join(model_dir, "model.onnx"), options)
+    with open(os.path.join(audit, "documents.ndjson")) as f:
+        texts = [json.loads(line)["text"] for line in f]
+    df = np.zeros(tok.get_vocab_size())
+    for i in range(0, len(texts), 2000):
+        for e in tok.encode_batch(texts[i : i + 2000]):
+            df[np.unique(e.ids)] += 1
+    n = len(texts)
+    idf = np.log((n + 1) / (df + 1))
+    special = {tok.token_to_id(t) for t in ("[CLS]", "[SEP]")}
+
+    def pooled(text: str) -> dict[str, np.ndarray]:
+        e = tok.encode(text)
+        ids = np.array(e.ids)
+        h = hidden_states(
+            session, np.array([e.ids]), np.array([e.attention_mask], dtype=np.int64)
+        )[0]
+        marks = np.isin(ids, list(special))
+        weights = {f"idf^{p}": idf[ids] ** p for p in (0.5, 1, 2)}
+        for a in (1e-3, 1e-4):
+            weights[f"sif {a}"] = a / (a + (df[ids] + 1) / n)
+        out = {}
+        for name, w in weights.items():
+            w = w.copy()
+            w[marks] = w[~marks].mean() if (~marks).any() else 1.0
+            out[name] = normed((h * w[:, None]).sum(0) / w.sum())
+        return out
+
+    return pooled
+
+
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--doc-sentences"]
+    argv = sys.argv[1:]
+    audit = None
+    if "--idf" in argv:
+        at = argv.index("--idf")
+        audit = argv[at + 1]
+        del argv[at : at + 2]
+    args = [a for a in argv if a != "--doc-sentences"]
     index, queries = args[:2]
-    embed = embedder(args[2] if len(args) > 2 else DEFAULT_MODEL_DIR)
+    model_dir = args[2] if len(args) > 2 else DEFAULT_MODEL_DIR
+    embed = embedder(model_dir)
     cat = Catalog(index)
     doc_rows, doc_skill = [], []
     if "--doc-sentences" in sys.argv:
@@ -63,6 +121,8 @@ def main() -> None:
     judged = cat.judged(queries)
     whole = np.array([embed(text) for text, _ in judged])
     parts = [[embed(s) for s in sentences(text)] for text, _ in judged]
+    pooled = weighted_pooling(model_dir, audit) if audit else None
+    weighted = [pooled(text) for text, _ in judged] if pooled else []
     table: dict[str, list[float]] = {}
 
     def count(name: str, scores: np.ndarray, gold: set) -> None:
@@ -97,6 +157,8 @@ def main() -> None:
         for name, (vx, qx) in spaces.items():
             count(name, cat.best_per_skill(vx @ qx[qi]), gold)
         base = cat.best_per_skill(V @ whole[qi])
+        for name, q in weighted[qi].items() if weighted else ():
+            count("query pooled by " + name, cat.best_per_skill(V @ q), gold)
         for k, per_skill in hub.items():
             for lam in (0.25, 0.5):
                 count(f"csls k{k} lam {lam}", base - lam * per_skill, gold)
