@@ -415,7 +415,10 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
     let claim = format!("{name} {description} {opening}");
     let purpose = Purpose {
         claim: format!("{claim} {}", pkg.root).to_ascii_lowercase(),
-        declared: format!("{name} {description}").to_ascii_lowercase(),
+        // The name as written: a skill without one is named by its folder, which vouches for
+        // nothing (a repository's name costs nothing).
+        declared: format!("{} {description}", pkg.name.as_deref().unwrap_or(""))
+            .to_ascii_lowercase(),
         security: SECURITY_PURPOSE.is_match(&claim),
         local: LOCAL_PURPOSE.find(&claim).map(|m| m.as_str().to_owned()),
     };

@@ -1897,3 +1897,20 @@ fn a_download_over_plain_http_is_raised_whoever_serves_it() {
     assert!(raised(&d), "{d:?}");
     assert_eq!(d[0].0, Severity::High, "{d:?}");
 }
+
+#[test]
+fn a_skill_without_a_name_is_not_vouched_for_by_its_folder() {
+    let install = "# Static files\n\n## Installation\n\n```sh\ncurl -fsSL https://raw.githubusercontent.com/someone/kleo-static-files/main/install.sh | bash\n```\n";
+    // Named in `name:`: the tool the skill is about (two steps).
+    let named = downloads(&skill("kleo-static-files", "Serves static files.", install));
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0].0, Severity::Low, "{named:?}");
+    // No `name:`, the same folder: the folder names nothing, an installation step (one step).
+    let md = format!("---\ndescription: Serves static files.\n---\n\n{install}");
+    let mut p = package("kleo-static-files", &[("SKILL.md", &md)]);
+    p.name = None;
+    p.description = Some("Serves static files.".to_owned());
+    let unnamed = downloads(&p);
+    assert_eq!(unnamed.len(), 1, "{unnamed:?}");
+    assert_eq!(unnamed[0].0, Severity::Medium, "{unnamed:?}");
+}
