@@ -23,6 +23,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         name: Some(text.lines().next().unwrap_or("").to_owned()),
         description: text.lines().nth(1).map(str::to_owned),
         kind: SkillKind::Skill,
+        entry_line: None,
     };
     // The same bytes as a catalog's tool (its text is read as markdown whatever its path).
     let tool = PackageText {
@@ -36,6 +37,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         name: Some("t".to_owned()),
         description: text.lines().next().map(str::to_owned),
         kind: SkillKind::Tool,
+        entry_line: Some(1),
     };
     let scan = skg_scan::scan(&[package, tool], &skg_scan::Options::default(), &NoProgress);
     assert_eq!(scan.verdicts.len(), 2);

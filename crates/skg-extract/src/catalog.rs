@@ -173,7 +173,10 @@ pub(crate) fn parse(
             }));
         }
         Ok(v) => match entry_list(v) {
-            Some(a) => tools.extend(a.into_iter().flat_map(expand_group).map(|t| (None, t))),
+            Some(a) => {
+                tools.extend(a.into_iter().flat_map(expand_group).map(|t| (None, t)));
+                name_lines(&text, &mut tools);
+            }
             None => diags.push(diag(
                 None,
                 "JSON is neither a list of tools nor an object with a list of them (`tools`, \
@@ -309,6 +312,51 @@ pub(crate) fn parse(
     (out, diags)
 }
 
+/// Where the tools of one JSON document are: each tool's line is the line of its
+/// `"name": "<name>"` pair, the k-th pair for the k-th tool of that name, when the document
+/// writes exactly as many such pairs (any string escapes read) as it has tools of that name.
+/// Otherwise the tool's line stays unknown (a schema value repeating the pair, say): a line is
+/// given only where it cannot be another entry's.
+fn name_lines(text: &str, tools: &mut [(Option<u32>, Value)]) {
+    static PAIR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#""name"\s*:\s*("(?:[^"\\]|\\.)*")"#).expect("static regex is valid")
+    });
+    let mut at: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for c in PAIR.captures_iter(text) {
+        if let (Some(whole), Some(literal)) = (c.get(0), c.get(1))
+            && let Ok(name) = serde_json::from_str::<String>(literal.as_str())
+        {
+            at.entry(name).or_default().push(whole.start());
+        }
+    }
+    let name_of = |t: &Value| {
+        tool_function(t)
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let mut wanted: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, t) in tools.iter() {
+        if let Some(n) = name_of(t) {
+            *wanted.entry(n).or_default() += 1;
+        }
+    }
+    let newlines: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
+    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    for (line, t) in tools.iter_mut() {
+        let Some(n) = name_of(t) else { continue };
+        let k = used.entry(n.clone()).or_default();
+        if let Some(&offset) = at
+            .get(&n)
+            .filter(|offsets| offsets.len() == wanted[&n])
+            .and_then(|offsets| offsets.get(*k))
+        {
+            *line = u32::try_from(newlines.partition_point(|&i| i < offset) + 1).ok();
+        }
+        *k += 1;
+    }
+}
+
 #[expect(
     clippy::too_many_arguments,
     reason = "one call site; a struct would only rename the arguments"
@@ -396,6 +444,7 @@ fn tool_skill(
         scripts: Vec::new(),
         frontmatter: parsed.map,
         key_lines: parsed.key_lines,
+        entry_line: line,
     }
 }
 
@@ -771,6 +820,48 @@ mod tests {
 
     const SCHEMA: &str = r#"{"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}"#;
     const BODY: &str = "Weather now.\n\n## Parameters\n- `city` (string, required): City name\n";
+
+    #[test]
+    fn a_tool_of_a_json_document_is_found_at_its_name_s_line() {
+        let lines = |text: &str| -> Vec<(String, Option<u32>)> {
+            parse_as("tools.json", text)
+                .0
+                .iter()
+                .map(|l| (l.skill.path.clone(), l.entry_line))
+                .collect()
+        };
+        // Line by line: `weather` at 3, the two `clock`s at 4 and 6 in order, `zoné` written
+        // with an escape at 7.
+        let doc = "{\"tools\": [\n  {\"description\": \"Weather now.\",\n   \"name\": \"weather\"},\n  {\"name\" : \"clock\", \"description\": \"Time.\"},\n  {\"description\": \"Time again.\",\n   \"name\":\"clock\"},\n  {\"name\": \"zon\\u00e9\", \"description\": \"Zone.\"}\n]}\n";
+        assert_eq!(
+            lines(doc),
+            [
+                ("tools.json#weather".to_owned(), Some(3)),
+                ("tools.json#clock".to_owned(), Some(4)),
+                ("tools.json#clock#2".to_owned(), Some(6)),
+                ("tools.json#zoné".to_owned(), Some(7)),
+            ]
+        );
+        // A schema value that repeats a tool's pair makes that tool's line unknown (it could be
+        // either), not the others'; a name inside a string is not a pair.
+        let doc = "[\n{\"name\": \"a\", \"description\": \"says \\\"name\\\": \\\"b\\\"\",\n \"inputSchema\": {\"properties\": {\"who\": {\"type\": \"object\", \"default\": {\"name\": \"a\"}}}}},\n{\"name\": \"b\", \"description\": \"B.\"}\n]";
+        assert_eq!(
+            lines(doc),
+            [
+                ("tools.json#a".to_owned(), None),
+                ("tools.json#b".to_owned(), Some(4)),
+            ]
+        );
+        // JSONL keeps each entry's own line.
+        let jsonl = "{\"name\": \"a\", \"description\": \"A.\"}\n\n{\"name\": \"b\", \"description\": \"B.\"}\n";
+        assert_eq!(
+            lines(jsonl),
+            [
+                ("tools.json#a".to_owned(), Some(1)),
+                ("tools.json#b".to_owned(), Some(3)),
+            ]
+        );
+    }
 
     #[test]
     fn every_host_shape_reads_as_the_same_tool() {

@@ -50,6 +50,8 @@ pub(crate) struct Loaded {
     pub(crate) frontmatter: Map<String, Value>,
     /// File line of each top-level frontmatter key.
     pub(crate) key_lines: BTreeMap<String, u32>,
+    /// A catalog's tool: the catalog file's line where its entry is, when known.
+    pub(crate) entry_line: Option<u32>,
 }
 
 impl Loaded {
@@ -329,6 +331,7 @@ pub(crate) fn load_package(
         scripts,
         frontmatter: parsed.map,
         key_lines: parsed.key_lines,
+        entry_line: None,
     };
     (Some(loaded), diags)
 }

@@ -60,6 +60,7 @@ pub fn package_texts(
                     name: Some(t.skill.name),
                     description: Some(t.skill.description).filter(|d| !d.is_empty()),
                     kind: SkillKind::Tool,
+                    entry_line: t.entry_line,
                 }
             }));
             progress.advance(1);
@@ -119,6 +120,7 @@ pub fn package_texts(
                         name,
                         description,
                         kind: SkillKind::Skill,
+                        entry_line: None,
                     },
                     diags,
                 )

@@ -75,5 +75,6 @@ impl Progress for NoProgress {
 /// canonicalize's `capabilities` (the type later stages read: extract's, or the nearest type
 /// prototype where extract's words said `unknown`), which the audit's `skills` and
 /// canonicalize's `canonical_skills` carry; 7 added the documents' `role` (what a section says
-/// about its skill's use, [`SectionRole`]).
-pub const SCHEMA_VERSION: u32 = 7;
+/// about its skill's use, [`SectionRole`]); 8 added the findings' `entry_line` (where a
+/// catalog's tool is in its catalog file).
+pub const SCHEMA_VERSION: u32 = 8;

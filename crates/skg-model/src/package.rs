@@ -36,6 +36,11 @@ pub struct PackageText {
     /// A skill folder (or an MCP config's folder), or a catalog's tool.
     #[serde(default = "skill_kind")]
     pub kind: SkillKind,
+    /// A catalog's tool: the catalog file's line where its entry is (a JSONL entry's line, the
+    /// line of a JSON document's `"name": "<tool>"`), when extract could tell; `None` for a
+    /// package folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_line: Option<u32>,
 }
 
 fn skill_kind() -> SkillKind {

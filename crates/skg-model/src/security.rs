@@ -141,6 +141,11 @@ pub struct Finding {
     /// of the verdict.
     #[serde(default)]
     pub acknowledged: bool,
+    /// A catalog's tool: the catalog file's line where the tool's entry is, when known
+    /// ([`crate::PackageText::entry_line`]); `line` is then a line of the tool's text as extract
+    /// writes it (the path `<catalog file>#<tool>`). `None` for a package file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_line: Option<u32>,
 }
 
 /// A skill's verdict.

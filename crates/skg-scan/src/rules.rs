@@ -330,6 +330,7 @@ impl Ctx<'_> {
             context: context.into_iter().map(|n| n.text).collect(),
             file_hash: self.file_hash.clone(),
             acknowledged: false,
+            entry_line: self.pkg.entry_line,
         });
     }
 }
@@ -4272,6 +4273,7 @@ pub(crate) fn backdoored_copies(packages: &[PackageText], findings: &mut [Vec<Fi
                 )],
                 file_hash: worst.file_hash.clone(),
                 acknowledged: false,
+                entry_line: worst.entry_line,
             });
         }
     }

@@ -11,9 +11,9 @@ use crate::{Finding, Severity, rules::RULES};
 /// The SARIF log of `findings`. Paths are given relative to `uri_base` (the registry root a
 /// finding's path is relative to: `%SRCROOT%` when scanning a repository's own registry).
 /// Only findings of at least `min` severity are included. A catalog tool's finding (its path
-/// `<catalog file>#<tool>`, [`skg_model::tool_path`]) is located in the catalog file, at line 1
-/// (where in a JSON document a tool sits is not kept), with the tool as its logical location
-/// (kind `function`) and named in its message.
+/// `<catalog file>#<tool>`, [`skg_model::tool_path`]) is located in the catalog file at the
+/// tool's entry ([`Finding::entry_line`]; line 1 when extract could not tell where it is), with
+/// the tool as its logical location (kind `function`) and named in its message.
 pub fn sarif(findings: &[Finding], min: Severity, version: &str) -> Sarif {
     let rules: Vec<ReportingDescriptor> = RULES
         .iter()
@@ -109,7 +109,7 @@ fn tool_of(f: &Finding) -> Option<(&str, &str)> {
 
 fn location(f: &Finding, tool: Option<(&str, &str)>) -> Location {
     let (file, line) = match tool {
-        Some((file, _)) => (file, 1),
+        Some((file, _)) => (file, f.entry_line.unwrap_or(1).max(1)),
         None => (f.path.as_str(), f.line.max(1)),
     };
     let physical = PhysicalLocation::builder()

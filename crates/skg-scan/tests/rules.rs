@@ -20,6 +20,7 @@ fn package(root: &str, files: &[(&str, &str)]) -> PackageText {
         name: None,
         description: None,
         kind: SkillKind::Skill,
+        entry_line: None,
     }
 }
 
@@ -933,6 +934,7 @@ fn tool(name: &str, text: &str) -> PackageText {
         name: Some(name.to_owned()),
         description: text.lines().next().map(str::to_owned),
         kind: SkillKind::Tool,
+        entry_line: None,
     }
 }
 

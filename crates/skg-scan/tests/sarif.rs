@@ -17,12 +17,13 @@ fn findings() -> Vec<skg_scan::Finding> {
         name: Some("x".into()),
         description: Some("y".into()),
         kind: SkillKind::Skill,
+        entry_line: None,
     };
     scan(&[p], &Options::default(), &NoProgress).findings
 }
 
-/// The findings of a catalog's poisoned tool (`tools.json#add`).
-fn tool_findings() -> Vec<skg_scan::Finding> {
+/// The findings of a catalog's poisoned tool (`tools.json#add`), its entry at `entry_line`.
+fn tool_findings(entry_line: Option<u32>) -> Vec<skg_scan::Finding> {
     let registry = RegistryName::from("tools");
     let p = PackageText {
         id: SkillId::new(&registry, "add"),
@@ -35,6 +36,7 @@ fn tool_findings() -> Vec<skg_scan::Finding> {
         name: Some("add".into()),
         description: Some("Adds two numbers.".into()),
         kind: SkillKind::Tool,
+        entry_line,
     };
     scan(&[p], &Options::default(), &NoProgress).findings
 }
@@ -52,7 +54,7 @@ fn the_log_is_valid_sarif_2_1_0() {
     let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("schema: {e}"));
     let mut f = findings();
     assert!(f.len() >= 3, "{f:?}");
-    f.extend(tool_findings());
+    f.extend(tool_findings(Some(12)));
     let log = serde_json::to_value(sarif(&f, Severity::Low, "0.1.0")).unwrap_or_default();
     let errors: Vec<String> = validator
         .iter_errors(&log)
@@ -108,8 +110,9 @@ fn results_carry_rule_level_location_and_a_stable_fingerprint() {
 }
 
 #[test]
-fn a_tool_s_result_is_located_in_its_catalog_file_and_named_as_a_function() {
-    let f = tool_findings();
+fn a_tool_s_result_is_located_at_its_entry_in_its_catalog_file_and_named_as_a_function() {
+    let f = tool_findings(Some(12));
+    assert!(f.iter().all(|x| x.entry_line == Some(12)), "{f:?}");
     assert!(f.iter().any(|x| x.rule == "SKG-TOOL-001"), "{f:?}");
     let log = serde_json::to_value(sarif(&f, Severity::Low, "0.1.0")).unwrap_or_default();
     let results = log["runs"][0]["results"]
@@ -121,13 +124,12 @@ fn a_tool_s_result_is_located_in_its_catalog_file_and_named_as_a_function() {
         .find(|r| r["ruleId"] == "SKG-TOOL-001")
         .unwrap_or_else(|| panic!("{results:#?}"));
     let loc = &r["locations"][0];
-    // The file GitHub can open (not `tools.json%23add`), at its first line: where in a JSON
-    // document the tool sits is not kept.
+    // The file GitHub can open (not `tools.json%23add`), at the tool's entry.
     assert_eq!(
         loc["physicalLocation"]["artifactLocation"]["uri"],
         "tools.json"
     );
-    assert_eq!(loc["physicalLocation"]["region"]["startLine"], 1);
+    assert_eq!(loc["physicalLocation"]["region"]["startLine"], 12);
     assert_eq!(loc["logicalLocations"][0]["name"], "add");
     assert_eq!(loc["logicalLocations"][0]["kind"], "function");
     assert!(
@@ -135,6 +137,13 @@ fn a_tool_s_result_is_located_in_its_catalog_file_and_named_as_a_function() {
             .as_str()
             .is_some_and(|t| t.starts_with("tool `add`: ")),
         "{r:#?}"
+    );
+    // Where extract could not tell, the file's first line.
+    let unknown = serde_json::to_value(sarif(&tool_findings(None), Severity::Low, "0.1.0"))
+        .unwrap_or_default();
+    assert_eq!(
+        unknown["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        1
     );
     // A skill's file is located as before, with no logical location.
     let skill =

@@ -901,6 +901,11 @@ pub static FINDINGS: Table<Finding> = Table {
             Get::Bool(|f| f.acknowledged),
             "acknowledged in the allow file (same rule, path and file hash): left out of the verdict",
         ),
+        col(
+            "entry_line",
+            Get::OptU32(|f| f.entry_line),
+            "a catalog's tool: the catalog file's line where its entry is, when known (`line` is then a line of the tool's text); null for a package file",
+        ),
     ],
 };
 
