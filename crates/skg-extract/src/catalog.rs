@@ -21,7 +21,7 @@ use std::{collections::BTreeMap, fmt::Write as _, path::Path};
 use serde_json::{Map, Value};
 use skg_model::{
     Diagnostic, DiagnosticCode, FrontmatterStatus, RegistryName, Severity, SkillKind,
-    tool_function, tool_schema,
+    ToolParameter, tool_function, tool_schema,
 };
 
 use crate::{
@@ -379,19 +379,24 @@ fn tool_skill(
         .trim()
         .to_owned();
     let mut body = format!("{description}\n");
-    if let Some(schema) = tool_schema(entry) {
-        let lines = schema_lines(schema);
-        if !lines.is_empty() {
-            body.push_str("\n## Parameters\n");
-            body.push_str(&lines);
+    let mut parameters = Vec::new();
+    for (heading, schema) in [
+        ("Parameters", tool_schema(entry)),
+        ("Returns", function.get("outputSchema")),
+    ] {
+        let Some(schema) = schema else { continue };
+        let (lines, listed) = schema_parameters(schema);
+        if lines.is_empty() {
+            continue;
         }
-    }
-    if let Some(schema) = function.get("outputSchema") {
-        let lines = schema_lines(schema);
-        if !lines.is_empty() {
-            body.push_str("\n## Returns\n");
-            body.push_str(&lines);
-        }
+        let _ = write!(body, "\n## {heading}\n");
+        // The block's first line is the one after the body so far.
+        let before = u32::try_from(body.matches('\n').count()).unwrap_or(u32::MAX);
+        body.push_str(&lines);
+        parameters.extend(listed.into_iter().map(|p| ToolParameter {
+            line: p.line.saturating_add(before),
+            ..p
+        }));
     }
     let mut map = Map::new();
     map.insert("name".into(), Value::String(name.to_owned()));
@@ -445,6 +450,7 @@ fn tool_skill(
         frontmatter: parsed.map,
         key_lines: parsed.key_lines,
         entry_line: line,
+        parameters,
     }
 }
 
@@ -602,18 +608,34 @@ fn expand_group(entry: Value) -> Vec<Value> {
 
 /// A JSON schema → its parameter list, one markdown line per property:
 /// ``- `name` (type[, required][, one of: a, b]): description``.
+#[cfg(test)]
 fn schema_lines(schema: &Value) -> String {
+    schema_parameters(schema).0
+}
+
+/// [`schema_lines`], and each property listed, its line counted from the list's first (1); the
+/// properties a long schema leaves out of the list (at its level; their own properties are not
+/// walked) at the line that counts them.
+fn schema_parameters(schema: &Value) -> (String, Vec<ToolParameter>) {
     let mut w = SchemaWriter {
         root: schema,
         out: String::new(),
         lines: 0,
+        newlines: 0,
         left_out: 0,
+        listed: Vec::new(),
     };
     w.properties(schema, "", 0);
     if w.left_out > 0 {
+        let more = u32::try_from(w.newlines + 1).unwrap_or(u32::MAX);
+        for p in &mut w.listed {
+            if p.line == 0 {
+                p.line = more;
+            }
+        }
         let _ = writeln!(w.out, "- … and {} more properties, not listed", w.left_out);
     }
-    w.out
+    (w.out, w.listed)
 }
 
 /// Longest enum value written (characters; longer ones end in `…`).
@@ -631,8 +653,13 @@ fn clip_value(text: &str) -> String {
 struct SchemaWriter<'a> {
     root: &'a Value,
     out: String,
+    /// Properties written.
     lines: usize,
+    /// Line ends in `out` (a name may hold one).
+    newlines: usize,
     left_out: usize,
+    /// Every property met, written or left out (line 0 until the count line is written).
+    listed: Vec<ToolParameter>,
 }
 
 impl<'a> SchemaWriter<'a> {
@@ -716,13 +743,27 @@ impl<'a> SchemaWriter<'a> {
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         for (p, spec) in props {
-            if self.lines >= MAX_PARAMETER_LINES {
-                self.left_out += 1;
-                continue;
-            }
             let name = format!("{prefix}{p}");
             let resolved = self.resolve(spec);
-            let mut kind = self.type_name(spec, 0, 0);
+            let kind = self.type_name(spec, 0, 0);
+            let choice = matches!(resolved.get("enum"), Some(Value::Array(_)));
+            if self.lines >= MAX_PARAMETER_LINES {
+                self.left_out += 1;
+                self.listed.push(ToolParameter {
+                    name,
+                    kind,
+                    choice,
+                    line: 0,
+                });
+                continue;
+            }
+            self.listed.push(ToolParameter {
+                name: name.clone(),
+                kind: kind.clone(),
+                choice,
+                line: u32::try_from(self.newlines + 1).unwrap_or(u32::MAX),
+            });
+            let mut kind = kind;
             if required.contains(&p.as_str()) {
                 kind.push_str(", required");
             }
@@ -754,7 +795,9 @@ impl<'a> SchemaWriter<'a> {
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
+            let before = self.out.len();
             let _ = writeln!(self.out, "- `{name}` ({kind}): {description}");
+            self.newlines += self.out[before..].matches('\n').count();
             self.lines += 1;
             if depth + 1 >= MAX_SCHEMA_DEPTH {
                 continue;
@@ -820,6 +863,64 @@ mod tests {
 
     const SCHEMA: &str = r#"{"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}"#;
     const BODY: &str = "Weather now.\n\n## Parameters\n- `city` (string, required): City name\n";
+
+    #[test]
+    fn a_tool_s_parameters_are_listed_with_their_lines_in_its_text() {
+        let entry = serde_json::json!({
+            "name": "t",
+            "description": "Does a thing.\nIn two lines.",
+            "inputSchema": {"type": "object", "required": ["a`b"], "properties": {
+                "a`b": {"type": "string"},
+                "opts": {"type": "object", "properties": {"line\nbreak": {"type": "boolean"}}},
+                "mode": {"type": "string", "enum": ["x", "y"]}
+            }},
+            "outputSchema": {"type": "object", "properties": {"out": {"type": "integer"}}}
+        });
+        let (tools, _) = parse_as("tools.json", &format!("[{entry}]"));
+        let t = &tools[0];
+        let text = &t.md[0].text;
+        let lines: Vec<&str> = text.lines().collect();
+        let got: Vec<(&str, &str, bool, &str)> = t
+            .parameters
+            .iter()
+            .map(|p| {
+                let line = usize::try_from(p.line).unwrap_or(0);
+                (p.name.as_str(), p.kind.as_str(), p.choice, lines[line - 1])
+            })
+            .collect();
+        // In the schema's key order. The description's two lines, a blank line and the heading
+        // come first: `a`b` is on line 5; `opts.line\nbreak`'s own line break pushes the results'
+        // heading down a line, and their list starts after it.
+        assert_eq!(
+            got,
+            [
+                ("a`b", "string", false, "- `a`b` (string, required): "),
+                ("mode", "string", true, "- `mode` (string, one of: x, y): "),
+                ("opts", "object", false, "- `opts` (object): "),
+                ("opts.line\nbreak", "boolean", false, "- `opts.line"),
+                ("out", "integer", false, "- `out` (integer): "),
+            ],
+            "{text}"
+        );
+        assert_eq!(t.parameters[4].line, 12, "{text}");
+        // Past the list's 200 lines, a property is still listed, at the line counting them.
+        let props: serde_json::Map<String, Value> = (0..=MAX_PARAMETER_LINES)
+            .map(|i| (format!("p{i:03}"), serde_json::json!({"type": "string"})))
+            .collect();
+        let entry = serde_json::json!({"name": "big", "description": "Big.", "inputSchema": {"properties": props}});
+        let (tools, _) = parse_as("tools.json", &format!("[{entry}]"));
+        let t = &tools[0];
+        assert_eq!(t.parameters.len(), MAX_PARAMETER_LINES + 1);
+        let last = &t.parameters[MAX_PARAMETER_LINES];
+        let lines: Vec<&str> = t.md[0].text.lines().collect();
+        let at = usize::try_from(last.line).unwrap_or(0);
+        assert_eq!(last.name, format!("p{MAX_PARAMETER_LINES:03}"));
+        assert!(
+            lines[at - 1].starts_with("- … and 1 more properties"),
+            "{}",
+            lines[at - 1]
+        );
+    }
 
     #[test]
     fn a_tool_of_a_json_document_is_found_at_its_name_s_line() {

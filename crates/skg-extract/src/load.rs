@@ -52,6 +52,8 @@ pub(crate) struct Loaded {
     pub(crate) key_lines: BTreeMap<String, u32>,
     /// A catalog's tool: the catalog file's line where its entry is, when known.
     pub(crate) entry_line: Option<u32>,
+    /// A catalog's tool: its parameters and results ([`skg_model::ToolParameter`]).
+    pub(crate) parameters: Vec<skg_model::ToolParameter>,
 }
 
 impl Loaded {
@@ -332,6 +334,7 @@ pub(crate) fn load_package(
         frontmatter: parsed.map,
         key_lines: parsed.key_lines,
         entry_line: None,
+        parameters: Vec::new(),
     };
     (Some(loaded), diags)
 }

@@ -61,6 +61,7 @@ pub fn package_texts(
                     description: Some(t.skill.description).filter(|d| !d.is_empty()),
                     kind: SkillKind::Tool,
                     entry_line: t.entry_line,
+                    parameters: t.parameters,
                 }
             }));
             progress.advance(1);
@@ -121,6 +122,7 @@ pub fn package_texts(
                         description,
                         kind: SkillKind::Skill,
                         entry_line: None,
+                        parameters: Vec::new(),
                     },
                     diags,
                 )

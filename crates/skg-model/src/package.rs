@@ -41,6 +41,25 @@ pub struct PackageText {
     /// package folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_line: Option<u32>,
+    /// A catalog's tool: its parameters and results as extract lists them in its text, in
+    /// order, and those a long schema leaves out of the text; empty for a package folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parameters: Vec<ToolParameter>,
+}
+
+/// A property of a tool's input or output schema: what the model reads and fills by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolParameter {
+    /// Its name as written in the schema; a nested property's is its path (`parent.child`,
+    /// `items[].child`).
+    pub name: String,
+    /// Its type as extract writes it (`string`, `boolean`, `string | null`, `object`, …).
+    pub kind: String,
+    /// It takes one of listed values (`enum`).
+    pub choice: bool,
+    /// The line of the tool's text that lists it (1-based); for one a long schema leaves out,
+    /// the line saying how many were left out.
+    pub line: u32,
 }
 
 fn skill_kind() -> SkillKind {

@@ -776,10 +776,6 @@ fn raw_sentences(text: &str) -> Vec<(u32, &str)> {
     out
 }
 
-/// A parameter line of a tool's text as extract writes it (`- `name` (type): description`; a
-/// nested property's name is its path, `parent.child` or `items[].child`).
-static PARAMETER_LINE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^\s*- `([^`\n]{1,1000})` \(([^,)\n]*)([^)\n]*)"));
 /// Reading, in a parameter's name read as words ("content from reading ssh id rsa").
 static NAME_READS: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b(?:read|reading|cat|dump|dumped|dumping)\b"));
@@ -1002,26 +998,28 @@ fn tool_rules(ctx: &mut Ctx<'_>) {
     // A parameter's name is read by the model as much as a description: one named for what is
     // read from a secret store (`content_from_reading_ssh_id_rsa`) asks the model to read it and
     // fill it in, with no sentence saying so. A key's own name (`private_key`,
-    // `ssh_private_key_path`) asks for what the user gives, not for reading it.
-    for (i, l) in text.lines().enumerate() {
-        let Some(c) = PARAMETER_LINE.captures(l) else {
-            continue;
-        };
-        let name = c.get(1).map_or("", |m| m.as_str());
+    // `ssh_private_key_path`) asks for what the user gives, not for reading it. The parameters
+    // are extract's list, not lines read back from the text (a name holding a backtick or a
+    // line break, or one past the listed 200, is still a name).
+    let lines: Vec<&str> = text.lines().collect();
+    for p in &ctx.pkg.parameters {
         // Only a text parameter can carry a file's content (not a flag, a number, a choice).
-        let kind = c.get(2).map_or("", |m| m.as_str().trim());
-        let choice = c.get(3).is_some_and(|m| m.as_str().contains(", one of: "));
-        if choice || matches!(kind, "boolean" | "integer" | "number" | "null") {
+        if p.choice || matches!(p.kind.as_str(), "boolean" | "integer" | "number" | "null") {
             continue;
         }
-        if let Some((confidence, secret)) = parameter_reads_secret(name) {
+        if let Some((confidence, secret)) = parameter_reads_secret(&p.name) {
+            // Shown as the model reads it (invisible characters are not in the text).
+            let name: String = p.name.chars().filter(|&c| !invisible(c)).collect();
+            let at = usize::try_from(p.line).unwrap_or(usize::MAX);
+            let shown = at.checked_sub(1).and_then(|i| lines.get(i)).copied();
             ctx.emit(
                 TOOL_READ,
                 confidence,
-                u32::try_from(i + 1).unwrap_or(u32::MAX),
-                l,
+                p.line,
+                shown.unwrap_or(&p.name),
                 format!(
-                    "its parameter `{name}` is named for reading {secret} and handing it to the call"
+                    "its parameter `{}` is named for reading {secret} and handing it to the call",
+                    clip(&name)
                 ),
                 Vec::new(),
                 place,

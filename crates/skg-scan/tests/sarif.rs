@@ -18,6 +18,7 @@ fn findings() -> Vec<skg_scan::Finding> {
         description: Some("y".into()),
         kind: SkillKind::Skill,
         entry_line: None,
+        parameters: Vec::new(),
     };
     scan(&[p], &Options::default(), &NoProgress).findings
 }
@@ -37,6 +38,7 @@ fn tool_findings(entry_line: Option<u32>) -> Vec<skg_scan::Finding> {
         description: Some("Adds two numbers.".into()),
         kind: SkillKind::Tool,
         entry_line,
+        parameters: Vec::new(),
     };
     scan(&[p], &Options::default(), &NoProgress).findings
 }
