@@ -115,8 +115,10 @@ pub(crate) fn parse(
             return (Vec::new(), vec![diag(None, format!("cannot read: {e}"))]);
         }
     };
-    // (line, tool object)
+    // (line, tool object): a JSONL entry's line; `None` in a document (whose tools' text
+    // starts at line 1: where the entry is, is `entry_line` alone).
     let mut tools: Vec<(Option<u32>, Value)> = Vec::new();
+    let mut json_document = false;
     let yaml = Path::new(&file)
         .extension()
         .and_then(|e| e.to_str())
@@ -175,7 +177,7 @@ pub(crate) fn parse(
         Ok(v) => match entry_list(v) {
             Some(a) => {
                 tools.extend(a.into_iter().flat_map(expand_group).map(|t| (None, t)));
-                name_lines(&text, &mut tools);
+                json_document = true;
             }
             None => diags.push(diag(
                 None,
@@ -241,14 +243,21 @@ pub(crate) fn parse(
         ));
         tools.truncate(MAX_TOOLS);
     }
+    let entry_lines = if json_document {
+        name_lines(&text, &tools)
+    } else {
+        tools.iter().map(|(line, _)| *line).collect()
+    };
     let mut out = Vec::new();
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
-    for (n, (line, tool)) in tools.into_iter().enumerate() {
+    for (n, ((line, tool), entry_line)) in tools.into_iter().zip(entry_lines).enumerate() {
+        // Diagnostics point at the entry.
+        let at = line.or(entry_line);
         if !tool.is_object() {
             push_capped(
                 &mut diags,
                 &mut more,
-                diag(line, format!("tool #{n} is not an object")),
+                diag(at, format!("tool #{n} is not an object")),
             );
             continue;
         }
@@ -262,11 +271,11 @@ pub(crate) fn parse(
                 Some(kind) if kind != "function" => Diagnostic {
                     severity: Severity::Warning,
                     ..diag(
-                        line,
+                        at,
                         format!("tool #{n} is a built-in tool (`{kind}`), not a function; skipped"),
                     )
                 },
-                _ => diag(line, format!("tool #{n} has no `name`; skipped")),
+                _ => diag(at, format!("tool #{n} has no `name`; skipped")),
             };
             push_capped(&mut diags, &mut more, d);
             continue;
@@ -282,7 +291,7 @@ pub(crate) fn parse(
             let d = Diagnostic {
                 registry: registry.clone(),
                 path: file.clone(),
-                line,
+                line: at,
                 severity: Severity::Warning,
                 code: DiagnosticCode::DuplicateSkill,
                 message: format!("tool `{name}` appears {count} times; this one is `{root}`"),
@@ -297,6 +306,7 @@ pub(crate) fn parse(
             name,
             &tool,
             line,
+            entry_line,
             &mut diags,
         ));
     }
@@ -317,16 +327,20 @@ pub(crate) fn parse(
 /// writes exactly as many such pairs (any string escapes read) as it has tools of that name.
 /// Otherwise the tool's line stays unknown (a schema value repeating the pair, say): a line is
 /// given only where it cannot be another entry's.
-fn name_lines(text: &str, tools: &mut [(Option<u32>, Value)]) {
+fn name_lines(text: &str, tools: &[(Option<u32>, Value)]) -> Vec<Option<u32>> {
+    // Every string followed by `:` and a string, leftmost first (so a match starts where a
+    // string starts); the key decoded, so `"n\u0061me"` is a `name` as the parser reads it.
     static PAIR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r#""name"\s*:\s*("(?:[^"\\]|\\.)*")"#).expect("static regex is valid")
+        regex::Regex::new(r#"("(?:[^"\\]|\\.)*")\s*:\s*("(?:[^"\\]|\\.)*")"#)
+            .expect("static regex is valid")
     });
     let mut at: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for c in PAIR.captures_iter(text) {
-        if let (Some(whole), Some(literal)) = (c.get(0), c.get(1))
+        if let (Some(key), Some(literal)) = (c.get(1), c.get(2))
+            && serde_json::from_str::<String>(key.as_str()).is_ok_and(|k| k == "name")
             && let Ok(name) = serde_json::from_str::<String>(literal.as_str())
         {
-            at.entry(name).or_default().push(whole.start());
+            at.entry(name).or_default().push(key.start());
         }
     }
     let name_of = |t: &Value| {
@@ -336,25 +350,26 @@ fn name_lines(text: &str, tools: &mut [(Option<u32>, Value)]) {
             .map(str::to_owned)
     };
     let mut wanted: BTreeMap<String, usize> = BTreeMap::new();
-    for (_, t) in tools.iter() {
+    for (_, t) in tools {
         if let Some(n) = name_of(t) {
             *wanted.entry(n).or_default() += 1;
         }
     }
     let newlines: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
-    for (line, t) in tools.iter_mut() {
-        let Some(n) = name_of(t) else { continue };
-        let k = used.entry(n.clone()).or_default();
-        if let Some(&offset) = at
-            .get(&n)
-            .filter(|offsets| offsets.len() == wanted[&n])
-            .and_then(|offsets| offsets.get(*k))
-        {
-            *line = u32::try_from(newlines.partition_point(|&i| i < offset) + 1).ok();
-        }
-        *k += 1;
-    }
+    tools
+        .iter()
+        .map(|(_, t)| {
+            let n = name_of(t)?;
+            let k = used.entry(n.clone()).or_default();
+            *k += 1;
+            let offset = *at
+                .get(&n)
+                .filter(|offsets| offsets.len() == wanted[&n])?
+                .get(*k - 1)?;
+            u32::try_from(newlines.partition_point(|&i| i < offset) + 1).ok()
+        })
+        .collect()
 }
 
 #[expect(
@@ -369,6 +384,7 @@ fn tool_skill(
     name: &str,
     entry: &Value,
     line: Option<u32>,
+    entry_line: Option<u32>,
     diags: &mut Vec<Diagnostic>,
 ) -> Loaded {
     let function = tool_function(entry);
@@ -449,7 +465,7 @@ fn tool_skill(
         scripts: Vec::new(),
         frontmatter: parsed.map,
         key_lines: parsed.key_lines,
-        entry_line: line,
+        entry_line,
         parameters,
     }
 }
@@ -952,6 +968,26 @@ mod tests {
                 ("tools.json#a".to_owned(), None),
                 ("tools.json#b".to_owned(), Some(4)),
             ]
+        );
+        // A key the parser reads as `name` however it is written counts: an escaped one cannot
+        // leave a decoy pair elsewhere as the only one (`evil` would be shown at line 3).
+        let doc = "[\n{\"n\\u0061me\": \"evil\", \"description\": \"E.\"},\n{\"name\": \"ok\", \"description\": \"O.\", \"inputSchema\": {\"properties\": {\"p\": {\"type\": \"object\", \"default\": {\"name\": \"evil\"}}}}}\n]";
+        assert_eq!(
+            lines(doc),
+            [
+                ("tools.json#evil".to_owned(), None),
+                ("tools.json#ok".to_owned(), Some(3)),
+            ]
+        );
+        // The entry's line is the tool's place in the file, not where its text starts: a
+        // document's tool text starts at 1 (its documents and relations cite that text).
+        let (tools, _) = parse_as(
+            "tools.json",
+            "[\n{\"name\": \"a\", \"description\": \"A.\"}\n]",
+        );
+        assert_eq!(
+            (tools[0].entry_line, tools[0].md[0].first_line),
+            (Some(2), 1)
         );
         // JSONL keeps each entry's own line.
         let jsonl = "{\"name\": \"a\", \"description\": \"A.\"}\n\n{\"name\": \"b\", \"description\": \"B.\"}\n";

@@ -1999,6 +1999,107 @@ impl Host {
     }
 }
 
+/// An option of `tool` (curl, wget, PowerShell's web cmdlets; any other: options all of them
+/// read alike) whose value is never the address a download fetches: a proxy, a referer, a
+/// header, a file read or written, credentials, data sent.
+fn not_fetched(tool: &str, option: &str) -> bool {
+    const LONG: &[&str] = &[
+        "--proxy",
+        "--preproxy",
+        "--referer",
+        "--header",
+        "--output",
+        "--output-document",
+        "--output-dir",
+        "--data",
+        "--data-raw",
+        "--data-binary",
+        "--data-urlencode",
+        "--data-ascii",
+        "--form",
+        "--upload-file",
+        "--cookie",
+        "--cookie-jar",
+        "--dump-header",
+        "--config",
+        "--cacert",
+        "--capath",
+        "--cert",
+        "--key",
+        "--user",
+        "--user-agent",
+        "--resolve",
+        "--connect-to",
+        "--proto-default",
+        "--write-out",
+        "--post-data",
+        "--post-file",
+        "--header-file",
+        "--load-cookies",
+        "--save-cookies",
+        "--ca-certificate",
+        "--certificate",
+        "--private-key",
+        "--http-user",
+        "--http-password",
+        "--append-output",
+        "--output-file",
+        "--directory-prefix",
+    ];
+    // Short options mean different things to curl and wget (`-c`: curl's cookie jar, wget's
+    // "continue").
+    const CURL: &[&str] = &[
+        "-x", "-e", "-H", "-o", "-d", "-F", "-T", "-b", "-c", "-D", "-K", "-E", "-u", "-A", "-w",
+    ];
+    const WGET: &[&str] = &["-o", "-a", "-e", "-D", "-T", "-A", "-w", "-P", "-U"];
+    const BOTH: &[&str] = &["-o", "-e", "-D", "-T", "-A", "-w"];
+    const POWERSHELL: &[&str] = &[
+        "-outfile",
+        "-infile",
+        "-proxy",
+        "-headers",
+        "-useragent",
+        "-certificate",
+        "-body",
+        "-credential",
+        "-proxycredential",
+        "-certificatethumbprint",
+        "-sessionvariable",
+        "-websession",
+    ];
+    let short = match base_name(tool).to_ascii_lowercase().as_str() {
+        "curl" => CURL,
+        "wget" => WGET,
+        _ => BOTH,
+    };
+    LONG.contains(&option)
+        || short.contains(&option)
+        || POWERSHELL.contains(&option.to_ascii_lowercase().as_str())
+}
+
+/// The first address `text` fetches over plain HTTP or FTP, read as words (a PowerShell line, a
+/// command inside `$( )`), not an option's value nor `localhost`.
+fn first_plain(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.iter().enumerate().find_map(|(i, w)| {
+        let w = w.trim_start_matches(['$', '(', '<', '\'', '"', '`']);
+        let lower = w.to_ascii_lowercase();
+        let plain = lower.starts_with("http://") || lower.starts_with("ftp://");
+        let value = i.checked_sub(1).is_some_and(|p| not_fetched("", words[p]));
+        let host = lower
+            .split("://")
+            .nth(1)
+            .unwrap_or("")
+            .split(['/', ':'])
+            .next();
+        (plain && !value && !host.is_some_and(|h| h == "localhost" || h.ends_with(".localhost")))
+            .then(|| {
+                w.trim_end_matches([')', '\'', '"', '`', ';', '|'])
+                    .to_owned()
+            })
+    })
+}
+
 /// Who published the file at `path` on a shared host: `(owner, repo, on GitHub)`. `None` when the
 /// host is not shared for this path. The path is read as written: `/<owner>/<repo>/…`; on
 /// jsDelivr `/gh/<owner>/<repo>@v/…` and `/npm/[@scope/]<package>@v/…` (the scope is the owner,
@@ -2100,49 +2201,54 @@ fn known_installer(host: &str) -> bool {
     })
 }
 
-fn host_of(args: &[&str]) -> Host {
-    static BARE: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}(?:/|$)"));
+fn host_of(tool: &str, args: &[&str]) -> Host {
+    // A host (any case, with a port) or a dotted IPv4 address, then a path or nothing.
+    static BARE: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?i)^(?:(?:[a-z0-9-]+\.)+[a-z]{2,}|(?:\d{1,3}\.){3}\d{1,3})(?::\d+)?(?:/|$)")
+    });
     /// A PowerShell operator that builds a string from the quoted one before it.
     static BUILDS: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?i)^(?:\+|\.|-(?:f|replace|join|split|creplace|ireplace)\b)"));
-    // A host written without a scheme (`curl get.example.com/i.sh`) only when no argument has a
-    // scheme, and never the file an option names (`-o get-docker.sh` is a file, not a host).
-    let bare: Vec<String> = if args.iter().any(|a| URL.is_match(a)) {
+    // An option's value that is never the address fetched: a proxy, a referer, a header, a file
+    // read or written, credentials, data sent (`-x http://proxy:3128 https://sh.rustup.rs` is
+    // fetched from rustup over TLS).
+    let value = |i: usize| i.checked_sub(1).is_some_and(|p| not_fetched(tool, args[p]));
+    let targets = || {
+        args.iter()
+            .enumerate()
+            .filter(move |(i, _)| !value(*i))
+            .map(|(_, a)| *a)
+    };
+    // A host written without a scheme (`curl get.example.com/i.sh`) only when no address
+    // argument has a scheme, and never the file an option names (`-o get-docker.sh` is a file,
+    // not a host; for wget `-O` takes one too).
+    let bare: Vec<String> = if targets().any(|a| URL.is_match(a)) {
         Vec::new()
     } else {
         args.iter()
             .enumerate()
             .filter(|(i, a)| {
-                let option = i.checked_sub(1).map(|p| args[p]);
-                !a.contains("://")
+                // wget's `-O` names a file; curl's `-H`, `-d` here keep their old reading.
+                !value(*i)
+                    && !i
+                        .checked_sub(1)
+                        .is_some_and(|p| matches!(args[p], "-O" | "-H" | "-d"))
+                    && !a.contains("://")
                     && BARE.is_match(a)
-                    && !option.is_some_and(|o| {
-                        matches!(
-                            o,
-                            "-o" | "-O"
-                                | "--output"
-                                | "--output-document"
-                                | "-H"
-                                | "--header"
-                                | "-e"
-                                | "-d"
-                                | "--data"
-                                | "-OutFile"
-                                | "-outfile"
-                        )
-                    })
             })
             .map(|(_, a)| format!("https://{a}"))
             .collect()
     };
     let mut found = Host::default();
-    // An address without a scheme is fetched over plain HTTP (curl's and wget's default).
-    let all: Vec<(&str, bool)> = args
+    // (argument, written without a scheme, an option's value): an address without a scheme is
+    // fetched over plain HTTP (curl's and wget's default).
+    let all: Vec<(&str, bool, bool)> = args
         .iter()
-        .map(|a| (*a, false))
-        .chain(bare.iter().map(|a| (a.as_str(), true)))
+        .enumerate()
+        .map(|(i, a)| (*a, false, value(i)))
+        .chain(bare.iter().map(|a| (a.as_str(), true, false)))
         .collect();
-    for &(a, schemeless) in &all {
+    for &(a, schemeless, option_value) in &all {
         // The authority is matched and the path read after it, so an address inside a path
         // (`web.archive.org/web/2024/https://pastebin.com/…`) is found as an address too.
         for m in URL.captures_iter(a) {
@@ -2217,7 +2323,7 @@ fn host_of(args: &[&str]) -> Host {
             };
             // A target is an argument that is an address, not one inside a value
             // (`-d '{"url": "https://your-server.com/hook"}'` sends to the target only).
-            if whole.start() == 0 {
+            if whole.start() == 0 && !option_value {
                 if !found.all.contains(&host) {
                     found.all.push(host.clone());
                 }
@@ -2616,7 +2722,7 @@ fn download_exec(
     let mut how: Option<String> = None;
     let mut host = Host::default();
     if DOWNLOADERS.contains(&name.as_str()) {
-        host = host_of(args);
+        host = host_of(name, args);
         // Piped into an interpreter.
         if let Some((_, (n, _))) = facts
             .downstream(i)
@@ -2665,47 +2771,17 @@ fn download_exec(
             && !facts.commands.iter().any(|o| o.parent == Some(i))
         {
             how = Some(format!("`{name}` runs a download"));
-            host = host_of(args);
+            host = host_of("", args);
+            // The download is inside an argument, read as words.
+            if host.plain.is_none() {
+                host.plain = first_plain(&args.join(" "));
+            }
         }
     }
     let Some(how) = how else {
         return;
     };
-    let mut context: Vec<Note> = Vec::new();
-    let mut adjust = 0;
-    match host.kind {
-        HostKind::Known => {
-            context.push(
-                format!(
-                    "lowered: `{}` is the documented install host of a common tool",
-                    host.shown()
-                )
-                .into(),
-            );
-            adjust -= 2;
-        }
-        HostKind::Shady => {
-            context.push(
-                format!(
-                    "raised: `{}` is a raw IP, paste site, tunnel, URL shortener or onion service",
-                    host.name
-                )
-                .into(),
-            );
-            adjust += 1;
-        }
-        HostKind::Unknown | HostKind::None => {
-            // What runs can be changed by anyone on the network path, whoever serves it (one
-            // raise: a shady host's already says the source is not to be trusted).
-            if let Some(url) = &host.plain {
-                context.push(
-                    format!("raised: `{url}` is fetched over plain HTTP: anyone on the network path can change what runs")
-                        .into(),
-                );
-                adjust += 1;
-            }
-        }
-    }
+    let (mut context, mut adjust) = source_notes(&host);
     if let Some(why) = install_step(ctx, place, &host) {
         adjust -= why.framing;
         context.push(why);
@@ -3344,7 +3420,7 @@ fn exfil(
         .iter()
         .find_map(|b| SECRET_VAR.captures(b).map(|c| c[1].to_owned()))
         .or(upstream_secret);
-    let host = host_of(args);
+    let host = host_of(name, args);
     let mut shown = host.name.clone();
     let (why, adjust) = if whole_env {
         (
@@ -3501,7 +3577,7 @@ fn package_install(
                 .map(|m| m.as_str().to_owned())
                 .or_else(|| it.next().map(|s| (*s).to_owned()));
             let Some(value) = value else { continue };
-            let host = host_of(&[value.as_str()]);
+            let host = host_of("", &[value.as_str()]);
             let public = [
                 "pypi.org",
                 "pythonhosted.org",
@@ -3620,6 +3696,49 @@ fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: P
     }
 }
 
+/// What a download's source says of it, and by how many steps: the documented install host of a
+/// common tool lowers it two; a raw IP, paste site, tunnel, URL shortener or onion service
+/// raises it one, and so does an address fetched over plain HTTP (once, not again for a shady
+/// host).
+fn source_notes(host: &Host) -> (Vec<Note>, i32) {
+    let mut context: Vec<Note> = Vec::new();
+    let mut adjust = 0;
+    match host.kind {
+        HostKind::Known => {
+            context.push(
+                format!(
+                    "lowered: `{}` is the documented install host of a common tool",
+                    host.shown()
+                )
+                .into(),
+            );
+            adjust -= 2;
+        }
+        HostKind::Shady => {
+            context.push(
+                format!(
+                    "raised: `{}` is a raw IP, paste site, tunnel, URL shortener or onion service",
+                    host.name
+                )
+                .into(),
+            );
+            adjust += 1;
+        }
+        HostKind::Unknown | HostKind::None => {
+            // What runs can be changed by anyone on the network path, whoever serves it (one
+            // raise: a shady host's already says the source is not to be trusted).
+            if let Some(url) = &host.plain {
+                context.push(
+                    format!("raised: `{url}` is fetched over plain HTTP: anyone on the network path can change what runs")
+                        .into(),
+                );
+                adjust += 1;
+            }
+        }
+    }
+    (context, adjust)
+}
+
 fn powershell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
     static IEX: LazyLock<Regex> = LazyLock::new(|| {
         re(
@@ -3629,19 +3748,12 @@ fn powershell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>)
     for (i, l) in code.lines().enumerate() {
         if let Some(m) = IEX.find(l) {
             let line = line0 + u32::try_from(i).unwrap_or(0);
-            let host = host_of(&[l]);
-            let mut context: Vec<Note> = Vec::new();
-            let mut adjust = 0;
-            if host.kind == HostKind::Known {
-                context.push(
-                    format!(
-                        "lowered: `{}` is the documented install host of a common tool",
-                        host.shown()
-                    )
-                    .into(),
-                );
-                adjust -= 2;
+            // The line is read whole: its addresses as words.
+            let mut host = host_of("", &[l]);
+            if host.plain.is_none() {
+                host.plain = first_plain(l);
             }
+            let (mut context, mut adjust) = source_notes(&host);
             if let Some(why) = install_step(ctx, place, &host) {
                 adjust -= why.framing;
                 context.push(why);
@@ -4065,7 +4177,7 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
             "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "telnet"
         ) {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            let host = host_of(&refs);
+            let host = host_of("", &refs);
             let stdin = refs.windows(2).any(|w| {
                 matches!(
                     w[0],

@@ -1915,6 +1915,42 @@ fn a_download_over_plain_http_is_raised_whoever_serves_it() {
     assert_eq!(ip.len(), 1, "{ip:?}");
     assert!(ip[0].2.iter().any(|c| c.contains("raw IP")), "{ip:?}");
     assert!(!raised(&ip), "{ip:?}");
+    // However the address is written or wrapped: a referer with a scheme does not hide the
+    // scheme-less address, nor do case, a port, a dotted IP, wget's `-c` (no value), a
+    // PowerShell line or a download inside `eval`'s string.
+    for (lang, code) in [
+        (
+            "sh",
+            "curl -sL -e https://google.com tools.example.org/i.sh | bash",
+        ),
+        ("sh", "curl -sL Tools.Example.org/i.sh | bash"),
+        ("sh", "curl -sL tools.example.org:80/i.sh | bash"),
+        ("sh", "wget -c http://tools.example.org/i.sh -O- | sh"),
+        ("powershell", "irm http://tools.example.org/i.ps1 | iex"),
+        ("sh", "eval \"$(curl -fsSL http://tools.example.org/i.sh)\""),
+    ] {
+        let d = used(lang, code);
+        assert!(raised(&d), "{code}: {d:?}");
+    }
+    let ip = used("sh", "curl -sL 203.0.113.7/i.sh | bash");
+    assert!(
+        ip.len() == 1 && ip[0].2.iter().any(|c| c.contains("raw IP")),
+        "{ip:?}"
+    );
+    // An option's value is not what is fetched: a proxy over HTTP tunnels TLS, a CA file is a
+    // file.
+    for code in [
+        "curl -fsSL -x http://proxy.corp.example:3128 https://sh.rustup.rs | sh",
+        "curl -fsSL --proxy http://proxy.corp.example:3128 https://tools.example.org/i.sh | sh",
+        "curl -fsSL --cacert corp.pem \"$INSTALL_URL\" | sh",
+    ] {
+        let d = used("sh", code);
+        assert!(
+            !d.iter()
+                .any(|f| f.2.iter().any(|c| c.contains("plain HTTP"))),
+            "{code}: {d:?}"
+        );
+    }
     // Loopback is on no network path.
     let local = used("sh", "curl -fsSL http://localhost:8080/i.sh | sh");
     assert_eq!(local.len(), 1, "{local:?}");
