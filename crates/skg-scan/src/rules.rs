@@ -2240,8 +2240,16 @@ fn host_of(tool: &str, args: &[&str]) -> Host {
             .collect()
     };
     let mut found = Host::default();
-    // (argument, written without a scheme, an option's value): an address without a scheme is
-    // fetched over plain HTTP (curl's and wget's default).
+    // An address without a scheme is fetched over TLS by HTTPie's `https` and by curl told
+    // `--proto-default https`; otherwise over plain HTTP (curl's and wget's default).
+    let tls_default = base_name(tool) == "https"
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--proto-default" && w[1].eq_ignore_ascii_case("https"))
+        || args
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case("--proto-default=https"));
+    // (argument, written without a scheme, an option's value).
     let all: Vec<(&str, bool, bool)> = args
         .iter()
         .enumerate()
@@ -2286,8 +2294,9 @@ fn host_of(tool: &str, args: &[&str]) -> Host {
                 Some(_) => false,
             };
             let lower = whole.as_str().to_ascii_lowercase();
-            let plain_http =
-                schemeless || lower.starts_with("http://") || lower.starts_with("ftp://");
+            let plain_http = (schemeless && !tls_default)
+                || lower.starts_with("http://")
+                || lower.starts_with("ftp://");
             let publisher = publisher(&bare_host, path);
             let (owner, repo, on_github) = publisher.clone().unwrap_or_default();
             let ends = |list: &[&str]| list.iter().any(|h| under(&host, h));

@@ -1951,6 +1951,15 @@ fn a_download_over_plain_http_is_raised_whoever_serves_it() {
             "{code}: {d:?}"
         );
     }
+    // Scheme-less, but fetched over TLS: found, not raised.
+    for code in [
+        "curl -fsSL --proto-default https tools.example.org/i.sh | sh",
+        "https -b tools.example.org/i.sh | sh",
+    ] {
+        let d = used("sh", code);
+        assert_eq!(d.len(), 1, "{code}: {d:?}");
+        assert!(!raised(&d), "{code}: {d:?}");
+    }
     // Loopback is on no network path.
     let local = used("sh", "curl -fsSL http://localhost:8080/i.sh | sh");
     assert_eq!(local.len(), 1, "{local:?}");
