@@ -30,16 +30,20 @@ Usage (a Python with onnxruntime, tokenizers and numpy; nothing is written):
         [--idf AUDIT_FOLDER]
 """
 
-import json
 import os
 import re
 import sys
 from collections.abc import Callable
 
 import numpy as np
-import onnxruntime as ort
-from skg_vectors import DEFAULT_MODEL_DIR, IndexVectors, embedder, hidden_states
-from tokenizers import Tokenizer
+from skg_vectors import (
+    DEFAULT_MODEL_DIR,
+    IndexVectors,
+    embedder,
+    hidden_states,
+    query_model,
+    read_ndjson,
+)
 
 
 class Catalog(IndexVectors):
@@ -63,14 +67,8 @@ def weighted_pooling(
     model_dir: str, audit: str
 ) -> Callable[[str], dict[str, np.ndarray]]:
     """A function query → its vectors pooled by each token weighting (see the module doc)."""
-    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
-    tok.no_padding()
-    tok.enable_truncation(256)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(os.path.join(model_dir, "model.onnx"), options)
-    with open(os.path.join(audit, "documents.ndjson")) as f:
-        texts = [json.loads(line)["text"] for line in f]
+    tok, session = query_model(model_dir)
+    texts = [d["text"] for d in read_ndjson(os.path.join(audit, "documents.ndjson"))]
     df = np.zeros(tok.get_vocab_size())
     for i in range(0, len(texts), 2000):
         for e in tok.encode_batch(texts[i : i + 2000]):

@@ -1,5 +1,6 @@
 """What the measurement scripts share: skg's query embedder, and an index folder's vectors.
 
+- `query_model(model_dir)`: the tokenizer and ONNX session as skg runs them for one text.
 - `embedder(model_dir)`: embeds a text as skg does (`skg_embed`): one text per inference call,
   no padding, truncated at 256 tokens, mean pooling over `last_hidden_state`, L2-normalized.
   (`scripts/embedding-reference.py` computes the parity fixture independently, on purpose.)
@@ -25,14 +26,23 @@ from tokenizers import Tokenizer
 DEFAULT_MODEL_DIR = os.path.expanduser("~/.cache/skg/models/all-minilm-l6-v2-int8")
 
 
-def embedder(model_dir: str = DEFAULT_MODEL_DIR) -> Callable[[str], np.ndarray]:
-    """A function text → its L2-normalized embedding, as skg computes it."""
+def query_model(
+    model_dir: str = DEFAULT_MODEL_DIR,
+) -> tuple[Tokenizer, ort.InferenceSession]:
+    """The tokenizer and graph as skg runs them for one text: no padding, 256 tokens at most,
+    one intra-op thread."""
     tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
     tok.no_padding()
     tok.enable_truncation(256)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(os.path.join(model_dir, "model.onnx"), options)
+    return tok, session
+
+
+def embedder(model_dir: str = DEFAULT_MODEL_DIR) -> Callable[[str], np.ndarray]:
+    """A function text → its L2-normalized embedding, as skg computes it."""
+    tok, session = query_model(model_dir)
 
     def embed(text: str) -> np.ndarray:
         e = tok.encode(text)

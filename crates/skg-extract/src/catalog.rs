@@ -261,12 +261,7 @@ pub(crate) fn parse(
             );
             continue;
         }
-        let Some(name) = tool_function(&tool)
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-        else {
+        let Some(name) = entry_name(&tool).map(str::trim).filter(|s| !s.is_empty()) else {
             let d = match tool_function(&tool).get("type").and_then(Value::as_str) {
                 Some(kind) if kind != "function" => Diagnostic {
                     severity: Severity::Warning,
@@ -322,6 +317,11 @@ pub(crate) fn parse(
     (out, diags)
 }
 
+/// A catalog entry's `name` as written (the function's, for the OpenAI shape).
+fn entry_name(entry: &Value) -> Option<&str> {
+    tool_function(entry).get("name").and_then(Value::as_str)
+}
+
 /// Where the tools of one JSON document are: each tool's line is the line of its
 /// `"name": "<name>"` pair, the k-th pair for the k-th tool of that name, when the document
 /// writes exactly as many such pairs (any string escapes read) as it has tools of that name.
@@ -343,12 +343,7 @@ fn name_lines(text: &str, tools: &[(Option<u32>, Value)]) -> Vec<Option<u32>> {
             at.entry(name).or_default().push(key.start());
         }
     }
-    let name_of = |t: &Value| {
-        tool_function(t)
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
+    let name_of = |t: &Value| entry_name(t).map(str::to_owned);
     let mut wanted: BTreeMap<String, usize> = BTreeMap::new();
     for (_, t) in tools {
         if let Some(n) = name_of(t) {
@@ -622,15 +617,9 @@ fn expand_group(entry: Value) -> Vec<Value> {
     vec![entry]
 }
 
-/// A JSON schema → its parameter list, one markdown line per property:
-/// ``- `name` (type[, required][, one of: a, b]): description``.
-#[cfg(test)]
-fn schema_lines(schema: &Value) -> String {
-    schema_parameters(schema).0
-}
-
-/// [`schema_lines`], and each property listed, its line counted from the list's first (1); the
-/// properties a long schema leaves out of the list (at its level; their own properties are not
+/// A JSON schema → its parameter list, one markdown line per property
+/// (``- `name` (type[, required][, one of: a, b]): description``), and each property listed,
+/// its line counted from the list's first (1); the properties a long schema leaves out of the list (at its level; their own properties are not
 /// walked) at the line that counts them.
 fn schema_parameters(schema: &Value) -> (String, Vec<ToolParameter>) {
     let mut w = SchemaWriter {
@@ -842,6 +831,11 @@ impl<'a> SchemaWriter<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A schema's parameter list as the tool's text holds it.
+    fn schema_lines(schema: &Value) -> String {
+        schema_parameters(schema).0
+    }
 
     /// (name, description, body) of every tool `text` gives, and its diagnostics' messages.
     fn read(text: &str) -> (Vec<(String, String, String)>, Vec<String>) {

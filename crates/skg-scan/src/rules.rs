@@ -2051,7 +2051,7 @@ fn not_fetched(tool: &str, option: &str) -> bool {
     const CURL: &[&str] = &[
         "-x", "-e", "-H", "-o", "-d", "-F", "-T", "-b", "-c", "-D", "-K", "-E", "-u", "-A", "-w",
     ];
-    const WGET: &[&str] = &["-o", "-a", "-e", "-D", "-T", "-A", "-w", "-P", "-U"];
+    const WGET: &[&str] = &["-o", "-O", "-a", "-e", "-D", "-T", "-A", "-w", "-P", "-U"];
     const BOTH: &[&str] = &["-o", "-e", "-D", "-T", "-A", "-w"];
     const POWERSHELL: &[&str] = &[
         "-outfile",
@@ -2092,11 +2092,10 @@ fn first_plain(text: &str) -> Option<String> {
             .unwrap_or("")
             .split(['/', ':'])
             .next();
-        (plain && !value && !host.is_some_and(|h| h == "localhost" || h.ends_with(".localhost")))
-            .then(|| {
-                w.trim_end_matches([')', '\'', '"', '`', ';', '|'])
-                    .to_owned()
-            })
+        (plain && !value && !host.is_some_and(|h| under(h, "localhost"))).then(|| {
+            w.trim_end_matches([')', '\'', '"', '`', ';', '|'])
+                .to_owned()
+        })
     })
 }
 
@@ -2227,15 +2226,7 @@ fn host_of(tool: &str, args: &[&str]) -> Host {
     } else {
         args.iter()
             .enumerate()
-            .filter(|(i, a)| {
-                // wget's `-O` names a file; curl's `-H`, `-d` here keep their old reading.
-                !value(*i)
-                    && !i
-                        .checked_sub(1)
-                        .is_some_and(|p| matches!(args[p], "-O" | "-H" | "-d"))
-                    && !a.contains("://")
-                    && BARE.is_match(a)
-            })
+            .filter(|(i, a)| !value(*i) && !a.contains("://") && BARE.is_match(a))
             .map(|(_, a)| format!("https://{a}"))
             .collect()
     };
@@ -2337,8 +2328,7 @@ fn host_of(tool: &str, args: &[&str]) -> Host {
                     found.all.push(host.clone());
                 }
                 // Loopback is not on a network path (`localhost`; a loopback IP is a raw IP).
-                let loopback = host == "localhost" || host.ends_with(".localhost");
-                if plain_http && !loopback && found.plain.is_none() {
+                if plain_http && !under(&host, "localhost") && found.plain.is_none() {
                     found.plain = Some(if schemeless {
                         format!("{host}{path}")
                     } else {
