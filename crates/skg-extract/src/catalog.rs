@@ -27,6 +27,7 @@ use skg_model::{
 use crate::{
     Limits,
     frontmatter::Parsed,
+    keylines::{KeyTree, Step, yaml_options},
     load::{Loaded, MdText, NormalizeInput, normalize},
     markdown,
     read::{self, TextFile},
@@ -115,10 +116,12 @@ pub(crate) fn parse(
             return (Vec::new(), vec![diag(None, format!("cannot read: {e}"))]);
         }
     };
-    // (line, tool object): a JSONL entry's line; `None` in a document (whose tools' text
-    // starts at line 1: where the entry is, is `entry_line` alone).
-    let mut tools: Vec<(Option<u32>, Value)> = Vec::new();
-    let mut json_document = false;
+    // (line, keys, tool object): a JSONL entry's line, `None` in a document (whose tools' text
+    // starts at line 1: where the entry is, is `entry_line` alone); in a document, the keys whose
+    // line is the entry's, the first the document has (a tool's `name`; an operation's method,
+    // else its path), read from the document's [`KeyTree`].
+    let mut tools: Vec<(Option<u32>, Vec<Vec<Step>>, Value)> = Vec::new();
+    let mut document = false;
     let yaml = Path::new(&file)
         .extension()
         .and_then(|e| e.to_str())
@@ -128,15 +131,8 @@ pub(crate) fn parse(
         return (Vec::new(), diags);
     }
     let parsed = if yaml {
-        // YAML is read for OpenAPI documents only, with a node budget that fits the file's size
-        // (the parser's default stops at a quarter of a million nodes, which real specs pass).
-        let mut budget = serde_saphyr::Budget::default();
-        budget.max_nodes = budget.max_nodes.max(text.len());
-        budget.max_events = budget.max_events.max(text.len().saturating_mul(4));
-        budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(text.len());
-        let mut options = serde_saphyr::Options::default();
-        options.budget = Some(budget);
-        match serde_saphyr::from_str_with_options::<Value>(&text, options) {
+        // YAML is read for OpenAPI documents only.
+        match serde_saphyr::from_str_with_options::<Value>(&text, yaml_options(text.len())) {
             // YAML cut at a line end still parses, without what followed the cut (often the
             // `components` every `$ref` points into): a cut document is not read at all.
             Ok(_) if cut => {
@@ -168,7 +164,8 @@ pub(crate) fn parse(
     match parsed {
         Ok(v) if crate::openapi::is_openapi(&v) => {
             let (ops, warnings) = crate::openapi::operations(&v);
-            tools.extend(ops.into_iter().map(|t| (None, t)));
+            tools.extend(ops.into_iter().map(|t| (None, operation_keys(&t), t)));
+            document = true;
             diags.extend(warnings.into_iter().map(|w| Diagnostic {
                 severity: Severity::Warning,
                 ..diag(None, w)
@@ -176,8 +173,12 @@ pub(crate) fn parse(
         }
         Ok(v) => match entry_list(v) {
             Some(a) => {
-                tools.extend(a.into_iter().flat_map(expand_group).map(|t| (None, t)));
-                json_document = true;
+                tools.extend(
+                    a.into_iter()
+                        .flat_map(|(at, entry)| expand_group(at, entry))
+                        .map(|(at, t)| (None, vec![name_key(at, &t)], t)),
+                );
+                document = true;
             }
             None => diags.push(diag(
                 None,
@@ -207,7 +208,11 @@ pub(crate) fn parse(
             if objects * 2 >= all && objects > 0 {
                 for (line_no, l) in lines() {
                     match serde_json::from_str::<Value>(l) {
-                        Ok(v) => tools.extend(expand_group(v).into_iter().map(|t| (line_no, t))),
+                        Ok(v) => tools.extend(
+                            expand_group(Vec::new(), v)
+                                .into_iter()
+                                .map(|(_, t)| (line_no, Vec::new(), t)),
+                        ),
                         Err(e) => push_capped(
                             &mut diags,
                             &mut more,
@@ -243,14 +248,14 @@ pub(crate) fn parse(
         ));
         tools.truncate(MAX_TOOLS);
     }
-    let entry_lines = if json_document {
-        name_lines(&text, &tools)
-    } else {
-        tools.iter().map(|(line, _)| *line).collect()
-    };
+    // Read only when there are entries to place (a large document costs a second parse).
+    let keys = (document && !tools.is_empty())
+        .then(|| KeyTree::read(&text))
+        .flatten();
     let mut out = Vec::new();
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
-    for (n, ((line, tool), entry_line)) in tools.into_iter().zip(entry_lines).enumerate() {
+    for (n, (line, key, tool)) in tools.into_iter().enumerate() {
+        let entry_line = line.or_else(|| key.iter().find_map(|k| keys.as_ref()?.key_line(k)));
         // Diagnostics point at the entry.
         let at = line.or(entry_line);
         if !tool.is_object() {
@@ -322,49 +327,27 @@ fn entry_name(entry: &Value) -> Option<&str> {
     tool_function(entry).get("name").and_then(Value::as_str)
 }
 
-/// Where the tools of one JSON document are: each tool's line is the line of its
-/// `"name": "<name>"` pair, the k-th pair for the k-th tool of that name, when the document
-/// writes exactly as many such pairs (any string escapes read) as it has tools of that name.
-/// Otherwise the tool's line stays unknown (a schema value repeating the pair, say): a line is
-/// given only where it cannot be another entry's.
-fn name_lines(text: &str, tools: &[(Option<u32>, Value)]) -> Vec<Option<u32>> {
-    // Every string followed by `:` and a string, leftmost first (so a match starts where a
-    // string starts); the key decoded, so `"n\u0061me"` is a `name` as the parser reads it.
-    static PAIR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r#"("(?:[^"\\]|\\.)*")\s*:\s*("(?:[^"\\]|\\.)*")"#)
-            .expect("static regex is valid")
-    });
-    let mut at: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for c in PAIR.captures_iter(text) {
-        if let (Some(key), Some(literal)) = (c.get(1), c.get(2))
-            && serde_json::from_str::<String>(key.as_str()).is_ok_and(|k| k == "name")
-            && let Ok(name) = serde_json::from_str::<String>(literal.as_str())
-        {
-            at.entry(name).or_default().push(key.start());
-        }
+/// The key that places a tool of a document: its `name` (the function's, for the OpenAI shape)
+/// in the entry at `at`.
+fn name_key(mut at: Vec<Step>, tool: &Value) -> Vec<Step> {
+    if !std::ptr::eq(tool_function(tool), tool) {
+        at.push(Step::Key("function".to_owned()));
     }
-    let name_of = |t: &Value| entry_name(t).map(str::to_owned);
-    let mut wanted: BTreeMap<String, usize> = BTreeMap::new();
-    for (_, t) in tools {
-        if let Some(n) = name_of(t) {
-            *wanted.entry(n).or_default() += 1;
-        }
-    }
-    let newlines: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
-    let mut used: BTreeMap<String, usize> = BTreeMap::new();
-    tools
-        .iter()
-        .map(|(_, t)| {
-            let n = name_of(t)?;
-            let k = used.entry(n.clone()).or_default();
-            *k += 1;
-            let offset = *at
-                .get(&n)
-                .filter(|offsets| offsets.len() == wanted[&n])?
-                .get(*k - 1)?;
-            u32::try_from(newlines.partition_point(|&i| i < offset) + 1).ok()
-        })
-        .collect()
+    at.push(Step::Key("name".to_owned()));
+    at
+}
+
+/// The keys that place an OpenAPI operation: its method under its path (`paths./a.get`), else
+/// (a path item given by `$ref`, its operations written elsewhere) the path.
+fn operation_keys(tool: &Value) -> Vec<Vec<Step>> {
+    let call = &tool["openapi"];
+    let (Some(path), Some(method)) = (call["path"].as_str(), call["method"].as_str()) else {
+        return Vec::new();
+    };
+    let path = vec![Step::Key("paths".to_owned()), Step::Key(path.to_owned())];
+    let mut op = path.clone();
+    op.push(Step::Key(method.to_ascii_lowercase()));
+    vec![op, path]
 }
 
 #[expect(
@@ -576,45 +559,67 @@ const LIST_KEYS: [&str; 4] = [
     "function_declarations",
 ];
 
-/// A catalog file's JSON → its entries: a list as is, else the first list under `result.tools`
-/// or one of [`LIST_KEYS`] (so a server manifest with a `name` and `tools` gives its tools), else
-/// the object as one entry when it names a tool (a one-line JSONL file).
-fn entry_list(v: Value) -> Option<Vec<Value>> {
+/// A catalog file's JSON → its entries, each with where it is in the document: a list as is,
+/// else the first list under `result.tools` or one of [`LIST_KEYS`] (so a server manifest with a
+/// `name` and `tools` gives its tools), else the object as one entry when it names a tool (a
+/// one-line JSONL file).
+fn entry_list(v: Value) -> Option<Vec<(Vec<Step>, Value)>> {
+    let listed = |under: &[&str], a: Vec<Value>| {
+        a.into_iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                let mut at: Vec<Step> = under.iter().map(|k| Step::Key((*k).to_owned())).collect();
+                at.push(Step::Index(i));
+                (at, entry)
+            })
+            .collect()
+    };
     let Value::Object(mut o) = v else {
         return match v {
-            Value::Array(a) => Some(a),
+            Value::Array(a) => Some(listed(&[], a)),
             _ => None,
         };
     };
     if let Some(Value::Object(r)) = o.get_mut("result")
         && let Some(Value::Array(a)) = r.remove("tools")
     {
-        return Some(a);
+        return Some(listed(&["result", "tools"], a));
     }
     for k in LIST_KEYS {
         if matches!(o.get(k), Some(Value::Array(_)))
             && let Some(Value::Array(a)) = o.remove(k)
         {
-            return Some(a);
+            return Some(listed(&[k], a));
         }
     }
     let v = Value::Object(o);
-    tool_function(&v).get("name").is_some().then(|| vec![v])
+    tool_function(&v)
+        .get("name")
+        .is_some()
+        .then(|| vec![(Vec::new(), v)])
 }
 
-/// A Gemini tool group (`{"functionDeclarations": […]}` without a name of its own) → its
-/// declarations; any other entry → itself.
-fn expand_group(entry: Value) -> Vec<Value> {
+/// A Gemini tool group (`{"functionDeclarations": […]}` without a name of its own) at `at` → its
+/// declarations, each at its place in the group; any other entry → itself.
+fn expand_group(at: Vec<Step>, entry: Value) -> Vec<(Vec<Step>, Value)> {
     if let Value::Object(o) = &entry
         && !o.contains_key("name")
         && !o.contains_key("function")
-        && let Some(Value::Array(list)) = ["functionDeclarations", "function_declarations"]
+        && let Some((key, Value::Array(list))) = ["functionDeclarations", "function_declarations"]
             .iter()
-            .find_map(|k| o.get(*k).filter(|v| v.is_array()))
+            .find_map(|k| o.get(*k).filter(|v| v.is_array()).map(|v| (*k, v)))
     {
-        return list.clone();
+        return list
+            .iter()
+            .enumerate()
+            .map(|(i, declaration)| {
+                let mut at = at.clone();
+                at.extend([Step::Key(key.to_owned()), Step::Index(i)]);
+                (at, declaration.clone())
+            })
+            .collect();
     }
-    vec![entry]
+    vec![(at, entry)]
 }
 
 /// A JSON schema → its parameter list, one markdown line per property
@@ -953,24 +958,60 @@ mod tests {
                 ("tools.json#zoné".to_owned(), Some(7)),
             ]
         );
-        // A schema value that repeats a tool's pair makes that tool's line unknown (it could be
-        // either), not the others'; a name inside a string is not a pair.
+        // The line is where the parser read the tool's own `name` key: a schema value or a
+        // description repeating the pair is not the tool, nor an earlier decoy.
         let doc = "[\n{\"name\": \"a\", \"description\": \"says \\\"name\\\": \\\"b\\\"\",\n \"inputSchema\": {\"properties\": {\"who\": {\"type\": \"object\", \"default\": {\"name\": \"a\"}}}}},\n{\"name\": \"b\", \"description\": \"B.\"}\n]";
         assert_eq!(
             lines(doc),
             [
-                ("tools.json#a".to_owned(), None),
+                ("tools.json#a".to_owned(), Some(2)),
                 ("tools.json#b".to_owned(), Some(4)),
             ]
         );
-        // A key the parser reads as `name` however it is written counts: an escaped one cannot
-        // leave a decoy pair elsewhere as the only one (`evil` would be shown at line 3).
+        // A key the parser reads as `name` however it is written is that tool's.
         let doc = "[\n{\"n\\u0061me\": \"evil\", \"description\": \"E.\"},\n{\"name\": \"ok\", \"description\": \"O.\", \"inputSchema\": {\"properties\": {\"p\": {\"type\": \"object\", \"default\": {\"name\": \"evil\"}}}}}\n]";
         assert_eq!(
             lines(doc),
             [
-                ("tools.json#evil".to_owned(), None),
+                ("tools.json#evil".to_owned(), Some(2)),
                 ("tools.json#ok".to_owned(), Some(3)),
+            ]
+        );
+        // Every host's shape: the OpenAI function's `name` (line 3), a Gemini group's
+        // declarations (5 and 6), a list under `result.tools` (9).
+        let doc = "{\"tools\": [\n {\"type\": \"function\", \"function\": {\"description\": \"F.\",\n   \"name\": \"f\"}},\n {\"functionDeclarations\": [\n  {\"name\": \"g\", \"description\": \"G.\"},\n  {\"name\": \"h\", \"description\": \"H.\"}]}\n]}";
+        assert_eq!(
+            lines(doc),
+            [
+                ("tools.json#f".to_owned(), Some(3)),
+                ("tools.json#g".to_owned(), Some(5)),
+                ("tools.json#h".to_owned(), Some(6)),
+            ]
+        );
+        let doc = "{\"jsonrpc\": \"2.0\", \"result\": {\n\"nextCursor\": null,\n\"tools\": [\n\n{\"description\": \"T.\",\n\n\"name\": \"t\"}]}}";
+        assert_eq!(lines(doc), [("tools.json#t".to_owned(), Some(7))]);
+        // An OpenAPI operation is at its method under its path, in JSON and in YAML; one of a
+        // path item given by `$ref` (its operations written elsewhere) at its path.
+        let spec = "{\"openapi\": \"3.0.0\",\n \"paths\": {\n  \"/a\": {\n   \"get\": {\"operationId\": \"getA\"},\n   \"post\": {\"operationId\": \"postA\"}},\n  \"/b\": {\"$ref\": \"#/components/pathItems/b\"}},\n \"components\": {\"pathItems\": {\"b\": {\n   \"get\": {\"operationId\": \"getB\"}}}}}";
+        assert_eq!(
+            lines(spec),
+            [
+                ("tools.json#getA".to_owned(), Some(4)),
+                ("tools.json#postA".to_owned(), Some(5)),
+                ("tools.json#getB".to_owned(), Some(6)),
+            ]
+        );
+        let yaml = "openapi: 3.0.0\npaths:\n  /a:\n    summary: A\n    get:\n      operationId: getA\n    delete:\n      operationId: deleteA\n";
+        let found: Vec<_> = parse_as("spec.yaml", yaml)
+            .0
+            .iter()
+            .map(|l| (l.skill.path.clone(), l.entry_line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("spec.yaml#getA".to_owned(), Some(5)),
+                ("spec.yaml#deleteA".to_owned(), Some(7)),
             ]
         );
         // The entry's line is the tool's place in the file, not where its text starts: a

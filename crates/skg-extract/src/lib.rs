@@ -23,6 +23,7 @@ mod fingerprint;
 mod frontmatter;
 #[doc(hidden)]
 pub mod fuzzing;
+mod keylines;
 mod load;
 mod manifest;
 mod markdown;

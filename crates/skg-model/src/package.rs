@@ -36,9 +36,9 @@ pub struct PackageText {
     /// A skill folder (or an MCP config's folder), or a catalog's tool.
     #[serde(default = "skill_kind")]
     pub kind: SkillKind,
-    /// A catalog's tool: the catalog file's line where its entry is (a JSONL entry's line, the
-    /// line of a JSON document's `"name": "<tool>"`), when extract could tell; `None` for a
-    /// package folder.
+    /// A catalog's tool: the catalog file's line where its entry is (a JSONL entry's line; in a
+    /// JSON document the line of the entry's own `name` key, in an OpenAPI document of the
+    /// operation's method key), when extract could tell; `None` for a package folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_line: Option<u32>,
     /// A catalog's tool: its parameters and results as extract lists them in its text, in
