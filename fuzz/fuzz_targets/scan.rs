@@ -24,6 +24,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         description: text.lines().nth(1).map(str::to_owned),
         kind: SkillKind::Skill,
         entry_line: None,
+        entry_column: None,
         parameters: Vec::new(),
     };
     // The same bytes as a catalog's tool (its text is read as markdown whatever its path).
@@ -39,6 +40,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         description: text.lines().next().map(str::to_owned),
         kind: SkillKind::Tool,
         entry_line: Some(1),
+        entry_column: None,
         parameters: Vec::new(),
     };
     let scan = skg_scan::scan(&[package, tool], &skg_scan::Options::default(), &NoProgress);

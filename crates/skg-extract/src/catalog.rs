@@ -255,7 +255,12 @@ pub(crate) fn parse(
     let mut out = Vec::new();
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
     for (n, (line, key, tool)) in tools.into_iter().enumerate() {
-        let entry_line = line.or_else(|| key.iter().find_map(|k| keys.as_ref()?.key_line(k)));
+        // A JSONL entry is its line; a document's, the place of its key.
+        let place = key.iter().find_map(|k| keys.as_ref()?.key_place(k));
+        let (entry_line, entry_column) = match line {
+            Some(line) => (Some(line), None),
+            None => (place.map(|p| p.line), place.map(|p| p.column)),
+        };
         // Diagnostics point at the entry.
         let at = line.or(entry_line);
         if !tool.is_object() {
@@ -306,7 +311,7 @@ pub(crate) fn parse(
             name,
             &tool,
             line,
-            entry_line,
+            (entry_line, entry_column),
             &mut diags,
         ));
     }
@@ -362,7 +367,7 @@ fn tool_skill(
     name: &str,
     entry: &Value,
     line: Option<u32>,
-    entry_line: Option<u32>,
+    (entry_line, entry_column): (Option<u32>, Option<u32>),
     diags: &mut Vec<Diagnostic>,
 ) -> Loaded {
     let function = tool_function(entry);
@@ -444,6 +449,7 @@ fn tool_skill(
         frontmatter: parsed.map,
         key_lines: parsed.key_lines,
         entry_line,
+        entry_column,
         parameters,
     }
 }

@@ -15,10 +15,18 @@ pub(crate) enum Step {
     Index(usize),
 }
 
-/// A document's keys with their lines (1-based); scalars are not kept.
+/// Where a key is written: its line and column (1-based; the column counts characters, as
+/// SARIF's `unicodeCodePoints`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub(crate) line: u32,
+    pub(crate) column: u32,
+}
+
+/// A document's keys with their places; scalars are not kept.
 #[derive(Debug)]
 pub(crate) enum KeyTree {
-    Map(Vec<(String, u32, KeyTree)>),
+    Map(Vec<(String, Place, KeyTree)>),
     List(Vec<KeyTree>),
     Scalar,
 }
@@ -38,7 +46,7 @@ pub(crate) fn yaml_options(len: usize) -> serde_saphyr::Options {
 impl KeyTree {
     /// The tree of `text`, JSON or YAML; `None` when the reader refuses it (a JSON document YAML
     /// does not read — a key over YAML's 1,024 characters, say: its entries' lines stay unknown).
-    /// A key written twice is kept twice (JSON allows it); [`Self::key_line`] takes the last, the
+    /// A key written twice is kept twice (JSON allows it); [`Self::key_place`] takes the last, the
     /// one `serde_json` keeps.
     pub(crate) fn read(text: &str) -> Option<Self> {
         let mut options = yaml_options(text.len());
@@ -58,9 +66,9 @@ impl KeyTree {
         }
     }
 
-    /// The line of the key `path` ends with (`None` when the path is not in the document, or ends
-    /// with a list position: an item has no key).
-    pub(crate) fn key_line(&self, path: &[Step]) -> Option<u32> {
+    /// Where the key `path` ends with is written (`None` when the path is not in the document, or
+    /// ends with a list position: an item has no key).
+    pub(crate) fn key_place(&self, path: &[Step]) -> Option<Place> {
         let (Step::Key(last), parent) = path.split_last()? else {
             return None;
         };
@@ -74,7 +82,7 @@ impl KeyTree {
                 .rev()
                 .find(|(key, ..)| key == last)
                 .map(|e| e.1)
-                .filter(|&line| line > 0),
+                .filter(|place| place.line > 0),
             _ => None,
         }
     }
@@ -155,8 +163,11 @@ impl<'de> Deserialize<'de> for KeyTree {
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<KeyTree, A::Error> {
                 let mut entries = Vec::new();
                 while let Some(key) = m.next_key::<Spanned<KeyText>>()? {
-                    let line = u32::try_from(key.referenced.line()).unwrap_or(0);
-                    entries.push((key.value.0, line, m.next_value::<KeyTree>()?));
+                    let place = Place {
+                        line: u32::try_from(key.referenced.line()).unwrap_or(0),
+                        column: u32::try_from(key.referenced.column()).unwrap_or(0),
+                    };
+                    entries.push((key.value.0, place, m.next_value::<KeyTree>()?));
                 }
                 Ok(KeyTree::Map(entries))
             }
@@ -180,51 +191,52 @@ mod tests {
         Step::Key(k.to_owned())
     }
 
+    fn line(tree: &KeyTree, path: &[Step]) -> Option<u32> {
+        tree.key_place(path).map(|p| p.line)
+    }
+
     #[test]
     fn keys_are_found_at_their_lines_in_json_and_yaml() {
         // Line by line, by hand: `paths` 2, `/a` 3, its `get` 4, `post` 5; `tools` 7, the second
         // tool's `name` 9 (its first key is on 8).
         let json = "{\n \"paths\": {\n  \"/a\": {\n   \"get\": {},\n   \"post\": {}}},\n \"x\": 1,\n \"tools\": [{\"name\": \"t\"},\n  {\"description\": \"d\",\n   \"name\": \"u\"}]\n}\n";
         let tree = KeyTree::read(json).expect("JSON reads");
+        assert_eq!(line(&tree, &[key("paths"), key("/a"), key("get")]), Some(4));
         assert_eq!(
-            tree.key_line(&[key("paths"), key("/a"), key("get")]),
-            Some(4)
-        );
-        assert_eq!(
-            tree.key_line(&[key("paths"), key("/a"), key("post")]),
+            line(&tree, &[key("paths"), key("/a"), key("post")]),
             Some(5)
         );
         assert_eq!(
-            tree.key_line(&[key("tools"), Step::Index(1), key("name")]),
+            line(&tree, &[key("tools"), Step::Index(1), key("name")]),
             Some(9)
         );
         assert_eq!(
-            tree.key_line(&[key("tools"), Step::Index(0), key("name")]),
+            line(&tree, &[key("tools"), Step::Index(0), key("name")]),
             Some(7)
         );
         // Not there, or a list position last: no line.
-        assert_eq!(tree.key_line(&[key("paths"), key("/b")]), None);
-        assert_eq!(tree.key_line(&[key("tools"), Step::Index(2)]), None);
-        assert_eq!(tree.key_line(&[]), None);
+        assert_eq!(line(&tree, &[key("paths"), key("/b")]), None);
+        assert_eq!(line(&tree, &[key("tools"), Step::Index(2)]), None);
+        assert_eq!(line(&tree, &[]), None);
 
         let yaml = "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      responses:\n        200:\n          description: ok\n    delete: {}\n";
         let tree = KeyTree::read(yaml).expect("YAML reads");
+        assert_eq!(line(&tree, &[key("paths"), key("/a"), key("get")]), Some(4));
         assert_eq!(
-            tree.key_line(&[key("paths"), key("/a"), key("get")]),
-            Some(4)
-        );
-        assert_eq!(
-            tree.key_line(&[key("paths"), key("/a"), key("delete")]),
+            line(&tree, &[key("paths"), key("/a"), key("delete")]),
             Some(8)
         );
         assert_eq!(
-            tree.key_line(&[
-                key("paths"),
-                key("/a"),
-                key("get"),
-                key("responses"),
-                key("200")
-            ]),
+            line(
+                &tree,
+                &[
+                    key("paths"),
+                    key("/a"),
+                    key("get"),
+                    key("responses"),
+                    key("200")
+                ]
+            ),
             Some(6)
         );
     }
@@ -235,8 +247,8 @@ mod tests {
         // keeps the last value); a key inside a string is no key.
         let json = "[\n{\"n\\u0061me\": \"a\", \"d\": \"\\\"name\\\": \\\"b\\\"\"},\n{\"name\": \"x\",\n \"name\": \"y\"}\n]";
         let tree = KeyTree::read(json).expect("JSON reads");
-        assert_eq!(tree.key_line(&[Step::Index(0), key("name")]), Some(2));
-        assert_eq!(tree.key_line(&[Step::Index(1), key("name")]), Some(4));
+        assert_eq!(line(&tree, &[Step::Index(0), key("name")]), Some(2));
+        assert_eq!(line(&tree, &[Step::Index(1), key("name")]), Some(4));
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(json).expect("JSON")[1]["name"],
             "y"
@@ -246,9 +258,25 @@ mod tests {
         let json = "{\"a\":\t\"\\ud83d\\ude80 \\/ go\", \"#b\": 1, \"- c\": 2, \"*d\": 3, \"&e\": 4, \"? f\": {\"g\": 5}}";
         let tree = KeyTree::read(json).expect("JSON reads");
         for k in ["a", "#b", "- c", "*d", "&e", "? f"] {
-            assert_eq!(tree.key_line(&[key(k)]), Some(1), "{k}");
+            assert_eq!(line(&tree, &[key(k)]), Some(1), "{k}");
         }
-        assert_eq!(tree.key_line(&[key("? f"), key("g")]), Some(1));
+        assert_eq!(line(&tree, &[key("? f"), key("g")]), Some(1));
+        // A minified document (one line, as tools/list dumps often are) places its keys by
+        // column, in characters: `é` and `ü` are one each (by hand: the second `name` key's
+        // quote is the 34th character, its 36th byte).
+        let json = "[{\"name\":\"é\"},{\"description\":\"ü\",\"name\":\"b\"}]";
+        let tree = KeyTree::read(json).expect("JSON reads");
+        assert_eq!(
+            tree.key_place(&[Step::Index(0), key("name")]),
+            Some(Place { line: 1, column: 3 })
+        );
+        assert_eq!(
+            tree.key_place(&[Step::Index(1), key("name")]),
+            Some(Place {
+                line: 1,
+                column: 34
+            })
+        );
         // Not a document at all.
         assert!(KeyTree::read("{\"a\": ").is_none());
     }

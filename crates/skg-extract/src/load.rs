@@ -52,6 +52,8 @@ pub(crate) struct Loaded {
     pub(crate) key_lines: BTreeMap<String, u32>,
     /// A catalog's tool: the catalog file's line where its entry is, when known.
     pub(crate) entry_line: Option<u32>,
+    /// A catalog's tool in a JSON or YAML document: the column of its entry's key on that line.
+    pub(crate) entry_column: Option<u32>,
     /// A catalog's tool: its parameters and results ([`skg_model::ToolParameter`]).
     pub(crate) parameters: Vec<skg_model::ToolParameter>,
 }
@@ -334,6 +336,7 @@ pub(crate) fn load_package(
         frontmatter: parsed.map,
         key_lines: parsed.key_lines,
         entry_line: None,
+        entry_column: None,
         parameters: Vec::new(),
     };
     (Some(loaded), diags)

@@ -61,6 +61,7 @@ pub fn package_texts(
                     description: Some(t.skill.description).filter(|d| !d.is_empty()),
                     kind: SkillKind::Tool,
                     entry_line: t.entry_line,
+                    entry_column: t.entry_column,
                     parameters: t.parameters,
                 }
             }));
@@ -122,6 +123,7 @@ pub fn package_texts(
                         description,
                         kind: SkillKind::Skill,
                         entry_line: None,
+                        entry_column: None,
                         parameters: Vec::new(),
                     },
                     diags,

@@ -76,5 +76,5 @@ impl Progress for NoProgress {
 /// prototype where extract's words said `unknown`), which the audit's `skills` and
 /// canonicalize's `canonical_skills` carry; 7 added the documents' `role` (what a section says
 /// about its skill's use, [`SectionRole`]); 8 added the findings' `entry_line` (where a
-/// catalog's tool is in its catalog file).
-pub const SCHEMA_VERSION: u32 = 8;
+/// catalog's tool is in its catalog file); 9 added their `entry_column` (where on that line).
+pub const SCHEMA_VERSION: u32 = 9;

@@ -41,6 +41,10 @@ pub struct PackageText {
     /// operation's method key), when extract could tell; `None` for a package folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_line: Option<u32>,
+    /// A catalog's tool in a JSON or YAML document: the column (1-based, in characters) of the
+    /// key on [`Self::entry_line`] — what locates a tool in a document written on one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_column: Option<u32>,
     /// A catalog's tool: its parameters and results as extract lists them in its text, in
     /// order, and those a long schema leaves out of the text; empty for a package folder.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

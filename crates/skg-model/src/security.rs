@@ -146,6 +146,10 @@ pub struct Finding {
     /// writes it (the path `<catalog file>#<tool>`). `None` for a package file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_line: Option<u32>,
+    /// A catalog's tool in a JSON or YAML document: the column of its entry on
+    /// [`Self::entry_line`] ([`crate::PackageText::entry_column`]); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_column: Option<u32>,
 }
 
 /// A skill's verdict.

@@ -106,13 +106,14 @@ fn a_catalog_s_poisoned_parameter_is_found_by_name_and_located_at_its_tool() {
         f.message.contains("content`from_reading_ssh_id_rsa"),
         "{f:?}"
     );
-    // The tool's `"name": "add"` is on line 4 of the catalog.
-    assert_eq!(f.entry_line, Some(4), "{f:?}");
+    // The tool's `"name": "add"` is on line 4 of the catalog, its key at the 5th character.
+    assert_eq!((f.entry_line, f.entry_column), (Some(4), Some(5)), "{f:?}");
     let log: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap_or_default())
             .unwrap_or_default();
     let region = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
     assert_eq!(region["startLine"], 4, "{log:#}");
+    assert_eq!(region["startColumn"], 5, "{log:#}");
 }
 
 #[test]

@@ -331,6 +331,7 @@ impl Ctx<'_> {
             file_hash: self.file_hash.clone(),
             acknowledged: false,
             entry_line: self.pkg.entry_line,
+            entry_column: self.pkg.entry_column,
         });
     }
 }
@@ -4383,6 +4384,7 @@ pub(crate) fn backdoored_copies(packages: &[PackageText], findings: &mut [Vec<Fi
                 file_hash: worst.file_hash.clone(),
                 acknowledged: false,
                 entry_line: worst.entry_line,
+                entry_column: worst.entry_column,
             });
         }
     }

@@ -12,7 +12,8 @@ use crate::{Finding, Severity, rules::RULES};
 /// finding's path is relative to: `%SRCROOT%` when scanning a repository's own registry).
 /// Only findings of at least `min` severity are included. A catalog tool's finding (its path
 /// `<catalog file>#<tool>`, [`skg_model::tool_path`]) is located in the catalog file at the
-/// tool's entry ([`Finding::entry_line`]; line 1 when extract could not tell where it is), with
+/// tool's entry ([`Finding::entry_line`]; line 1 when extract could not tell where it is; the
+/// column too when extract knows it, [`Finding::entry_column`], as one-line documents need), with
 /// the tool as its logical location (kind `function`) and named in its message.
 pub fn sarif(findings: &[Finding], min: Severity, version: &str) -> Sarif {
     let rules: Vec<ReportingDescriptor> = RULES
@@ -112,6 +113,18 @@ fn location(f: &Finding, tool: Option<(&str, &str)>) -> Location {
         Some((file, _)) => (file, f.entry_line.unwrap_or(1).max(1)),
         None => (f.path.as_str(), f.line.max(1)),
     };
+    // A tool's column goes with its entry's line (a one-line document's tools differ only there).
+    let column = tool
+        .and(f.entry_line)
+        .and(f.entry_column)
+        .filter(|&c| c > 0);
+    let region = match column {
+        Some(column) => Region::builder()
+            .start_line(i64::from(line))
+            .start_column(i64::from(column))
+            .build(),
+        None => Region::builder().start_line(i64::from(line)).build(),
+    };
     let physical = PhysicalLocation::builder()
         .artifact_location(
             ArtifactLocation::builder()
@@ -119,7 +132,7 @@ fn location(f: &Finding, tool: Option<(&str, &str)>) -> Location {
                 .uri_base_id("%SRCROOT%")
                 .build(),
         )
-        .region(Region::builder().start_line(i64::from(line)).build())
+        .region(region)
         .build();
     match tool {
         Some((_, name)) => Location::builder()

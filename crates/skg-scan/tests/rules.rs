@@ -21,6 +21,7 @@ fn package(root: &str, files: &[(&str, &str)]) -> PackageText {
         description: None,
         kind: SkillKind::Skill,
         entry_line: None,
+        entry_column: None,
         parameters: Vec::new(),
     }
 }
@@ -936,6 +937,7 @@ fn tool(name: &str, text: &str) -> PackageText {
         description: text.lines().next().map(str::to_owned),
         kind: SkillKind::Tool,
         entry_line: None,
+        entry_column: None,
         parameters: Vec::new(),
     }
 }

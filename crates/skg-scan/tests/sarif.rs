@@ -18,13 +18,15 @@ fn findings() -> Vec<skg_scan::Finding> {
         description: Some("y".into()),
         kind: SkillKind::Skill,
         entry_line: None,
+        entry_column: None,
         parameters: Vec::new(),
     };
     scan(&[p], &Options::default(), &NoProgress).findings
 }
 
-/// The findings of a catalog's poisoned tool (`tools.json#add`), its entry at `entry_line`.
-fn tool_findings(entry_line: Option<u32>) -> Vec<skg_scan::Finding> {
+/// The findings of a catalog's poisoned tool (`tools.json#add`), its entry at `entry_line` and
+/// `entry_column`.
+fn tool_findings(entry_line: Option<u32>, entry_column: Option<u32>) -> Vec<skg_scan::Finding> {
     let registry = RegistryName::from("tools");
     let p = PackageText {
         id: SkillId::new(&registry, "add"),
@@ -38,6 +40,7 @@ fn tool_findings(entry_line: Option<u32>) -> Vec<skg_scan::Finding> {
         description: Some("Adds two numbers.".into()),
         kind: SkillKind::Tool,
         entry_line,
+        entry_column,
         parameters: Vec::new(),
     };
     scan(&[p], &Options::default(), &NoProgress).findings
@@ -56,7 +59,7 @@ fn the_log_is_valid_sarif_2_1_0() {
     let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("schema: {e}"));
     let mut f = findings();
     assert!(f.len() >= 3, "{f:?}");
-    f.extend(tool_findings(Some(12)));
+    f.extend(tool_findings(Some(12), Some(7)));
     let log = serde_json::to_value(sarif(&f, Severity::Low, "0.1.0")).unwrap_or_default();
     let errors: Vec<String> = validator
         .iter_errors(&log)
@@ -113,8 +116,12 @@ fn results_carry_rule_level_location_and_a_stable_fingerprint() {
 
 #[test]
 fn a_tool_s_result_is_located_at_its_entry_in_its_catalog_file_and_named_as_a_function() {
-    let f = tool_findings(Some(12));
-    assert!(f.iter().all(|x| x.entry_line == Some(12)), "{f:?}");
+    let f = tool_findings(Some(12), Some(7));
+    assert!(
+        f.iter()
+            .all(|x| (x.entry_line, x.entry_column) == (Some(12), Some(7))),
+        "{f:?}"
+    );
     assert!(f.iter().any(|x| x.rule == "SKG-TOOL-001"), "{f:?}");
     let log = serde_json::to_value(sarif(&f, Severity::Low, "0.1.0")).unwrap_or_default();
     let results = log["runs"][0]["results"]
@@ -132,6 +139,7 @@ fn a_tool_s_result_is_located_at_its_entry_in_its_catalog_file_and_named_as_a_fu
         "tools.json"
     );
     assert_eq!(loc["physicalLocation"]["region"]["startLine"], 12);
+    assert_eq!(loc["physicalLocation"]["region"]["startColumn"], 7);
     assert_eq!(loc["logicalLocations"][0]["name"], "add");
     assert_eq!(loc["logicalLocations"][0]["kind"], "function");
     assert!(
@@ -140,13 +148,15 @@ fn a_tool_s_result_is_located_at_its_entry_in_its_catalog_file_and_named_as_a_fu
             .is_some_and(|t| t.starts_with("tool `add`: ")),
         "{r:#?}"
     );
-    // Where extract could not tell, the file's first line.
-    let unknown = serde_json::to_value(sarif(&tool_findings(None), Severity::Low, "0.1.0"))
-        .unwrap_or_default();
-    assert_eq!(
-        unknown["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"],
-        1
-    );
+    // Where extract could not tell, the file's first line, and no column (a JSONL entry is its
+    // line: no column either).
+    for (line, want) in [(None, 1), (Some(3), 3)] {
+        let log = serde_json::to_value(sarif(&tool_findings(line, None), Severity::Low, "0.1.0"))
+            .unwrap_or_default();
+        let region = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+        assert_eq!(region["startLine"], want);
+        assert!(region.get("startColumn").is_none(), "{region}");
+    }
     // A skill's file is located as before, with no logical location.
     let skill =
         serde_json::to_value(sarif(&findings(), Severity::Low, "0.1.0")).unwrap_or_default();

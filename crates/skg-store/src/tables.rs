@@ -906,6 +906,11 @@ pub static FINDINGS: Table<Finding> = Table {
             Get::OptU32(|f| f.entry_line),
             "a catalog's tool: the catalog file's line where its entry is, when known (`line` is then a line of the tool's text); null for a package file",
         ),
+        col(
+            "entry_column",
+            Get::OptU32(|f| f.entry_column),
+            "a catalog's tool in a JSON or YAML document: the column (1-based, in characters) of its entry on `entry_line`; null otherwise",
+        ),
     ],
 };
 
