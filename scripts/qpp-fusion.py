@@ -13,6 +13,10 @@ query's fused candidates with their own BM25 score and cosine) and re-ranks the 
   w_adaptive / 0.3 · (lo + (hi − lo) · p);
 * `softmax`: each ranking's scores as a softmax over the candidates (temperatures Tb, Td), mixed
   λ · w_adaptive / 0.3 : rest — a ranking with a sure first answer puts more mass on it.
+* `interleave`: the fused first k, then BM25's and dense's first answers where the fusion left
+  them out, then the rest of the fused order — each ranking's best guess kept in the first five
+  (stop 47). Also counted: how often a ranking's first answer is outside the fused first five,
+  and how often it is a gold skill then.
 
 usage: scripts/qpp-fusion.py TRAIN[,TRAIN…] NAME=FILE.jsonl [NAME=FILE.jsonl …]
   TRAIN: names of the files `which` is fitted on; every file is evaluated with each variant.
@@ -156,6 +160,21 @@ def softmax(tb, td, lam):
     return rank
 
 
+def interleave(keep, sources):
+    """The fused first `keep`, then each source ranking's first answer not already listed."""
+
+    def rank(r):
+        fused = [c["skill"] for c in r["candidates"]]
+        out = fused[:keep]
+        for key in sources:
+            first = tops(r, key)[0]["skill"] if r["candidates"] else None
+            if first is not None and first not in out:
+                out.append(first)
+        return out + [s for s in fused if s not in out]
+
+    return rank
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -182,6 +201,21 @@ def main():
     )
     for lo, hi in [(0.2, 0.4), (0.1, 0.5), (0.0, 0.6)]:
         row(f"which, w in [{lo}, {hi}]", which(prob, lo, hi))
+    for keep, sources in [(3, ("bm25", "cosine")), (4, ("bm25",)), (4, ("cosine",))]:
+        row(f"interleave fused {keep} + {'+'.join(sources)}", interleave(keep, sources))
+    for n in names:
+        counts = []
+        for key in ("bm25", "cosine"):
+            out = gold = 0
+            for r in data[n]:
+                if not r["candidates"]:
+                    continue
+                first = tops(r, key)[0]["skill"]
+                if first not in [c["skill"] for c in r["candidates"][:5]]:
+                    out += 1
+                    gold += first in set(r["gold"])
+            counts.append(f"{key} {out} ({gold} gold)")
+        print(f"{n}: first answer outside the fused first five: " + ", ".join(counts))
     # The whole grid the docs' softmax rows come from (the best on dev is not the best elsewhere).
     for tb in (0.05, 0.1, 0.2):
         for td in (0.01, 0.02, 0.04):
