@@ -234,10 +234,10 @@ struct Ctx<'a> {
     purpose: &'a Purpose,
     names: &'a NameIndex,
     out: Vec<Finding>,
-    /// Downloads this file showed as an installation step (under an installation heading):
-    /// the address, the heading and the steps it was lowered by. The same address run again
-    /// further on ("Need to reinstall?" under "Troubleshooting") is that step.
-    install_steps: Vec<(String, String, i32)>,
+    /// Downloads this file showed as an installation step (under an installation heading), by
+    /// address: the first lowering of each. The same address run again further on ("Need to
+    /// reinstall?" under "Troubleshooting") is that step.
+    install_steps: BTreeMap<String, InstallNote>,
 }
 
 impl Ctx<'_> {
@@ -341,6 +341,7 @@ impl Ctx<'_> {
 /// heading) rather than because of what it does — by how many steps. A tool's description is not
 /// documentation, so `emit` drops the framing notes of a tool's finding and undoes their steps;
 /// what a rule judges of the behaviour itself (a common tool's documented installer host) stays.
+#[derive(Clone)]
 struct Note {
     text: String,
     /// Steps this note lowered the finding by through framing; 0 for any other note.
@@ -433,7 +434,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             purpose: &purpose,
             names,
             out: Vec::new(),
-            install_steps: Vec::new(),
+            install_steps: BTreeMap::new(),
         };
         let lower = file.path.to_ascii_lowercase();
         let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
@@ -498,7 +499,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             purpose: &purpose,
             names,
             out: Vec::new(),
-            install_steps: Vec::new(),
+            install_steps: BTreeMap::new(),
         };
         // A tool is called by its name, not installed by it: no name to squat on.
         if !tool {
@@ -2367,12 +2368,10 @@ static INSTALL_SECTION: LazyLock<Regex> = LazyLock::new(|| {
 /// skill's verdict already counts. The address is compared as written, without its query.
 fn install_step(ctx: &mut Ctx<'_>, place: Place<'_>, host: &Host) -> Option<Note> {
     if let Some(why) = install_context(ctx.purpose, ctx.is_main(), place, host) {
-        if !host.url.is_empty()
-            && host.kind != HostKind::Shady
-            && !ctx.install_steps.iter().any(|(u, ..)| *u == host.url)
-        {
+        if !host.url.is_empty() && host.kind != HostKind::Shady {
             ctx.install_steps
-                .push((host.url.clone(), why.heading.clone(), why.note.framing));
+                .entry(host.url.clone())
+                .or_insert_with(|| why.clone());
         }
         return Some(why.note);
     }
@@ -2382,14 +2381,18 @@ fn install_step(ctx: &mut Ctx<'_>, place: Place<'_>, host: &Host) -> Option<Note
     if host.url.is_empty() || host.kind == HostKind::Known {
         return None;
     }
-    let (_, heading, steps) = ctx.install_steps.iter().find(|(u, ..)| *u == host.url)?;
+    let first = ctx.install_steps.get(&host.url)?;
     Some(Note::framing(
-        format!("lowered: the installation step shown under \"{heading}\", run again"),
-        *steps,
+        format!(
+            "lowered: the installation step shown under \"{}\", run again",
+            first.heading
+        ),
+        first.note.framing,
     ))
 }
 
 /// A lowering for a download under an installation heading, and the heading.
+#[derive(Clone)]
 struct InstallNote {
     note: Note,
     heading: String,
