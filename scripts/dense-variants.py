@@ -15,6 +15,9 @@ as `skg eval` folds them) and prints dense hit@1 / hit@5 / MRR@10 for:
   the first D principal directions removed after centring (`abtt D`, "all-but-the-top");
 - hubness reduction (CSLS): a skill's score minus lam x the mean cosine of its rows to their k
   nearest other rows (skills close to everything are pushed down).
+- a skill's rows (card, overview, usage sections) combined otherwise than by the best one
+  (stop 47): a soft maximum, `t · log Σ exp(cos / t)` (`rows lse t`), or the best row mixed with
+  the rows' mean (`rows max+mean w`) — a skill several of whose rows match counts for more;
 - with `--doc-sentences`: each skill's description split into sentences (three or more words),
   each embedded apart — a skill scored by the best of its rows and sentences (`docsent max`), or
   its best row mixed half and half with its best sentence (`docsent 0.5 max`) or its sentences'
@@ -97,6 +100,28 @@ def weighted_pooling(
     return pooled
 
 
+def rows_combined(
+    cat: Catalog, row_scores: np.ndarray, best: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Each skill's rows combined by a soft maximum or the best row mixed with their mean."""
+    out = {}
+    k = len(cat.skills)
+    lifted = row_scores - best[cat.row_skill]
+    for t in (0.01, 0.02, 0.05):
+        acc = np.zeros(k)
+        np.add.at(acc, cat.row_skill, np.exp(lifted / t))
+        out[f"rows lse {t}"] = np.where(
+            acc > 0, best + t * np.log(np.maximum(acc, 1e-30)), best
+        )
+    total, n = np.zeros(k), np.zeros(k)
+    np.add.at(total, cat.row_skill, row_scores)
+    np.add.at(n, cat.row_skill, 1)
+    mean = np.where(n > 0, total / np.maximum(n, 1), best)
+    for w in (0.2, 0.4):
+        out[f"rows max+mean {w}"] = (1 - w) * best + w * mean
+    return out
+
+
 def main() -> None:
     argv = sys.argv[1:]
     audit = None
@@ -154,7 +179,10 @@ def main() -> None:
     for qi, (_, gold) in enumerate(judged):
         for name, (vx, qx) in spaces.items():
             count(name, cat.best_per_skill(vx @ qx[qi]), gold)
-        base = cat.best_per_skill(V @ whole[qi])
+        row_scores = V @ whole[qi]
+        base = cat.best_per_skill(row_scores)
+        for name, scores in rows_combined(cat, row_scores, base).items():
+            count(name, scores, gold)
         for name, q in weighted[qi].items() if weighted else ():
             count("query pooled by " + name, cat.best_per_skill(V @ q), gold)
         for k, per_skill in hub.items():
