@@ -163,8 +163,12 @@ pub(crate) fn parse(
     };
     match parsed {
         Ok(v) if crate::openapi::is_openapi(&v) => {
-            let (ops, warnings) = crate::openapi::operations(&v);
-            tools.extend(ops.into_iter().map(|t| (None, operation_keys(&t), t)));
+            let (ops, warnings, places) = crate::openapi::operations(&v);
+            tools.extend(
+                ops.into_iter()
+                    .zip(places)
+                    .map(|(t, place)| (None, operation_keys(place, &t), t)),
+            );
             document = true;
             diags.extend(warnings.into_iter().map(|w| Diagnostic {
                 severity: Severity::Warning,
@@ -248,10 +252,28 @@ pub(crate) fn parse(
         ));
         tools.truncate(MAX_TOOLS);
     }
-    // Read only when there are entries to place (a large document costs a second parse).
-    let keys = (document && !tools.is_empty())
-        .then(|| KeyTree::read(&text))
-        .flatten();
+    // Read only when there are entries to place (a large document costs a second parse). A
+    // document the key reader refuses keeps its tools, unplaced, and says so.
+    let keys = if document && !tools.is_empty() {
+        match KeyTree::read(&text) {
+            Ok(keys) => Some(keys),
+            Err(e) => {
+                diags.push(Diagnostic {
+                    severity: Severity::Warning,
+                    ..diag(
+                        None,
+                        format!(
+                            "where its tools are written could not be read, so their findings \
+                             point at line 1: {e}"
+                        ),
+                    )
+                });
+                None
+            }
+        }
+    } else {
+        None
+    };
     let mut out = Vec::new();
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
     for (n, (line, key, tool)) in tools.into_iter().enumerate() {
@@ -342,17 +364,17 @@ fn name_key(mut at: Vec<Step>, tool: &Value) -> Vec<Step> {
     at
 }
 
-/// The keys that place an OpenAPI operation: its method under its path (`paths./a.get`), else
-/// (a path item given by `$ref`, its operations written elsewhere) the path.
-fn operation_keys(tool: &Value) -> Vec<Vec<Step>> {
-    let call = &tool["openapi"];
-    let (Some(path), Some(method)) = (call["path"].as_str(), call["method"].as_str()) else {
-        return Vec::new();
-    };
-    let path = vec![Step::Key("paths".to_owned()), Step::Key(path.to_owned())];
-    let mut op = path.clone();
-    op.push(Step::Key(method.to_ascii_lowercase()));
-    vec![op, path]
+/// The keys that place an OpenAPI operation: its method key where it was read (`place`, from
+/// [`crate::openapi::operations`]), else the path it is served at.
+fn operation_keys(place: Vec<Step>, tool: &Value) -> Vec<Vec<Step>> {
+    let mut keys = vec![place];
+    if let Some(path) = tool["openapi"]["path"].as_str() {
+        keys.push(vec![
+            Step::Key("paths".to_owned()),
+            Step::Key(path.to_owned()),
+        ]);
+    }
+    keys
 }
 
 #[expect(
@@ -997,15 +1019,38 @@ mod tests {
         let doc = "{\"jsonrpc\": \"2.0\", \"result\": {\n\"nextCursor\": null,\n\"tools\": [\n\n{\"description\": \"T.\",\n\n\"name\": \"t\"}]}}";
         assert_eq!(lines(doc), [("tools.json#t".to_owned(), Some(7))]);
         // An OpenAPI operation is at its method under its path, in JSON and in YAML; one of a
-        // path item given by `$ref` (its operations written elsewhere) at its path.
+        // path item given by `$ref` where it was read: under the item referred to.
         let spec = "{\"openapi\": \"3.0.0\",\n \"paths\": {\n  \"/a\": {\n   \"get\": {\"operationId\": \"getA\"},\n   \"post\": {\"operationId\": \"postA\"}},\n  \"/b\": {\"$ref\": \"#/components/pathItems/b\"}},\n \"components\": {\"pathItems\": {\"b\": {\n   \"get\": {\"operationId\": \"getB\"}}}}}";
         assert_eq!(
             lines(spec),
             [
                 ("tools.json#getA".to_owned(), Some(4)),
                 ("tools.json#postA".to_owned(), Some(5)),
-                ("tools.json#getB".to_owned(), Some(6)),
+                ("tools.json#getB".to_owned(), Some(8)),
             ]
+        );
+        // A method written beside the `$ref` is not what is read (the reference wins): the
+        // operation is where its text is, not at the decoy.
+        let spec = "{\"openapi\": \"3.1.0\", \"paths\": {\"/a\": {\"$ref\": \"#/components/pathItems/A\",\n  \"get\": {\"operationId\": \"decoy\"}}},\n \"components\": {\"pathItems\": {\"A\": {\n  \"get\": {\"operationId\": \"evil\"}}}}}";
+        assert_eq!(lines(spec), [("tools.json#evil".to_owned(), Some(4))]);
+        // A key past YAML's 1,024 characters still places its tool.
+        let long = format!("[\n{{\"{}\": 1,\n \"name\": \"t\"}}]", "k".repeat(5_000));
+        assert_eq!(lines(&long), [("tools.json#t".to_owned(), Some(3))]);
+        // A document the key reader refuses (nested past its 64 levels, which JSON allows)
+        // keeps its tools, unplaced, with a warning that says so.
+        let deep = format!(
+            "[{{\"name\": \"t\", \"description\": \"T.\", \"inputSchema\": {}1{}}}]",
+            "{\"a\": ".repeat(100),
+            "}".repeat(100)
+        );
+        let (tools, diags) = parse_as("tools.json", &deep);
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].entry_line, None);
+        assert!(
+            diags.iter().any(|d| d.severity == Severity::Warning
+                && d.message
+                    .starts_with("where its tools are written could not be read")),
+            "{diags:?}"
         );
         let yaml = "openapi: 3.0.0\npaths:\n  /a:\n    summary: A\n    get:\n      operationId: getA\n    delete:\n      operationId: deleteA\n";
         let found: Vec<_> = parse_as("spec.yaml", yaml)

@@ -1,12 +1,20 @@
 //! Where a JSON or YAML document's keys are: the document's mappings and lists as a tree of keys,
-//! each with the line it is written on, read by `serde_saphyr` (JSON is read as the YAML it is).
-//! A catalog's values come from `serde_json` (or `serde_saphyr` for YAML) as before; this tree is
-//! read beside them only to say where an entry is, so a tool is located by the parser's position
-//! of its own key — not by searching the text for something that looks like it.
+//! each with the line and column it is written at, read by `serde_saphyr` (JSON is read as the
+//! YAML it is). A catalog's values come from `serde_json` (or `serde_saphyr` for YAML) as before;
+//! this tree is read beside them only to say where an entry is, so a tool is located by the
+//! parser's position of its own key — not by searching the text for something that looks like it.
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_saphyr::Spanned;
-use std::fmt;
+use std::{collections::HashMap, fmt};
+
+/// How deep keys are kept: the deepest a tool's entry is placed by is 5 (`result.tools[i]
+/// .function.name`), an operation read through a `$ref` 4 (`components.pathItems.A.get`) or a
+/// few more for a pointer elsewhere; below this the document is read and its keys not kept, so
+/// a large specification's schemas cost no memory here.
+const KEPT_DEPTH: usize = 12;
 
 /// One step into a document: a mapping's key or a list's position.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,10 +31,11 @@ pub(crate) struct Place {
     pub(crate) column: u32,
 }
 
-/// A document's keys with their places; scalars are not kept.
+/// A document's keys with their places, to [`KEPT_DEPTH`]; scalars are not kept. A mapping's keys
+/// are hashed: a lookup per tool must not walk a mapping of a million keys.
 #[derive(Debug)]
 pub(crate) enum KeyTree {
-    Map(Vec<(String, Place, KeyTree)>),
+    Map(HashMap<String, (Place, KeyTree)>),
     List(Vec<KeyTree>),
     Scalar,
 }
@@ -44,23 +53,24 @@ pub(crate) fn yaml_options(len: usize) -> serde_saphyr::Options {
 }
 
 impl KeyTree {
-    /// The tree of `text`, JSON or YAML; `None` when the reader refuses it (a JSON document YAML
-    /// does not read — a key over YAML's 1,024 characters, say: its entries' lines stay unknown).
-    /// A key written twice is kept twice (JSON allows it); [`Self::key_place`] takes the last, the
-    /// one `serde_json` keeps.
-    pub(crate) fn read(text: &str) -> Option<Self> {
+    /// The tree of `text`, JSON or YAML, or why the reader refused it: keys up to 64 KiB are
+    /// read (YAML's own limit is 1,024 characters; the reader buffers a key's text while it looks
+    /// for the `:`, so not without bound), 64 levels deep — the reader's default, which keeps its
+    /// recursion within a worker thread's stack (100 levels overflow a 2 MiB stack), where
+    /// `serde_json` reads 128. Of a key written twice (JSON allows it) the last is kept, as
+    /// `serde_json` keeps it.
+    pub(crate) fn read(text: &str) -> Result<Self, String> {
         let mut options = yaml_options(text.len());
         options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
-        serde_saphyr::from_str_with_options::<Self>(text, options).ok()
+        if let Some(budget) = options.budget.as_mut() {
+            budget.simple_key_max_lookahead = budget.simple_key_max_lookahead.max(64 * 1024);
+        }
+        serde_saphyr::from_str_with_options::<Self>(text, options).map_err(|e| e.to_string())
     }
 
     fn child(&self, step: &Step) -> Option<&Self> {
         match (self, step) {
-            (Self::Map(entries), Step::Key(k)) => entries
-                .iter()
-                .rev()
-                .find(|(key, ..)| key == k)
-                .map(|e| &e.2),
+            (Self::Map(entries), Step::Key(k)) => entries.get(k).map(|e| &e.1),
             (Self::List(items), Step::Index(i)) => items.get(*i),
             _ => None,
         }
@@ -78,10 +88,8 @@ impl KeyTree {
         }
         match at {
             Self::Map(entries) => entries
-                .iter()
-                .rev()
-                .find(|(key, ..)| key == last)
-                .map(|e| e.1)
+                .get(last)
+                .map(|e| e.0)
                 .filter(|place| place.line > 0),
             _ => None,
         }
@@ -133,53 +141,71 @@ impl<'de> Deserialize<'de> for KeyText {
 
 impl<'de> Deserialize<'de> for KeyTree {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = KeyTree;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON or YAML value")
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<KeyTree, E> {
-                Ok(KeyTree::Scalar)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<KeyTree, E> {
-                Ok(KeyTree::Scalar)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<KeyTree, E> {
-                Ok(KeyTree::Scalar)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<KeyTree, E> {
-                Ok(KeyTree::Scalar)
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<KeyTree, E> {
-                Ok(KeyTree::Scalar)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<KeyTree, E> {
-                Ok(KeyTree::Scalar)
-            }
-            fn visit_none<E: de::Error>(self) -> Result<KeyTree, E> {
-                Ok(KeyTree::Scalar)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<KeyTree, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(key) = m.next_key::<Spanned<KeyText>>()? {
-                    let place = Place {
-                        line: u32::try_from(key.referenced.line()).unwrap_or(0),
-                        column: u32::try_from(key.referenced.column()).unwrap_or(0),
-                    };
-                    entries.push((key.value.0, place, m.next_value::<KeyTree>()?));
-                }
-                Ok(KeyTree::Map(entries))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<KeyTree, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = s.next_element::<KeyTree>()? {
-                    items.push(item);
-                }
-                Ok(KeyTree::List(items))
-            }
+        Level(0).deserialize(d)
+    }
+}
+
+/// A value at this depth of the document: its keys kept above [`KEPT_DEPTH`], read past below.
+#[derive(Clone, Copy)]
+struct Level(usize);
+
+impl<'de> DeserializeSeed<'de> for Level {
+    type Value = KeyTree;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<KeyTree, D::Error> {
+        if self.0 >= KEPT_DEPTH {
+            IgnoredAny::deserialize(d)?;
+            return Ok(KeyTree::Scalar);
         }
-        d.deserialize_any(V)
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Level {
+    type Value = KeyTree;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON or YAML value")
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<KeyTree, E> {
+        Ok(KeyTree::Scalar)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<KeyTree, E> {
+        Ok(KeyTree::Scalar)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<KeyTree, E> {
+        Ok(KeyTree::Scalar)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<KeyTree, E> {
+        Ok(KeyTree::Scalar)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<KeyTree, E> {
+        Ok(KeyTree::Scalar)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<KeyTree, E> {
+        Ok(KeyTree::Scalar)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<KeyTree, E> {
+        Ok(KeyTree::Scalar)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<KeyTree, A::Error> {
+        let mut entries = HashMap::new();
+        while let Some(key) = m.next_key::<Spanned<KeyText>>()? {
+            let place = Place {
+                line: u32::try_from(key.referenced.line()).unwrap_or(0),
+                column: u32::try_from(key.referenced.column()).unwrap_or(0),
+            };
+            let value = m.next_value_seed(Level(self.0 + 1))?;
+            // The last of a key written twice, as serde_json keeps it.
+            entries.insert(key.value.0, (place, value));
+        }
+        Ok(KeyTree::Map(entries))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<KeyTree, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = s.next_element_seed(Level(self.0 + 1))? {
+            items.push(item);
+        }
+        Ok(KeyTree::List(items))
     }
 }
 
@@ -200,7 +226,7 @@ mod tests {
         // Line by line, by hand: `paths` 2, `/a` 3, its `get` 4, `post` 5; `tools` 7, the second
         // tool's `name` 9 (its first key is on 8).
         let json = "{\n \"paths\": {\n  \"/a\": {\n   \"get\": {},\n   \"post\": {}}},\n \"x\": 1,\n \"tools\": [{\"name\": \"t\"},\n  {\"description\": \"d\",\n   \"name\": \"u\"}]\n}\n";
-        let tree = KeyTree::read(json).expect("JSON reads");
+        let tree = KeyTree::read(json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(line(&tree, &[key("paths"), key("/a"), key("get")]), Some(4));
         assert_eq!(
             line(&tree, &[key("paths"), key("/a"), key("post")]),
@@ -220,7 +246,7 @@ mod tests {
         assert_eq!(line(&tree, &[]), None);
 
         let yaml = "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      responses:\n        200:\n          description: ok\n    delete: {}\n";
-        let tree = KeyTree::read(yaml).expect("YAML reads");
+        let tree = KeyTree::read(yaml).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(line(&tree, &[key("paths"), key("/a"), key("get")]), Some(4));
         assert_eq!(
             line(&tree, &[key("paths"), key("/a"), key("delete")]),
@@ -246,7 +272,7 @@ mod tests {
         // An escaped key is the key it decodes to; of a key written twice, the last (serde_json
         // keeps the last value); a key inside a string is no key.
         let json = "[\n{\"n\\u0061me\": \"a\", \"d\": \"\\\"name\\\": \\\"b\\\"\"},\n{\"name\": \"x\",\n \"name\": \"y\"}\n]";
-        let tree = KeyTree::read(json).expect("JSON reads");
+        let tree = KeyTree::read(json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(line(&tree, &[Step::Index(0), key("name")]), Some(2));
         assert_eq!(line(&tree, &[Step::Index(1), key("name")]), Some(4));
         assert_eq!(
@@ -256,7 +282,7 @@ mod tests {
         // What JSON writes and YAML reads differently still reads: escaped surrogate pairs,
         // `\/`, tabs between tokens, keys YAML would take as syntax.
         let json = "{\"a\":\t\"\\ud83d\\ude80 \\/ go\", \"#b\": 1, \"- c\": 2, \"*d\": 3, \"&e\": 4, \"? f\": {\"g\": 5}}";
-        let tree = KeyTree::read(json).expect("JSON reads");
+        let tree = KeyTree::read(json).unwrap_or_else(|e| panic!("{e}"));
         for k in ["a", "#b", "- c", "*d", "&e", "? f"] {
             assert_eq!(line(&tree, &[key(k)]), Some(1), "{k}");
         }
@@ -265,7 +291,7 @@ mod tests {
         // column, in characters: `é` and `ü` are one each (by hand: the second `name` key's
         // quote is the 34th character, its 36th byte).
         let json = "[{\"name\":\"é\"},{\"description\":\"ü\",\"name\":\"b\"}]";
-        let tree = KeyTree::read(json).expect("JSON reads");
+        let tree = KeyTree::read(json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             tree.key_place(&[Step::Index(0), key("name")]),
             Some(Place { line: 1, column: 3 })
@@ -278,6 +304,6 @@ mod tests {
             })
         );
         // Not a document at all.
-        assert!(KeyTree::read("{\"a\": ").is_none());
+        assert!(KeyTree::read("{\"a\": ").is_err());
     }
 }

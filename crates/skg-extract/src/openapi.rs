@@ -42,6 +42,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use serde_json::{Map, Value, json};
 use skg_model::for_each_schema;
 
+use crate::keylines::Step;
+
 /// HTTP methods an OpenAPI path item may hold operations under, in the order they are read.
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -72,11 +74,13 @@ pub(crate) fn is_openapi(doc: &Value) -> bool {
 }
 
 /// The document's operations as flat tool entries (`{name, description, inputSchema,
-/// annotations, openapi}`), in path order (by name) then method order, and warnings about what
-/// was left out.
-pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
+/// annotations, openapi}`), in path order (by name) then method order, warnings about what
+/// was left out, and where each operation is written: the key of its method under the path item
+/// it was read from (`paths./a.get`; for a path item given by a local `$ref`, under the item the
+/// reference points to — what was read, whatever is written beside the `$ref`).
+pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>, Vec<Vec<Step>>) {
     let Some(Value::Object(paths)) = doc.get("paths") else {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), Vec::new());
     };
     let mut budget = Budget {
         document: MAX_DOCUMENT_NODES,
@@ -90,11 +94,18 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
     // (path, method, operation, its path item, `$ref` followed); `x-…` extensions sit beside
     // the paths and are not operations.
     let mut ops = Vec::new();
-    for (path, item) in paths.iter().filter(|(path, _)| path.starts_with('/')) {
-        let item = resolve(doc, item);
+    let mut places = Vec::new();
+    for (path, written) in paths.iter().filter(|(path, _)| path.starts_with('/')) {
+        let (item, pointer) = resolve_at(doc, written);
+        let at = pointer
+            .and_then(|p| pointer_steps(doc, p))
+            .unwrap_or_else(|| vec![Step::Key("paths".to_owned()), Step::Key(path.clone())]);
         for method in METHODS {
             if let Some(op @ Value::Object(_)) = item.get(method) {
                 ops.push((path, method, op, item));
+                let mut place = at.clone();
+                place.push(Step::Key(method.to_owned()));
+                places.push(place);
             }
         }
     }
@@ -106,6 +117,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
             ops.len()
         ));
         ops.truncate(max);
+        places.truncate(max);
     }
     let mut out: Vec<Value> = ops
         .iter()
@@ -253,7 +265,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>) {
              `$ref` to one replaced by a description naming it"
         ));
     }
-    (out, warnings)
+    (out, warnings, places)
 }
 
 /// Name, description, method and path of one operation (the schema comes from
@@ -1055,19 +1067,50 @@ fn fallback_name(method: &str, path: &str) -> String {
 
 /// `v` with a local `$ref` (`#`, `#/$defs/X`, any JSON pointer into `doc`) followed, a few hops at
 /// most; an unknown or remote reference stays as written. Shared by the catalog's schema writer.
-pub(crate) fn resolve<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
+pub(crate) fn resolve<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
+    resolve_at(doc, v).0
+}
+
+/// [`resolve`], and the JSON pointer of what it resolved to when it followed a reference.
+fn resolve_at<'a>(doc: &'a Value, mut v: &'a Value) -> (&'a Value, Option<&'a str>) {
+    let mut at = None;
     for _ in 0..MAX_REF_HOPS {
-        match v
+        let pointer = v
             .get("$ref")
             .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-            .and_then(|p| doc.pointer(p))
-        {
-            Some(target) => v = target,
+            .and_then(|r| r.strip_prefix('#'));
+        match pointer.and_then(|p| Some((p, doc.pointer(p)?))) {
+            Some((p, target)) => {
+                v = target;
+                at = Some(p);
+            }
             None => break,
         }
     }
-    v
+    (v, at)
+}
+
+/// A JSON pointer into `doc` (`/components/pathItems/a~1b`) as steps of the document's keys and
+/// list positions, read against the document (a number is a position only inside a list).
+fn pointer_steps(doc: &Value, pointer: &str) -> Option<Vec<Step>> {
+    let mut at = doc;
+    let mut steps = Vec::new();
+    for token in pointer.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        match at {
+            Value::Array(items) => {
+                let i: usize = token.parse().ok()?;
+                at = items.get(i)?;
+                steps.push(Step::Index(i));
+            }
+            Value::Object(map) => {
+                at = map.get(&token)?;
+                steps.push(Step::Key(token));
+            }
+            _ => return None,
+        }
+    }
+    Some(steps)
 }
 
 /// A `$ref` into the document's schemas → (the pointer prefix, the schema's token, the rest of
@@ -1207,7 +1250,7 @@ mod tests {
             },
         });
         assert!(is_openapi(&doc));
-        let (ops, warnings) = operations(&doc);
+        let (ops, warnings, _) = operations(&doc);
         assert!(warnings.is_empty(), "{warnings:?}");
         let names: Vec<&str> = ops.iter().filter_map(|o| o["name"].as_str()).collect();
         // Paths by name (`/health` before `/pets/{id}`), then methods in their order.
@@ -1264,7 +1307,7 @@ mod tests {
             }}},
             "definitions": {"Order": {"type": "object", "properties": {"qty": {"type": "integer"}}}},
         });
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         assert_eq!(ops.len(), 1);
         assert_eq!(
             ops[0]["inputSchema"],
@@ -1312,7 +1355,7 @@ mod tests {
                 "put": {"security": []},
                 "post": {"security": [{"oauth": ["pets:write", "pets:read"], "jwt": []}, {}]},
                 "delete": {"security": [{"nowhere": []}, {"oidc": ["openid"]}]}}}});
-        let (ops, warnings) = operations(&doc);
+        let (ops, warnings, _) = operations(&doc);
         let call = |method: &str| openapi_of(&ops, method);
         let key = json!({"id": "key", "type": "apiKey", "in": "header", "name": "X-API-Key"});
         assert_eq!(call("GET")["security"], json!([[key]]));
@@ -1345,7 +1388,7 @@ mod tests {
                              "post": {"security": [{"hk": []}]}}}});
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].starts_with("1 operation(s) with security alternatives left out"));
-        let (ops, warnings) = operations(&doc);
+        let (ops, warnings, _) = operations(&doc);
         let call = |method: &str| openapi_of(&ops, method);
         assert!(call("GET").get("security").is_none());
         assert_eq!(call("GET")["securityIncomplete"], true);
@@ -1367,7 +1410,7 @@ mod tests {
                 "k": {"type": "apiKey", "in": "query", "name": "k"},
                 "o": {"type": "oauth2", "flow": "application", "tokenUrl": "https://t.invalid", "scopes": {"r": "read"}}},
             "paths": {"/p": {"get": {"security": [{"b": []}, {"k": []}, {"o": ["r"]}]}}}});
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         assert_eq!(
             ops[0]["openapi"]["security"],
             json!([[{"id": "b", "type": "http", "scheme": "basic"}],
@@ -1390,7 +1433,7 @@ mod tests {
         let many: Vec<Value> = (0..20).map(|i| json!({format!("s{i:02}"): []})).collect();
         let doc = json!({"openapi": "3.0.0", "security": many,
             "components": {"securitySchemes": defs}, "paths": {"/p": {"get": {}}}});
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         let got = ops[0]["openapi"]["security"]
             .as_array()
             .cloned()
@@ -1411,7 +1454,7 @@ mod tests {
                         "variables": {"region": {"default": "eu", "enum": ["eu", "us"]}}}],
                     "get": {}, "delete": {"servers": [{"url": "/"}, {"url": "/second"}]}},
                 "/b": {"post": {}, "put": {}, "patch": {}, "head": {}}}});
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         let got: Vec<(&str, &str)> = ops
             .iter()
             .map(|o| {
@@ -1460,19 +1503,19 @@ mod tests {
         let doc = json!({"swagger": "2.0", "host": "petstore.io", "basePath": "/v2",
             "schemes": ["http", "https"],
             "paths": {"/p": {"get": {}, "put": {"schemes": ["wss"]}}}});
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         assert_eq!(ops[0]["openapi"]["server"], "https://petstore.io/v2");
         assert_eq!(ops[1]["openapi"]["server"], "wss://petstore.io/v2");
-        let (ops, _) = operations(&json!({"swagger": "2.0", "basePath": "/v2",
+        let (ops, _, _) = operations(&json!({"swagger": "2.0", "basePath": "/v2",
             "paths": {"/p": {"get": {}}}}));
         assert_eq!(ops[0]["openapi"]["server"], "/v2");
-        let (ops, _) = operations(&json!({"openapi": "3.0.0", "paths": {"/p": {"get": {}}}}));
+        let (ops, _, _) = operations(&json!({"openapi": "3.0.0", "paths": {"/p": {"get": {}}}}));
         assert!(ops[0]["openapi"].get("server").is_none());
         // A server that would pass 2 KiB once its variables are put in is left out (1,000 bytes
         // put in 3 times), before the text is built.
         let doc = json!({"openapi": "3.0.0", "servers": [{"url": "https://{a}{a}{a}",
             "variables": {"a": {"default": "x".repeat(1_000)}}}], "paths": {"/p": {"get": {}}}});
-        let (ops, warnings) = operations(&doc);
+        let (ops, warnings, _) = operations(&doc);
         assert!(ops[0]["openapi"].get("server").is_none());
         assert_eq!(
             warnings,
@@ -1486,7 +1529,7 @@ mod tests {
             "post": {"consumes": ["text/plain", "application/vnd.api+json"],
                 "parameters": [{"name": "b", "in": "body", "schema": {}}]},
             "put": {"consumes": [], "parameters": [{"name": "b", "in": "body", "schema": {}}]}}}});
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         assert_eq!(
             ops[1]["openapi"]["parameters"]["body"],
             json!({"in": "body", "contentType": "application/vnd.api+json"})
@@ -1501,7 +1544,7 @@ mod tests {
             "parameters": [{"name": "id", "in": "path"}, {"name": "id", "in": "query"},
                 {"name": "X-Trace", "in": "header"}],
             "requestBody": {"content": {"application/merge-patch+json": {"schema": {}}}}}}}});
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         assert_eq!(
             ops[0]["openapi"]["parameters"],
             json!({
@@ -1521,7 +1564,7 @@ mod tests {
             "/jobs": {"get": {}, "post": {"operationId": "make"}},
             "/jobs/": {"get": {}, "put": {"operationId": "make"}},
             "/x": {"get": {"operationId": "get_jobs_2"}}}});
-        let (ops, warnings) = operations(&doc);
+        let (ops, warnings, _) = operations(&doc);
         let names: Vec<&str> = ops
             .iter()
             .map(|o| o["name"].as_str().unwrap_or(""))
@@ -1543,7 +1586,7 @@ mod tests {
         let doc = json!({"openapi": "3.0.0", "paths": {
             "/l1": {"get": {"operationId": long}}, "/l2": {"get": {"operationId": long}},
             path: {"get": {}}}});
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         let whole = format!("get_{}", "b".repeat(200));
         let hash = blake3::hash(whole.as_bytes()).to_hex();
         let want = format!("get_{}_{}", "b".repeat(115), &hash[..8]);
@@ -1578,7 +1621,7 @@ mod tests {
             "components": {"schemas": {"Item": {"type": "object", "properties": {
                 "tag": {"type": "string", "enum": ["a", "b"]}}}}},
         });
-        let (ops, warnings) = operations(&doc);
+        let (ops, warnings, _) = operations(&doc);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(ops.len(), 1, "x- keys are not paths");
         assert_eq!(
@@ -1603,7 +1646,7 @@ mod tests {
                 "collectionFormat": "csv"},
         ]}}}});
         assert!(is_openapi(&doc), "an unquoted YAML version is a number");
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         assert_eq!(
             ops[0]["inputSchema"],
             json!({"type": "object", "properties": {
@@ -1641,7 +1684,7 @@ mod tests {
                 json!({"get": {"parameters": [{"name": "v", "in": "query", "schema": schema(1_000)}]}}),
             );
         }
-        let (ops, warnings) = operations(&json!({"openapi": "3.0.0", "paths": paths}));
+        let (ops, warnings, _) = operations(&json!({"openapi": "3.0.0", "paths": paths}));
         assert_eq!(ops.len(), 140);
         let kept: Vec<bool> = ops
             .iter()
@@ -1681,7 +1724,7 @@ mod tests {
             json!({"post": {"requestBody": {"description": "d".repeat(3_300_000),
                 "content": {"application/json": {"schema": {"type": "object"}}}}}}),
         );
-        let (ops, warnings) = operations(&json!({"openapi": "3.0.0", "paths": paths}));
+        let (ops, warnings, _) = operations(&json!({"openapi": "3.0.0", "paths": paths}));
         let without: Vec<&str> = ops
             .iter()
             .filter(|o| {
@@ -1707,7 +1750,7 @@ mod tests {
             json!({"openapi": "3.0.0", "paths": {"/p/{x}": {"get": {"parameters": [
                 {"name": "x".repeat(n), "in": "path", "schema": {"type": "string"}}]}}}})
         };
-        let (ops, warnings) = operations(&doc(1_000_000));
+        let (ops, warnings, _) = operations(&doc(1_000_000));
         assert_eq!(
             ops[0]["inputSchema"],
             json!({"type": "object", "properties": {}})
@@ -1716,7 +1759,7 @@ mod tests {
             warnings[0].starts_with("1 operation(s) kept without"),
             "{warnings:?}"
         );
-        let (ops, warnings) = operations(&doc(100));
+        let (ops, warnings, _) = operations(&doc(100));
         assert!(ops[0]["inputSchema"]["properties"]["x".repeat(100)].is_object());
         assert!(warnings.is_empty(), "{warnings:?}");
     }
@@ -1743,7 +1786,7 @@ mod tests {
         // operations are left and 2,000,000 ÷ k is under 30,003 (k ≥ 67: 2,000,000 / 67 =
         // 29,850) the copy fails, so /p099 … /p066 (34) keep no schema; from k = 66 (30,303) each
         // fits, and all 66 do (66 × 30,003 = 1,980,198).
-        let (ops, warnings) = operations(&doc_with(&big));
+        let (ops, warnings, _) = operations(&doc_with(&big));
         assert_eq!(ops.len(), 100);
         let has_params = |o: &Value| {
             o["inputSchema"]["properties"]
@@ -1763,7 +1806,8 @@ mod tests {
         // — from the 35th operation again (its share (2,000,000 − 34 × 2) / 66 = 30,302; the
         // 34th's 1,999,934 / 67 = 29,849) — and is left out before, its `$ref` replaced by a
         // description naming it.
-        let (ops, warnings) = operations(&doc_with(&json!({"$ref": "#/components/schemas/Big"})));
+        let (ops, warnings, _) =
+            operations(&doc_with(&json!({"$ref": "#/components/schemas/Big"})));
         assert!(ops.iter().all(has_params));
         let refs: Vec<&str> = ops
             .iter()
@@ -1800,7 +1844,7 @@ mod tests {
         let doc = json!({"openapi": "3.0.0", "paths": {"/x": {"post": {"requestBody": {"content":
             {"application/json": {"schema": {"type": "object", "properties": props}}}}}}},
             "components": {"schemas": schemas}});
-        let (ops, warnings) = operations(&doc);
+        let (ops, warnings, _) = operations(&doc);
         let schema = &ops[0]["inputSchema"];
         assert_eq!(schema["$defs"].as_object().map(Map::len), Some(MAX_DEFS));
         let left: Vec<&str> = schema["properties"]["body"]["properties"]
@@ -1825,7 +1869,7 @@ mod tests {
         }
         let doc = json!({"openapi": "3.0.0", "paths": paths,
             "x-item": {"get": {"description": "a".repeat(100_000)}}});
-        let (ops, warnings) = operations(&doc);
+        let (ops, warnings, _) = operations(&doc);
         assert_eq!(ops.len(), 5_000);
         assert_eq!(
             warnings,
@@ -1858,7 +1902,7 @@ mod tests {
                 "b": {"$ref": "#/definitions/X"}}}}}}}}},
             "components": {"schemas": {"X": {"type": "string"}}},
             "definitions": {"X": {"type": "integer"}}});
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         let schema = &ops[0]["inputSchema"];
         let body = &schema["properties"]["body"]["properties"];
         assert_eq!(body["a"]["$ref"], "#/$defs/X");
@@ -1883,7 +1927,7 @@ mod tests {
                     "enum": {"type": "object", "enum": [{"$ref": "#/components/schemas/Y"}],
                         "default": {"$ref": "kept"}, "x-note": {"$ref": "kept"}}}}}}}}}},
             "components": {"schemas": {"X": {"type": "string"}, "Y": {"type": "integer"}}}});
-        let (ops, _) = operations(&doc);
+        let (ops, _, _) = operations(&doc);
         // An `operationId` over 128 bytes is no host's name: the method and path name the tool.
         assert_eq!(ops[0]["name"], "post_x");
         let schema = &ops[0]["inputSchema"];

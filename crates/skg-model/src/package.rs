@@ -37,8 +37,9 @@ pub struct PackageText {
     #[serde(default = "skill_kind")]
     pub kind: SkillKind,
     /// A catalog's tool: the catalog file's line where its entry is (a JSONL entry's line; in a
-    /// JSON document the line of the entry's own `name` key, in an OpenAPI document of the
-    /// operation's method key), when extract could tell; `None` for a package folder.
+    /// JSON document the line of the entry's own `name` key; in an OpenAPI document, JSON or
+    /// YAML, of the operation's method key where it was read — under the item a `$ref` path item
+    /// refers to), when extract could tell; `None` for a package folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_line: Option<u32>,
     /// A catalog's tool in a JSON or YAML document: the column (1-based, in characters) of the
