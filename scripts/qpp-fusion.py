@@ -160,6 +160,13 @@ def softmax(tb, td, lam):
     return rank
 
 
+def first_answer(r, key):
+    """A ranking's first answer among the candidates: none when it scored none of them (BM25
+    gives 0 to a skill outside its cut; ties fall to the skill's name, not BM25's own order)."""
+    ranked = tops(r, key)
+    return ranked[0]["skill"] if ranked and ranked[0][key] > 0 else None
+
+
 def interleave(keep, sources):
     """The fused first `keep`, then each source ranking's first answer not already listed."""
 
@@ -167,7 +174,7 @@ def interleave(keep, sources):
         fused = [c["skill"] for c in r["candidates"]]
         out = fused[:keep]
         for key in sources:
-            first = tops(r, key)[0]["skill"] if r["candidates"] else None
+            first = first_answer(r, key)
             if first is not None and first not in out:
                 out.append(first)
         return out + [s for s in fused if s not in out]
@@ -208,9 +215,9 @@ def main():
         for key in ("bm25", "cosine"):
             out = gold = 0
             for r in data[n]:
-                if not r["candidates"]:
+                first = first_answer(r, key)
+                if first is None:
                     continue
-                first = tops(r, key)[0]["skill"]
                 if first not in [c["skill"] for c in r["candidates"][:5]]:
                     out += 1
                     gold += first in set(r["gold"])

@@ -163,12 +163,8 @@ pub(crate) fn parse(
     };
     match parsed {
         Ok(v) if crate::openapi::is_openapi(&v) => {
-            let (ops, warnings, places) = crate::openapi::operations(&v);
-            tools.extend(
-                ops.into_iter()
-                    .zip(places)
-                    .map(|(t, place)| (None, operation_keys(place, &t), t)),
-            );
+            let (ops, warnings, keys) = crate::openapi::operations(&v);
+            tools.extend(ops.into_iter().zip(keys).map(|(t, keys)| (None, keys, t)));
             document = true;
             diags.extend(warnings.into_iter().map(|w| Diagnostic {
                 severity: Severity::Warning,
@@ -362,19 +358,6 @@ fn name_key(mut at: Vec<Step>, tool: &Value) -> Vec<Step> {
     }
     at.push(Step::Key("name".to_owned()));
     at
-}
-
-/// The keys that place an OpenAPI operation: its method key where it was read (`place`, from
-/// [`crate::openapi::operations`]), else the path it is served at.
-fn operation_keys(place: Vec<Step>, tool: &Value) -> Vec<Vec<Step>> {
-    let mut keys = vec![place];
-    if let Some(path) = tool["openapi"]["path"].as_str() {
-        keys.push(vec![
-            Step::Key("paths".to_owned()),
-            Step::Key(path.to_owned()),
-        ]);
-    }
-    keys
 }
 
 #[expect(

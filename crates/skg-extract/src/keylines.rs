@@ -10,11 +10,11 @@ use serde::de::{
 use serde_saphyr::Spanned;
 use std::{collections::HashMap, fmt};
 
-/// How deep keys are kept: the deepest a tool's entry is placed by is 5 (`result.tools[i]
-/// .function.name`), an operation read through a `$ref` 4 (`components.pathItems.A.get`) or a
-/// few more for a pointer elsewhere; below this the document is read and its keys not kept, so
-/// a large specification's schemas cost no memory here.
-const KEPT_DEPTH: usize = 12;
+/// How many levels of keys are kept: the deepest key a tool is placed by is on the fifth
+/// (`result.tools[i].function.name`), an operation read through a `$ref` on the fourth
+/// (`components.pathItems.A.get`); the sixth leaves a level for a pointer elsewhere. Deeper
+/// values are read and their keys not kept (a specification's schemas are mostly deeper).
+const KEPT_DEPTH: usize = 6;
 
 /// One step into a document: a mapping's key or a list's position.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,13 +31,14 @@ pub(crate) struct Place {
     pub(crate) column: u32,
 }
 
-/// A document's keys with their places, to [`KEPT_DEPTH`]; scalars are not kept. A mapping's keys
-/// are hashed: a lookup per tool must not walk a mapping of a million keys.
+/// A document's keys with their places, to [`KEPT_DEPTH`] levels. A mapping's keys are hashed: a
+/// lookup per tool must not walk a mapping of a million keys.
 #[derive(Debug)]
 pub(crate) enum KeyTree {
     Map(HashMap<String, (Place, KeyTree)>),
     List(Vec<KeyTree>),
-    Scalar,
+    /// A scalar, or a value below the kept levels.
+    Leaf,
 }
 
 /// `serde_saphyr`'s options for a document of `len` bytes: a node budget that fits the file's
@@ -53,9 +54,9 @@ pub(crate) fn yaml_options(len: usize) -> serde_saphyr::Options {
 }
 
 impl KeyTree {
-    /// The tree of `text`, JSON or YAML, or why the reader refused it: keys up to 64 KiB are
-    /// read (YAML's own limit is 1,024 characters; the reader buffers a key's text while it looks
-    /// for the `:`, so not without bound), 64 levels deep — the reader's default, which keeps its
+    /// The tree of `text`, JSON or YAML, or why the reader refused it: keys up to 65,536
+    /// characters are read, quotes included (YAML's own limit is 1,024; the reader buffers a
+    /// key's text while it looks for the `:`, so not without bound), 64 levels deep — the reader's default, which keeps its
     /// recursion within a worker thread's stack (100 levels overflow a 2 MiB stack), where
     /// `serde_json` reads 128. Of a key written twice (JSON allows it) the last is kept, as
     /// `serde_json` keeps it.
@@ -96,46 +97,13 @@ impl KeyTree {
     }
 }
 
-/// A mapping key as text: a scalar as written (`200:` in a YAML spec is the key `200`); a key
-/// that is itself a mapping or a list (YAML allows it) is read and kept as empty text.
+/// A mapping key as its text, read the way `serde_json` reads a key into a `Value` (as a string:
+/// YAML's `1.0:` is the key `1.0`, not the number 1), so both name the same entries.
 struct KeyText(String);
 
 impl<'de> Deserialize<'de> for KeyText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = KeyText;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a mapping key")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_owned()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_string()))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_string()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_string()))
-            }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<KeyText, E> {
-                Ok(KeyText(v.to_string()))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<KeyText, E> {
-                Ok(KeyText("null".to_owned()))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<KeyText, A::Error> {
-                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(KeyText(String::new()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<KeyText, A::Error> {
-                while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(KeyText(String::new()))
-            }
-        }
-        d.deserialize_any(V)
+        String::deserialize(d).map(KeyText)
     }
 }
 
@@ -155,7 +123,7 @@ impl<'de> DeserializeSeed<'de> for Level {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<KeyTree, D::Error> {
         if self.0 >= KEPT_DEPTH {
             IgnoredAny::deserialize(d)?;
-            return Ok(KeyTree::Scalar);
+            return Ok(KeyTree::Leaf);
         }
         d.deserialize_any(self)
     }
@@ -167,25 +135,25 @@ impl<'de> Visitor<'de> for Level {
         f.write_str("a JSON or YAML value")
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<KeyTree, E> {
-        Ok(KeyTree::Scalar)
+        Ok(KeyTree::Leaf)
     }
     fn visit_i64<E: de::Error>(self, _: i64) -> Result<KeyTree, E> {
-        Ok(KeyTree::Scalar)
+        Ok(KeyTree::Leaf)
     }
     fn visit_u64<E: de::Error>(self, _: u64) -> Result<KeyTree, E> {
-        Ok(KeyTree::Scalar)
+        Ok(KeyTree::Leaf)
     }
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<KeyTree, E> {
-        Ok(KeyTree::Scalar)
+        Ok(KeyTree::Leaf)
     }
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<KeyTree, E> {
-        Ok(KeyTree::Scalar)
+        Ok(KeyTree::Leaf)
     }
     fn visit_unit<E: de::Error>(self) -> Result<KeyTree, E> {
-        Ok(KeyTree::Scalar)
+        Ok(KeyTree::Leaf)
     }
     fn visit_none<E: de::Error>(self) -> Result<KeyTree, E> {
-        Ok(KeyTree::Scalar)
+        Ok(KeyTree::Leaf)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<KeyTree, A::Error> {
         let mut entries = HashMap::new();
@@ -303,6 +271,15 @@ mod tests {
                 column: 34
             })
         );
+        // A YAML key is its text, as serde_json reads it into a `Value` (`1.0`, not `1`; `0x10`,
+        // not `16`).
+        let yaml = "v:\n  1.0: a\n  0x10: b\n";
+        let tree = KeyTree::read(yaml).unwrap_or_else(|e| panic!("{e}"));
+        let value: serde_json::Value = serde_saphyr::from_str(yaml).unwrap_or_default();
+        for (k, at) in [("1.0", 2), ("0x10", 3)] {
+            assert!(value["v"].get(k).is_some(), "{value}");
+            assert_eq!(line(&tree, &[key("v"), key(k)]), Some(at), "{k}");
+        }
         // Not a document at all.
         assert!(KeyTree::read("{\"a\": ").is_err());
     }

@@ -75,10 +75,11 @@ pub(crate) fn is_openapi(doc: &Value) -> bool {
 
 /// The document's operations as flat tool entries (`{name, description, inputSchema,
 /// annotations, openapi}`), in path order (by name) then method order, warnings about what
-/// was left out, and where each operation is written: the key of its method under the path item
-/// it was read from (`paths./a.get`; for a path item given by a local `$ref`, under the item the
-/// reference points to — what was read, whatever is written beside the `$ref`).
-pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>, Vec<Vec<Step>>) {
+/// was left out, and the keys that say where each operation is written, the first a document
+/// has: its method key under the path item it was read from (`paths./a.get`; for a path item
+/// given by a local `$ref`, under the item referred to — what was read, whatever is written
+/// beside the `$ref`), then its path (`paths./a`).
+pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>, Vec<Vec<Vec<Step>>>) {
     let Some(Value::Object(paths)) = doc.get("paths") else {
         return (Vec::new(), Vec::new(), Vec::new());
     };
@@ -94,18 +95,17 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>, Vec<Vec<Step>
     // (path, method, operation, its path item, `$ref` followed); `x-…` extensions sit beside
     // the paths and are not operations.
     let mut ops = Vec::new();
-    let mut places = Vec::new();
+    let mut keys = Vec::new();
     for (path, written) in paths.iter().filter(|(path, _)| path.starts_with('/')) {
-        let (item, pointer) = resolve_at(doc, written);
-        let at = pointer
-            .and_then(|p| pointer_steps(doc, p))
-            .unwrap_or_else(|| vec![Step::Key("paths".to_owned()), Step::Key(path.clone())]);
+        let listed = vec![Step::Key("paths".to_owned()), Step::Key(path.clone())];
+        let (item, referred) = resolve_at(doc, written);
+        let read = referred.unwrap_or_else(|| listed.clone());
         for method in METHODS {
             if let Some(op @ Value::Object(_)) = item.get(method) {
                 ops.push((path, method, op, item));
-                let mut place = at.clone();
-                place.push(Step::Key(method.to_owned()));
-                places.push(place);
+                let mut at = read.clone();
+                at.push(Step::Key(method.to_owned()));
+                keys.push(vec![at, listed.clone()]);
             }
         }
     }
@@ -117,7 +117,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>, Vec<Vec<Step>
             ops.len()
         ));
         ops.truncate(max);
-        places.truncate(max);
+        keys.truncate(max);
     }
     let mut out: Vec<Value> = ops
         .iter()
@@ -265,7 +265,7 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>, Vec<Vec<Step>
              `$ref` to one replaced by a description naming it"
         ));
     }
-    (out, warnings, places)
+    (out, warnings, keys)
 }
 
 /// Name, description, method and path of one operation (the schema comes from
@@ -1071,18 +1071,18 @@ pub(crate) fn resolve<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
     resolve_at(doc, v).0
 }
 
-/// [`resolve`], and the JSON pointer of what it resolved to when it followed a reference.
-fn resolve_at<'a>(doc: &'a Value, mut v: &'a Value) -> (&'a Value, Option<&'a str>) {
+/// [`resolve`], and where in the document what it resolved to is, when it followed a reference.
+fn resolve_at<'a>(doc: &'a Value, mut v: &'a Value) -> (&'a Value, Option<Vec<Step>>) {
     let mut at = None;
     for _ in 0..MAX_REF_HOPS {
         let pointer = v
             .get("$ref")
             .and_then(Value::as_str)
             .and_then(|r| r.strip_prefix('#'));
-        match pointer.and_then(|p| Some((p, doc.pointer(p)?))) {
-            Some((p, target)) => {
+        match pointer.and_then(|p| pointer_at(doc, p)) {
+            Some((target, steps)) => {
                 v = target;
-                at = Some(p);
+                at = Some(steps);
             }
             None => break,
         }
@@ -1090,27 +1090,38 @@ fn resolve_at<'a>(doc: &'a Value, mut v: &'a Value) -> (&'a Value, Option<&'a st
     (v, at)
 }
 
-/// A JSON pointer into `doc` (`/components/pathItems/a~1b`) as steps of the document's keys and
-/// list positions, read against the document (a number is a position only inside a list).
-fn pointer_steps(doc: &Value, pointer: &str) -> Option<Vec<Step>> {
+/// A JSON pointer into `doc` read exactly as [`Value::pointer`] reads it (`""` is the document,
+/// tokens unescaped `~1` then `~0`, a list position without a sign or a leading zero), with the
+/// keys and positions it went through.
+fn pointer_at<'a>(doc: &'a Value, pointer: &str) -> Option<(&'a Value, Vec<Step>)> {
+    if pointer.is_empty() {
+        return Some((doc, Vec::new()));
+    }
+    if !pointer.starts_with('/') {
+        return None;
+    }
     let mut at = doc;
     let mut steps = Vec::new();
     for token in pointer.split('/').skip(1) {
         let token = token.replace("~1", "/").replace("~0", "~");
         match at {
-            Value::Array(items) => {
-                let i: usize = token.parse().ok()?;
-                at = items.get(i)?;
-                steps.push(Step::Index(i));
-            }
             Value::Object(map) => {
                 at = map.get(&token)?;
                 steps.push(Step::Key(token));
             }
+            Value::Array(items) => {
+                let leading_zero = token.starts_with('0') && token.len() != 1;
+                if token.starts_with('+') || leading_zero {
+                    return None;
+                }
+                let i: usize = token.parse().ok()?;
+                at = items.get(i)?;
+                steps.push(Step::Index(i));
+            }
             _ => return None,
         }
     }
-    Some(steps)
+    Some((at, steps))
 }
 
 /// A `$ref` into the document's schemas → (the pointer prefix, the schema's token, the rest of
@@ -1213,6 +1224,41 @@ fn unescape(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pointer_is_read_as_serde_json_reads_it_with_the_steps_to_it() {
+        let doc = json!({"a/b": {"m~n": [10, {"x": 1}]}, "": {"": 2}, "l": [0, 1, 2]});
+        for p in [
+            "",
+            "/",
+            "//",
+            "/a~1b",
+            "/a~1b/m~0n",
+            "/a~1b/m~0n/1/x",
+            "/l/0",
+            "/l/01",
+            "/l/+1",
+            "/l/3",
+            "/a~1b/m~0n/-",
+            "a/b",
+            "/~01",
+            "/nope",
+            "/a~1b/m~0n/1/x/y",
+        ] {
+            let got = pointer_at(&doc, p);
+            assert_eq!(got.as_ref().map(|(v, _)| *v), doc.pointer(p), "{p}");
+            if let Some((v, steps)) = got {
+                let mut at = &doc;
+                for step in &steps {
+                    at = match step {
+                        Step::Key(k) => &at[k.as_str()],
+                        Step::Index(i) => &at[*i],
+                    };
+                }
+                assert!(std::ptr::eq(at, v), "{p}: {steps:?}");
+            }
+        }
+    }
 
     #[test]
     fn an_openapi_3_document_gives_one_tool_per_operation() {

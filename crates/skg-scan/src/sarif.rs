@@ -109,15 +109,14 @@ fn tool_of(f: &Finding) -> Option<(&str, &str)> {
 }
 
 fn location(f: &Finding, tool: Option<(&str, &str)>) -> Location {
+    // A tool's entry line (0 is no line), and its column with it: a one-line document's tools
+    // differ only there.
+    let entry_line = f.entry_line.filter(|&l| l > 0);
     let (file, line) = match tool {
-        Some((file, _)) => (file, f.entry_line.unwrap_or(1).max(1)),
+        Some((file, _)) => (file, entry_line.unwrap_or(1)),
         None => (f.path.as_str(), f.line.max(1)),
     };
-    // A tool's column goes with its entry's line (a one-line document's tools differ only there).
-    let column = tool
-        .and(f.entry_line)
-        .and(f.entry_column)
-        .filter(|&c| c > 0);
+    let column = tool.and(entry_line).and(f.entry_column).filter(|&c| c > 0);
     let region = match column {
         Some(column) => Region::builder()
             .start_line(i64::from(line))
