@@ -950,13 +950,14 @@ mod tests {
 
     #[test]
     fn a_tool_of_a_json_document_is_found_at_its_name_s_line() {
-        let lines = |text: &str| -> Vec<(String, Option<u32>)> {
-            parse_as("tools.json", text)
+        let lines_of = |file: &str, text: &str| -> Vec<(String, Option<u32>)> {
+            parse_as(file, text)
                 .0
                 .iter()
                 .map(|l| (l.skill.path.clone(), l.entry_line))
                 .collect()
         };
+        let lines = |text: &str| lines_of("tools.json", text);
         // Line by line: `weather` at 3, the two `clock`s at 4 and 6 in order, `zoné` written
         // with an escape at 7.
         let doc = "{\"tools\": [\n  {\"description\": \"Weather now.\",\n   \"name\": \"weather\"},\n  {\"name\" : \"clock\", \"description\": \"Time.\"},\n  {\"description\": \"Time again.\",\n   \"name\":\"clock\"},\n  {\"name\": \"zon\\u00e9\", \"description\": \"Zone.\"}\n]}\n";
@@ -1036,13 +1037,8 @@ mod tests {
             "{diags:?}"
         );
         let yaml = "openapi: 3.0.0\npaths:\n  /a:\n    summary: A\n    get:\n      operationId: getA\n    delete:\n      operationId: deleteA\n";
-        let found: Vec<_> = parse_as("spec.yaml", yaml)
-            .0
-            .iter()
-            .map(|l| (l.skill.path.clone(), l.entry_line))
-            .collect();
         assert_eq!(
-            found,
+            lines_of("spec.yaml", yaml),
             [
                 ("spec.yaml#getA".to_owned(), Some(5)),
                 ("spec.yaml#deleteA".to_owned(), Some(7)),

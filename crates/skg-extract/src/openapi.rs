@@ -99,7 +99,9 @@ pub(crate) fn operations(doc: &Value) -> (Vec<Value>, Vec<String>, Vec<Vec<Vec<S
     for (path, written) in paths.iter().filter(|(path, _)| path.starts_with('/')) {
         let listed = vec![Step::Key("paths".to_owned()), Step::Key(path.clone())];
         let (item, referred) = resolve_at(doc, written);
-        let read = referred.unwrap_or_else(|| listed.clone());
+        let read = referred
+            .and_then(|p| pointer_steps(doc, p))
+            .unwrap_or_else(|| listed.clone());
         for method in METHODS {
             if let Some(op @ Value::Object(_)) = item.get(method) {
                 ops.push((path, method, op, item));
@@ -1071,18 +1073,19 @@ pub(crate) fn resolve<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
     resolve_at(doc, v).0
 }
 
-/// [`resolve`], and where in the document what it resolved to is, when it followed a reference.
-fn resolve_at<'a>(doc: &'a Value, mut v: &'a Value) -> (&'a Value, Option<Vec<Step>>) {
+/// [`resolve`], and the JSON pointer of what it resolved to when it followed a reference (the
+/// schema writer resolves every `$ref` through [`resolve`]: nothing is allocated for it here).
+fn resolve_at<'a>(doc: &'a Value, mut v: &'a Value) -> (&'a Value, Option<&'a str>) {
     let mut at = None;
     for _ in 0..MAX_REF_HOPS {
         let pointer = v
             .get("$ref")
             .and_then(Value::as_str)
             .and_then(|r| r.strip_prefix('#'));
-        match pointer.and_then(|p| pointer_at(doc, p)) {
-            Some((target, steps)) => {
+        match pointer.and_then(|p| Some((p, doc.pointer(p)?))) {
+            Some((p, target)) => {
                 v = target;
-                at = Some(steps);
+                at = Some(p);
             }
             None => break,
         }
@@ -1090,12 +1093,12 @@ fn resolve_at<'a>(doc: &'a Value, mut v: &'a Value) -> (&'a Value, Option<Vec<St
     (v, at)
 }
 
-/// A JSON pointer into `doc` read exactly as [`Value::pointer`] reads it (`""` is the document,
-/// tokens unescaped `~1` then `~0`, a list position without a sign or a leading zero), with the
-/// keys and positions it went through.
-fn pointer_at<'a>(doc: &'a Value, pointer: &str) -> Option<(&'a Value, Vec<Step>)> {
+/// The keys and list positions a JSON pointer into `doc` goes through, read exactly as
+/// [`Value::pointer`] reads it (`""` is the document, tokens unescaped `~1` then `~0`, a list
+/// position without a sign or a leading zero); `None` where it finds nothing.
+fn pointer_steps(doc: &Value, pointer: &str) -> Option<Vec<Step>> {
     if pointer.is_empty() {
-        return Some((doc, Vec::new()));
+        return Some(Vec::new());
     }
     if !pointer.starts_with('/') {
         return None;
@@ -1121,7 +1124,7 @@ fn pointer_at<'a>(doc: &'a Value, pointer: &str) -> Option<(&'a Value, Vec<Step>
             _ => return None,
         }
     }
-    Some((at, steps))
+    Some(steps)
 }
 
 /// A `$ref` into the document's schemas → (the pointer prefix, the schema's token, the rest of
@@ -1245,9 +1248,9 @@ mod tests {
             "/nope",
             "/a~1b/m~0n/1/x/y",
         ] {
-            let got = pointer_at(&doc, p);
-            assert_eq!(got.as_ref().map(|(v, _)| *v), doc.pointer(p), "{p}");
-            if let Some((v, steps)) = got {
+            let got = pointer_steps(&doc, p);
+            assert_eq!(got.is_some(), doc.pointer(p).is_some(), "{p}");
+            if let (Some(steps), Some(v)) = (got, doc.pointer(p)) {
                 let mut at = &doc;
                 for step in &steps {
                     at = match step {
