@@ -268,29 +268,49 @@ impl Pool {
     /// The vector of one text on the solo session, for a caller that knows nothing else is
     /// running; as [`Pool::embed`] when there is no solo session or it is taken.
     pub fn embed_alone(&self, text: &str) -> Result<Vec<f32>> {
-        if let Some(solo) = &self.solo
-            && let Ok(mut e) = solo.try_lock()
-        {
-            self.solo_runs.fetch_add(1, Ordering::Relaxed);
-            return one(&mut e, text);
-        }
-        self.embed(text)
+        self.alone(|e| one(e, text))
     }
 
     /// The vector of one text: on a free single-threaded session, else waiting for the next in
     /// turn.
     pub fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        self.shared(|e| one(e, text))
+    }
+
+    /// [`Pool::embed_alone`] with the text's token states ([`Embedder::embed_with_tokens`]).
+    pub fn embed_alone_with_tokens(&self, text: &str) -> Result<crate::TokenEmbedding> {
+        self.alone(|e| e.embed_with_tokens(text))
+    }
+
+    /// [`Pool::embed`] with the text's token states ([`Embedder::embed_with_tokens`]).
+    pub fn embed_with_tokens(&self, text: &str) -> Result<crate::TokenEmbedding> {
+        self.shared(|e| e.embed_with_tokens(text))
+    }
+
+    /// `run` on the solo session when it is free, else as [`Pool::shared`].
+    fn alone<T>(&self, run: impl FnOnce(&mut Embedder) -> Result<T>) -> Result<T> {
+        if let Some(solo) = &self.solo
+            && let Ok(mut e) = solo.try_lock()
+        {
+            self.solo_runs.fetch_add(1, Ordering::Relaxed);
+            return run(&mut e);
+        }
+        self.shared(run)
+    }
+
+    /// `run` on a free single-threaded session, else on the next in turn once it is free.
+    fn shared<T>(&self, run: impl FnOnce(&mut Embedder) -> Result<T>) -> Result<T> {
         let n = self.slots.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
         for i in 0..n {
             if let Ok(mut e) = self.slots[(start + i) % n].try_lock() {
-                return one(&mut e, text);
+                return run(&mut e);
             }
         }
         let mut e = self.slots[start]
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        one(&mut e, text)
+        run(&mut e)
     }
 }
 

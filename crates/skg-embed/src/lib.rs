@@ -42,8 +42,19 @@ pub use crate::{
 };
 
 use fastembed::{
-    InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
+    InitOptionsUserDefined, OutputKey, Pooling, TextEmbedding, TokenizerFiles,
+    UserDefinedEmbeddingModel,
 };
+
+/// Which of the graph's outputs holds the token states: fastembed's own order for text models
+/// (its `OUTPUT_TYPE_PRECEDENCE`, not exported), so [`Embedder::embed_with_tokens`] pools the
+/// very tensor [`Embedder::embed`] pools.
+const OUTPUT_PRECEDENCE: &[OutputKey] = &[
+    OutputKey::OnlyOne,
+    OutputKey::ByName("text_embeds"),
+    OutputKey::ByName("last_hidden_state"),
+    OutputKey::ByName("sentence_embedding"),
+];
 
 /// Names the model and how it is run (quantization, pooling, length); with the model files'
 /// content id it makes the vectors' [`identity`], which keys every embedding cache.
@@ -274,6 +285,30 @@ impl ModelFiles {
     }
 }
 
+/// A text's vector and its tokens' states, from one inference call
+/// ([`Embedder::embed_with_tokens`]): what late interaction matches token by token.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenEmbedding {
+    /// The text's vector, bit for bit as [`Embedder::embed`] makes it.
+    pub vector: Vec<f32>,
+    /// The states of its tokens (the graph's last hidden state, the tensor the vector is the
+    /// mean of), `[CLS]` and `[SEP]` left out, each L2-normalized: [`DIM`] floats a token, in
+    /// order. A text the tokenizer makes no token of has none.
+    pub tokens: Vec<f32>,
+}
+
+impl TokenEmbedding {
+    /// How many tokens it holds.
+    pub fn len(&self) -> usize {
+        self.tokens.len() / DIM
+    }
+
+    /// Whether it holds no token.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+}
+
 /// A loaded model. `embed` takes `&mut self`: share it behind a mutex.
 pub struct Embedder {
     model: TextEmbedding,
@@ -333,14 +368,60 @@ impl Embedder {
             .embed(texts, Some(1))
             .map_err(|e| Error::Model(e.to_string()))?;
         for v in &mut vectors {
-            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            if norm > 0.0 {
-                for x in v.iter_mut() {
-                    *x /= norm;
-                }
-            }
+            unit(v);
         }
         Ok(vectors)
+    }
+
+    /// The vector of `text` (bit for bit [`Embedder::embed`]'s) and its tokens' states, from
+    /// the one inference call: the token states are what the vector is the mean of.
+    pub fn embed_with_tokens(&mut self, text: &str) -> Result<TokenEmbedding> {
+        let model = |e: fastembed::Error| Error::Model(e.to_string());
+        let batches = self
+            .model
+            .transform([text], Some(1))
+            .map_err(model)?
+            .into_raw();
+        let batch = batches
+            .first()
+            .ok_or_else(|| Error::Model("the model returned no output".into()))?;
+        // The vector as fastembed's `embed` makes it: mean pooling, its normalization, then
+        // this crate's (see `embed`).
+        let pooled = batch
+            .select_and_pool_output(&OUTPUT_PRECEDENCE, Some(Pooling::Mean))
+            .map_err(model)?;
+        let row: Vec<f32> = pooled.row(0).iter().copied().collect();
+        let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let mut vector: Vec<f32> = row.iter().map(|x| x / (norm + 1e-12)).collect();
+        unit(&mut vector);
+        let states = batch.select_output(&OUTPUT_PRECEDENCE).map_err(model)?;
+        let shape = states.shape().to_vec();
+        if shape.len() != 3 || shape[0] != 1 || shape[2] != DIM {
+            return Err(Error::Model(format!(
+                "token states of shape {shape:?}, expected [1, tokens, {DIM}]"
+            )));
+        }
+        // One text, no padding: `[CLS]` first and `[SEP]` last.
+        let flat: Vec<f32> = states.iter().copied().collect();
+        let mut tokens = Vec::with_capacity(flat.len());
+        if shape[1] > 2 {
+            for t in flat[DIM..(shape[1] - 1) * DIM].chunks_exact(DIM) {
+                let mut t = t.to_vec();
+                unit(&mut t);
+                tokens.extend(t);
+            }
+        }
+        Ok(TokenEmbedding { vector, tokens })
+    }
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+fn unit(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        for x in v.iter_mut() {
+            *x /= norm;
+        }
     }
 }
 

@@ -280,3 +280,67 @@ fn solo_and_single_threaded_sessions_agree() {
     pool.embed_alone("x").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(pool.solo_runs(), 0);
 }
+
+/// A text's token states come out of the call that makes its vector: the vector is bit for bit
+/// `embed`'s, every state is a unit vector, `[CLS]` and `[SEP]` are left out (the tokenizer's
+/// count less two), and the vector is the direction of the states' mean once the two are put
+/// back — checked here by the states' own mean pointing close to it (the two left-out states
+/// weigh 2 of n + 2).
+#[test]
+fn token_states_are_what_the_vector_pools() {
+    let Some(dir) = skg_testkit::found(
+        "the embedding model (install it with scripts/fetch-model.sh)",
+        skg_embed::locate().ok(),
+    ) else {
+        return;
+    };
+    let files = dir.read_files().unwrap_or_else(|e| panic!("{e}"));
+    let mut e = skg_embed::Embedder::from_files(&files, 1).unwrap_or_else(|e| panic!("{e}"));
+    let long = "Profile an unfamiliar CSV file and report its columns. ".repeat(40);
+    // Token counts by hand: merge · two · pdf · ##s; combine · several · pdf · documents ·
+    // into · one · file · "."; the long text is cut at 256 tokens with [CLS] and [SEP].
+    for (text, tokens) in [
+        ("merge two PDFs", 4),
+        ("Combine several PDF documents into one file.", 8),
+        ("", 0),
+        (long.as_str(), 254),
+    ] {
+        let t = e.embed_with_tokens(text).unwrap_or_else(|e| panic!("{e}"));
+        let v = e.embed(&[text]).unwrap_or_else(|e| panic!("{e}")).remove(0);
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&t.vector), bits(&v), "{text:.30}");
+        assert_eq!(t.tokens.len() % skg_embed::DIM, 0);
+        assert_eq!(t.len(), tokens, "{text:.30}");
+        for s in t.tokens.chunks_exact(skg_embed::DIM) {
+            let norm = s.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-4, "{norm}");
+        }
+        if t.len() > 2 {
+            let mut mean = vec![0f32; skg_embed::DIM];
+            for s in t.tokens.chunks_exact(skg_embed::DIM) {
+                for (m, x) in mean.iter_mut().zip(s) {
+                    *m += x;
+                }
+            }
+            let norm = mean.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let cos = skg_embed::cosine(&mean, &t.vector) / norm;
+            assert!(cos > 0.8, "{text:.30}: {cos}");
+        }
+    }
+    // The pool's sessions give the same states.
+    let pool = skg_embed::Pool::with_solo(&files, 1, 2).unwrap_or_else(|e| panic!("{e}"));
+    let alone = pool
+        .embed_alone_with_tokens("merge two PDFs")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let shared = pool
+        .embed_with_tokens("merge two PDFs")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mine = e
+        .embed_with_tokens("merge two PDFs")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(alone.tokens.len(), mine.tokens.len());
+    for (a, b) in alone.tokens.iter().zip(&mine.tokens) {
+        assert!((a - b).abs() < 1e-5);
+    }
+    assert_eq!(shared, mine);
+}
