@@ -14,7 +14,10 @@ use std::{
 use serde::Serialize;
 use skg_model::Progress;
 
-use crate::{DIM, Embedder, EmbeddingCache, Error, ModelDir, ModelFiles, Result};
+use crate::{
+    CodedTokens, DIM, Embedder, EmbeddingCache, Error, ModelDir, ModelFiles, Result,
+    TOKEN_CACHE_FILE, TokenCache,
+};
 
 /// Texts per progress step.
 const CHUNK: usize = 256;
@@ -28,8 +31,10 @@ pub struct EmbeddingStats {
     pub texts: usize,
     /// Distinct texts among them.
     pub unique_texts: usize,
-    /// Embedded now.
+    /// Embedded now (for its vector, its token states, or both).
     pub embedded: usize,
+    /// Texts whose token states were asked for.
+    pub token_texts: usize,
     /// Found in the cache.
     pub from_cache: usize,
     /// Time spent embedding.
@@ -38,14 +43,18 @@ pub struct EmbeddingStats {
     pub texts_per_second: f64,
 }
 
-/// Vectors for texts, with the cache that holds exactly them (for the caller to publish with
-/// its output) and what it took.
+/// Vectors for texts (and token states for some), with the caches that hold exactly them (for
+/// the caller to publish with its output) and what it took.
 #[derive(Debug)]
 pub struct Embedded {
     /// One vector per text, in order.
     pub vectors: Vec<Vec<f32>>,
     /// The cache, reduced to these texts.
     pub cache: EmbeddingCache,
+    /// The token states of each text asked for them ([`embed_with_caches`]), in order.
+    pub tokens: Vec<CodedTokens>,
+    /// The token cache, reduced to those texts.
+    pub token_cache: TokenCache,
     /// Counts and timing.
     pub stats: EmbeddingStats,
 }
@@ -96,8 +105,25 @@ pub fn embed_with_cache(
     threads: usize,
     progress: &dyn Progress,
 ) -> Result<Embedded> {
+    embed_with_caches(files, texts, &[], own, also, threads, progress)
+}
+
+/// [`embed_with_cache`], and the token states ([`CodedTokens`]) of `token_texts` too: from the
+/// token cache beside each embedding cache ([`TOKEN_CACHE_FILE`] in the same folder; read
+/// leniently — a missing or damaged one adds nothing), else from the inference call that makes
+/// the text's vector (a text whose vector is cached but whose states are not is embedded again).
+pub fn embed_with_caches(
+    files: &ModelFiles,
+    texts: &[String],
+    token_texts: &[String],
+    own: &Path,
+    also: &[&Path],
+    threads: usize,
+    progress: &dyn Progress,
+) -> Result<Embedded> {
     let identity = files.identity();
     let mut cache = read_cache(own, &identity);
+    let mut token_cache = read_token_cache(&own.with_file_name(TOKEN_CACHE_FILE), &identity);
     for path in also {
         let other = read_cache_strict(path, &identity).map_err(|source| Error::Cache {
             path: path.to_path_buf(),
@@ -105,14 +131,25 @@ pub fn embed_with_cache(
             source,
         })?;
         cache.absorb(other);
+        if !token_texts.is_empty() {
+            let beside = read_token_cache(&path.with_file_name(TOKEN_CACHE_FILE), &identity);
+            token_cache.absorb(beside);
+        }
     }
-    let unique: BTreeSet<&str> = texts.iter().map(String::as_str).collect();
+    let wants_tokens: BTreeSet<&str> = token_texts.iter().map(String::as_str).collect();
+    let unique: BTreeSet<&str> = texts
+        .iter()
+        .map(String::as_str)
+        .chain(wants_tokens.iter().copied())
+        .collect();
     // Longest first: the sessions take texts in turn, and the last ones taken are short, so
     // the sessions finish together.
     let mut misses: Vec<&str> = unique
         .iter()
         .copied()
-        .filter(|t| cache.get(t).is_none())
+        .filter(|t| {
+            cache.get(t).is_none() || (wants_tokens.contains(t) && token_cache.get(t).is_none())
+        })
         .collect();
     misses.sort_by_key(|t| (std::cmp::Reverse(t.len()), *t));
     let started = Instant::now();
@@ -120,8 +157,15 @@ pub fn embed_with_cache(
         // Many texts: single-threaded sessions only (no solo session; nothing runs alone).
         let pool = Pool::with_solo(files, threads.clamp(1, misses.len()), 1)?;
         progress.phase("embed texts", misses.len() as u64);
-        for (t, v) in misses.iter().zip(embed_shared(&pool, &misses, progress)?) {
+        for (t, (v, tokens)) in
+            misses
+                .iter()
+                .zip(embed_shared(&pool, &misses, &wants_tokens, progress)?)
+        {
             cache.insert(t, v);
+            if let Some(states) = tokens {
+                token_cache.insert(t, CodedTokens::code(&states));
+            }
         }
     }
     let embed_seconds = started.elapsed().as_secs_f64();
@@ -130,12 +174,19 @@ pub fn embed_with_cache(
         .map(|t| cache.get(t).map(<[f32]>::to_vec))
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| Error::Model("the model returned no vector for some texts".into()))?;
+    let tokens = token_texts
+        .iter()
+        .map(|t| token_cache.get(t).cloned())
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| Error::Model("the model returned no token states for some texts".into()))?;
     cache.retain_texts(texts.iter().map(String::as_str));
+    token_cache.retain_texts(token_texts.iter().map(String::as_str));
     let stats = EmbeddingStats {
         model: identity,
         texts: texts.len(),
         unique_texts: unique.len(),
         embedded: misses.len(),
+        token_texts: wants_tokens.len(),
         from_cache: unique.len() - misses.len(),
         embed_seconds,
         texts_per_second: if embed_seconds > 0.0 {
@@ -147,27 +198,55 @@ pub fn embed_with_cache(
     Ok(Embedded {
         vectors,
         cache,
+        tokens,
+        token_cache,
         stats,
     })
 }
 
+/// The token cache file at `path`, or an empty one (a missing, damaged or other model's file is
+/// a cold start for token states: logged, never an error).
+fn read_token_cache(path: &Path, identity: &str) -> TokenCache {
+    match std::fs::read(path) {
+        Ok(bytes) => TokenCache::from_bytes(&bytes, identity).unwrap_or_else(|e| {
+            tracing::info!(path = %path.display(), "token cache not used: {e}");
+            TokenCache::new(identity)
+        }),
+        Err(_) => TokenCache::new(identity),
+    }
+}
+
+/// A text's vector, and its token states when they were asked for.
+type Outcome = (Vec<f32>, Option<Vec<f32>>);
+
 /// Vectors of `texts` in order: one worker per session of `pool`, each taking the next text
 /// as it becomes free.
-fn embed_shared(pool: &Pool, texts: &[&str], progress: &dyn Progress) -> Result<Vec<Vec<f32>>> {
+fn embed_shared(
+    pool: &Pool,
+    texts: &[&str],
+    wants_tokens: &BTreeSet<&str>,
+    progress: &dyn Progress,
+) -> Result<Vec<Outcome>> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results = std::thread::scope(|s| {
         let workers: Vec<_> = (0..pool.slots.len())
             .map(|_| {
                 let (next, done) = (&next, &done);
-                s.spawn(move || -> Result<Vec<(usize, Vec<f32>)>> {
+                s.spawn(move || -> Result<Vec<(usize, Outcome)>> {
                     let mut out = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(text) = texts.get(i) else {
                             return Ok(out);
                         };
-                        out.push((i, pool.embed(text)?));
+                        let outcome = if wants_tokens.contains(text) {
+                            let t = pool.embed_with_tokens(text)?;
+                            (t.vector, Some(t.tokens))
+                        } else {
+                            (pool.embed(text)?, None)
+                        };
+                        out.push((i, outcome));
                         if (done.fetch_add(1, Ordering::Relaxed) + 1) % CHUNK == 0 {
                             progress.advance(CHUNK as u64);
                         }
@@ -184,7 +263,7 @@ fn embed_shared(pool: &Pool, texts: &[&str], progress: &dyn Progress) -> Result<
             .collect::<Result<Vec<_>>>()
     })?;
     progress.advance((texts.len() % CHUNK) as u64);
-    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+    let mut vectors: Vec<Option<Outcome>> = vec![None; texts.len()];
     for (i, v) in results.into_iter().flatten() {
         vectors[i] = Some(v);
     }

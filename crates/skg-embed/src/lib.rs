@@ -30,6 +30,7 @@
 
 mod cache;
 mod cached;
+mod tokens;
 
 use std::{
     path::{Path, PathBuf},
@@ -38,7 +39,8 @@ use std::{
 
 pub use crate::{
     cache::{CacheError, EmbeddingCache},
-    cached::{Embedded, EmbeddingStats, Pool, embed_with_cache},
+    cached::{Embedded, EmbeddingStats, Pool, embed_with_cache, embed_with_caches},
+    tokens::{CodedTokens, TOKEN_CACHE_FILE, TokenCache},
 };
 
 use fastembed::{

@@ -344,3 +344,68 @@ fn token_states_are_what_the_vector_pools() {
     }
     assert_eq!(shared, mine);
 }
+
+/// The token states a build stores come from its caches when they hold them, else from the call
+/// that makes the text's vector, and a warm run gives the cold run's codes: a text whose vector
+/// is cached but whose states are not is embedded again; one whose states are cached is not.
+#[test]
+fn token_states_are_cached_beside_the_vectors() {
+    let Some(dir) = skg_testkit::found(
+        "the embedding model (install it with scripts/fetch-model.sh)",
+        skg_embed::locate().ok(),
+    ) else {
+        return;
+    };
+    let files = dir.read_files().unwrap_or_else(|e| panic!("{e}"));
+    let texts: Vec<String> = ["merge two PDFs", "plot monthly revenue", "x"]
+        .iter()
+        .map(|t| (*t).to_owned())
+        .collect();
+    let cards = vec![texts[0].clone(), texts[2].clone()];
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let own = tmp.path().join(skg_embed::CACHE_FILE);
+    let mut e = skg_embed::Embedder::from_files(&files, 1).unwrap_or_else(|e| panic!("{e}"));
+    let want: Vec<skg_embed::CodedTokens> = cards
+        .iter()
+        .map(|t| {
+            let t = e.embed_with_tokens(t).unwrap_or_else(|e| panic!("{e}"));
+            skg_embed::CodedTokens::code(&t.tokens)
+        })
+        .collect();
+    // Vectors only, cached: the cards are embedded again for their states, the other text not.
+    let plain = skg_embed::embed_with_cache(&files, &texts, &own, &[], 1, &NoProgress)
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&own, plain.cache.to_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    let cold = skg_embed::embed_with_caches(&files, &texts, &cards, &own, &[], 2, &NoProgress)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cold.stats.embedded, 2);
+    assert_eq!(cold.stats.token_texts, 2);
+    assert_eq!(cold.tokens, want);
+    assert_eq!(cold.tokens[0].len(), 4, "merge · two · pdf · ##s");
+    assert_eq!(cold.vectors, plain.vectors);
+    std::fs::write(&own, cold.cache.to_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        tmp.path().join(skg_embed::TOKEN_CACHE_FILE),
+        cold.token_cache.to_bytes(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // Warm: nothing embedded, the same codes; from another folder's caches named as `also`.
+    let warm = skg_embed::embed_with_caches(&files, &texts, &cards, &own, &[], 1, &NoProgress)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(warm.stats.embedded, 0);
+    assert_eq!(warm.tokens, want);
+    let elsewhere = tmp.path().join("new").join(skg_embed::CACHE_FILE);
+    let borrowed = skg_embed::embed_with_caches(
+        &files,
+        &texts,
+        &cards,
+        &elsewhere,
+        &[own.as_path()],
+        1,
+        &NoProgress,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(borrowed.stats.embedded, 0);
+    assert_eq!(borrowed.tokens, want);
+    assert_eq!(borrowed.token_cache.len(), 2);
+}

@@ -1,0 +1,280 @@
+//! Token states coded in int8, and their cache.
+//!
+//! Late interaction matches a query's tokens against a card's (docs/retrieval.md, "Token-level
+//! late interaction"). A card's token states are [`DIM`] floats a token; they are kept as int8
+//! codes with one scale a token (`s = max|x| / 127`, `a_i = round(x_i / s)`): a quarter of the
+//! bytes, and the same first places as the floats on the three corpus dev sets. The codes are
+//! what both a cold and a warm build store, so the two agree byte for byte.
+//!
+//! The cache file (`tokens.cache`, beside `embeddings.cache`) is keyed like the embedding cache
+//! (blake3 of the model identity and the text) and written sorted by key.
+
+use std::collections::HashMap;
+
+use crate::{CacheError, DIM};
+
+const MAGIC: &[u8; 8] = b"SKGTOK1\n";
+
+/// The token cache's file name in an output folder (a cache, not output).
+pub const TOKEN_CACHE_FILE: &str = "tokens.cache";
+
+/// A text's token states as int8 codes: [`DIM`] codes a token, one scale a token.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CodedTokens {
+    /// One scale a token: a state is `scale · codes`.
+    pub scales: Vec<f32>,
+    /// [`DIM`] codes a token, in token order.
+    pub codes: Vec<i8>,
+}
+
+impl CodedTokens {
+    /// Codes token states ([`DIM`] floats a token; a non-finite value codes as 0).
+    pub fn code(states: &[f32]) -> CodedTokens {
+        let mut out = CodedTokens::default();
+        for t in states.chunks_exact(DIM) {
+            let max = t
+                .iter()
+                .filter(|f| f.is_finite())
+                .fold(0f32, |m, f| m.max(f.abs()));
+            let scale = max / 127.0;
+            out.scales.push(scale);
+            out.codes.extend(t.iter().map(|&f| {
+                if scale > 0.0 && f.is_finite() {
+                    // In −127..=127 by construction of the scale.
+                    #[allow(clippy::cast_possible_truncation, reason = "rounded into ±127")]
+                    let c = (f / scale).round().clamp(-127.0, 127.0) as i8;
+                    c
+                } else {
+                    0
+                }
+            }));
+        }
+        out
+    }
+
+    /// How many tokens.
+    pub fn len(&self) -> usize {
+        self.scales.len()
+    }
+
+    /// Whether there is no token.
+    pub fn is_empty(&self) -> bool {
+        self.scales.is_empty()
+    }
+
+    /// Token `i`'s scale.
+    pub fn scale(&self, i: usize) -> f32 {
+        self.scales[i]
+    }
+}
+
+/// Coded token states by text, for one model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TokenCache {
+    model_id: String,
+    map: HashMap<[u8; 32], CodedTokens>,
+}
+
+impl TokenCache {
+    /// An empty cache for `model_id`'s token states.
+    pub fn new(model_id: &str) -> Self {
+        TokenCache {
+            model_id: model_id.to_owned(),
+            map: HashMap::new(),
+        }
+    }
+
+    /// The key of a text: blake3(model id, 0, text), as the embedding cache's.
+    pub fn key(&self, text: &str) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(self.model_id.as_bytes());
+        h.update(&[0]);
+        h.update(text.as_bytes());
+        *h.finalize().as_bytes()
+    }
+
+    /// A text's cached codes.
+    pub fn get(&self, text: &str) -> Option<&CodedTokens> {
+        self.map.get(&self.key(text))
+    }
+
+    /// Stores a text's codes (ignored when the codes are not [`DIM`] a token).
+    pub fn insert(&mut self, text: &str, tokens: CodedTokens) {
+        if tokens.codes.len() == tokens.scales.len() * DIM {
+            self.map.insert(self.key(text), tokens);
+        }
+    }
+
+    /// Adds another cache's entries (same model) it lacks; returns how many.
+    pub fn absorb(&mut self, other: TokenCache) -> usize {
+        if other.model_id != self.model_id {
+            return 0;
+        }
+        let before = self.map.len();
+        for (k, v) in other.map {
+            self.map.entry(k).or_insert(v);
+        }
+        self.map.len() - before
+    }
+
+    /// Keeps only the entries of `keep`.
+    pub fn retain_texts<'t>(&mut self, keep: impl IntoIterator<Item = &'t str>) {
+        let keys: std::collections::HashSet<[u8; 32]> =
+            keep.into_iter().map(|t| self.key(t)).collect();
+        self.map.retain(|k, _| keys.contains(k));
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The file content: magic, model id, record count, then per record (sorted by key) the
+    /// key, the token count, the scales and the codes, little-endian.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut keys: Vec<&[u8; 32]> = self.map.keys().collect();
+        keys.sort_unstable();
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(
+            &u32::try_from(self.model_id.len())
+                .unwrap_or(0)
+                .to_le_bytes(),
+        );
+        out.extend_from_slice(self.model_id.as_bytes());
+        out.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+        for k in keys {
+            let t = &self.map[k];
+            out.extend_from_slice(k);
+            out.extend_from_slice(&u32::try_from(t.len()).unwrap_or(0).to_le_bytes());
+            for s in &t.scales {
+                out.extend_from_slice(&s.to_le_bytes());
+            }
+            out.extend(t.codes.iter().map(|&c| c.to_le_bytes()[0]));
+        }
+        out
+    }
+
+    /// Reads a cache file written for `model_id`.
+    pub fn from_bytes(bytes: &[u8], model_id: &str) -> Result<Self, CacheError> {
+        let mut r = Reader(bytes);
+        if r.take(8)? != MAGIC {
+            return Err(CacheError::Corrupt("bad magic"));
+        }
+        let n = r.u32()? as usize;
+        let found = String::from_utf8_lossy(r.take(n)?).into_owned();
+        if found != model_id {
+            return Err(CacheError::OtherModel {
+                found,
+                expected: model_id.to_owned(),
+            });
+        }
+        let count = u64::from_le_bytes(
+            r.take(8)?
+                .try_into()
+                .map_err(|_| CacheError::Corrupt("count"))?,
+        );
+        let mut map = HashMap::new();
+        for _ in 0..count {
+            let key: [u8; 32] = r
+                .take(32)?
+                .try_into()
+                .map_err(|_| CacheError::Corrupt("key"))?;
+            let n = r.u32()? as usize;
+            let scales = (0..n)
+                .map(|_| r.u32().map(f32::from_bits))
+                .collect::<Result<Vec<_>, _>>()?;
+            let codes = r
+                .take(n.checked_mul(DIM).ok_or(CacheError::Corrupt("count"))?)?
+                .iter()
+                .map(|&b| i8::from_le_bytes([b]))
+                .collect();
+            map.insert(key, CodedTokens { scales, codes });
+        }
+        if !r.0.is_empty() {
+            return Err(CacheError::Corrupt("bytes past the last record"));
+        }
+        Ok(TokenCache {
+            model_id: model_id.to_owned(),
+            map,
+        })
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CacheError> {
+        if self.0.len() < n {
+            return Err(CacheError::Corrupt("truncated"));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u32(&mut self) -> Result<u32, CacheError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_follow_their_definition() {
+        // Token 0: max |x| 0.5 → scale 0.5/127, codes round(x / scale); token 1: all zero.
+        let mut states = vec![0f32; 2 * DIM];
+        states[0] = 0.5;
+        states[1] = -0.25;
+        states[2] = 0.001;
+        let c = CodedTokens::code(&states);
+        assert_eq!(c.len(), 2);
+        assert!((c.scale(0) - 0.5 / 127.0).abs() < 1e-9);
+        assert_eq!(&c.codes[..3], &[127, -64, 0]); // −0.25·127/0.5 = −63.5 → −64
+        assert!(c.scale(1).abs() < f32::MIN_POSITIVE);
+        assert!(c.codes[DIM..].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn round_trip_sorted_and_model_checked() {
+        let mut c = TokenCache::new("m1");
+        let mut a = vec![0f32; 2 * DIM];
+        a[5] = 1.0;
+        a[DIM + 7] = -0.3;
+        c.insert("two tokens", CodedTokens::code(&a));
+        c.insert("none", CodedTokens::default());
+        c.insert(
+            "bad",
+            CodedTokens {
+                scales: vec![0.0],
+                codes: vec![1],
+            },
+        );
+        assert_eq!(c.len(), 2, "a record of the wrong length is not kept");
+        let bytes = c.to_bytes();
+        let back = TokenCache::from_bytes(&bytes, "m1").expect("reads");
+        assert_eq!(back, c);
+        assert_eq!(back.get("two tokens").map(CodedTokens::len), Some(2));
+        assert_eq!(back.to_bytes(), bytes, "same content, same bytes");
+        assert!(matches!(
+            TokenCache::from_bytes(&bytes, "m2"),
+            Err(CacheError::OtherModel { .. })
+        ));
+        assert!(TokenCache::from_bytes(&bytes[..bytes.len() - 1], "m1").is_err());
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(TokenCache::from_bytes(&longer, "m1").is_err());
+        let mut kept = back.clone();
+        kept.retain_texts(["none"]);
+        assert_eq!(kept.len(), 1);
+        let mut other = TokenCache::new("m1");
+        assert_eq!(other.absorb(back), 2);
+    }
+}
