@@ -45,11 +45,7 @@ impl EmbeddingCache {
 
     /// The key of a text: blake3(model id, 0, text).
     pub fn key(&self, text: &str) -> [u8; 32] {
-        let mut h = blake3::Hasher::new();
-        h.update(self.model_id.as_bytes());
-        h.update(&[0]);
-        h.update(text.as_bytes());
-        *h.finalize().as_bytes()
+        key(&self.model_id, text)
     }
 
     /// The cached vector of a text.
@@ -166,10 +162,20 @@ impl EmbeddingCache {
     }
 }
 
-struct Reader<'a>(&'a [u8]);
+/// The key of a text for a model's caches (vectors and token states): blake3(model id, 0, text).
+pub(crate) fn key(model_id: &str, text: &str) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(model_id.as_bytes());
+    h.update(&[0]);
+    h.update(text.as_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// Reads a cache file front to back.
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], CacheError> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], CacheError> {
         if self.0.len() < n {
             return Err(CacheError::Corrupt("truncated"));
         }
@@ -177,7 +183,7 @@ impl<'a> Reader<'a> {
         self.0 = b;
         Ok(a)
     }
-    fn u32(&mut self) -> Result<u32, CacheError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, CacheError> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }

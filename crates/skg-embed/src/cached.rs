@@ -163,8 +163,8 @@ pub fn embed_with_caches(
                 .zip(embed_shared(&pool, &misses, &wants_tokens, progress)?)
         {
             cache.insert(t, v);
-            if let Some(states) = tokens {
-                token_cache.insert(t, CodedTokens::code(&states));
+            if let Some(codes) = tokens {
+                token_cache.insert(t, codes);
             }
         }
     }
@@ -216,8 +216,9 @@ fn read_token_cache(path: &Path, identity: &str) -> TokenCache {
     }
 }
 
-/// A text's vector, and its token states when they were asked for.
-type Outcome = (Vec<f32>, Option<Vec<f32>>);
+/// A text's vector, and its token states' codes when they were asked for (coded where they are
+/// made: a build holds a card's codes, not its floats).
+type Outcome = (Vec<f32>, Option<CodedTokens>);
 
 /// Vectors of `texts` in order: one worker per session of `pool`, each taking the next text
 /// as it becomes free.
@@ -242,7 +243,7 @@ fn embed_shared(
                         };
                         let outcome = if wants_tokens.contains(text) {
                             let t = pool.embed_with_tokens(text)?;
-                            (t.vector, Some(t.tokens))
+                            (t.vector, Some(CodedTokens::code(&t.tokens)))
                         } else {
                             (pool.embed(text)?, None)
                         };

@@ -404,7 +404,12 @@ impl Embedder {
             )));
         }
         // One text, no padding: `[CLS]` first and `[SEP]` last.
-        let flat: Vec<f32> = states.iter().copied().collect();
+        // The tensor is in standard layout (one contiguous copy); any other layout is read
+        // element by element.
+        let flat: Vec<f32> = match states.as_slice() {
+            Some(s) => s.to_vec(),
+            None => states.iter().copied().collect(),
+        };
         let mut tokens = Vec::with_capacity(flat.len());
         if shape[1] > 2 {
             for t in flat[DIM..(shape[1] - 1) * DIM].chunks_exact(DIM) {

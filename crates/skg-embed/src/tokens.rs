@@ -11,7 +11,10 @@
 
 use std::collections::HashMap;
 
-use crate::{CacheError, DIM};
+use crate::{
+    CacheError, DIM,
+    cache::{Reader, key},
+};
 
 const MAGIC: &[u8; 8] = b"SKGTOK1\n";
 
@@ -86,11 +89,7 @@ impl TokenCache {
 
     /// The key of a text: blake3(model id, 0, text), as the embedding cache's.
     pub fn key(&self, text: &str) -> [u8; 32] {
-        let mut h = blake3::Hasher::new();
-        h.update(self.model_id.as_bytes());
-        h.update(&[0]);
-        h.update(text.as_bytes());
-        *h.finalize().as_bytes()
+        key(&self.model_id, text)
     }
 
     /// A text's cached codes.
@@ -203,23 +202,6 @@ impl TokenCache {
             model_id: model_id.to_owned(),
             map,
         })
-    }
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], CacheError> {
-        if self.0.len() < n {
-            return Err(CacheError::Corrupt("truncated"));
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
-    }
-    fn u32(&mut self) -> Result<u32, CacheError> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 }
 
