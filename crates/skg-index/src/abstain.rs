@@ -139,7 +139,7 @@ fn signals(
     let mut out = Vec::with_capacity(queries.len());
     for (i, q) in queries.iter().enumerate() {
         let vector = crate::judged::query_vector(index, mode, &q.query, embed)?;
-        let answer = index.search(&options.query(&q.query, vector.as_deref(), mode, 10))?;
+        let answer = index.search(&options.query(&q.query, vector.as_ref(), mode, 10))?;
         let best = |f: &dyn Fn(&crate::Hit) -> f32| {
             answer
                 .hits

@@ -150,6 +150,10 @@ pub struct Vectors {
     pub dim: usize,
     /// (document position in `BuildInput::documents`, L2-normalized vector).
     pub rows: Vec<(usize, Vec<f32>)>,
+    /// (document position, its token states' codes) of skills' cards, for late interaction
+    /// (`tokens.bin`; [`crate::Late`]): a skill takes its card's (its L0 document's). Empty: no
+    /// second stage.
+    pub tokens: Vec<(usize, crate::TokenCodes)>,
 }
 
 /// What an index is built from: extract's tables, optionally canonicalize's members and score's
@@ -613,6 +617,22 @@ pub fn build(
         staged.write_file("vectors.bin", &bytes)?;
         hasher.update(&bytes);
         counts.insert("vectors".to_owned(), rows.len() as u64);
+        if !v.tokens.is_empty() {
+            // Each skill's card: its L0 document's codes.
+            let mut card: Vec<Option<&crate::TokenCodes>> = vec![None; skills.len()];
+            for (i, codes) in &v.tokens {
+                if let Some(&d) = index_of.get(i)
+                    && docs[d as usize].level == Level::L0
+                {
+                    card[docs[d as usize].skill as usize] = Some(codes);
+                }
+            }
+            let store = crate::late::CardTokens::new(v.dim, card.into_iter());
+            let bytes = store.to_bytes();
+            staged.write_file(crate::late::TOKENS_FILE, &bytes)?;
+            hasher.update(&bytes);
+            counts.insert("card_tokens".to_owned(), store.len() as u64);
+        }
         (
             Some(v.model.clone()),
             Some(u32::try_from(v.dim).unwrap_or(0)),

@@ -118,6 +118,10 @@ pub struct VectorPlan {
     pub targets: Vec<usize>,
     /// The texts to embed, one per target.
     pub texts: Vec<String>,
+    /// Every skill's card (its L0 document, when embedded) with the text it is embedded as:
+    /// the texts whose token states the second stage stores ([`crate::Late`]), carried over or
+    /// not (the token states come from the token cache, else with the vector).
+    pub cards: Vec<(usize, String)>,
 }
 
 impl VectorPlan {
@@ -131,6 +135,11 @@ impl VectorPlan {
         model: &str,
     ) -> VectorPlan {
         let all = dense.targets(documents);
+        let cards = all
+            .iter()
+            .filter(|&&i| documents[i].level == skg_model::Level::L0)
+            .map(|&i| (i, dense.text(&documents[i])))
+            .collect();
         // A vector is carried over only when its document was embedded as the same text: the
         // previous index must have cut overviews and chosen usage sections the same way.
         let previous = previous
@@ -148,6 +157,7 @@ impl VectorPlan {
             reused,
             targets,
             texts,
+            cards,
         }
     }
 
@@ -156,6 +166,7 @@ impl VectorPlan {
         let mut rows = self.reused;
         rows.extend(self.targets.into_iter().zip(embedded));
         Vectors {
+            tokens: Vec::new(),
             model: model.to_owned(),
             dim,
             rows,

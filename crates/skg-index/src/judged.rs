@@ -54,6 +54,9 @@ pub struct EvalOptions {
     pub bundle_k: usize,
     /// Keep each query's rank of its first gold skill.
     pub per_query: bool,
+    /// The second stage over the hybrid ranking ([`crate::Late`]; [`crate::Late::OFF`] to
+    /// measure without it).
+    pub late: crate::Late,
 }
 
 impl EvalOptions {
@@ -63,11 +66,15 @@ impl EvalOptions {
     pub(crate) fn query<'q>(
         &self,
         text: &'q str,
-        vector: Option<&'q [f32]>,
+        embedding: Option<&'q QueryEmbedding>,
         mode: Mode,
         k: usize,
     ) -> Query<'q> {
-        let mut q = Query::new(text, vector, k);
+        let mut q = Query::new(text, embedding.map(|e| e.vector.as_slice()), k);
+        q.tokens = embedding
+            .map(|e| e.tokens.as_slice())
+            .filter(|t| !t.is_empty());
+        q.late = self.late;
         q.mode = mode;
         q.fusion = self.fusion;
         q.include_quarantined = self.include_quarantined;
@@ -87,7 +94,7 @@ pub(crate) fn query_vector(
     mode: Mode,
     text: &str,
     embed: &mut EmbedFn<'_>,
-) -> Result<Option<Vec<f32>>> {
+) -> Result<Option<QueryEmbedding>> {
     match mode {
         Mode::Dense | Mode::Hybrid if index.dim() > 0 => {
             Ok(Some(embed(text).map_err(crate::Error::Embed)?))
@@ -110,6 +117,7 @@ impl Default for EvalOptions {
             include_quarantined: false,
             bundle_k: 5,
             per_query: false,
+            late: q.late,
         }
     }
 }
@@ -366,7 +374,27 @@ impl std::fmt::Display for EvalReport {
 }
 
 /// Query embedding for the dense and hybrid modes (the binary plugs the model in).
-pub type EmbedFn<'a> = dyn FnMut(&str) -> std::result::Result<Vec<f32>, String> + 'a;
+pub type EmbedFn<'a> = dyn FnMut(&str) -> std::result::Result<QueryEmbedding, String> + 'a;
+
+/// A query's embedding: its vector and, when the embedder gives them, its tokens' states (the
+/// second stage's evidence, [`crate::Late`]; empty: no second stage).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct QueryEmbedding {
+    /// The L2-normalized vector.
+    pub vector: Vec<f32>,
+    /// The token states, the vector's dimension a token.
+    pub tokens: Vec<f32>,
+}
+
+impl From<Vec<f32>> for QueryEmbedding {
+    /// A vector without token states.
+    fn from(vector: Vec<f32>) -> Self {
+        QueryEmbedding {
+            vector,
+            tokens: Vec::new(),
+        }
+    }
+}
 
 /// The keys of the index's skills (by path, and by a name only one skill has).
 pub fn skill_keys(index: &Index) -> SkillKeys {
@@ -516,6 +544,10 @@ pub struct CandidateScores {
     pub bm25_counted: f32,
     /// Its best cosine with the query (0 without vectors).
     pub cosine: f32,
+    /// Late interaction with its card, when the second stage scored it (the first
+    /// [`crate::Late::depth`]; the candidates are then in the second stage's order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late: Option<f32>,
 }
 
 /// Every judged query's candidates as `options` ranks them ([`CandidateRecord`]), in query
@@ -538,7 +570,7 @@ pub fn candidate_records(
     let mut out = Vec::with_capacity(queries.len());
     for (q, j) in queries.iter().zip(&judged) {
         let vector = query_vector(index, mode, &q.query, embed)?;
-        let mut query = options.query(&q.query, vector.as_deref(), mode, options.pool.max(1));
+        let mut query = options.query(&q.query, vector.as_ref(), mode, options.pool.max(1));
         // More hits asked for, the same pool: BM25 gathers more, but its cut stays the pool's
         // (see `Cut`), so the fused scores and their order are those of a ten-hit query.
         query.k = query.pool * 2;
@@ -560,6 +592,7 @@ pub fn candidate_records(
                     bm25: h.bm25,
                     bm25_counted: h.bm25_counted,
                     cosine: h.dense,
+                    late: h.late,
                 })
                 .collect(),
         });
@@ -584,7 +617,7 @@ fn run_mode(
     for (i, (q, j)) in queries.iter().zip(judged).enumerate() {
         let t = Instant::now();
         let vector = query_vector(index, mode, &q.query, embed)?;
-        let answer = index.search(&options.query(&q.query, vector.as_deref(), mode, 10))?;
+        let answer = index.search(&options.query(&q.query, vector.as_ref(), mode, 10))?;
         ms.push(t.elapsed().as_secs_f64() * 1000.0);
         let ranking: Vec<u32> = answer.hits.iter().map(|h| h.skill).collect();
         bundle_tokens += ranking

@@ -9,6 +9,7 @@
 //! <index>/documents.ndjson   one DocEntry per document (L0 / L1 / L2), in doc-index order
 //! <index>/content.ndjson     each skill's SKILL.md as served (skills.ndjson order; read on demand)
 //! <index>/vectors.bin        dense rows: doc index (u32) + dim f32, little-endian (optional)
+//! <index>/tokens.bin         each skill's card token states, int8 codes (optional; `late`)
 //! <index>/bm25/              tantivy index of the documents (field-weighted)
 //! <index>/manifest.json      schema, counts, model id, source revisions, content hash
 //! <index>/_SUCCESS           written last; a folder without it is refused
@@ -29,6 +30,7 @@ pub mod compare;
 mod eval;
 mod incremental;
 mod judged;
+mod late;
 pub mod listing;
 mod misses;
 pub mod parity;
@@ -51,12 +53,13 @@ pub use crate::{
     incremental::{PackageDiff, VectorPlan, diff_packages, reuse_vectors},
     judged::{
         Bm25Settings, CandidateRecord, CandidateScores, EmbedFn, EvalOptions, EvalReport,
-        JudgedQuery, Latency, ModeReport, QueryRank, candidate_records, evaluate, judged_digest,
-        resolve_examples, skill_keys,
+        JudgedQuery, Latency, ModeReport, QueryEmbedding, QueryRank, candidate_records, evaluate,
+        judged_digest, resolve_examples, skill_keys,
     },
+    late::{Late, TokenCodes},
     misses::{DEPTH, Miss, MissClass, MissReport, SIBLING_COSINE, misses},
     route::{Bundle, BundleSkill, Reason, route, route_within},
-    search::{Answer, Bm25Unit, Fusion, Hit, Index, Mode, Query, Scope, SectionHit},
+    search::{Answer, Bm25Unit, Fusion, Hit, Index, Mode, Query, QueryVector, Scope, SectionHit},
 };
 
 /// Index errors.

@@ -357,7 +357,7 @@ pub fn evaluate_listing(
         let mut by_task = |i: usize| -> crate::Result<Listing> {
             let q = &queries[i];
             let vector = crate::judged::query_vector(index, mode, &q.query, embed)?;
-            let mut query = options.query(&q.query, vector.as_deref(), mode, RANKED_CANDIDATES);
+            let mut query = options.query(&q.query, vector.as_ref(), mode, RANKED_CANDIDATES);
             // A listing keeps what the gateway's default floor keeps.
             query.min_score = crate::Query::DEFAULT_MIN_SCORE;
             let answer = index.search(&query)?;

@@ -85,7 +85,7 @@ pub fn misses(
             None
         };
         let ranking = |mode: Mode| -> Result<Vec<u32>> {
-            let query = options.query(&q.query, vector.as_deref(), mode, DEPTH);
+            let query = options.query(&q.query, vector.as_ref(), mode, DEPTH);
             Ok(index.search(&query)?.hits.iter().map(|h| h.skill).collect())
         };
         let bm25 = ranking(Mode::Bm25)?;

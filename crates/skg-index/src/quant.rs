@@ -48,7 +48,7 @@ pub(crate) struct QueryCodes {
 
 /// `x` as codes and scale: `s = max|x| / 127`, `a_i = round(x_i / s)`; `None` when a value is
 /// not finite. An all-zero `x` has scale 0 and zero codes.
-fn code(x: &[f32], out: &mut Vec<i8>) -> Option<f32> {
+pub(crate) fn code(x: &[f32], out: &mut Vec<i8>) -> Option<f32> {
     if x.iter().any(|f| !f.is_finite()) {
         out.extend(std::iter::repeat_n(0, x.len()));
         return None;
@@ -76,7 +76,7 @@ fn code(x: &[f32], out: &mut Vec<i8>) -> Option<f32> {
 /// Kept out of line: inlined into the scan's loop, the same code was compiled to one byte at a
 /// time.
 #[multiversion::multiversion(targets("x86_64+avx2"), attrs(inline(never)))]
-fn idot(a: &[i8], b: &[i8]) -> i32 {
+pub(crate) fn idot(a: &[i8], b: &[i8]) -> i32 {
     let mut acc = [0i32; 16];
     let (ac, ar) = a.split_at(a.len() - a.len() % 16);
     let (bc, br) = b.split_at(ac.len());

@@ -281,11 +281,16 @@ pub fn collect(
         };
         let answer = candidates(
             index,
-            &options.query(&q.query, vector.as_deref(), mode, CANDIDATES),
+            &options.query(&q.query, vector.as_ref(), mode, CANDIDATES),
         )?;
         out.push(Candidates {
             skills: answer.hits.iter().map(|h| h.skill).collect(),
-            features: features(index, &q.query, vector.as_deref(), &answer),
+            features: features(
+                index,
+                &q.query,
+                vector.as_ref().map(|e| e.vector.as_slice()),
+                &answer,
+            ),
             judged: j,
         });
     }

@@ -184,6 +184,53 @@ pub struct Query<'a> {
     /// narrows what is *found*, not what a route may depend on: dependencies of another type are
     /// still bundled.
     pub capability: Option<&'a str>,
+    /// The query's token states (the index's model, [`Query::vector`]'s dimension a token), for
+    /// the second stage; `None`: no second stage.
+    pub tokens: Option<&'a [f32]>,
+    /// The second stage over the hybrid ranking: late interaction with each candidate's card
+    /// ([`crate::Late`]); it runs when the query has tokens and the index its cards'.
+    pub late: crate::Late,
+}
+
+/// What [`Index::search_embedding`]'s embedder gives: the query's vector and, when it has them,
+/// its tokens' states (for the second stage, [`crate::Late`]).
+pub trait QueryVector {
+    /// The L2-normalized vector.
+    fn vector(&self) -> &[f32];
+    /// The token states (the vector's dimension a token), when there are any.
+    fn tokens(&self) -> Option<&[f32]> {
+        None
+    }
+}
+
+impl QueryVector for Vec<f32> {
+    fn vector(&self) -> &[f32] {
+        self
+    }
+}
+
+impl QueryVector for std::sync::Arc<[f32]> {
+    fn vector(&self) -> &[f32] {
+        self
+    }
+}
+
+impl QueryVector for crate::QueryEmbedding {
+    fn vector(&self) -> &[f32] {
+        &self.vector
+    }
+    fn tokens(&self) -> Option<&[f32]> {
+        Some(self.tokens.as_slice()).filter(|t| !t.is_empty())
+    }
+}
+
+impl<T: QueryVector> QueryVector for std::sync::Arc<T> {
+    fn vector(&self) -> &[f32] {
+        (**self).vector()
+    }
+    fn tokens(&self) -> Option<&[f32]> {
+        (**self).tokens()
+    }
 }
 
 /// A set of skills a caller may see (positions in [`Index::skills`]), fixed for one index.
@@ -245,6 +292,8 @@ impl<'a> Query<'a> {
             bm25_unit: Bm25Unit::Skill,
             scope: None,
             capability: None,
+            tokens: None,
+            late: crate::Late::default(),
         }
     }
 }
@@ -325,6 +374,11 @@ pub struct Hit {
     pub dense: f32,
     /// The document that matched best (the hit's uri).
     pub doc: u32,
+    /// Late interaction of the query's tokens with the skill's card (MaxSim), when the second
+    /// stage scored it ([`crate::Late`]): the hits it reordered are in its order, `score` stays
+    /// the fusion's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late: Option<f32>,
 }
 
 /// The answer to a [`Query`].
@@ -377,6 +431,9 @@ pub struct Index {
     /// The nearest-neighbour graph over the rows (its proposals are rescored exactly over
     /// `rows_of`), when switched on ([`Index::use_ann`]).
     ann: Option<crate::ann::Ann>,
+    /// Each skill's card tokens, for the second stage ([`crate::Late`]), when the build stored
+    /// them.
+    card_tokens: Option<crate::late::CardTokens>,
     by_id: HashMap<String, u32>,
     content: Content,
     catalog_tokens: u64,
@@ -494,6 +551,24 @@ impl Index {
                 );
             }
         }
+        // The cards' token states (late interaction), when the build stored them.
+        let card_tokens = if manifest.counts.contains_key("card_tokens") && dim > 0 {
+            let path = dir.join(crate::late::TOKENS_FILE);
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let store = crate::late::CardTokens::from_bytes(&bytes, skills.len(), dim)
+                .map_err(|m| corrupt(format!("{}: {m}", crate::late::TOKENS_FILE)))?;
+            if manifest.counts.get("card_tokens") != Some(&(store.len() as u64)) {
+                return Err(corrupt(format!(
+                    "{} holds {} tokens, the manifest says {:?}",
+                    crate::late::TOKENS_FILE,
+                    store.len(),
+                    manifest.counts.get("card_tokens")
+                )));
+            }
+            Some(store)
+        } else {
+            None
+        };
         let by_id = skills
             .iter()
             .enumerate()
@@ -551,6 +626,7 @@ impl Index {
             rows_of,
             row_skill,
             ann: None,
+            card_tokens,
             by_id,
             dir: dir.to_path_buf(),
         })
@@ -1128,7 +1204,7 @@ impl Index {
     pub fn search_embedding<F, V>(&self, q: &Query<'_>, embed: F) -> Result<(Answer, Option<V>)>
     where
         F: FnOnce() -> Option<V> + Send,
-        V: AsRef<[f32]> + Send,
+        V: QueryVector + Send,
     {
         let terms = self.bm25.terms(q.text);
         let wants_vector = q.mode != Mode::Bm25 && self.dim > 0;
@@ -1171,16 +1247,27 @@ impl Index {
             };
             let vector = embedding
                 .and_then(|h| h.join().ok().flatten())
-                .filter(|v| v.as_ref().len() == self.dim);
+                .filter(|v| v.vector().len() == self.dim);
             (lexical, located, vector)
         });
-        let mode = effective_mode(q.mode, vector.as_ref().map(AsRef::as_ref));
+        let mode = effective_mode(q.mode, vector.as_ref().map(QueryVector::vector));
         let lexical = match lexical? {
             Some(l) => l,
             None if mode == Mode::Dense => Lexical::default(),
             None => self.bm25_skills(q, &terms, Self::lexical_want(q))?,
         };
-        let mut answer = self.rank(q, terms, mode, vector.as_ref().map(AsRef::as_ref), &lexical);
+        // The embedding's token states, for the second stage.
+        let q = &Query {
+            tokens: vector.as_ref().and_then(QueryVector::tokens).or(q.tokens),
+            ..q.clone()
+        };
+        let mut answer = self.rank(
+            q,
+            terms,
+            mode,
+            vector.as_ref().map(QueryVector::vector),
+            &lexical,
+        );
         self.point_at_sections(q, &lexical.terms, &mut answer, located?)?;
         Ok((answer, vector))
     }
@@ -1265,6 +1352,7 @@ impl Index {
                             bm25_counted: s,
                             dense: 0.0,
                             doc,
+                            late: None,
                         }
                     })
                     .collect()
@@ -1278,6 +1366,7 @@ impl Index {
                     bm25_counted: 0.0,
                     dense: c,
                     doc,
+                    late: None,
                 })
                 .collect(),
             Mode::Hybrid => {
@@ -1406,6 +1495,9 @@ impl Index {
                         .cmp(&self.skills[b.skill as usize].id)
                 })
         });
+        if mode == Mode::Hybrid {
+            self.second_stage(q, &mut ranked);
+        }
         let mut hits = Vec::new();
         let mut rejected = Vec::new();
         for h in ranked {
@@ -1434,6 +1526,40 @@ impl Index {
             bm25_weights: weights,
             terms,
         }
+    }
+}
+
+impl Index {
+    /// Reorders the fused first [`crate::Late::depth`] by late interaction with their cards
+    /// ([`crate::late`]), when the query has token states and the index its cards'; each hit it
+    /// scored carries its MaxSim.
+    fn second_stage(&self, q: &Query<'_>, ranked: &mut [Hit]) {
+        let (Some(store), Some(tokens)) = (&self.card_tokens, q.tokens) else {
+            return;
+        };
+        if q.late.weight <= 0.0 || q.late.depth < 2 || self.dim == 0 {
+            return;
+        }
+        let _span = tracing::info_span!("late").entered();
+        let depth = q.late.depth.min(ranked.len());
+        let query = crate::late::QueryTokens::new(tokens, self.dim);
+        let late: Vec<Option<f32>> = ranked[..depth]
+            .iter()
+            .map(|h| store.maxsim(h.skill as usize, &query))
+            .collect();
+        if late.iter().all(Option::is_none) {
+            return;
+        }
+        let fused: Vec<f32> = ranked[..depth].iter().map(|h| h.score).collect();
+        let order = crate::late::reorder(&fused, &late, q.late.weight);
+        let mut top: Vec<Hit> = order
+            .iter()
+            .map(|&i| Hit {
+                late: late[i],
+                ..ranked[i].clone()
+            })
+            .collect();
+        ranked[..depth].swap_with_slice(&mut top);
     }
 }
 
@@ -1612,6 +1738,7 @@ pub(crate) fn fuse_weighted(
                 },
                 dense: c,
                 doc,
+                late: None,
             }
         })
         .collect()

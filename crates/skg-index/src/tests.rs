@@ -309,6 +309,7 @@ fn floor_moves_weak_hits_to_rejected_and_an_empty_answer_is_possible() {
 /// 2-d vectors of the fixture: pdf's L0 points at x, charts' L0 at y, charts' L1 in between.
 fn plane_vectors() -> Vectors {
     Vectors {
+        tokens: Vec::new(),
         model: "test".into(),
         dim: 2,
         rows: vec![
@@ -349,6 +350,92 @@ fn dense_and_fusions_rank_by_their_definitions() {
     let mut nq = Query::new("merge pdf", None, 5);
     nq.mode = Mode::Hybrid;
     assert_eq!(index.search(&nq).unwrap().mode, Mode::Bm25);
+}
+
+/// Card token codes of 2-d token states.
+fn token_codes(states: &[f32]) -> crate::TokenCodes {
+    let mut c = crate::TokenCodes::default();
+    for t in states.chunks_exact(2) {
+        c.scales.push(crate::quant::code(t, &mut c.codes).unwrap());
+    }
+    c
+}
+
+#[test]
+fn card_tokens_reorder_the_fused_first_by_late_interaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixture();
+    let mut v = plane_vectors();
+    // pdf's card: one token along y; charts' card: one along x; charts' overview (document 6,
+    // not a card) is not stored.
+    v.tokens = vec![
+        (0, token_codes(&[0.0, 1.0])),
+        (5, token_codes(&[1.0, 0.0])),
+        (6, token_codes(&[0.6, 0.8])),
+    ];
+    let index = built(dir.path(), &f, Some(&v));
+    assert_eq!(index.manifest.counts.get("card_tokens"), Some(&2));
+    let qv = [0.8_f32, 0.6];
+    // One query token along y: MaxSim 1 with pdf's card, 0 with charts'.
+    let tokens = [0.0_f32, 1.0];
+    let mut q = Query::new("nothing lexical here", Some(&qv), 5);
+    q.tokens = Some(&tokens);
+    // Fused (dense alone here): charts 0.96, pdf 0.8 — z 1 and −1; MaxSim z −1 and 1. At
+    // weight 0.3: 0.7 and −0.7, the fused order; at 2: −1 and 1, pdf first.
+    let a = index.search(&q).unwrap();
+    assert_eq!(names(&index, &a.hits), vec!["r:charts", "r:pdf"]);
+    let late: Vec<f32> = a.hits.iter().map(|h| h.late.unwrap()).collect();
+    assert!(
+        late[0].abs() < 0.01 && (late[1] - 1.0).abs() < 0.01,
+        "{late:?}"
+    );
+    q.late.weight = 2.0;
+    let b = index.search(&q).unwrap();
+    assert_eq!(names(&index, &b.hits), vec!["r:pdf", "r:charts"]);
+    assert!(
+        (b.hits[0].score - 0.8).abs() < 1e-6,
+        "the score stays the fusion's"
+    );
+    // Off, without query tokens, or dense alone: the first stage's answer, no MaxSim.
+    for (weight, with_tokens, mode) in [
+        (0.0, true, Mode::Hybrid),
+        (2.0, false, Mode::Hybrid),
+        (2.0, true, Mode::Dense),
+    ] {
+        let mut q = q.clone();
+        q.late.weight = weight;
+        q.tokens = with_tokens.then_some(&tokens[..]);
+        q.mode = mode;
+        let a = index.search(&q).unwrap();
+        assert_eq!(names(&index, &a.hits), vec!["r:charts", "r:pdf"]);
+        assert!(a.hits.iter().all(|h| h.late.is_none()));
+    }
+    // The embedding path hands the stage the embedding's tokens.
+    let embedded = crate::QueryEmbedding {
+        vector: qv.to_vec(),
+        tokens: tokens.to_vec(),
+    };
+    let mut without = q.clone();
+    without.tokens = None;
+    let (c, _) = index
+        .search_embedding(&without, || Some(embedded.clone()))
+        .unwrap();
+    assert_eq!(c, b);
+    // Without card tokens the build stores none and the stage does nothing.
+    let plain = built(&dir.path().join("plain"), &f, Some(&plane_vectors()));
+    assert!(!plain.manifest.counts.contains_key("card_tokens"));
+    assert_eq!(
+        names(&plain, &plain.search(&q).unwrap().hits),
+        vec!["r:charts", "r:pdf"]
+    );
+    // A damaged token file is refused with its name.
+    let path = dir.path().join("index").join("tokens.bin");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+    let err = Index::open(&dir.path().join("index"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("tokens.bin"), "{err}");
 }
 
 #[test]
@@ -630,6 +717,7 @@ fn vec_of(text: &str) -> Vec<f32> {
 
 fn vectors_for(docs: &[Document], model: &str) -> Vectors {
     Vectors {
+        tokens: Vec::new(),
         model: model.into(),
         dim: 8,
         rows: crate::dense_targets(docs)
@@ -727,6 +815,7 @@ fn incremental_update_holds_exactly_the_new_state() {
     let mut rows = reused;
     rows.extend(todo.iter().map(|&i| (i, vec_of(&new.docs[i].text))));
     let updated = Vectors {
+        tokens: Vec::new(),
         model: "m".into(),
         dim: 8,
         rows,
@@ -959,7 +1048,8 @@ fn candidate_records_are_the_fusion_by_its_definition() {
         include_quarantined: true,
         ..crate::EvalOptions::default()
     };
-    let mut embed = |_: &str| -> Result<Vec<f32>, String> { Ok(vec![0.8, 0.6]) };
+    let mut embed =
+        |_: &str| -> Result<crate::QueryEmbedding, String> { Ok(vec![0.8, 0.6].into()) };
     let records = crate::candidate_records(&index, &queries, &options, &mut embed).unwrap();
     assert_eq!(records.len(), 1);
     let r = &records[0];
@@ -1016,7 +1106,8 @@ fn misses_are_classified_by_what_the_rankings_show() {
         // csv-cleaner is quarantined.
         q("quarantined", "clean csv tables", "r/csv/SKILL.md", &[]),
     ];
-    let mut no_embed = |_: &str| -> Result<Vec<f32>, String> { Err("no model".into()) };
+    let mut no_embed =
+        |_: &str| -> Result<crate::QueryEmbedding, String> { Err("no model".into()) };
     let r = crate::misses(
         &index,
         &queries,
@@ -1334,6 +1425,7 @@ fn vectors_are_carried_over_only_under_the_same_usage_rule() {
     let on = crate::DenseTexts::default();
     let targets = on.targets(&f.docs);
     let vectors = crate::Vectors {
+        tokens: Vec::new(),
         rows: targets
             .iter()
             .map(|&i| (i, vec_of(&f.docs[i].text)))
@@ -1437,7 +1529,8 @@ fn cross_validation_with_a_flat_model_keeps_the_first_stage_order() {
         include_quarantined: true,
         ..crate::EvalOptions::default()
     };
-    let mut no_embed = |_: &str| -> Result<Vec<f32>, String> { Err("no model".into()) };
+    let mut no_embed =
+        |_: &str| -> Result<crate::QueryEmbedding, String> { Err("no model".into()) };
     let cands = crate::rerank::collect(&index, &queries, &options, &mut no_embed).unwrap();
     // A model with no weights scores every candidate alike: ties keep the first stage's order.
     let flat = |x: &[Vec<f64>], _: &[bool]| -> Result<crate::rerank::Fitted, String> {
@@ -1508,6 +1601,7 @@ fn random_dense(n: usize, seed: u64) -> (Fixture, Vectors) {
     (
         f,
         Vectors {
+            tokens: Vec::new(),
             model: "random".into(),
             dim: 8,
             rows,
@@ -2058,6 +2152,7 @@ fn a_catalog_of_both_kinds_fuses_each_kind_on_its_own_scale() {
             })
             .collect();
         let v = Vectors {
+            tokens: Vec::new(),
             model: "test".into(),
             dim: 2,
             rows,
@@ -2178,6 +2273,7 @@ fn the_dense_scan_keeps_the_nearest_and_the_lexical_candidates() {
     let dir = tempfile::tempdir().unwrap();
     let f = fixture();
     let v = Vectors {
+        tokens: Vec::new(),
         model: "test".into(),
         dim: 2,
         rows: vec![
@@ -2459,6 +2555,7 @@ fn tied_dense(n: usize, dim: usize, seed: u64) -> (Fixture, Vectors) {
     (
         f,
         Vectors {
+            tokens: Vec::new(),
             model: "random".into(),
             dim,
             rows,

@@ -86,6 +86,11 @@ pub struct BuildJob {
     /// Build the nearest-neighbour graph (saved in the folder, so that the gateway's start and
     /// reloads read it instead of building it) from this many dense rows on; `None`: never.
     pub ann_min_rows: Option<usize>,
+    /// Store each skill's card token states (`tokens.bin`) for the second stage, late
+    /// interaction ([`skg_index::Late`]): an index with them reorders every hybrid query's fused
+    /// first candidates by it. Off by default until its cost fits the query path's budget
+    /// (docs/retrieval.md, "Token-level late interaction").
+    pub card_tokens: bool,
 }
 
 impl BuildJob {
@@ -102,6 +107,7 @@ impl BuildJob {
             dense: skg_index::DenseTexts::default(),
             ann_min_rows: Some(skg_index::ann::DEFAULT_MIN_ROWS),
             embedding_caches: Vec::new(),
+            card_tokens: false,
         }
     }
 }
@@ -164,12 +170,13 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
     }
 
     let (mut embedding, mut cache_bytes, mut reused_count) = (None, None, 0usize);
+    let mut token_cache_bytes: Option<Vec<u8>> = None;
     let vectors = if job.embeddings {
         // Vectors are reused (from the previous index or the cache) only when they were made by
         // the very files installed now: the identity carries their content id.
         let model = skg_embed::locate()?.read_files()?;
         let identity = model.identity();
-        let plan = skg_index::VectorPlan::new(
+        let mut plan = skg_index::VectorPlan::new(
             &documents,
             &job.dense,
             previous.as_ref().zip(diff.as_ref()),
@@ -180,16 +187,44 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         // The caches the user named are read strictly: a bad one is an error, not a cold build.
         let own = job.out.join(skg_embed::CACHE_FILE);
         let also: Vec<&Path> = job.embedding_caches.iter().map(PathBuf::as_path).collect();
-        let mut e =
-            skg_embed::embed_with_cache(&model, &plan.texts, &own, &also, job.threads, progress)?;
+        let cards = if job.card_tokens {
+            std::mem::take(&mut plan.cards)
+        } else {
+            Vec::new()
+        };
+        let card_texts: Vec<String> = cards.iter().map(|(_, t)| t.clone()).collect();
+        let mut e = skg_embed::embed_with_caches(
+            &model,
+            &plan.texts,
+            &card_texts,
+            &own,
+            &also,
+            job.threads,
+            progress,
+        )?;
         // Reused vectors stay in the cache under the text they were embedded as (an overview's
         // cut, a section's title and text), so a later whole build finds them too.
         for (i, v) in &plan.reused {
             e.cache.insert(&job.dense.text(&documents[*i]), v.clone());
         }
         cache_bytes = Some(e.cache.to_bytes());
+        token_cache_bytes = (!cards.is_empty()).then(|| e.token_cache.to_bytes());
         embedding = Some(e.stats);
-        Some(plan.into_vectors(e.vectors, &identity, skg_embed::DIM))
+        let mut vectors = plan.into_vectors(e.vectors, &identity, skg_embed::DIM);
+        vectors.tokens = cards
+            .into_iter()
+            .zip(e.tokens)
+            .map(|((doc, _), t)| {
+                (
+                    doc,
+                    skg_index::TokenCodes {
+                        scales: t.scales,
+                        codes: t.codes,
+                    },
+                )
+            })
+            .collect();
+        Some(vectors)
     } else {
         None
     };
@@ -205,10 +240,13 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         vectors: vectors.as_ref(),
         min_confidence: job.min_confidence,
     };
-    let extra: Vec<(&str, &[u8])> = cache_bytes
-        .as_deref()
-        .map(|b| vec![(skg_embed::CACHE_FILE, b)])
-        .unwrap_or_default();
+    let extra: Vec<(&str, &[u8])> = [
+        (skg_embed::CACHE_FILE, cache_bytes.as_deref()),
+        (skg_embed::TOKEN_CACHE_FILE, token_cache_bytes.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(name, bytes)| Some((name, bytes?)))
+    .collect();
     let mut options = serde_json::json!({"min_confidence": job.min_confidence, "audit": audit.display().to_string(),
         "examples": job.examples.as_ref().map(|p| serde_json::json!({"file": p.display().to_string(), "vectors": examples.len()}))});
     job.dense.record(&mut options);

@@ -35,6 +35,15 @@ pub trait Embed: Send + Sync + std::fmt::Debug + 'static {
     fn embed_alone(&self, text: &str) -> Result<Vec<f32>, String> {
         self.embed(text)
     }
+    /// [`Embed::embed`] with the text's token states, for the index's second stage (late
+    /// interaction, [`skg_index::Late`]); an embedder without them gives the vector alone.
+    fn embed_with_tokens(&self, text: &str) -> Result<skg_index::QueryEmbedding, String> {
+        self.embed(text).map(Into::into)
+    }
+    /// [`Embed::embed_alone`] with the text's token states (as [`Embed::embed_with_tokens`]).
+    fn embed_alone_with_tokens(&self, text: &str) -> Result<skg_index::QueryEmbedding, String> {
+        self.embed_alone(text).map(Into::into)
+    }
 }
 
 /// Gateway settings.
@@ -236,7 +245,7 @@ pub struct Gateway {
     pub(crate) cfg: Config,
     current: ArcSwap<Loaded>,
     embedder: Option<Arc<dyn Embed>>,
-    query_vectors: Option<quick_cache::sync::Cache<String, Arc<[f32]>>>,
+    query_vectors: Option<quick_cache::sync::Cache<String, Arc<skg_index::QueryEmbedding>>>,
     reload_lock: tokio::sync::Mutex<()>,
     last_reload_error: Mutex<Option<String>>,
     /// The keys in force and the hash of the text they came from (`None`: open mode).
@@ -259,7 +268,7 @@ fn now() -> u64 {
 /// on, its query vector, the clock.
 struct Prepared {
     loaded: Arc<Loaded>,
-    vector: Option<Arc<[f32]>>,
+    vector: Option<Arc<skg_index::QueryEmbedding>>,
     scope: Option<Arc<Scope>>,
     started: Instant,
     /// The floor and `k` the query ran with (for `explain`).
@@ -269,7 +278,7 @@ struct Prepared {
 
 impl Prepared {
     fn vector(&self) -> Option<&[f32]> {
-        self.vector.as_deref()
+        self.vector.as_ref().map(|e| e.vector.as_slice())
     }
 
     fn took_ms(&self) -> f64 {
@@ -558,7 +567,7 @@ impl Gateway {
         text: &str,
         mode: Option<Mode>,
         alone: bool,
-    ) -> Option<Arc<[f32]>> {
+    ) -> Option<Arc<skg_index::QueryEmbedding>> {
         if mode == Some(Mode::Bm25) {
             return None;
         }
@@ -571,13 +580,13 @@ impl Gateway {
             return Some(v);
         }
         let vector = if alone {
-            e.embed_alone(text)
+            e.embed_alone_with_tokens(text)
         } else {
-            e.embed(text)
+            e.embed_with_tokens(text)
         };
         match vector {
             Ok(v) => {
-                let v: Arc<[f32]> = v.into();
+                let v = Arc::new(v);
                 if let Some(c) = &self.query_vectors {
                     self.metrics.query_cache(false);
                     c.insert(text.to_owned(), Arc::clone(&v));
@@ -680,7 +689,11 @@ impl Gateway {
         let alone = self.alone();
         let (answer, vector) = if alone && q.mode != Mode::Bm25 {
             let vector = self.query_vector(&loaded, ask.text, ask.mode, true);
-            q.vector = vector.as_deref();
+            q.vector = vector.as_ref().map(|e| e.vector.as_slice());
+            q.tokens = vector
+                .as_ref()
+                .map(|e| e.tokens.as_slice())
+                .filter(|t| !t.is_empty());
             (loaded.index.search(&q)?, vector)
         } else {
             loaded

@@ -279,10 +279,16 @@ pub struct Explain {
 pub struct Candidate {
     /// Skill id.
     pub id: String,
-    /// The ranking score (the fusion of the two signals in hybrid).
+    /// The fusion's score (of the two signals in hybrid): what the floor compares; the second
+    /// stage may order the candidates otherwise (see `late`).
     pub score: f32,
     /// Its BM25 (after the `when_not_to_use` penalty; 0 when not matched).
     pub bm25: f32,
+    /// Late interaction of the task's tokens with the skill's card (MaxSim), when the second
+    /// stage scored it (an index built with card tokens): the hybrid ranking's first 20 are
+    /// ordered by the fused score's z-score plus 0.3 × this one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<f32>,
     /// BM25 as the fusion counted it: in hybrid (linear and adaptive mixes) a skill under BM25's
     /// cut — the score of the pool-th skill its pass ranks (50 by default, `k` when larger) —
     /// counts at the cut less its own penalty, so a skill with `bm25` 0 (not gathered) can count
@@ -313,6 +319,7 @@ pub fn explain(ix: &Index, answer: &skg_index::Answer, floor: f32, k: usize) -> 
         id: ix.skills[h.skill as usize].id.to_string(),
         score: h.score,
         bm25: h.bm25,
+        late: h.late,
         bm25_counted: h.bm25_counted,
         dense: h.dense,
         doc: ix.docs[h.doc as usize].id.to_string(),

@@ -70,15 +70,21 @@ fn benches(c: &mut Criterion) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let tasks = tasks(&root);
     // Where the time goes: each part alone, with the query vectors computed beforehand.
-    let vectors: Vec<Vec<f32>> = tasks
+    let query_embeddings: Vec<skg_index::QueryEmbedding> = tasks
         .iter()
         .map(|t| {
-            embedder
-                .embed(&[t.as_str()])
-                .unwrap_or_else(|e| panic!("{e}"))
-                .pop()
-                .unwrap_or_default()
+            let e = embedder
+                .embed_with_tokens(t)
+                .unwrap_or_else(|e| panic!("{e}"));
+            skg_index::QueryEmbedding {
+                vector: e.vector,
+                tokens: e.tokens,
+            }
         })
+        .collect();
+    let vectors: Vec<&[f32]> = query_embeddings
+        .iter()
+        .map(|e| e.vector.as_slice())
         .collect();
     let part = |name: &str, f: &mut dyn FnMut(usize)| {
         let ms: Vec<f64> = (0..tasks.len())
@@ -92,6 +98,9 @@ fn benches(c: &mut Criterion) {
     };
     part("query embedding", &mut |i| {
         std::hint::black_box(embedder.embed(&[tasks[i].as_str()]).ok());
+    });
+    part("query embedding with token states", &mut |i| {
+        std::hint::black_box(embedder.embed_with_tokens(&tasks[i]).ok());
     });
     let mut one_thread = skg_embed::Embedder::load(&model, 1).unwrap_or_else(|e| panic!("{e}"));
     part("query embedding, 1 thread", &mut |i| {
@@ -115,22 +124,35 @@ fn benches(c: &mut Criterion) {
             index.manifest.counts.get("vectors").unwrap_or(&0)
         ),
         &mut |i| {
-            let mut q = Query::new(&tasks[i], Some(&vectors[i]), 5);
+            let mut q = Query::new(&tasks[i], Some(vectors[i]), 5);
             q.mode = skg_index::Mode::Dense;
             std::hint::black_box(index.search(&q).ok());
         },
     );
-    part("hybrid retrieval + bundle", &mut |i| {
-        let q = Query::new(&tasks[i], Some(&vectors[i]), 5);
+    part("hybrid retrieval + bundle, no second stage", &mut |i| {
+        let mut q = Query::new(&tasks[i], Some(vectors[i]), 5);
+        q.late = skg_index::Late::OFF;
         let a = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
         std::hint::black_box(skg_index::route(&index, &a, Some(8_000)));
     });
+    part(
+        &format!(
+            "hybrid + second stage ({} card tokens) + bundle",
+            index.manifest.counts.get("card_tokens").unwrap_or(&0)
+        ),
+        &mut |i| {
+            let mut q = Query::new(&tasks[i], Some(vectors[i]), 5);
+            q.tokens = Some(query_embeddings[i].tokens.as_slice());
+            let a = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
+            std::hint::black_box(skg_index::route(&index, &a, Some(8_000)));
+        },
+    );
     let mut route = |task: &str| {
-        let v = embedder
-            .embed(&[task])
-            .unwrap_or_else(|e| panic!("{e}"))
-            .pop();
-        let q = Query::new(task, v.as_deref(), 5);
+        let e = embedder
+            .embed_with_tokens(task)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut q = Query::new(task, Some(&e.vector), 5);
+        q.tokens = Some(e.tokens.as_slice());
         let answer = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
         skg_index::route(&index, &answer, Some(8_000))
     };
@@ -164,26 +186,31 @@ fn benches(c: &mut Criterion) {
     let single = std::sync::Mutex::new(
         skg_embed::Embedder::load(&model, 1).unwrap_or_else(|e| panic!("{e}")),
     );
-    let single_one = |task: &str| -> Option<Vec<f32>> {
+    let as_query = |e: skg_embed::TokenEmbedding| skg_index::QueryEmbedding {
+        vector: e.vector,
+        tokens: e.tokens,
+    };
+    let single_one = |task: &str| -> Option<skg_index::QueryEmbedding> {
         single
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .embed(&[task])
-            .ok()?
-            .pop()
+            .embed_with_tokens(task)
+            .ok()
+            .map(as_query)
     };
     // One request at a time the gateway holds the only compute slot taken: `embed_alone`.
-    let pool_one = |task: &str| pool.embed_alone(task).ok();
+    let pool_one = |task: &str| pool.embed_alone_with_tokens(task).ok().map(as_query);
     let index = &index;
-    let then_search = |embed: &dyn Fn(&str) -> Option<Vec<f32>>, task: &str| {
+    let then_search = |embed: &dyn Fn(&str) -> Option<skg_index::QueryEmbedding>, task: &str| {
         let start = Instant::now();
         let v = embed(task);
-        let q = Query::new(task, v.as_deref(), 5);
+        let mut q = Query::new(task, v.as_ref().map(|e| e.vector.as_slice()), 5);
+        q.tokens = v.as_ref().map(|e| e.tokens.as_slice());
         let answer = index.search(&q).unwrap_or_else(|e| panic!("{e}"));
         std::hint::black_box(skg_index::route(index, &answer, Some(8_000)));
         start.elapsed().as_secs_f64() * 1000.0
     };
-    let beside = |embed: &(dyn Fn(&str) -> Option<Vec<f32>> + Sync),
+    let beside = |embed: &(dyn Fn(&str) -> Option<skg_index::QueryEmbedding> + Sync),
                   unit: skg_index::Bm25Unit,
                   task: &str| {
         let start = Instant::now();
@@ -237,7 +264,8 @@ fn benches(c: &mut Criterion) {
     let weighted = |weights: Option<skg_index::FieldWeights>, task: &str| {
         let start = Instant::now();
         let v = embed_one(task);
-        let mut q = Query::new(task, v.as_deref(), 5);
+        let mut q = Query::new(task, v.as_ref().map(|e| e.vector.as_slice()), 5);
+        q.tokens = v.as_ref().map(|e| e.tokens.as_slice());
         q.mode = skg_index::Mode::Hybrid;
         q.weights = weights;
         let answer = index.search(&q).unwrap_or_else(|e| panic!("{e}"));

@@ -476,6 +476,10 @@ pub enum IndexCommand {
     Build(IndexBuildArgs),
 }
 
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent command-line switches, each a clap flag"
+)]
 #[derive(Debug, Args)]
 pub struct IndexBuildArgs {
     /// An audit folder (`skg audit` output).
@@ -528,6 +532,12 @@ pub struct IndexBuildArgs {
     /// (0: never here; the gateway then builds it when it needs it)
     #[arg(long, value_name = "ROWS", default_value_t = skg_index::ann::DEFAULT_MIN_ROWS)]
     pub ann_min_rows: usize,
+    /// Store each skill's card token states (`tokens.bin`, int8): queries then reorder the
+    /// fused first candidates by late interaction of their tokens with the cards — more first
+    /// places on the judged sets, at about 185 MB and a few milliseconds a query over the shared
+    /// registries (docs/retrieval.md, "Token-level late interaction")
+    #[arg(long, conflicts_with = "no_embeddings")]
+    pub late_interaction: bool,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -612,6 +622,13 @@ pub struct EvalArgs {
     /// BM25 field weights for every skill (the help text names the defaults).
     #[arg(long, value_name = "N,D,W,T,H,B", value_parser = parse_field_weights, help = field_weights_help())]
     pub field_weights: Option<[f32; 6]>,
+    /// Weight of the second stage over the hybrid ranking: late interaction of the query's
+    /// tokens with each candidate's card (0: off, the fused ranking as it is).
+    #[arg(long, default_value_t = skg_index::EvalOptions::default().late.weight)]
+    pub late_weight: f32,
+    /// Fused candidates the second stage reorders.
+    #[arg(long, default_value_t = skg_index::EvalOptions::default().late.depth)]
+    pub late_depth: usize,
     /// Count quarantined skills as routable (gold skills the quarantine removes are reported).
     #[arg(long)]
     pub include_quarantined: bool,

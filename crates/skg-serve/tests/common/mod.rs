@@ -79,6 +79,7 @@ pub(crate) fn build_index_with(
         })
         .collect();
     let vectors = vector.map(|(model, v)| skg_index::Vectors {
+        tokens: Vec::new(),
         model: model.to_owned(),
         dim: v.len(),
         rows: skg_index::dense_targets(&ex.documents)

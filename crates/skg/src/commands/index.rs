@@ -67,6 +67,7 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
             overview_chars: (!args.whole_overviews).then_some(args.overview_chars),
         },
         ann_min_rows: (args.ann_min_rows > 0).then_some(args.ann_min_rows),
+        card_tokens: args.late_interaction,
         ..BuildJob::new(
             args.audit.clone(),
             args.out.clone().unwrap_or_else(|| default_out(&args.audit)),
@@ -190,6 +191,10 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         bundle_k: args.bundle_k,
         // A comparison and the intervals read the queries' ranks, so they need them recorded.
         per_query: args.per_query || args.stats.compare.is_some() || args.stats.intervals,
+        late: skg_index::Late {
+            weight: args.late_weight,
+            depth: args.late_depth,
+        },
     };
     let before = args
         .stats
@@ -309,9 +314,10 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         })
         .transpose()?;
     let ann = ann_built.then(|| {
-        let mut seen: Vec<(&String, &Vec<f32>)> = vectors.seen.iter().collect();
+        let mut seen: Vec<(&String, &skg_index::QueryEmbedding)> = vectors.seen.iter().collect();
         seen.sort_by(|a, b| a.0.cmp(b.0));
-        let query_vectors: Vec<Vec<f32>> = seen.into_iter().map(|(_, v)| v.clone()).collect();
+        let query_vectors: Vec<Vec<f32>> =
+            seen.into_iter().map(|(_, v)| v.vector.clone()).collect();
         let mut filter = skg_index::Query::new("", None, 10);
         filter.include_quarantined = args.include_quarantined;
         AnnPrinted {
@@ -415,25 +421,25 @@ fn other_model(index: &Index, installed: &str) -> Option<String> {
     })
 }
 
-/// Query vectors: embedded afresh (and kept), or reused.
+/// Query embeddings (vector and token states): embedded afresh (and kept), or reused.
 struct QueryVectors {
     embedder: Option<skg_embed::Embedder>,
-    seen: HashMap<String, Vec<f32>>,
+    seen: HashMap<String, skg_index::QueryEmbedding>,
 }
 
 impl QueryVectors {
-    fn fresh(&mut self, text: &str) -> Result<Vec<f32>, String> {
+    fn fresh(&mut self, text: &str) -> Result<skg_index::QueryEmbedding, String> {
         let e = self.embedder.as_mut().ok_or("no embedding model loaded")?;
-        let v = e
-            .embed(&[text])
-            .map_err(|e| e.to_string())?
-            .pop()
-            .ok_or_else(|| "the model returned no vector".to_owned())?;
+        let t = e.embed_with_tokens(text).map_err(|e| e.to_string())?;
+        let v = skg_index::QueryEmbedding {
+            vector: t.vector,
+            tokens: t.tokens,
+        };
         self.seen.insert(text.to_owned(), v.clone());
         Ok(v)
     }
 
-    fn reused(&mut self, text: &str) -> Result<Vec<f32>, String> {
+    fn reused(&mut self, text: &str) -> Result<skg_index::QueryEmbedding, String> {
         match self.seen.get(text) {
             Some(v) => Ok(v.clone()),
             None => self.fresh(text),
@@ -619,7 +625,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
                     degraded.push(format!("BM25 only: {why}"));
                     None
                 }
-                None => e.embed(&[args.task.as_str()])?.pop(),
+                None => Some(e.embed_with_tokens(&args.task)?),
             },
             Err(e) => {
                 degraded.push(format!("BM25 only: {e}"));
@@ -633,9 +639,20 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     req.include_quarantined = args.include_quarantined;
     req.capability.clone_from(&args.capability);
     if args.listing {
-        return listing(args, &index, vector.as_deref(), degraded, started);
+        return listing(
+            args,
+            &index,
+            vector.as_ref().map(|t| t.vector.as_slice()),
+            degraded,
+            started,
+        );
     }
-    let answer = index.search(&req.query(vector.as_deref()))?;
+    let mut query = req.query(vector.as_ref().map(|t| t.vector.as_slice()));
+    query.tokens = vector
+        .as_ref()
+        .map(|t| t.tokens.as_slice())
+        .filter(|t| !t.is_empty());
+    let answer = index.search(&query)?;
     let bundle = skg_index::route(&index, &answer, req.token_budget);
     if let Some(dir) = &args.export {
         let written = skg_index::adapt::export(&index, &bundle, dir)

@@ -141,6 +141,7 @@ mod defaults {
             (d.negative_weight, d.pool, d.max_terms, d.bundle_k)
         );
         assert_eq!(skg_index::Bm25Unit::from(e.bm25_unit), d.bm25_unit);
+        assert_eq!((e.late_weight, e.late_depth), (d.late.weight, d.late.depth));
 
         let Command::Serve(v) = parse(&["serve"]) else {
             panic!("serve")

@@ -36,6 +36,25 @@ impl Embed for Pool {
     fn embed_alone(&self, text: &str) -> Result<Vec<f32>, String> {
         self.0.embed_alone(text).map_err(|e| e.to_string())
     }
+
+    fn embed_with_tokens(&self, text: &str) -> Result<skg_index::QueryEmbedding, String> {
+        let t = self.0.embed_with_tokens(text).map_err(|e| e.to_string())?;
+        Ok(skg_index::QueryEmbedding {
+            vector: t.vector,
+            tokens: t.tokens,
+        })
+    }
+
+    fn embed_alone_with_tokens(&self, text: &str) -> Result<skg_index::QueryEmbedding, String> {
+        let t = self
+            .0
+            .embed_alone_with_tokens(text)
+            .map_err(|e| e.to_string())?;
+        Ok(skg_index::QueryEmbedding {
+            vector: t.vector,
+            tokens: t.tokens,
+        })
+    }
 }
 
 /// The embedder, or why there is none.

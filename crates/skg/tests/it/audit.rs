@@ -322,6 +322,58 @@ fn index_build_and_eval_on_the_demo() {
             < 1e-9,
         "{e}"
     );
+    // The second stage is opt-in: the default index stores no card tokens; with
+    // `--late-interaction` every skill's card has its tokens (35 cards), the token cache sits
+    // beside the embedding cache, and a build into a new folder from those caches embeds
+    // nothing and writes the same content.
+    assert!(!d.join("index/tokens.bin").exists());
+    assert!(built["counts"]["card_tokens"].is_null(), "{built}");
+    let late = run(&[
+        "index",
+        "build",
+        "audit",
+        "-o",
+        "index-late",
+        "--late-interaction",
+        "-q",
+    ]);
+    let tokens = late["counts"]["card_tokens"].as_u64().unwrap_or_default();
+    assert!(tokens >= 35, "at least a token a card: {late}");
+    assert!(d.join("index-late/tokens.bin").is_file());
+    assert!(
+        d.join("index-late")
+            .join(skg_embed::TOKEN_CACHE_FILE)
+            .is_file()
+    );
+    assert_ne!(late["content_hash"], built["content_hash"]);
+    let warm = run(&[
+        "index",
+        "build",
+        "audit",
+        "-o",
+        "index-late-2",
+        "--late-interaction",
+        "--embedding-cache",
+        "index-late",
+        "-q",
+    ]);
+    assert_eq!(warm["embedding"]["embedded"], 0, "{warm}");
+    assert_eq!(warm["content_hash"], late["content_hash"]);
+    // Its hybrid answers carry each reordered candidate's MaxSim, in the second stage's order.
+    run(&[
+        "eval",
+        q,
+        "--index",
+        "index-late",
+        "--mode",
+        "hybrid",
+        "--candidates",
+        "cands-late.jsonl",
+    ]);
+    let text = std::fs::read_to_string(d.join("cands-late.jsonl")).expect("the candidates file");
+    let first: serde_json::Value =
+        serde_json::from_str(text.lines().next().expect("a line")).expect("a JSON line");
+    assert!(first["candidates"][0]["late"].is_f64(), "{first}");
 }
 
 /// The five composition tasks of ../shared/bench/peers/asf/cli_tasks.json built as a registry:
