@@ -123,7 +123,12 @@ pub fn embed_with_caches(
 ) -> Result<Embedded> {
     let identity = files.identity();
     let mut cache = read_cache(own, &identity);
-    let mut token_cache = read_token_cache(&own.with_file_name(TOKEN_CACHE_FILE), &identity);
+    // The token cache is read only when token states are asked for.
+    let mut token_cache = if token_texts.is_empty() {
+        TokenCache::new(&identity)
+    } else {
+        read_token_cache(&own.with_file_name(TOKEN_CACHE_FILE), &identity)
+    };
     for path in also {
         let other = read_cache_strict(path, &identity).map_err(|source| Error::Cache {
             path: path.to_path_buf(),

@@ -4,7 +4,7 @@
 //! In-scope tasks are judged queries of this index (their gold skills are in it); out-of-scope
 //! tasks are another catalog's queries routed against this index (none of its skills was written
 //! for them). Each task is ranked with no floor (10 skills), and five signals of the answer are
-//! read: the first hit's ranking score (what the floor `min_score` compares), the best cosine,
+//! read: the best hit's fused score (what the floor `min_score` compares), the best cosine,
 //! the best BM25, the cosine gap (best cosine minus the mean of the other nine — how much the
 //! best answer stands out, a query-performance predictor in the spirit of NQC) and BM25 per query
 //! term (a long query piles up BM25 whatever it matches). A signal's ROC AUC is the probability that a random in-scope task scores
@@ -23,7 +23,7 @@ pub const SIGNALS: [&str; 5] = ["score", "cosine", "bm25", "cos_gap", "bm25_term
 /// One task's signals and whether the index serves it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TaskSignals {
-    /// [`SIGNALS`]: the first hit's ranking score, the answer's best cosine, its best BM25, the
+    /// [`SIGNALS`]: the best hit's fused score, the answer's best cosine, its best BM25, the
     /// cosine gap, BM25 per query term (−∞ when the answer is empty).
     pub values: [f64; 5],
     /// In-scope and its gold is in the top 5.
@@ -161,10 +161,9 @@ fn signals(
         let top_bm25 = best(&|h| h.bm25);
         out.push(TaskSignals {
             values: [
-                answer
-                    .hits
-                    .first()
-                    .map_or(f64::NEG_INFINITY, |h| f64::from(h.score)),
+                // The best fused score, which is what the floor compares (the second stage may put
+                // another hit first).
+                best(&|h| h.score),
                 best(&|h| h.dense),
                 top_bm25,
                 gap,

@@ -134,8 +134,8 @@ pub struct IndexManifest {
     pub model: Option<String>,
     /// Vector dimension.
     pub dim: Option<u32>,
-    /// blake3 of `skills.ndjson`, `documents.ndjson`, `content.ndjson` and `vectors.bin`: the
-    /// revision served.
+    /// blake3 of `skills.ndjson`, `documents.ndjson`, `content.ndjson`, `vectors.bin` and
+    /// `tokens.bin` (when built): the revision served.
     pub content_hash: String,
     /// Options that shaped the index.
     pub options: serde_json::Value,

@@ -36,6 +36,11 @@ impl Late {
         weight: 0.0,
         depth: 0,
     };
+
+    /// A query's tokens matched at most (its first): MaxSim's cost grows with the query's
+    /// length, and a task of the gateway's longest (4,000 characters, cut at the model's 254
+    /// tokens) would cost eight times a judged query's (~30 tokens).
+    pub const MAX_QUERY_TOKENS: usize = 64;
 }
 
 impl Default for Late {
@@ -207,13 +212,14 @@ pub(crate) struct QueryTokens {
 }
 
 impl QueryTokens {
-    /// Codes `states` (`dim` floats a token); a token with a non-finite value is left out.
+    /// Codes the first [`Late::MAX_QUERY_TOKENS`] of `states` (`dim` floats a token); a token
+    /// with a non-finite value is left out.
     pub(crate) fn new(states: &[f32], dim: usize) -> QueryTokens {
         let mut out = QueryTokens::default();
         if dim == 0 {
             return out;
         }
-        for t in states.chunks_exact(dim) {
+        for t in states.chunks_exact(dim).take(Late::MAX_QUERY_TOKENS) {
             let start = out.codes.len();
             match code(t, &mut out.codes) {
                 Some(s) => out.scales.push(s),
@@ -283,6 +289,20 @@ mod tests {
         assert_eq!(store.maxsim(2, &q), None);
         assert_eq!(store.maxsim(3, &q), None, "past the last skill");
         assert_eq!(store.maxsim(0, &QueryTokens::new(&[], dim)), None);
+    }
+
+    #[test]
+    fn a_query_s_first_tokens_are_matched() {
+        // 70 query tokens: the first 64 are kept, the rest (all along y) never match.
+        let dim = 2;
+        let mut states = [1.0, 0.0].repeat(Late::MAX_QUERY_TOKENS);
+        states.extend([0.0, 1.0].repeat(70 - Late::MAX_QUERY_TOKENS));
+        let q = QueryTokens::new(&states, dim);
+        assert_eq!(q.scales.len(), Late::MAX_QUERY_TOKENS);
+        let card = [Some(codes(&[1.0, 0.0], dim))];
+        let store = CardTokens::new(dim, card.iter().map(Option::as_ref));
+        let m = store.maxsim(0, &q).unwrap_or(f32::NAN);
+        assert!((m - 1.0).abs() < 0.01, "{m}");
     }
 
     #[test]

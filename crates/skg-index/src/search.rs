@@ -360,7 +360,8 @@ pub(crate) fn cut_at(mut scores: Vec<f32>, n: usize) -> Option<f32> {
 pub struct Hit {
     /// Position of the skill in [`Index::skills`].
     pub skill: u32,
-    /// The ranking score.
+    /// The ranking score: the fusion's in hybrid (the floor compares it). The second stage
+    /// ([`crate::Late`]) may order the first hits otherwise; see `late`.
     pub score: f32,
     /// Its BM25 score (after the `when_not_to_use` penalty; 0 when not matched).
     pub bm25: f32,
@@ -1530,6 +1531,12 @@ impl Index {
 }
 
 impl Index {
+    /// Whether the build stored the cards' token states: hybrid queries that bring theirs get
+    /// the second stage ([`crate::Late`]).
+    pub fn has_card_tokens(&self) -> bool {
+        self.card_tokens.is_some()
+    }
+
     /// Reorders the fused first [`crate::Late::depth`] by late interaction with their cards
     /// ([`crate::late`]), when the query has token states and the index its cards'; each hit it
     /// scored carries its MaxSim.

@@ -575,17 +575,26 @@ impl Gateway {
         if loaded.index.manifest.model.as_deref() != Some(e.model()) {
             return None;
         }
-        if let Some(v) = self.query_vectors.as_ref().and_then(|c| c.get(text)) {
+        // Token states only for an index that holds its cards' (the second stage); a cached
+        // embedding without them is made again for such an index.
+        let wants_tokens = loaded.index.has_card_tokens();
+        if let Some(v) = self.query_vectors.as_ref().and_then(|c| c.get(text))
+            && (!wants_tokens || !v.tokens.is_empty())
+        {
             self.metrics.query_cache(true);
             return Some(v);
         }
-        let vector = if alone {
-            e.embed_alone_with_tokens(text)
-        } else {
-            e.embed_with_tokens(text)
+        let vector = match (wants_tokens, alone) {
+            (true, true) => e.embed_alone_with_tokens(text),
+            (true, false) => e.embed_with_tokens(text),
+            (false, true) => e.embed_alone(text).map(Into::into),
+            (false, false) => e.embed(text).map(Into::into),
         };
         match vector {
-            Ok(v) => {
+            Ok(mut v) => {
+                // The stage reads a query's first tokens only: the cache keeps no more.
+                v.tokens
+                    .truncate(skg_index::Late::MAX_QUERY_TOKENS * v.vector.len());
                 let v = Arc::new(v);
                 if let Some(c) = &self.query_vectors {
                     self.metrics.query_cache(false);

@@ -577,11 +577,19 @@ fn print_eval(o: &mut impl Write, p: &EvalPrinted<'_>) -> std::io::Result<()> {
 fn listing(
     args: &RouteArgs,
     index: &Index,
-    vector: Option<&[f32]>,
+    embedding: Option<&skg_embed::TokenEmbedding>,
     degraded: Vec<String>,
     started: Instant,
 ) -> anyhow::Result<ExitStatus> {
-    let mut q = skg_index::Query::new(&args.task, vector, skg_index::listing::RANKED_CANDIDATES);
+    let mut q = skg_index::Query::new(
+        &args.task,
+        embedding.map(|t| t.vector.as_slice()),
+        skg_index::listing::RANKED_CANDIDATES,
+    );
+    // The second stage, as the gateway's listing runs it.
+    q.tokens = embedding
+        .map(|t| t.tokens.as_slice())
+        .filter(|t| !t.is_empty());
     q.include_quarantined = args.include_quarantined;
     q.pool = q.pool.max(skg_index::listing::RANKED_CANDIDATES);
     let answer = index.search(&q)?;
@@ -639,13 +647,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     req.include_quarantined = args.include_quarantined;
     req.capability.clone_from(&args.capability);
     if args.listing {
-        return listing(
-            args,
-            &index,
-            vector.as_ref().map(|t| t.vector.as_slice()),
-            degraded,
-            started,
-        );
+        return listing(args, &index, vector.as_ref(), degraded, started);
     }
     let mut query = req.query(vector.as_ref().map(|t| t.vector.as_slice()));
     query.tokens = vector
