@@ -67,18 +67,12 @@ impl EmbeddingCache {
         if other.model_id != self.model_id || other.dim != self.dim {
             return 0;
         }
-        let before = self.map.len();
-        for (k, v) in other.map {
-            self.map.entry(k).or_insert(v);
-        }
-        self.map.len() - before
+        absorb(&mut self.map, other.map)
     }
 
     /// Keeps only the texts in `keep` (so the file doesn't grow with texts that are gone).
     pub fn retain_texts<'t>(&mut self, keep: impl IntoIterator<Item = &'t str>) {
-        let keys: std::collections::HashSet<[u8; 32]> =
-            keep.into_iter().map(|t| self.key(t)).collect();
-        self.map.retain(|k, _| keys.contains(k));
+        retain_texts(&mut self.map, &self.model_id, keep);
     }
 
     /// Vectors held.
@@ -97,13 +91,7 @@ impl EmbeddingCache {
         keys.sort_unstable();
         let mut out =
             Vec::with_capacity(32 + self.model_id.len() + keys.len() * (32 + 4 * self.dim));
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(
-            &u32::try_from(self.model_id.len())
-                .unwrap_or(0)
-                .to_le_bytes(),
-        );
-        out.extend_from_slice(self.model_id.as_bytes());
+        write_header(&mut out, *MAGIC, &self.model_id);
         out.extend_from_slice(&u32::try_from(self.dim).unwrap_or(0).to_le_bytes());
         out.extend_from_slice(&(keys.len() as u64).to_le_bytes());
         for k in keys {
@@ -118,17 +106,7 @@ impl EmbeddingCache {
     /// Reads a cache file written for `model_id`.
     pub fn from_bytes(bytes: &[u8], model_id: &str) -> Result<Self, CacheError> {
         let mut r = Reader(bytes);
-        if r.take(8)? != MAGIC {
-            return Err(CacheError::Corrupt("bad magic"));
-        }
-        let n = r.u32()? as usize;
-        let found = String::from_utf8_lossy(r.take(n)?).into_owned();
-        if found != model_id {
-            return Err(CacheError::OtherModel {
-                found,
-                expected: model_id.to_owned(),
-            });
-        }
+        r.header(*MAGIC, model_id)?;
         let dim = r.u32()? as usize;
         let count = usize::try_from(u64::from_le_bytes(
             r.take(8)?
@@ -171,6 +149,33 @@ pub(crate) fn key(model_id: &str, text: &str) -> [u8; 32] {
     *h.finalize().as_bytes()
 }
 
+/// Adds the entries of `other` that `map` lacks; returns how many.
+pub(crate) fn absorb<V>(map: &mut HashMap<[u8; 32], V>, other: HashMap<[u8; 32], V>) -> usize {
+    let before = map.len();
+    for (k, v) in other {
+        map.entry(k).or_insert(v);
+    }
+    map.len() - before
+}
+
+/// Keeps only the entries of the texts in `keep`.
+pub(crate) fn retain_texts<'t, V>(
+    map: &mut HashMap<[u8; 32], V>,
+    model_id: &str,
+    keep: impl IntoIterator<Item = &'t str>,
+) {
+    let keys: std::collections::HashSet<[u8; 32]> =
+        keep.into_iter().map(|t| key(model_id, t)).collect();
+    map.retain(|k, _| keys.contains(k));
+}
+
+/// A cache file's header: its magic, then the model id (length-prefixed).
+pub(crate) fn write_header(out: &mut Vec<u8>, magic: [u8; 8], model_id: &str) {
+    out.extend_from_slice(&magic);
+    out.extend_from_slice(&u32::try_from(model_id.len()).unwrap_or(0).to_le_bytes());
+    out.extend_from_slice(model_id.as_bytes());
+}
+
 /// Reads a cache file front to back.
 pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
@@ -183,6 +188,23 @@ impl<'a> Reader<'a> {
         self.0 = b;
         Ok(a)
     }
+    /// Reads [`write_header`]'s header: another magic is corrupt, another model id a cache of
+    /// another model.
+    pub(crate) fn header(&mut self, magic: [u8; 8], model_id: &str) -> Result<(), CacheError> {
+        if self.take(8)? != magic.as_slice() {
+            return Err(CacheError::Corrupt("bad magic"));
+        }
+        let n = self.u32()? as usize;
+        let found = String::from_utf8_lossy(self.take(n)?).into_owned();
+        if found != model_id {
+            return Err(CacheError::OtherModel {
+                found,
+                expected: model_id.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
     pub(crate) fn u32(&mut self) -> Result<u32, CacheError> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use crate::{
     CacheError, DIM,
-    cache::{Reader, key},
+    cache::{Reader, absorb, key, retain_texts, write_header},
 };
 
 const MAGIC: &[u8; 8] = b"SKGTOK1\n";
@@ -109,18 +109,12 @@ impl TokenCache {
         if other.model_id != self.model_id {
             return 0;
         }
-        let before = self.map.len();
-        for (k, v) in other.map {
-            self.map.entry(k).or_insert(v);
-        }
-        self.map.len() - before
+        absorb(&mut self.map, other.map)
     }
 
     /// Keeps only the entries of `keep`.
     pub fn retain_texts<'t>(&mut self, keep: impl IntoIterator<Item = &'t str>) {
-        let keys: std::collections::HashSet<[u8; 32]> =
-            keep.into_iter().map(|t| self.key(t)).collect();
-        self.map.retain(|k, _| keys.contains(k));
+        retain_texts(&mut self.map, &self.model_id, keep);
     }
 
     /// Entries held.
@@ -139,13 +133,7 @@ impl TokenCache {
         let mut keys: Vec<&[u8; 32]> = self.map.keys().collect();
         keys.sort_unstable();
         let mut out = Vec::new();
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(
-            &u32::try_from(self.model_id.len())
-                .unwrap_or(0)
-                .to_le_bytes(),
-        );
-        out.extend_from_slice(self.model_id.as_bytes());
+        write_header(&mut out, *MAGIC, &self.model_id);
         out.extend_from_slice(&(keys.len() as u64).to_le_bytes());
         for k in keys {
             let t = &self.map[k];
@@ -162,17 +150,7 @@ impl TokenCache {
     /// Reads a cache file written for `model_id`.
     pub fn from_bytes(bytes: &[u8], model_id: &str) -> Result<Self, CacheError> {
         let mut r = Reader(bytes);
-        if r.take(8)? != MAGIC {
-            return Err(CacheError::Corrupt("bad magic"));
-        }
-        let n = r.u32()? as usize;
-        let found = String::from_utf8_lossy(r.take(n)?).into_owned();
-        if found != model_id {
-            return Err(CacheError::OtherModel {
-                found,
-                expected: model_id.to_owned(),
-            });
-        }
+        r.header(*MAGIC, model_id)?;
         let count = u64::from_le_bytes(
             r.take(8)?
                 .try_into()

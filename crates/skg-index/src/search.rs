@@ -209,12 +209,6 @@ impl QueryVector for Vec<f32> {
     }
 }
 
-impl QueryVector for std::sync::Arc<[f32]> {
-    fn vector(&self) -> &[f32] {
-        self
-    }
-}
-
 impl QueryVector for crate::QueryEmbedding {
     fn vector(&self) -> &[f32] {
         &self.vector
