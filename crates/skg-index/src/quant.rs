@@ -68,21 +68,24 @@ pub(crate) fn code(x: &[f32], out: &mut Vec<i8>) -> Option<f32> {
 }
 
 /// `Σ a_i·b_i`, exact (|a_i·b_i| ≤ 127², so up to [`MAX_DIM`] dimensions fit an `i32`); sixteen
-/// partial sums, which the compiler turns into pairwise multiply-adds of 16-bit lanes. Compiled
-/// for AVX2 beside the baseline (SSE2, 128-bit lanes), the version chosen by the CPU at run time
-/// (`multiversion`): integer arithmetic, so both give the same sum and an answer never depends
-/// on the machine. 512-bit lanes (32 partial sums, AVX-512) were no faster on this project's
-/// machine and slowed the whole route in some runs (docs/retrieval.md, stop 38).
-/// Kept out of line: inlined into the scan's loop, the same code was compiled to one byte at a
-/// time.
+/// partial sums each taking two products 16 lanes apart, the form the compiler turns into
+/// multiply-adds of whole 16-bit registers (sign-extend, `vpmaddwd`: sixteen products an
+/// instruction with AVX2; one product a partial sum compiled mostly to 32-bit multiplies at half
+/// the width — stop 49). Compiled for AVX2 beside the baseline (SSE2, 128-bit lanes), the
+/// version chosen by the CPU at run time (`multiversion`): integer arithmetic, so both give the
+/// same sum and an answer never depends on the machine. 512-bit lanes (AVX-512) were no faster
+/// on this project's machine and slowed the whole route in some runs (docs/retrieval.md, stop
+/// 38). Kept out of line: inlined into the scan's loop, the same code was compiled to one byte
+/// at a time.
 #[multiversion::multiversion(targets("x86_64+avx2"), attrs(inline(never)))]
 pub(crate) fn idot(a: &[i8], b: &[i8]) -> i32 {
     let mut acc = [0i32; 16];
-    let (ac, ar) = a.split_at(a.len() - a.len() % 16);
+    let (ac, ar) = a.split_at(a.len() - a.len() % 32);
     let (bc, br) = b.split_at(ac.len());
-    for (x, y) in ac.chunks_exact(16).zip(bc.chunks_exact(16)) {
+    for (x, y) in ac.chunks_exact(32).zip(bc.chunks_exact(32)) {
         for i in 0..16 {
-            acc[i] += i32::from(x[i]) * i32::from(y[i]);
+            acc[i] +=
+                i32::from(x[i]) * i32::from(y[i]) + i32::from(x[i + 16]) * i32::from(y[i + 16]);
         }
     }
     let tail: i32 = ar
@@ -258,7 +261,7 @@ mod tests {
 
     proptest::proptest! {
         /// The version this CPU runs (AVX2 or the baseline) is the definition, at every
-        /// length: whole 16-byte chunks, a tail, or only a tail.
+        /// length: whole 32-byte chunks, a tail, or only a tail.
         #[test]
         fn idot_is_the_definition_at_any_length(
             pairs in proptest::collection::vec((-127i8..=127, -127i8..=127), 0..1200)
