@@ -154,6 +154,10 @@ pub struct Vectors {
     /// (`tokens.bin`; [`crate::Late`]): a skill takes its card's (its L0 document's). Empty: no
     /// second stage.
     pub tokens: Vec<(usize, crate::TokenCodes)>,
+    /// The card tokens are projected on their first this many principal directions before they
+    /// are stored (and each query's like them); 0, or the dimension or more: kept whole.
+    /// [`crate::LATE_DIRECTIONS`] by default.
+    pub token_directions: usize,
 }
 
 /// What an index is built from: extract's tables, optionally canonicalize's members and score's
@@ -627,7 +631,7 @@ pub fn build(
                     card[docs[d as usize].skill as usize] = Some(codes);
                 }
             }
-            let store = crate::late::CardTokens::new(v.dim, card.into_iter());
+            let store = crate::late::CardTokens::new(v.dim, v.token_directions, card.into_iter());
             let bytes = store.to_bytes();
             staged.write_file(crate::late::TOKENS_FILE, &bytes)?;
             hasher.update(&bytes);

@@ -167,6 +167,7 @@ impl VectorPlan {
         rows.extend(self.targets.into_iter().zip(embedded));
         Vectors {
             tokens: Vec::new(),
+            token_directions: crate::LATE_DIRECTIONS,
             model: model.to_owned(),
             dim,
             rows,

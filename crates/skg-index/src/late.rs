@@ -18,6 +18,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use rayon::prelude::*;
+
+use crate::pca::Projection;
 use crate::quant::code;
 
 /// The second stage's settings.
@@ -66,35 +69,88 @@ pub struct TokenCodes {
 /// Every skill's card tokens (`tokens.bin`).
 #[derive(Debug, Default)]
 pub(crate) struct CardTokens {
+    /// The model's dimension (a query token's states).
     dim: usize,
+    /// Codes a token: the projection's directions, or `dim` without one.
+    width: usize,
+    /// The cards' principal directions the tokens are coded on ([`crate::pca`]).
+    projection: Option<Projection>,
     /// Skill `i`'s tokens are `offsets[i]..offsets[i + 1]`.
     offsets: Vec<u32>,
     scales: Vec<f32>,
     codes: Vec<i8>,
 }
 
-const MAGIC: &[u8; 8] = b"SKGLATE1";
+const MAGIC: &[u8; 8] = b"SKGLATE2";
+/// The first version's magic: the model's whole width, no projection, no width in the header.
+const MAGIC_UNPROJECTED: &[u8; 8] = b"SKGLATE1";
 
 /// The file of an index folder that holds the cards' tokens (optional: an index without it has
 /// no second stage).
-pub(crate) const TOKENS_FILE: &str = "tokens.bin";
+pub const TOKENS_FILE: &str = "tokens.bin";
+
+/// The principal directions card and query tokens are projected on by default: as many first
+/// places as the full 384 on every judged set, 64 lose some (docs/retrieval.md, the
+/// late-interaction cost table).
+pub const DEFAULT_DIRECTIONS: usize = 128;
 
 impl CardTokens {
-    /// Skill by skill (index order), its card's codes (`None`: no card tokens).
-    pub(crate) fn new<'a>(dim: usize, cards: impl Iterator<Item = Option<&'a TokenCodes>>) -> Self {
+    /// Skill by skill (index order), its card's codes (`None`: no card tokens); with
+    /// `directions` below `dim` (and above 0), every token is projected on the cards' first
+    /// `directions` principal directions, re-normalized and coded again.
+    pub(crate) fn new<'a>(
+        dim: usize,
+        directions: usize,
+        cards: impl Iterator<Item = Option<&'a TokenCodes>>,
+    ) -> Self {
+        let cards: Vec<Option<&TokenCodes>> = cards
+            .map(|c| c.filter(|c| dim > 0 && c.codes.len() == c.scales.len() * dim))
+            .collect();
+        let total: usize = cards.iter().flatten().map(|c| c.scales.len()).sum();
+        let projection = if directions > 0 && directions < dim {
+            // An evenly spaced sample, decoded (codes × scale).
+            let step = total.div_ceil(crate::pca::MAX_SAMPLE).max(1);
+            let sample: Vec<Vec<f32>> = cards
+                .iter()
+                .flatten()
+                .flat_map(|c| c.codes.chunks_exact(dim).zip(&c.scales))
+                .step_by(step)
+                .map(|(t, s)| t.iter().map(|&a| f32::from(a) * s).collect())
+                .collect();
+            Projection::fit(
+                dim,
+                directions,
+                sample.len(),
+                sample.iter().map(Vec::as_slice),
+            )
+        } else {
+            None
+        };
+        let width = projection.as_ref().map_or(dim, |p| p.k);
         let mut out = CardTokens {
             dim,
+            width,
             offsets: vec![0],
             ..CardTokens::default()
         };
-        for card in cards {
-            if let Some(c) = card.filter(|c| c.codes.len() == c.scales.len() * dim) {
+        // Projected card by card, in parallel; assembled in order.
+        let coded: Vec<Option<TokenCodes>> = match &projection {
+            Some(p) => cards.par_iter().map(|c| c.map(|c| p.recode(c))).collect(),
+            None => Vec::new(),
+        };
+        for (i, card) in cards.iter().enumerate() {
+            let c = match &projection {
+                Some(_) => coded[i].as_ref(),
+                None => *card,
+            };
+            if let Some(c) = c {
                 out.scales.extend_from_slice(&c.scales);
                 out.codes.extend_from_slice(&c.codes);
             }
             out.offsets
                 .push(u32::try_from(out.scales.len()).unwrap_or(u32::MAX));
         }
+        out.projection = projection;
         out
     }
 
@@ -103,14 +159,31 @@ impl CardTokens {
         self.scales.len()
     }
 
-    /// The file: magic, dimension, skill count, token count (u32 each after the magic), the
-    /// offsets, the scales, the codes; little-endian.
+    /// A query's token states (`dim` floats each) as this store's codes: projected like the
+    /// cards', the first [`Late::MAX_QUERY_TOKENS`].
+    pub(crate) fn query(&self, states: &[f32]) -> QueryTokens {
+        QueryTokens::new(states, self.dim, self.projection.as_ref())
+    }
+
+    /// The file: magic; dimension, code width, skill count, token count (u32 each); with a
+    /// projection (width below the dimension) its mean (`dim` f32) and directions (`dim` rows
+    /// of `width` f32); the offsets, the scales, the codes (`width` a token); little-endian.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        let mut out =
-            Vec::with_capacity(24 + 4 * self.offsets.len() + 4 * self.len() + self.codes.len());
+        let projected = self
+            .projection
+            .as_ref()
+            .map_or(0, |p| p.mean.len() + p.axes_t.len());
+        let mut out = Vec::with_capacity(
+            24 + 4 * projected + 4 * self.offsets.len() + 4 * self.len() + self.codes.len(),
+        );
         out.extend_from_slice(MAGIC);
-        for n in [self.dim, self.offsets.len() - 1, self.len()] {
+        for n in [self.dim, self.width, self.offsets.len() - 1, self.len()] {
             out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
+        }
+        if let Some(p) = &self.projection {
+            for f in p.mean.iter().chain(&p.axes_t) {
+                out.extend_from_slice(&f.to_le_bytes());
+            }
         }
         for o in &self.offsets {
             out.extend_from_slice(&o.to_le_bytes());
@@ -130,25 +203,53 @@ impl CardTokens {
                 .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .ok_or_else(|| "truncated".to_owned())
         };
-        if bytes.get(..8) != Some(MAGIC.as_slice()) {
+        // Stop 48's files (`SKGLATE1`: no width, no projection) read as the whole width.
+        let legacy = bytes.get(..8) == Some(MAGIC_UNPROJECTED.as_slice());
+        if bytes.get(..8) != Some(MAGIC.as_slice()) && !legacy {
             return Err("not a card-token file".to_owned());
         }
-        let (d, n, tokens) = (
-            u32_at(8)? as usize,
-            u32_at(12)? as usize,
-            u32_at(16)? as usize,
-        );
+        let (d, width, n, tokens) = if legacy {
+            let d = u32_at(8)? as usize;
+            (d, d, u32_at(12)? as usize, u32_at(16)? as usize)
+        } else {
+            (
+                u32_at(8)? as usize,
+                u32_at(12)? as usize,
+                u32_at(16)? as usize,
+                u32_at(20)? as usize,
+            )
+        };
+        let header = if legacy { 20 } else { 24 };
         if d != dim || n != skills {
             return Err(format!(
                 "{n} skills of dimension {d}, the index has {skills} of {dim}"
             ));
         }
-        let start = 20;
+        if width == 0 || width > dim {
+            return Err(format!("{width} codes a token for dimension {dim}"));
+        }
+        let projected = if width < dim { dim + dim * width } else { 0 };
+        let start = header + 4 * projected;
         let scales_at = start + 4 * (n + 1);
         let codes_at = scales_at + 4 * tokens;
-        if bytes.len() != codes_at + tokens * dim {
+        if bytes.len() != codes_at + tokens * width {
             return Err("length does not match the counts".to_owned());
         }
+        let f32s = |at: usize, count: usize| -> Result<Vec<f32>, String> {
+            (0..count)
+                .map(|i| u32_at(at + 4 * i).map(f32::from_bits))
+                .collect()
+        };
+        let projection = if width < dim {
+            Some(Projection {
+                dim,
+                k: width,
+                mean: f32s(24, dim)?,
+                axes_t: f32s(24 + 4 * dim, dim * width)?,
+            })
+        } else {
+            None
+        };
         let offsets = (0..=n)
             .map(|i| u32_at(start + 4 * i))
             .collect::<Result<Vec<_>, _>>()?;
@@ -158,15 +259,15 @@ impl CardTokens {
         {
             return Err("offsets out of order".to_owned());
         }
-        let scales = (0..tokens)
-            .map(|i| u32_at(scales_at + 4 * i).map(f32::from_bits))
-            .collect::<Result<Vec<_>, _>>()?;
+        let scales = f32s(scales_at, tokens)?;
         let codes = bytes[codes_at..]
             .iter()
             .map(|&b| i8::from_le_bytes([b]))
             .collect();
         Ok(CardTokens {
             dim,
+            width,
+            projection,
             offsets,
             scales,
             codes,
@@ -185,10 +286,10 @@ impl CardTokens {
         }
         let mut best = vec![f32::NEG_INFINITY; q.scales.len()];
         best_matches(
-            &self.codes[from * self.dim..to * self.dim],
+            &self.codes[from * self.width..to * self.width],
             &self.scales[from..to],
             &q.wide,
-            self.dim,
+            self.width,
             &mut best,
         );
         let sum: f32 = best.iter().zip(&q.scales).map(|(b, s)| b * s).sum();
@@ -207,15 +308,28 @@ pub(crate) struct QueryTokens {
 }
 
 impl QueryTokens {
-    /// Codes the first [`Late::MAX_QUERY_TOKENS`] of `states` (`dim` floats a token); a token
-    /// with a non-finite value is left out.
-    pub(crate) fn new(states: &[f32], dim: usize) -> QueryTokens {
+    /// Codes the first [`Late::MAX_QUERY_TOKENS`] of `states` (`dim` floats a token), each
+    /// projected first when the cards' tokens are ([`Projection::recode`]'s way); a token with
+    /// a non-finite value is left out.
+    pub(crate) fn new(states: &[f32], dim: usize, projection: Option<&Projection>) -> QueryTokens {
         let mut out = QueryTokens::default();
         if dim == 0 {
             return out;
         }
         let mut codes = Vec::new();
+        let mut projected = vec![0f32; projection.map_or(0, |p| p.k)];
         for t in states.chunks_exact(dim).take(Late::MAX_QUERY_TOKENS) {
+            if t.iter().any(|f| !f.is_finite()) {
+                continue;
+            }
+            let t = match projection {
+                Some(p) => {
+                    p.apply(t, &mut projected);
+                    normalize(&mut projected);
+                    projected.as_slice()
+                }
+                None => t,
+            };
             let start = codes.len();
             match code(t, &mut codes) {
                 Some(s) => out.scales.push(s),
@@ -224,6 +338,38 @@ impl QueryTokens {
         }
         out.wide = codes.into_iter().map(i16::from).collect();
         out
+    }
+}
+
+impl Projection {
+    /// A card's codes projected: each token decoded (codes × scale), projected, re-normalized
+    /// and coded again on the directions (an all-zero token stays all zero, scale 0).
+    fn recode(&self, c: &TokenCodes) -> TokenCodes {
+        let mut out = TokenCodes {
+            scales: Vec::with_capacity(c.scales.len()),
+            codes: Vec::with_capacity(c.scales.len() * self.k),
+        };
+        let mut x = vec![0f32; self.dim];
+        let mut y = vec![0f32; self.k];
+        for (t, s) in c.codes.chunks_exact(self.dim).zip(&c.scales) {
+            for (xi, a) in x.iter_mut().zip(t) {
+                *xi = f32::from(*a) * s;
+            }
+            self.apply(&x, &mut y);
+            normalize(&mut y);
+            out.scales.push(code(&y, &mut out.codes).unwrap_or(0.0));
+        }
+        out
+    }
+}
+
+/// `x / |x|` in place (unchanged when `|x|` is 0).
+fn normalize(x: &mut [f32]) {
+    let n = x.iter().map(|f| f * f).sum::<f32>().sqrt();
+    if n > 0.0 {
+        for f in x {
+            *f /= n;
+        }
     }
 }
 
@@ -324,10 +470,10 @@ mod tests {
             Some(codes(&[0.6, 0.8], dim)),
             None,
         ];
-        let store = CardTokens::new(dim, cards.iter().map(Option::as_ref));
+        let store = CardTokens::new(dim, 0, cards.iter().map(Option::as_ref));
         assert_eq!(store.len(), 3);
         // Query tokens (1, 0) and (0.6, 0.8).
-        let q = QueryTokens::new(&[1.0, 0.0, 0.6, 0.8], dim);
+        let q = QueryTokens::new(&[1.0, 0.0, 0.6, 0.8], dim, None);
         // Card 0: best of (1,0)·{(1,0), (0,1)} = 1; best of (0.6,0.8)·{…} = 0.8 → 0.9.
         let m0 = store.maxsim(0, &q).unwrap_or(f32::NAN);
         assert!((m0 - 0.9).abs() < 0.02, "{m0}");
@@ -336,7 +482,7 @@ mod tests {
         assert!((m1 - 0.8).abs() < 0.02, "{m1}");
         assert_eq!(store.maxsim(2, &q), None);
         assert_eq!(store.maxsim(3, &q), None, "past the last skill");
-        assert_eq!(store.maxsim(0, &QueryTokens::new(&[], dim)), None);
+        assert_eq!(store.maxsim(0, &QueryTokens::new(&[], dim, None)), None);
     }
 
     proptest::proptest! {
@@ -378,10 +524,10 @@ mod tests {
         let dim = 2;
         let mut states = [1.0, 0.0].repeat(Late::MAX_QUERY_TOKENS);
         states.extend([0.0, 1.0].repeat(70 - Late::MAX_QUERY_TOKENS));
-        let q = QueryTokens::new(&states, dim);
+        let q = QueryTokens::new(&states, dim, None);
         assert_eq!(q.scales.len(), Late::MAX_QUERY_TOKENS);
         let card = [Some(codes(&[1.0, 0.0], dim))];
-        let store = CardTokens::new(dim, card.iter().map(Option::as_ref));
+        let store = CardTokens::new(dim, 0, card.iter().map(Option::as_ref));
         let m = store.maxsim(0, &q).unwrap_or(f32::NAN);
         assert!((m - 1.0).abs() < 0.01, "{m}");
     }
@@ -390,7 +536,7 @@ mod tests {
     fn the_file_reads_back_and_refuses_another_index() {
         let dim = 3;
         let cards = [Some(codes(&[0.1, -0.2, 0.3, 1.0, 0.0, 0.0], dim)), None];
-        let store = CardTokens::new(dim, cards.iter().map(Option::as_ref));
+        let store = CardTokens::new(dim, 0, cards.iter().map(Option::as_ref));
         let bytes = store.to_bytes();
         let back = CardTokens::from_bytes(&bytes, 2, dim).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.to_bytes(), bytes);
@@ -402,6 +548,53 @@ mod tests {
         assert!(CardTokens::from_bytes(&bytes, 2, 4).is_err(), "dimension");
         assert!(CardTokens::from_bytes(&bytes[..bytes.len() - 1], 2, dim).is_err());
         assert!(CardTokens::from_bytes(b"SKGLATE0", 2, dim).is_err());
+        // The first version (no width, no projection in the header) still reads.
+        let mut legacy = b"SKGLATE1".to_vec();
+        legacy.extend_from_slice(&bytes[8..12]);
+        legacy.extend_from_slice(&bytes[16..]);
+        let old = CardTokens::from_bytes(&legacy, 2, dim).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(old.to_bytes(), bytes);
+        assert!(CardTokens::from_bytes(&legacy[..legacy.len() - 1], 2, dim).is_err());
+    }
+
+    #[test]
+    fn projected_tokens_match_as_their_centered_states() {
+        // Every card token lies in the plane z = 0.5: two directions hold all of their
+        // variation, so the projection loses nothing and a match is the cosine of the tokens
+        // centered on their mean (0, 0, 0.5). Card 0: (±1, 0, 0.5); card 1: (0, ±1, 0.5).
+        let dim = 3;
+        let cards = [
+            Some(codes(&[1.0, 0.0, 0.5, -1.0, 0.0, 0.5], dim)),
+            Some(codes(&[0.0, 1.0, 0.5, 0.0, -1.0, 0.5], dim)),
+        ];
+        let store = CardTokens::new(dim, 2, cards.iter().map(Option::as_ref));
+        assert_eq!(store.width, 2);
+        assert_eq!(store.codes.len(), 4 * 2);
+        // Query tokens (2, 0, 0.5) → centered (2, 0, 0): cosine 1 with (1, 0, 0), 0 with
+        // (0, ±1, 0); (0.5, 0.5, 0.5) → (0.5, 0.5, 0): 1/√2 with either card's best.
+        let q = store.query(&[2.0, 0.0, 0.5, 0.5, 0.5, 0.5]);
+        let m0 = store.maxsim(0, &q).unwrap_or(f32::NAN);
+        let m1 = store.maxsim(1, &q).unwrap_or(f32::NAN);
+        let r = std::f32::consts::FRAC_1_SQRT_2;
+        assert!((m0 - f32::midpoint(1.0, r)).abs() < 0.02, "{m0}");
+        assert!((m1 - r / 2.0).abs() < 0.02, "{m1}");
+        // Unprojected, the shared z lifts every match: the projection is what removes it.
+        let whole = CardTokens::new(dim, 0, cards.iter().map(Option::as_ref));
+        assert_eq!(whole.width, dim);
+        let m1_whole = whole
+            .maxsim(1, &whole.query(&[2.0, 0.0, 0.5, 0.5, 0.5, 0.5]))
+            .unwrap_or(f32::NAN);
+        assert!(m1_whole > m1 + 0.1, "{m1_whole} vs {m1}");
+        // The file carries the projection: read back, the same bytes and the same matches.
+        let bytes = store.to_bytes();
+        let back = CardTokens::from_bytes(&bytes, 2, dim).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!(
+            back.maxsim(0, &back.query(&[2.0, 0.0, 0.5])),
+            store.maxsim(0, &store.query(&[2.0, 0.0, 0.5]))
+        );
+        assert!(CardTokens::from_bytes(&bytes[..bytes.len() - 1], 2, dim).is_err());
+        assert!(CardTokens::from_bytes(&bytes, 2, 4).is_err(), "dimension");
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod late;
 pub mod listing;
 mod misses;
 pub mod parity;
+mod pca;
 mod quant;
 pub mod rerank;
 mod route;
@@ -56,7 +57,7 @@ pub use crate::{
         JudgedQuery, Latency, ModeReport, QueryEmbedding, QueryRank, candidate_records, evaluate,
         judged_digest, resolve_examples, skill_keys,
     },
-    late::{Late, TokenCodes},
+    late::{DEFAULT_DIRECTIONS as LATE_DIRECTIONS, Late, TOKENS_FILE, TokenCodes},
     misses::{DEPTH, Miss, MissClass, MissReport, SIBLING_COSINE, misses},
     route::{Bundle, BundleSkill, Reason, route, route_within},
     search::{Answer, Bm25Unit, Fusion, Hit, Index, Mode, Query, QueryVector, Scope, SectionHit},

@@ -1543,7 +1543,7 @@ impl Index {
         }
         let _span = tracing::info_span!("late").entered();
         let depth = q.late.depth.min(ranked.len());
-        let query = crate::late::QueryTokens::new(tokens, self.dim);
+        let query = store.query(tokens);
         let late: Vec<Option<f32>> = ranked[..depth]
             .iter()
             .map(|h| store.maxsim(h.skill as usize, &query))

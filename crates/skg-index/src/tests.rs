@@ -310,6 +310,7 @@ fn floor_moves_weak_hits_to_rejected_and_an_empty_answer_is_possible() {
 fn plane_vectors() -> Vectors {
     Vectors {
         tokens: Vec::new(),
+        token_directions: 0,
         model: "test".into(),
         dim: 2,
         rows: vec![
@@ -718,6 +719,7 @@ fn vec_of(text: &str) -> Vec<f32> {
 fn vectors_for(docs: &[Document], model: &str) -> Vectors {
     Vectors {
         tokens: Vec::new(),
+        token_directions: 0,
         model: model.into(),
         dim: 8,
         rows: crate::dense_targets(docs)
@@ -816,6 +818,7 @@ fn incremental_update_holds_exactly_the_new_state() {
     rows.extend(todo.iter().map(|&i| (i, vec_of(&new.docs[i].text))));
     let updated = Vectors {
         tokens: Vec::new(),
+        token_directions: 0,
         model: "m".into(),
         dim: 8,
         rows,
@@ -1426,6 +1429,7 @@ fn vectors_are_carried_over_only_under_the_same_usage_rule() {
     let targets = on.targets(&f.docs);
     let vectors = crate::Vectors {
         tokens: Vec::new(),
+        token_directions: 0,
         rows: targets
             .iter()
             .map(|&i| (i, vec_of(&f.docs[i].text)))
@@ -1602,6 +1606,7 @@ fn random_dense(n: usize, seed: u64) -> (Fixture, Vectors) {
         f,
         Vectors {
             tokens: Vec::new(),
+            token_directions: 0,
             model: "random".into(),
             dim: 8,
             rows,
@@ -2153,6 +2158,7 @@ fn a_catalog_of_both_kinds_fuses_each_kind_on_its_own_scale() {
             .collect();
         let v = Vectors {
             tokens: Vec::new(),
+            token_directions: 0,
             model: "test".into(),
             dim: 2,
             rows,
@@ -2274,6 +2280,7 @@ fn the_dense_scan_keeps_the_nearest_and_the_lexical_candidates() {
     let f = fixture();
     let v = Vectors {
         tokens: Vec::new(),
+        token_directions: 0,
         model: "test".into(),
         dim: 2,
         rows: vec![
@@ -2556,6 +2563,7 @@ fn tied_dense(n: usize, dim: usize, seed: u64) -> (Fixture, Vectors) {
         f,
         Vectors {
             tokens: Vec::new(),
+            token_directions: 0,
             model: "random".into(),
             dim,
             rows,

@@ -86,11 +86,41 @@ pub struct BuildJob {
     /// Build the nearest-neighbour graph (saved in the folder, so that the gateway's start and
     /// reloads read it instead of building it) from this many dense rows on; `None`: never.
     pub ann_min_rows: Option<usize>,
-    /// Store each skill's card token states (`tokens.bin`) for the second stage, late
-    /// interaction ([`skg_index::Late`]): an index with them reorders every hybrid query's fused
-    /// first candidates by it. Off by default until its cost fits the query path's budget
-    /// (docs/retrieval.md, "Token-level late interaction").
-    pub card_tokens: bool,
+    /// Whether to store each skill's card token states (`tokens.bin`) for the second stage,
+    /// late interaction ([`skg_index::Late`]): an index with them reorders every hybrid query's
+    /// fused first candidates by it (docs/retrieval.md, "Token-level late interaction").
+    pub card_tokens: CardTokens,
+    /// The card tokens are stored on their first this many principal directions (and each
+    /// query's projected like them); 0: the model's whole dimension.
+    pub late_directions: usize,
+}
+
+/// When an index build stores the cards' token states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CardTokens {
+    /// When the catalog has at most [`CardTokens::AUTO_MAX_CARDS`] cards: the stage's file and
+    /// memory grow with the catalog (~27 KB a card), its query cost does not.
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never: the fused ranking as it is.
+    Off,
+}
+
+impl CardTokens {
+    /// [`CardTokens::Auto`]'s limit: 10,000 cards is ~270 MB of codes in the folder and in each
+    /// loaded index (the shared registries' 6,752: 185 MB).
+    pub const AUTO_MAX_CARDS: usize = 10_000;
+
+    /// Whether a catalog of `cards` cards gets them.
+    pub fn stored(self, cards: usize) -> bool {
+        match self {
+            CardTokens::Auto => cards <= CardTokens::AUTO_MAX_CARDS,
+            CardTokens::On => true,
+            CardTokens::Off => false,
+        }
+    }
 }
 
 impl BuildJob {
@@ -107,7 +137,8 @@ impl BuildJob {
             dense: skg_index::DenseTexts::default(),
             ann_min_rows: Some(skg_index::ann::DEFAULT_MIN_ROWS),
             embedding_caches: Vec::new(),
-            card_tokens: false,
+            card_tokens: CardTokens::Auto,
+            late_directions: skg_index::LATE_DIRECTIONS,
         }
     }
 }
@@ -187,9 +218,17 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         // The caches the user named are read strictly: a bad one is an error, not a cold build.
         let own = job.out.join(skg_embed::CACHE_FILE);
         let also: Vec<&Path> = job.embedding_caches.iter().map(PathBuf::as_path).collect();
-        let cards = if job.card_tokens {
+        let cards = if job.card_tokens.stored(plan.cards.len()) {
             std::mem::take(&mut plan.cards)
         } else {
+            if job.card_tokens == CardTokens::Auto {
+                tracing::info!(
+                    "{} cards, over {}: no card token states (late interaction off; \
+                     --late-interaction on stores them)",
+                    plan.cards.len(),
+                    CardTokens::AUTO_MAX_CARDS
+                );
+            }
             Vec::new()
         };
         let card_texts: Vec<String> = cards.iter().map(|(_, t)| t.clone()).collect();
@@ -211,6 +250,7 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         token_cache_bytes = (!cards.is_empty()).then(|| e.token_cache.to_bytes());
         embedding = Some(e.stats);
         let mut vectors = plan.into_vectors(e.vectors, &identity, skg_embed::DIM);
+        vectors.token_directions = job.late_directions;
         vectors.tokens = cards
             .into_iter()
             .zip(e.tokens)
@@ -331,6 +371,14 @@ impl fmt::Display for BuildReport {
                 f,
                 "embedding: {} distinct texts, {} embedded in {:.1}s, {} from caches",
                 e.unique_texts, e.embedded, e.embed_seconds, e.from_cache
+            )?;
+        }
+        if count("card_tokens") > 0 {
+            writeln!(
+                f,
+                "late interaction: {} card tokens ({})",
+                count("card_tokens"),
+                skg_index::TOKENS_FILE
             )?;
         }
         if let Some(a) = &self.ann {

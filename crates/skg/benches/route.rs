@@ -147,6 +147,32 @@ fn benches(c: &mut Criterion) {
             std::hint::black_box(skg_index::route(&index, &a, Some(8_000)));
         },
     );
+    // The second stage's own cost, paired: each task with and without it back to back, ten
+    // rounds, so that the machine's slower minutes weigh on both sides alike.
+    if index.has_card_tokens() {
+        let hybrid = |i: usize, late: bool| {
+            let mut q = Query::new(&tasks[i], Some(vectors[i]), 5);
+            q.tokens = Some(query_embeddings[i].tokens.as_slice());
+            if !late {
+                q.late = skg_index::Late::OFF;
+            }
+            let start = Instant::now();
+            std::hint::black_box(index.search(&q).ok());
+            start.elapsed().as_secs_f64() * 1000.0
+        };
+        let mut extra = Vec::new();
+        for _ in 0..10 {
+            for i in 0..tasks.len() {
+                let without = hybrid(i, false);
+                extra.push(hybrid(i, true) - without);
+            }
+        }
+        eprintln!(
+            "  {:<28} {} (paired difference, 10 rounds)",
+            "second stage alone",
+            percentiles(extra)
+        );
+    }
     let mut route = |task: &str| {
         let e = embedder
             .embed_with_tokens(task)

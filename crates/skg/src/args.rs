@@ -534,10 +534,23 @@ pub struct IndexBuildArgs {
     pub ann_min_rows: usize,
     /// Store each skill's card token states (`tokens.bin`, int8): queries then reorder the
     /// fused first candidates by late interaction of their tokens with the cards — more first
-    /// places on the judged sets, at about 185 MB and a few milliseconds a query over the shared
-    /// registries (docs/retrieval.md, "Token-level late interaction")
-    #[arg(long, conflicts_with = "no_embeddings")]
-    pub late_interaction: bool,
+    /// places on the judged sets, at ~27 KB a card and about a millisecond a query
+    /// (docs/retrieval.md, "Token-level late interaction"). `auto`: when the catalog has at most
+    /// 10,000 cards; the flag alone means `on`
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t = LateInteraction::Auto,
+        num_args = 0..=1,
+        default_missing_value = "on"
+    )]
+    pub late_interaction: LateInteraction,
+    /// Store the card tokens on their first this many principal directions (each query's
+    /// tokens are projected like them): 128 match as the model's whole 384 on the judged sets
+    /// at a third of the size and of the work (0: the whole dimension)
+    #[arg(long, value_name = "N", default_value_t = skg_index::LATE_DIRECTIONS)]
+    pub late_directions: usize,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -975,4 +988,15 @@ fn parse_field_weights(s: &str) -> Result<[f32; 6], String> {
             .ok_or_else(|| format!("{field}: `{part}` is not a number ≥ 0"))?;
     }
     Ok(out)
+}
+
+/// `skg index build --late-interaction`: when the cards' token states are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LateInteraction {
+    /// When the catalog has at most 10,000 cards.
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
 }

@@ -80,6 +80,7 @@ pub(crate) fn build_index_with(
         .collect();
     let vectors = vector.map(|(model, v)| skg_index::Vectors {
         tokens: Vec::new(),
+        token_directions: 0,
         model: model.to_owned(),
         dim: v.len(),
         rows: skg_index::dense_targets(&ex.documents)

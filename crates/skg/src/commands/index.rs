@@ -10,12 +10,12 @@ use std::{
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 use skg_index::{EvalOptions, EvalReport, Fusion, Index, JudgedQuery, Mode};
-use skg_pipeline::index::BuildJob;
+use skg_pipeline::index::{BuildJob, CardTokens};
 use skg_serve::wire::{self, RouteRequest};
 
 use crate::{
     ExitStatus, GlobalArgs,
-    args::{EvalArgs, EvalMode, FusionArg, IndexBuildArgs, RouteArgs, ToolFormat},
+    args::{EvalArgs, EvalMode, FusionArg, IndexBuildArgs, LateInteraction, RouteArgs, ToolFormat},
     progress::Bar,
 };
 
@@ -67,7 +67,12 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
             overview_chars: (!args.whole_overviews).then_some(args.overview_chars),
         },
         ann_min_rows: (args.ann_min_rows > 0).then_some(args.ann_min_rows),
-        card_tokens: args.late_interaction,
+        card_tokens: match args.late_interaction {
+            LateInteraction::Auto => CardTokens::Auto,
+            LateInteraction::On => CardTokens::On,
+            LateInteraction::Off => CardTokens::Off,
+        },
+        late_directions: args.late_directions,
         ..BuildJob::new(
             args.audit.clone(),
             args.out.clone().unwrap_or_else(|| default_out(&args.audit)),

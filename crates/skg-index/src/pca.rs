@@ -1,0 +1,203 @@
+//! The principal directions of a set of token states: what late interaction's card and query
+//! tokens are projected on before they are coded ([`crate::late`]).
+//!
+//! A token state of the embedding model has 384 dimensions, but the tokens of one catalog's
+//! cards vary along far fewer: measured over the shared registries' cards (docs/retrieval.md,
+//! the late-interaction cost table), matching on the first 128 principal directions (centered,
+//! then each token re-normalized) ranks every judged query as the full states do, at a third of
+//! the codes and of the multiply-adds; 64 directions lose first places.
+//!
+//! The fit is deterministic: a fixed sample (every n-th token), sums in `f64` in a fixed order,
+//! the symmetric eigendecomposition of the covariance (linfa-linalg, pure Rust), the directions
+//! ordered by variance (ties by position) and each one's sign fixed (its largest component
+//! positive). Projection multiplies in a fixed order too (one output lane per direction, no
+//! reassociation), so the AVX2 and baseline versions agree to the bit.
+
+use linfa_linalg::eigh::EighInto as _;
+
+/// At most this many tokens are sampled for the fit (evenly, every n-th): a 384-dimensional
+/// covariance is well estimated long before, and the fit stays a fraction of a second.
+pub(crate) const MAX_SAMPLE: usize = 32_768;
+
+/// A centered projection on `k` principal directions of `dim`-dimensional states.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Projection {
+    pub(crate) dim: usize,
+    pub(crate) k: usize,
+    /// The fitted states' mean (`dim`).
+    pub(crate) mean: Vec<f32>,
+    /// The directions, transposed: `dim` rows of `k` (row `i` holds every direction's `i`-th
+    /// component), the layout [`Projection::apply`] reads in order.
+    pub(crate) axes_t: Vec<f32>,
+}
+
+impl Projection {
+    /// The first `k` principal directions of `tokens` (`dim` floats each; at most
+    /// [`MAX_SAMPLE`] of them, evenly spaced, are used); `None` when `k` is 0 or not below
+    /// `dim`, fewer than two tokens are given, or the eigendecomposition fails.
+    pub(crate) fn fit<'a>(
+        dim: usize,
+        k: usize,
+        count: usize,
+        tokens: impl Iterator<Item = &'a [f32]>,
+    ) -> Option<Projection> {
+        if k == 0 || k >= dim || count < 2 {
+            return None;
+        }
+        let step = count.div_ceil(MAX_SAMPLE);
+        let sample: Vec<&[f32]> = tokens
+            .step_by(step)
+            .filter(|t| t.len() == dim && t.iter().all(|f| f.is_finite()))
+            .collect();
+        if sample.len() < 2 {
+            return None;
+        }
+        #[allow(clippy::cast_precision_loss, reason = "a sample count")]
+        let size = sample.len() as f64;
+        let mut mean = vec![0f64; dim];
+        for t in &sample {
+            for (m, x) in mean.iter_mut().zip(*t) {
+                *m += f64::from(*x);
+            }
+        }
+        for m in &mut mean {
+            *m /= size;
+        }
+        // The upper triangle of Σ (x − μ)(x − μ)ᵀ, one row at a time: the inner loop runs over
+        // independent sums, so it vectorizes without reordering any of them.
+        let mut cov = vec![0f64; dim * dim];
+        let mut centered = vec![0f64; dim];
+        for t in &sample {
+            for ((ci, x), m) in centered.iter_mut().zip(*t).zip(&mean) {
+                *ci = f64::from(*x) - m;
+            }
+            for i in 0..dim {
+                let ci = centered[i];
+                for (s, cj) in cov[i * dim + i..(i + 1) * dim]
+                    .iter_mut()
+                    .zip(&centered[i..])
+                {
+                    *s += ci * cj;
+                }
+            }
+        }
+        for i in 0..dim {
+            for j in 0..i {
+                cov[i * dim + j] = cov[j * dim + i];
+            }
+        }
+        let cov = ndarray_linfa::Array2::from_shape_vec((dim, dim), cov).ok()?;
+        let (values, vectors) = cov.eigh_into().ok()?;
+        let mut order: Vec<usize> = (0..dim).collect();
+        order.sort_by(|&a, &b| values[b].total_cmp(&values[a]).then(a.cmp(&b)));
+        let mut axes_t = vec![0f32; dim * k];
+        for (d, &col) in order.iter().take(k).enumerate() {
+            let v = vectors.column(col);
+            // The sign: the component of largest magnitude (the first of equals) is positive.
+            let lead = (0..dim).fold(
+                0,
+                |best, i| {
+                    if v[i].abs() > v[best].abs() { i } else { best }
+                },
+            );
+            let sign = if v[lead] < 0.0 { -1.0 } else { 1.0 };
+            for i in 0..dim {
+                #[allow(clippy::cast_possible_truncation, reason = "a unit vector's component")]
+                let a = (sign * v[i]) as f32;
+                axes_t[i * k + d] = a;
+            }
+        }
+        #[allow(clippy::cast_possible_truncation, reason = "a mean of f32 values")]
+        let mean = mean.iter().map(|m| *m as f32).collect();
+        Some(Projection {
+            dim,
+            k,
+            mean,
+            axes_t,
+        })
+    }
+
+    /// `out = Aᵀ-projection of (x − mean)`: the `k` coordinates of `x` (`dim` floats) on the
+    /// directions, unnormalized. `out` has `k` floats.
+    pub(crate) fn apply(&self, x: &[f32], out: &mut [f32]) {
+        project(&self.mean, &self.axes_t, self.k, x, out);
+    }
+}
+
+/// `out[d] = Σ_i (x_i − mean_i) · axes_t[i·k + d]`, summed over `i` in order for every `d` at
+/// once (the lanes are the directions, never a reordered sum).
+#[multiversion::multiversion(targets("x86_64+avx2"))]
+fn project(mean: &[f32], axes_t: &[f32], k: usize, x: &[f32], out: &mut [f32]) {
+    out.fill(0.0);
+    for ((xi, mi), row) in x.iter().zip(mean).zip(axes_t.chunks_exact(k)) {
+        let c = xi - mi;
+        for (o, a) in out.iter_mut().zip(row) {
+            *o += c * a;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_directions_are_the_covariance_s_largest_in_order() {
+        // Around the mean (1, 1, 1): ±3 along x, ±2 along y, ±1 along z (variances 3, 4/3,
+        // 1/3): the first two directions are x and y, each with a positive sign.
+        let mut pts = Vec::new();
+        for (axis, r) in [(0usize, 3.0f32), (1, 2.0), (2, 1.0)] {
+            for s in [r, -r] {
+                let mut p = [1.0f32; 3];
+                p[axis] += s;
+                pts.push(p);
+            }
+        }
+        let p = Projection::fit(3, 2, pts.len(), pts.iter().map(|p| &p[..])).expect("a projection");
+        assert_eq!(p.mean, vec![1.0, 1.0, 1.0]);
+        let axis = |d: usize| -> Vec<f32> { (0..3).map(|i| p.axes_t[i * 2 + d]).collect() };
+        for (got, want) in axis(0).iter().zip([1.0, 0.0, 0.0]) {
+            assert!((got - want).abs() < 1e-6, "{:?}", axis(0));
+        }
+        for (got, want) in axis(1).iter().zip([0.0, 1.0, 0.0]) {
+            assert!((got - want).abs() < 1e-6, "{:?}", axis(1));
+        }
+        // (4, 0.5, 7) − mean = (3, −0.5, 6): coordinates 3 on x, −0.5 on y; z is dropped.
+        let mut out = [0f32; 2];
+        p.apply(&[4.0, 0.5, 7.0], &mut out);
+        assert!(
+            (out[0] - 3.0).abs() < 1e-5 && (out[1] + 0.5).abs() < 1e-5,
+            "{out:?}"
+        );
+        // The same tokens give the same bits.
+        let again = Projection::fit(3, 2, pts.len(), pts.iter().map(|p| &p[..]));
+        assert_eq!(again.as_ref(), Some(&p));
+    }
+
+    #[test]
+    fn no_projection_when_it_would_not_reduce() {
+        let pts = [[1.0f32, 0.0], [0.0, 1.0], [1.0, 1.0]];
+        let it = || pts.iter().map(|p| &p[..]);
+        assert!(Projection::fit(2, 2, 3, it()).is_none(), "k = dim");
+        assert!(Projection::fit(2, 0, 3, it()).is_none(), "k = 0");
+        assert!(
+            Projection::fit(2, 1, 1, it().take(1)).is_none(),
+            "one token"
+        );
+        assert!(Projection::fit(2, 1, 3, it()).is_some());
+    }
+
+    #[test]
+    fn a_large_set_is_sampled_evenly() {
+        // 100,000 tokens on the x axis except every 4th on y: a sample of every 4th
+        // (100,000 / 32,768 → every 4th) sees only y, so y comes first.
+        let pts: Vec<[f32; 2]> = (0..100_000)
+            .map(|i| {
+                let s = if i % 8 < 4 { 1.0 } else { -1.0 };
+                if i % 4 == 0 { [0.0, s] } else { [s, 0.0] }
+            })
+            .collect();
+        let p = Projection::fit(2, 1, pts.len(), pts.iter().map(|p| &p[..])).expect("a projection");
+        assert!((p.axes_t[1] - 1.0).abs() < 1e-6, "{:?}", p.axes_t);
+    }
+}
