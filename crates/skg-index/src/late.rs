@@ -15,13 +15,19 @@
 //! token (`tokens.bin`, [`CardTokens`]). A query token's match with a card token is
 //! `t·s·(a·b)` — its codes `b` and scale `t` against the card token's `a` and `s` —, an exact
 //! integer dot product, one card token matched against all the query's in one pass.
+//!
+//! By default the card tokens are stored on the catalog's first [`DEFAULT_DIRECTIONS`]
+//! principal directions ([`crate::pca`]: centered, projected, re-normalized, then coded), and
+//! each query token is projected the same way before it is coded: a third of the codes and of
+//! the multiply-adds, the same first places on the judged sets (docs/retrieval.md, "Made cheap,
+//! and the default").
 
 use serde::{Deserialize, Serialize};
 
 use rayon::prelude::*;
 
 use crate::pca::Projection;
-use crate::quant::code;
+use crate::quant::{code, dot};
 
 /// The second stage's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -374,9 +380,9 @@ fn normalize(x: &mut [f32]) {
 }
 
 /// `best[j] = max(best[j], max_t scales[t] · (card_t · query_j))` over the card's tokens `t`
-/// (`dim` codes each) and the query's tokens `j` (widened): one card token is widened once and
-/// matched against every query token while it is in registers, instead of one call a pair (the
-/// call, the widening and the final sum were most of a pair's cost: 384 multiply-adds). Integer
+/// (`dim` codes each) and the query's tokens `j` (widened once): each card token is widened once
+/// and matched against every query token while it is hot, by [`crate::quant::dot`] inlined here
+/// (whole 16-bit registers multiply-added), instead of one out-of-line call a pair. Integer
 /// sums, exact, so the AVX2 version (chosen at run time) and the baseline agree to the bit.
 #[multiversion::multiversion(targets("x86_64+avx2"), attrs(inline(never)))]
 fn best_matches(card: &[i8], scales: &[f32], query: &[i16], dim: usize, best: &mut [f32]) {
@@ -390,38 +396,10 @@ fn best_matches(card: &[i8], scales: &[f32], query: &[i16], dim: usize, best: &m
                 clippy::cast_precision_loss,
                 reason = "|a·b| ≤ 127² · dim is exact in f32 below 2^24 (1,040 dimensions)"
             )]
-            let m = s * dot16(&wide, q) as f32;
+            let m = s * dot(&wide, q) as f32;
             *b = b.max(m);
         }
     }
-}
-
-/// `Σ a_i·b_i` of two 16-bit code vectors, exact in `i32` (|a_i·b_i| ≤ 127²). Written as sixteen
-/// partial sums each taking two products 16 lanes apart, the form the compiler turns into
-/// multiply-adds of whole 16-bit registers (`vpmaddwd`, sixteen products an instruction with
-/// AVX2); one product a partial sum compiled to 32-bit multiplies at half the width. Inlined into
-/// [`best_matches`], so compiled for its target.
-#[allow(
-    clippy::inline_always,
-    reason = "compiled inside the multiversioned kernel, with its target's instructions"
-)]
-#[inline(always)]
-fn dot16(a: &[i16], b: &[i16]) -> i32 {
-    let mut acc = [0i32; 16];
-    let (ac, ar) = a.split_at(a.len() - a.len() % 32);
-    let (bc, br) = b.split_at(ac.len());
-    for (x, y) in ac.chunks_exact(32).zip(bc.chunks_exact(32)) {
-        for i in 0..16 {
-            acc[i] +=
-                i32::from(x[i]) * i32::from(y[i]) + i32::from(x[i + 16]) * i32::from(y[i + 16]);
-        }
-    }
-    let tail: i32 = ar
-        .iter()
-        .zip(br)
-        .map(|(x, y)| i32::from(*x) * i32::from(*y))
-        .sum();
-    acc.iter().sum::<i32>() + tail
 }
 
 /// `x` standardized (mean 0, standard deviation 1); all zeros when it does not vary.

@@ -79,19 +79,30 @@ pub(crate) fn code(x: &[f32], out: &mut Vec<i8>) -> Option<f32> {
 /// at a time.
 #[multiversion::multiversion(targets("x86_64+avx2"), attrs(inline(never)))]
 pub(crate) fn idot(a: &[i8], b: &[i8]) -> i32 {
+    dot(a, b)
+}
+
+/// `Σ a_i·b_i` of two code vectors (8- or 16-bit), exact in `i32` for codes of at most 127 in
+/// magnitude, in the form [`idot`] describes; inlined, so compiled for the target of the
+/// multiversioned function that calls it ([`idot`], late interaction's kernel).
+#[allow(
+    clippy::inline_always,
+    reason = "compiled inside multiversioned callers, with their target's instructions"
+)]
+#[inline(always)]
+pub(crate) fn dot<T: Copy + Into<i32>>(a: &[T], b: &[T]) -> i32 {
     let mut acc = [0i32; 16];
     let (ac, ar) = a.split_at(a.len() - a.len() % 32);
     let (bc, br) = b.split_at(ac.len());
     for (x, y) in ac.chunks_exact(32).zip(bc.chunks_exact(32)) {
         for i in 0..16 {
-            acc[i] +=
-                i32::from(x[i]) * i32::from(y[i]) + i32::from(x[i + 16]) * i32::from(y[i + 16]);
+            acc[i] += x[i].into() * y[i].into() + x[i + 16].into() * y[i + 16].into();
         }
     }
     let tail: i32 = ar
         .iter()
         .zip(br)
-        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .map(|(x, y)| (*x).into() * (*y).into())
         .sum();
     acc.iter().sum::<i32>() + tail
 }
