@@ -19,8 +19,8 @@
 //! By default the card tokens are stored on the catalog's first [`DEFAULT_DIRECTIONS`]
 //! principal directions ([`crate::pca`]: centered, projected, re-normalized, then coded), and
 //! each query token is projected the same way before it is coded: a third of the codes and of
-//! the multiply-adds, the same first places on the judged sets (docs/retrieval.md, "Made cheap,
-//! and the default").
+//! the multiply-adds, the whole width's first places within one query on each judged set
+//! (docs/retrieval.md, "Made cheap, and the default").
 
 use serde::{Deserialize, Serialize};
 
@@ -95,9 +95,9 @@ const MAGIC_UNPROJECTED: &[u8; 8] = b"SKGLATE1";
 /// no second stage).
 pub const TOKENS_FILE: &str = "tokens.bin";
 
-/// The principal directions card and query tokens are projected on by default: as many first
-/// places as the full 384 on every judged set, 64 lose some (docs/retrieval.md, the
-/// late-interaction cost table).
+/// The principal directions card and query tokens are projected on by default: the full 384's
+/// first places within one query on each judged set; 64 lose more (docs/retrieval.md, the
+/// late-interaction cost table and "Made cheap, and the default").
 pub const DEFAULT_DIRECTIONS: usize = 128;
 
 impl CardTokens {
@@ -114,21 +114,16 @@ impl CardTokens {
             .collect();
         let total: usize = cards.iter().flatten().map(|c| c.scales.len()).sum();
         let projection = if directions > 0 && directions < dim {
-            // An evenly spaced sample, decoded (codes × scale).
-            let step = total.div_ceil(crate::pca::MAX_SAMPLE).max(1);
+            // An evenly spaced sample, decoded (codes × scale); too small a catalog keeps the
+            // whole width (`Projection::fit`).
             let sample: Vec<Vec<f32>> = cards
                 .iter()
                 .flatten()
                 .flat_map(|c| c.codes.chunks_exact(dim).zip(&c.scales))
-                .step_by(step)
+                .step_by(crate::pca::sample_step(total))
                 .map(|(t, s)| t.iter().map(|&a| f32::from(a) * s).collect())
                 .collect();
-            Projection::fit(
-                dim,
-                directions,
-                sample.len(),
-                sample.iter().map(Vec::as_slice),
-            )
+            Projection::fit(dim, directions, sample.iter().map(Vec::as_slice))
         } else {
             None
         };
@@ -250,12 +245,18 @@ impl CardTokens {
             Some(Projection {
                 dim,
                 k: width,
-                mean: f32s(24, dim)?,
-                axes_t: f32s(24 + 4 * dim, dim * width)?,
+                mean: f32s(header, dim)?,
+                axes_t: f32s(header + 4 * dim, dim * width)?,
             })
         } else {
             None
         };
+        if projection
+            .as_ref()
+            .is_some_and(|p| p.mean.iter().chain(&p.axes_t).any(|f| !f.is_finite()))
+        {
+            return Err("a projection value is not finite".to_owned());
+        }
         let offsets = (0..=n)
             .map(|i| u32_at(start + 4 * i))
             .collect::<Result<Vec<_>, _>>()?;
@@ -541,13 +542,17 @@ mod tests {
         // variation, so the projection loses nothing and a match is the cosine of the tokens
         // centered on their mean (0, 0, 0.5). Card 0: (±1, 0, 0.5); card 1: (0, ±1, 0.5).
         let dim = 3;
+        // Each token twice: a fit of two directions needs eight tokens.
         let cards = [
-            Some(codes(&[1.0, 0.0, 0.5, -1.0, 0.0, 0.5], dim)),
-            Some(codes(&[0.0, 1.0, 0.5, 0.0, -1.0, 0.5], dim)),
+            Some(codes(&[1.0, 0.0, 0.5, -1.0, 0.0, 0.5].repeat(2), dim)),
+            Some(codes(&[0.0, 1.0, 0.5, 0.0, -1.0, 0.5].repeat(2), dim)),
         ];
         let store = CardTokens::new(dim, 2, cards.iter().map(Option::as_ref));
         assert_eq!(store.width, 2);
-        assert_eq!(store.codes.len(), 4 * 2);
+        assert_eq!(store.codes.len(), 8 * 2);
+        // Half of them (one card's) are too few: the whole width is kept.
+        let few = CardTokens::new(dim, 2, cards[..1].iter().map(Option::as_ref));
+        assert_eq!(few.width, dim);
         // Query tokens (2, 0, 0.5) → centered (2, 0, 0): cosine 1 with (1, 0, 0), 0 with
         // (0, ±1, 0); (0.5, 0.5, 0.5) → (0.5, 0.5, 0): 1/√2 with either card's best.
         let q = store.query(&[2.0, 0.0, 0.5, 0.5, 0.5, 0.5]);

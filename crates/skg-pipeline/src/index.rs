@@ -99,7 +99,8 @@ pub struct BuildJob {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CardTokens {
     /// When the catalog has at most [`CardTokens::AUTO_MAX_CARDS`] cards: the stage's file and
-    /// memory grow with the catalog (~27 KB a card), its query cost does not.
+    /// memory grow with the catalog (~9.3 KB a card on 128 directions, ~27 KB at the whole
+    /// width), its query cost does not.
     #[default]
     Auto,
     /// Always.
@@ -109,8 +110,9 @@ pub enum CardTokens {
 }
 
 impl CardTokens {
-    /// [`CardTokens::Auto`]'s limit: 10,000 cards is ~270 MB of codes in the folder and in each
-    /// loaded index (the shared registries' 6,752: 185 MB).
+    /// [`CardTokens::Auto`]'s limit: 10,000 cards is ~95 MB of codes on 128 directions in the
+    /// folder and in each loaded index (the shared registries' 6,752: 63 MB); the build also
+    /// holds the whole-width codes (~270 MB) and keeps them in `tokens.cache`.
     pub const AUTO_MAX_CARDS: usize = 10_000;
 
     /// Whether a catalog of `cards` cards gets them.
@@ -194,6 +196,13 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         }
         None => Vec::new(),
     };
+    if job.card_tokens == CardTokens::On && !job.embeddings {
+        return Err(Error::Invalid(
+            "--late-interaction on stores the model's token states: it needs the model (drop \
+             --no-embeddings)"
+                .to_owned(),
+        ));
+    }
     if !examples.is_empty() && !job.embeddings {
         return Err(Error::Invalid(
             "--examples are embedded: they need the model (drop --no-embeddings)".to_owned(),

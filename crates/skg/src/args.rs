@@ -534,21 +534,19 @@ pub struct IndexBuildArgs {
     pub ann_min_rows: usize,
     /// Store each skill's card token states (`tokens.bin`, int8): queries then reorder the
     /// fused first candidates by late interaction of their tokens with the cards — more first
-    /// places on the judged sets, at ~27 KB a card and about a millisecond a query
-    /// (docs/retrieval.md, "Token-level late interaction"). `auto`: when the catalog has at most
-    /// 10,000 cards; the flag alone means `on`
+    /// places on the judged sets, at ~9 KB a card (128 directions) and about half a millisecond
+    /// a query (docs/retrieval.md, "Token-level late interaction"). `auto`: when the catalog has
+    /// at most 10,000 cards
     #[arg(
         long,
         value_enum,
         value_name = "WHEN",
-        default_value_t = LateInteraction::Auto,
-        num_args = 0..=1,
-        default_missing_value = "on"
+        default_value_t = LateInteraction::Auto
     )]
     pub late_interaction: LateInteraction,
     /// Store the card tokens on their first this many principal directions (each query's
-    /// tokens are projected like them): 128 match as the model's whole 384 on the judged sets
-    /// at a third of the size and of the work (0: the whole dimension)
+    /// tokens are projected like them): 128 give the whole 384's first places within one query
+    /// on each judged set, at a third of the size and of the work (0: the whole dimension)
     #[arg(long, value_name = "N", default_value_t = skg_index::LATE_DIRECTIONS)]
     pub late_directions: usize,
     /// Summary format on stdout.

@@ -330,7 +330,7 @@ fn index_build_and_eval_on_the_demo() {
     );
     // The second stage is on below 10,000 cards (`auto`): the default index stores every
     // skill's card tokens (35 cards, at least a token each) and the token cache beside the
-    // embedding cache; `--late-interaction` alone (`on`) builds the same content, `off` none.
+    // embedding cache; `--late-interaction on` builds the same content, `off` none.
     let tokens = built["counts"]["card_tokens"].as_u64().unwrap_or_default();
     assert!(tokens >= 35, "at least a token a card: {built}");
     assert!(d.join("index/tokens.bin").is_file());
@@ -342,6 +342,7 @@ fn index_build_and_eval_on_the_demo() {
         "-o",
         "index-late",
         "--late-interaction",
+        "on",
         "-q",
     ]);
     assert_eq!(
@@ -362,6 +363,28 @@ fn index_build_and_eval_on_the_demo() {
     assert!(off["counts"]["card_tokens"].is_null(), "{off}");
     assert!(!d.join("index-off/tokens.bin").exists());
     assert_ne!(off["content_hash"], built["content_hash"]);
+    // Asked for token states without the model: refused, not silently built without them.
+    let refused = super::skg_env(
+        d,
+        &[
+            "index",
+            "build",
+            "audit",
+            "-o",
+            "index-refused",
+            "--no-embeddings",
+            "--late-interaction",
+            "on",
+        ],
+        &[("SKG_MODEL_DIR", &model_folder)],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--no-embeddings"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(!d.join("index-refused").exists());
     // A build into a new folder from the caches embeds nothing and writes the same content.
     let warm = run(&[
         "index",
@@ -370,6 +393,7 @@ fn index_build_and_eval_on_the_demo() {
         "-o",
         "index-late-2",
         "--late-interaction",
+        "on",
         "--embedding-cache",
         "index-late",
         "-q",
