@@ -24,6 +24,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 
 use crate::pca::Projection;
@@ -77,8 +79,6 @@ pub struct TokenCodes {
 pub(crate) struct CardTokens {
     /// The model's dimension (a query token's states).
     dim: usize,
-    /// Codes a token: the projection's directions, or `dim` without one.
-    width: usize,
     /// The cards' principal directions the tokens are coded on ([`crate::pca`]).
     projection: Option<Projection>,
     /// Skill `i`'s tokens are `offsets[i]..offsets[i + 1]`.
@@ -121,29 +121,34 @@ impl CardTokens {
                 .flatten()
                 .flat_map(|c| c.codes.chunks_exact(dim).zip(&c.scales))
                 .step_by(crate::pca::sample_step(total))
-                .map(|(t, s)| t.iter().map(|&a| f32::from(a) * s).collect())
+                .map(|(t, s)| {
+                    let mut x = vec![0f32; dim];
+                    decode(t, *s, &mut x);
+                    x
+                })
                 .collect();
             Projection::fit(dim, directions, sample.iter().map(Vec::as_slice))
         } else {
             None
         };
-        let width = projection.as_ref().map_or(dim, |p| p.k);
+        // Projected card by card, in parallel (borrowed as they are without a projection);
+        // assembled in order.
+        let coded: Vec<Option<Cow<'_, TokenCodes>>> = cards
+            .par_iter()
+            .map(|c| {
+                c.map(|c| match &projection {
+                    Some(p) => Cow::Owned(p.recode(c)),
+                    None => Cow::Borrowed(c),
+                })
+            })
+            .collect();
         let mut out = CardTokens {
             dim,
-            width,
+            projection,
             offsets: vec![0],
             ..CardTokens::default()
         };
-        // Projected card by card, in parallel; assembled in order.
-        let coded: Vec<Option<TokenCodes>> = match &projection {
-            Some(p) => cards.par_iter().map(|c| c.map(|c| p.recode(c))).collect(),
-            None => Vec::new(),
-        };
-        for (i, card) in cards.iter().enumerate() {
-            let c = match &projection {
-                Some(_) => coded[i].as_ref(),
-                None => *card,
-            };
+        for c in &coded {
             if let Some(c) = c {
                 out.scales.extend_from_slice(&c.scales);
                 out.codes.extend_from_slice(&c.codes);
@@ -151,13 +156,17 @@ impl CardTokens {
             out.offsets
                 .push(u32::try_from(out.scales.len()).unwrap_or(u32::MAX));
         }
-        out.projection = projection;
         out
     }
 
     /// Tokens held, over every card.
     pub(crate) fn len(&self) -> usize {
         self.scales.len()
+    }
+
+    /// Codes a token: the projection's directions, or the model's dimension without one.
+    fn width(&self) -> usize {
+        self.projection.as_ref().map_or(self.dim, |p| p.k)
     }
 
     /// A query's token states (`dim` floats each) as this store's codes: projected like the
@@ -178,7 +187,7 @@ impl CardTokens {
             24 + 4 * projected + 4 * self.offsets.len() + 4 * self.len() + self.codes.len(),
         );
         out.extend_from_slice(MAGIC);
-        for n in [self.dim, self.width, self.offsets.len() - 1, self.len()] {
+        for n in [self.dim, self.width(), self.offsets.len() - 1, self.len()] {
             out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
         }
         if let Some(p) = &self.projection {
@@ -273,7 +282,6 @@ impl CardTokens {
             .collect();
         Ok(CardTokens {
             dim,
-            width,
             projection,
             offsets,
             scales,
@@ -291,12 +299,13 @@ impl CardTokens {
         if from == to || q.scales.is_empty() {
             return None;
         }
+        let width = self.width();
         let mut best = vec![f32::NEG_INFINITY; q.scales.len()];
         best_matches(
-            &self.codes[from * self.width..to * self.width],
+            &self.codes[from * width..to * width],
             &self.scales[from..to],
             &q.wide,
-            self.width,
+            width,
             &mut best,
         );
         let sum: f32 = best.iter().zip(&q.scales).map(|(b, s)| b * s).sum();
@@ -359,9 +368,7 @@ impl Projection {
         let mut x = vec![0f32; self.dim];
         let mut y = vec![0f32; self.k];
         for (t, s) in c.codes.chunks_exact(self.dim).zip(&c.scales) {
-            for (xi, a) in x.iter_mut().zip(t) {
-                *xi = f32::from(*a) * s;
-            }
+            decode(t, *s, &mut x);
             self.apply(&x, &mut y);
             normalize(&mut y);
             out.scales.push(code(&y, &mut out.codes).unwrap_or(0.0));
@@ -370,9 +377,16 @@ impl Projection {
     }
 }
 
+/// A token's states from its codes: `codes × scale`.
+fn decode(codes: &[i8], scale: f32, out: &mut [f32]) {
+    for (x, a) in out.iter_mut().zip(codes) {
+        *x = f32::from(*a) * scale;
+    }
+}
+
 /// `x / |x|` in place (unchanged when `|x|` is 0).
 fn normalize(x: &mut [f32]) {
-    let n = x.iter().map(|f| f * f).sum::<f32>().sqrt();
+    let n = crate::quant::l2(x);
     if n > 0.0 {
         for f in x {
             *f /= n;
@@ -548,11 +562,11 @@ mod tests {
             Some(codes(&[0.0, 1.0, 0.5, 0.0, -1.0, 0.5].repeat(2), dim)),
         ];
         let store = CardTokens::new(dim, 2, cards.iter().map(Option::as_ref));
-        assert_eq!(store.width, 2);
+        assert_eq!(store.width(), 2);
         assert_eq!(store.codes.len(), 8 * 2);
         // Half of them (one card's) are too few: the whole width is kept.
         let few = CardTokens::new(dim, 2, cards[..1].iter().map(Option::as_ref));
-        assert_eq!(few.width, dim);
+        assert_eq!(few.width(), dim);
         // Query tokens (2, 0, 0.5) → centered (2, 0, 0): cosine 1 with (1, 0, 0), 0 with
         // (0, ±1, 0); (0.5, 0.5, 0.5) → (0.5, 0.5, 0): 1/√2 with either card's best.
         let q = store.query(&[2.0, 0.0, 0.5, 0.5, 0.5, 0.5]);
@@ -563,7 +577,7 @@ mod tests {
         assert!((m1 - r / 2.0).abs() < 0.02, "{m1}");
         // Unprojected, the shared z lifts every match: the projection is what removes it.
         let whole = CardTokens::new(dim, 0, cards.iter().map(Option::as_ref));
-        assert_eq!(whole.width, dim);
+        assert_eq!(whole.width(), dim);
         let m1_whole = whole
             .maxsim(1, &whole.query(&[2.0, 0.0, 0.5, 0.5, 0.5, 0.5]))
             .unwrap_or(f32::NAN);

@@ -107,7 +107,7 @@ pub(crate) fn dot<T: Copy + Into<i32>>(a: &[T], b: &[T]) -> i32 {
     acc.iter().sum::<i32>() + tail
 }
 
-fn l2(x: &[f32]) -> f32 {
+pub(crate) fn l2(x: &[f32]) -> f32 {
     x.iter().map(|f| f * f).sum::<f32>().sqrt()
 }
 
