@@ -52,6 +52,11 @@ impl Late {
     /// length, and a task of the gateway's longest (4,000 characters, cut at the model's 254
     /// tokens) would cost eight times a judged query's (~30 tokens).
     pub const MAX_QUERY_TOKENS: usize = 64;
+
+    /// Whether the stage reorders anything: a positive weight over at least two candidates.
+    pub fn runs(&self) -> bool {
+        self.weight > 0.0 && self.depth >= 2
+    }
 }
 
 impl Default for Late {

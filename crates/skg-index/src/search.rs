@@ -1538,7 +1538,7 @@ impl Index {
         let (Some(store), Some(tokens)) = (&self.card_tokens, q.tokens) else {
             return;
         };
-        if q.late.weight <= 0.0 || q.late.depth < 2 || self.dim == 0 {
+        if !q.late.runs() || self.dim == 0 {
             return;
         }
         let _span = tracing::info_span!("late").entered();

@@ -96,6 +96,11 @@ pub struct Config {
     /// Write the task text into the access log (off: the log carries tenant, route, status,
     /// latency, revision and result ids only).
     pub log_task: bool,
+    /// The second stage over the hybrid ranking (late interaction of the task's tokens with each
+    /// candidate's card), when the index stores its cards' tokens. [`skg_index::Late::OFF`]
+    /// answers with the fused first stage alone and embeds no token states: fewer first places,
+    /// more requests a second (docs/retrieval.md, "A calm hour's figures").
+    pub late: skg_index::Late,
 }
 
 /// The settings' defaults, defined once (the command line shows them from here).
@@ -146,6 +151,7 @@ impl Config {
             drain_grace: Duration::ZERO,
             min_score: None,
             log_task: false,
+            late: skg_index::Late::default(),
         }
     }
 }
@@ -577,7 +583,7 @@ impl Gateway {
         }
         // Token states only for an index that holds its cards' (the second stage); a cached
         // embedding without them is made again for such an index.
-        let wants_tokens = loaded.index.has_card_tokens();
+        let wants_tokens = loaded.index.has_card_tokens() && self.cfg.late.runs();
         if let Some(v) = self.query_vectors.as_ref().and_then(|c| c.get(text))
             && (!wants_tokens || !v.tokens.is_empty())
         {
@@ -686,6 +692,7 @@ impl Gateway {
         let loaded = self.current();
         let scope = loaded.scope(access);
         let mut q = ask.query(None);
+        q.late = self.cfg.late;
         q.pool = q.pool.max(k);
         q.mode = ask.mode.unwrap_or(Mode::Hybrid);
         q.scope = scope.as_deref();

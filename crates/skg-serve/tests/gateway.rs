@@ -1159,3 +1159,99 @@ async fn a_query_embeds_alone_only_while_nothing_else_computes() {
     assert_eq!(first.await.unwrap(), StatusCode::OK);
     assert_eq!((count(&recorder.alone), count(&recorder.shared)), (1, 1));
 }
+
+/// Counts the calls that asked for token states and the ones that did not.
+#[derive(Debug, Default)]
+struct Tokened {
+    with_tokens: std::sync::atomic::AtomicUsize,
+    plain: std::sync::atomic::AtomicUsize,
+}
+
+impl Tokened {
+    const VECTOR: [f32; 3] = [0.0, 0.0, 1.0];
+
+    fn embedding(&self) -> skg_index::QueryEmbedding {
+        self.with_tokens
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        skg_index::QueryEmbedding {
+            vector: Self::VECTOR.to_vec(),
+            // One token along x: every card's one token.
+            tokens: vec![1.0, 0.0, 0.0],
+        }
+    }
+}
+
+impl skg_serve::Embed for Tokened {
+    fn model(&self) -> &'static str {
+        "tokened"
+    }
+
+    fn embed(&self, _: &str) -> Result<Vec<f32>, String> {
+        self.plain.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(Self::VECTOR.to_vec())
+    }
+
+    fn embed_with_tokens(&self, _: &str) -> Result<skg_index::QueryEmbedding, String> {
+        Ok(self.embedding())
+    }
+
+    fn embed_alone_with_tokens(&self, _: &str) -> Result<skg_index::QueryEmbedding, String> {
+        Ok(self.embedding())
+    }
+}
+
+/// The second stage follows the gateway's setting: by default, over an index that stores its
+/// cards' tokens, a hybrid answer asks the embedder for the task's token states and its first
+/// candidates carry their MaxSim; `Late::OFF` (`skg serve --late-weight 0`) asks for none and
+/// answers with the first stage alone.
+#[tokio::test]
+async fn the_second_stage_runs_as_the_gateway_is_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = skg_index::TokenCodes {
+        scales: vec![1.0 / 127.0],
+        codes: vec![127, 0, 0],
+    };
+    common::build_index_with_tokens(
+        dir.path(),
+        None,
+        Some(("tokened", &Tokened::VECTOR)),
+        Some(&token),
+    );
+    let find = || {
+        post(
+            "/v1/skills/find",
+            &json!({"query": "review the pull request code changes", "k": 3, "explain": true}),
+        )
+    };
+    let count = |a: &std::sync::atomic::AtomicUsize| a.load(std::sync::atomic::Ordering::SeqCst);
+    for late in [skg_index::Late::default(), skg_index::Late::OFF] {
+        let embedder = Arc::new(Tokened::default());
+        let mut cfg = Config::new(dir.path().to_path_buf());
+        cfg.query_cache = 0;
+        cfg.late = late;
+        let gw = Arc::new(Gateway::open(cfg, Some(Arc::clone(&embedder) as _)).unwrap());
+        let r = call(&gw, find()).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.json);
+        let e = &r.json["explain"];
+        assert_eq!(e["mode"], "hybrid", "{}", r.json);
+        let with_late = e["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c.get("late").is_some())
+            .count();
+        if late.runs() {
+            assert!(with_late >= 2, "{}", r.json);
+            assert_eq!(
+                (count(&embedder.with_tokens), count(&embedder.plain)),
+                (1, 0)
+            );
+        } else {
+            assert_eq!(with_late, 0, "{}", r.json);
+            assert_eq!(
+                (count(&embedder.with_tokens), count(&embedder.plain)),
+                (0, 1)
+            );
+        }
+    }
+}

@@ -633,13 +633,8 @@ pub struct EvalArgs {
     /// BM25 field weights for every skill (the help text names the defaults).
     #[arg(long, value_name = "N,D,W,T,H,B", value_parser = parse_field_weights, help = field_weights_help())]
     pub field_weights: Option<[f32; 6]>,
-    /// Weight of the second stage over the hybrid ranking: late interaction of the query's
-    /// tokens with each candidate's card (0: off, the fused ranking as it is).
-    #[arg(long, default_value_t = skg_index::EvalOptions::default().late.weight)]
-    pub late_weight: f32,
-    /// Fused candidates the second stage reorders.
-    #[arg(long, default_value_t = skg_index::EvalOptions::default().late.depth)]
-    pub late_depth: usize,
+    #[command(flatten)]
+    pub late: LateArgs,
     /// Count quarantined skills as routable (gold skills the quarantine removes are reported).
     #[arg(long)]
     pub include_quarantined: bool,
@@ -733,6 +728,36 @@ pub struct AnnArgs {
     pub ann_ef_search: usize,
 }
 
+/// The second stage over the hybrid ranking, where an index stores its cards' tokens.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct LateArgs {
+    /// Weight of the second stage over the hybrid ranking: late interaction of the query's
+    /// tokens with each candidate's card (0: off, the fused ranking as it is).
+    #[arg(long, value_parser = parse_late_weight, default_value_t = skg_index::Late::default().weight)]
+    pub late_weight: f32,
+    /// Fused candidates the second stage reorders.
+    #[arg(long, default_value_t = skg_index::Late::default().depth)]
+    pub late_depth: usize,
+}
+
+impl From<LateArgs> for skg_index::Late {
+    fn from(a: LateArgs) -> Self {
+        skg_index::Late {
+            weight: a.late_weight,
+            depth: a.late_depth,
+        }
+    }
+}
+
+fn parse_late_weight(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        _ => Err(format!(
+            "{s:?} is not a weight (a finite number ≥ 0; 0 turns the stage off)"
+        )),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RouteArgs {
     /// The task, in words.
@@ -756,6 +781,8 @@ pub struct RouteArgs {
     /// BM25 only (no query embedding).
     #[arg(long)]
     pub bm25: bool,
+    #[command(flatten)]
+    pub late: LateArgs,
     /// Print the bundle as tool definitions for a host instead (JSON on stdout).
     #[arg(long, value_enum)]
     pub tools: Option<ToolFormat>,
@@ -807,6 +834,8 @@ pub struct ServeArgs {
     /// BM25 only (do not load the embedding model).
     #[arg(long)]
     pub bm25: bool,
+    #[command(flatten)]
+    pub late: LateArgs,
     /// Retrievals computed at once (default: the core count); each has its own model session.
     #[arg(long)]
     pub compute_slots: Option<usize>,
@@ -950,6 +979,8 @@ pub struct McpArgs {
     /// BM25 only (do not load the embedding model).
     #[arg(long)]
     pub bm25: bool,
+    #[command(flatten)]
+    pub late: LateArgs,
 }
 
 /// `--field-weights`' help, with the defaults as skg-index defines them.

@@ -53,6 +53,17 @@ pub(crate) fn build_index_with(
     drop: Option<&str>,
     vector: Option<(&str, &[f32])>,
 ) -> skg_index::IndexManifest {
+    build_index_with_tokens(dest, drop, vector, None)
+}
+
+/// [`build_index_with`], and with `card_token` (as int8 codes and their scale) as the one token
+/// of every card: the index then has a second stage.
+pub(crate) fn build_index_with_tokens(
+    dest: &Path,
+    drop: Option<&str>,
+    vector: Option<(&str, &[f32])>,
+    card_token: Option<&skg_index::TokenCodes>,
+) -> skg_index::IndexManifest {
     let mut ex = extraction();
     if let Some(d) = drop {
         ex.skills.retain(|s| s.id.as_str() != d);
@@ -79,7 +90,13 @@ pub(crate) fn build_index_with(
         })
         .collect();
     let vectors = vector.map(|(model, v)| skg_index::Vectors {
-        tokens: Vec::new(),
+        // The build keeps the cards' (L0) tokens of those it is given.
+        tokens: card_token.map_or_else(Vec::new, |t| {
+            skg_index::dense_targets(&ex.documents)
+                .into_iter()
+                .map(|i| (i, t.clone()))
+                .collect()
+        }),
         token_directions: 0,
         model: model.to_owned(),
         dim: v.len(),

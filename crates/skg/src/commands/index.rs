@@ -196,10 +196,7 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         bundle_k: args.bundle_k,
         // A comparison and the intervals read the queries' ranks, so they need them recorded.
         per_query: args.per_query || args.stats.compare.is_some() || args.stats.intervals,
-        late: skg_index::Late {
-            weight: args.late_weight,
-            depth: args.late_depth,
-        },
+        late: args.late.into(),
     };
     let before = args
         .stats
@@ -595,6 +592,7 @@ fn listing(
     q.tokens = embedding
         .map(|t| t.tokens.as_slice())
         .filter(|t| !t.is_empty());
+    q.late = args.late.into();
     q.include_quarantined = args.include_quarantined;
     q.pool = q.pool.max(skg_index::listing::RANKED_CANDIDATES);
     let answer = index.search(&q)?;
@@ -659,6 +657,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
         .as_ref()
         .map(|t| t.tokens.as_slice())
         .filter(|t| !t.is_empty());
+    query.late = args.late.into();
     let answer = index.search(&query)?;
     let bundle = skg_index::route(&index, &answer, req.token_budget);
     if let Some(dir) = &args.export {

@@ -141,7 +141,7 @@ mod defaults {
             (d.negative_weight, d.pool, d.max_terms, d.bundle_k)
         );
         assert_eq!(skg_index::Bm25Unit::from(e.bm25_unit), d.bm25_unit);
-        assert_eq!((e.late_weight, e.late_depth), (d.late.weight, d.late.depth));
+        assert_eq!(skg_index::Late::from(e.late), d.late);
 
         let Command::Serve(v) = parse(&["serve"]) else {
             panic!("serve")
@@ -152,6 +152,23 @@ mod defaults {
             (c.max_body_bytes, c.concurrency, c.max_k, c.query_cache)
         );
         assert_eq!(Some(v.ann_min_rows), c.ann_min_rows);
+        assert_eq!(skg_index::Late::from(v.late), c.late);
+        let Command::Route(r) = parse(&["route", "a task"]) else {
+            panic!("route")
+        };
+        assert_eq!(skg_index::Late::from(r.late), skg_index::Late::default());
+        // A weight that would invert or poison the stage is refused.
+        for bad in ["-0.1", "NaN", "inf", "x"] {
+            let flag = format!("--late-weight={bad}");
+            assert!(
+                Cli::try_parse_from(["skg", "serve", flag.as_str()]).is_err(),
+                "{bad}"
+            );
+        }
+        let Command::Serve(off) = parse(&["serve", "--late-weight", "0"]) else {
+            panic!("serve")
+        };
+        assert!(!skg_index::Late::from(off.late).runs());
         assert_eq!(
             (
                 std::time::Duration::from_millis(v.timeout_ms),

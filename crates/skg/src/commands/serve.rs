@@ -95,6 +95,7 @@ fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
     cfg.drain_grace = Duration::from_millis(args.drain_ms);
     cfg.min_score = args.min_score;
     cfg.log_task = args.log_task;
+    cfg.late = args.late.into();
     cfg
 }
 
@@ -246,6 +247,7 @@ pub(crate) fn mcp(args: &McpArgs) -> anyhow::Result<ExitStatus> {
     let (embed, degraded) = embedder(args.bm25, 1);
     let mut cfg = Config::new(args.index.clone());
     cfg.degraded = degraded;
+    cfg.late = args.late.into();
     let gw = Arc::new(
         Gateway::open(cfg, embed)
             .with_context(|| format!("cannot serve {}", args.index.display()))?,
