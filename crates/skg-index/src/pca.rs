@@ -146,8 +146,10 @@ const BLOCK: usize = 32;
 /// directions are taken [`BLOCK`] at a time, their sums held in registers over the whole of `x`:
 /// a multiply and an add per 8 directions and input value, instead of also loading and storing
 /// every sum at each input value (stop 50: the query's projection was a third of the stage).
+/// `out` has `k` floats.
 #[multiversion::multiversion(targets("x86_64+avx2"))]
 fn project(mean: &[f32], axes_t: &[f32], k: usize, x: &[f32], out: &mut [f32]) {
+    debug_assert_eq!(out.len(), k, "one sum a direction");
     let centered: Vec<f32> = x.iter().zip(mean).map(|(xi, mi)| xi - mi).collect();
     let rows = || centered.iter().zip(axes_t.chunks_exact(k));
     let blocks = k / BLOCK;

@@ -1202,8 +1202,9 @@ impl skg_serve::Embed for Tokened {
 
 /// The second stage follows the gateway's setting: by default, over an index that stores its
 /// cards' tokens, a hybrid answer asks the embedder for the task's token states and its first
-/// candidates carry their MaxSim; `Late::OFF` (`skg serve --late-weight 0`) asks for none and
-/// answers with the first stage alone.
+/// `depth` candidates carry their MaxSim (the gateway's depth, not the query's default);
+/// `Late::OFF` (`skg serve --late-weight 0`) asks for none and answers with the first stage
+/// alone.
 #[tokio::test]
 async fn the_second_stage_runs_as_the_gateway_is_configured() {
     let dir = tempfile::tempdir().unwrap();
@@ -1224,7 +1225,11 @@ async fn the_second_stage_runs_as_the_gateway_is_configured() {
         )
     };
     let count = |a: &std::sync::atomic::AtomicUsize| a.load(std::sync::atomic::Ordering::SeqCst);
-    for late in [skg_index::Late::default(), skg_index::Late::OFF] {
+    let two = skg_index::Late {
+        depth: 2,
+        ..skg_index::Late::default()
+    };
+    for late in [skg_index::Late::default(), two, skg_index::Late::OFF] {
         let embedder = Arc::new(Tokened::default());
         let mut cfg = Config::new(dir.path().to_path_buf());
         cfg.query_cache = 0;
@@ -1234,14 +1239,19 @@ async fn the_second_stage_runs_as_the_gateway_is_configured() {
         assert_eq!(r.status, StatusCode::OK, "{}", r.json);
         let e = &r.json["explain"];
         assert_eq!(e["mode"], "hybrid", "{}", r.json);
-        let with_late = e["candidates"]
+        // The three kept candidates: the stage scored the first `depth` of them.
+        let kept: Vec<bool> = e["candidates"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|c| c.get("late").is_some())
-            .count();
+            .filter(|c| c["decision"] == "kept")
+            .map(|c| c.get("late").is_some())
+            .collect();
+        assert_eq!(kept.len(), 3, "{}", r.json);
+        let with_late = kept.iter().filter(|l| **l).count();
         if late.runs() {
-            assert!(with_late >= 2, "{}", r.json);
+            assert_eq!(with_late, late.depth.min(3), "{}", r.json);
+            assert!(kept[0], "{}", r.json);
             assert_eq!(
                 (count(&embedder.with_tokens), count(&embedder.plain)),
                 (1, 0)
