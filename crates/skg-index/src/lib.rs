@@ -60,7 +60,10 @@ pub use crate::{
     late::{DEFAULT_DIRECTIONS as LATE_DIRECTIONS, Late, TOKENS_FILE, TokenCodes},
     misses::{DEPTH, Miss, MissClass, MissReport, SIBLING_COSINE, misses},
     route::{Bundle, BundleSkill, Reason, route, route_within},
-    search::{Answer, Bm25Unit, Fusion, Hit, Index, Mode, Query, QueryVector, Scope, SectionHit},
+    search::{
+        Answer, Bm25Unit, Fusion, Hit, Index, Mode, OpenOptions, Query, QueryVector, Scope,
+        SectionHit,
+    },
 };
 
 /// Index errors.

@@ -500,9 +500,30 @@ pub struct SectionHit {
     pub dense: f32,
 }
 
+/// What [`Index::open_with`] loads beside the index itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// The cards' token states (`tokens.bin`) when the build stored them: the second stage
+    /// ([`crate::Late`]). Without them the index answers with the first stage alone, and a
+    /// process that never runs the stage keeps them out of memory (9 KB a card).
+    pub card_tokens: bool,
+}
+
+impl Default for OpenOptions {
+    /// Everything the folder holds.
+    fn default() -> Self {
+        OpenOptions { card_tokens: true }
+    }
+}
+
 impl Index {
-    /// Opens a finished index folder (refusing one without `_SUCCESS`).
+    /// Opens a finished index folder (refusing one without `_SUCCESS`), everything it holds.
     pub fn open(dir: &Path) -> Result<Index> {
+        Index::open_with(dir, OpenOptions::default())
+    }
+
+    /// [`Index::open`], loading what `options` ask for.
+    pub fn open_with(dir: &Path, options: OpenOptions) -> Result<Index> {
         let manifest = read_manifest(dir)?;
         let skills: Vec<SkillEntry> = skg_artifact::read_ndjson(&dir.join("skills.ndjson"))?;
         let docs: Vec<DocEntry> = skg_artifact::read_ndjson(&dir.join("documents.ndjson"))?;
@@ -546,24 +567,26 @@ impl Index {
                 );
             }
         }
-        // The cards' token states (late interaction), when the build stored them.
-        let card_tokens = if manifest.counts.contains_key("card_tokens") && dim > 0 {
-            let path = dir.join(crate::late::TOKENS_FILE);
-            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-            let store = crate::late::CardTokens::from_bytes(&bytes, skills.len(), dim)
-                .map_err(|m| corrupt(format!("{}: {m}", crate::late::TOKENS_FILE)))?;
-            if manifest.counts.get("card_tokens") != Some(&(store.len() as u64)) {
-                return Err(corrupt(format!(
-                    "{} holds {} tokens, the manifest says {:?}",
-                    crate::late::TOKENS_FILE,
-                    store.len(),
-                    manifest.counts.get("card_tokens")
-                )));
-            }
-            Some(store)
-        } else {
-            None
-        };
+        // The cards' token states (late interaction), when the build stored them and they are
+        // wanted.
+        let card_tokens =
+            if options.card_tokens && manifest.counts.contains_key("card_tokens") && dim > 0 {
+                let path = dir.join(crate::late::TOKENS_FILE);
+                let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+                let store = crate::late::CardTokens::from_bytes(&bytes, skills.len(), dim)
+                    .map_err(|m| corrupt(format!("{}: {m}", crate::late::TOKENS_FILE)))?;
+                if manifest.counts.get("card_tokens") != Some(&(store.len() as u64)) {
+                    return Err(corrupt(format!(
+                        "{} holds {} tokens, the manifest says {:?}",
+                        crate::late::TOKENS_FILE,
+                        store.len(),
+                        manifest.counts.get("card_tokens")
+                    )));
+                }
+                Some(store)
+            } else {
+                None
+            };
         let by_id = skills
             .iter()
             .enumerate()

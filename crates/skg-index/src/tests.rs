@@ -429,6 +429,16 @@ fn card_tokens_reorder_the_fused_first_by_late_interaction() {
         names(&plain, &plain.search(&q).unwrap().hits),
         vec!["r:charts", "r:pdf"]
     );
+    // Opened without the card tokens: the stage has nothing to match, the first stage answers.
+    let without = Index::open_with(
+        &dir.path().join("index"),
+        crate::OpenOptions { card_tokens: false },
+    )
+    .unwrap();
+    assert!(index.has_card_tokens() && !without.has_card_tokens());
+    let a = without.search(&q).unwrap();
+    assert_eq!(names(&without, &a.hits), vec!["r:charts", "r:pdf"]);
+    assert!(a.hits.iter().all(|h| h.late.is_none()));
     // A damaged token file is refused with its name.
     let path = dir.path().join("index").join("tokens.bin");
     let bytes = std::fs::read(&path).unwrap();

@@ -294,7 +294,11 @@ impl Prepared {
 
 /// The index folder, with the nearest-neighbour graph when it is large enough.
 fn open_index(cfg: &Config) -> skg_index::Result<Index> {
-    let mut index = Index::open(&cfg.index_dir)?;
+    // A gateway that never runs the second stage keeps the cards' tokens out of memory.
+    let options = skg_index::OpenOptions {
+        card_tokens: cfg.late.runs(),
+    };
+    let mut index = Index::open_with(&cfg.index_dir, options)?;
     if let Some(min_rows) = cfg.ann_min_rows {
         let started = Instant::now();
         if index.use_ann(min_rows, skg_index::ann::AnnOptions::default())? {
