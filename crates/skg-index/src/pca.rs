@@ -150,8 +150,14 @@ const BLOCK: usize = 32;
 #[multiversion::multiversion(targets("x86_64+avx2"))]
 fn project(mean: &[f32], axes_t: &[f32], k: usize, x: &[f32], out: &mut [f32]) {
     debug_assert_eq!(out.len(), k, "one sum a direction");
-    let centered: Vec<f32> = x.iter().zip(mean).map(|(xi, mi)| xi - mi).collect();
-    let rows = || centered.iter().zip(axes_t.chunks_exact(k));
+    // Centered on the fly (a subtraction per input value and block, no allocation: this runs
+    // for every query token and, in a build, every card token).
+    let rows = || {
+        x.iter()
+            .zip(mean)
+            .map(|(xi, mi)| xi - mi)
+            .zip(axes_t.chunks_exact(k))
+    };
     let blocks = k / BLOCK;
     for (b, o) in out[..blocks * BLOCK].chunks_exact_mut(BLOCK).enumerate() {
         let mut acc = [0f32; BLOCK];

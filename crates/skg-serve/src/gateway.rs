@@ -587,7 +587,8 @@ impl Gateway {
         }
         // Token states only for an index that holds its cards' (the second stage); a cached
         // embedding without them is made again for such an index.
-        let wants_tokens = loaded.index.has_card_tokens() && self.cfg.late.runs();
+        // (A gateway that never runs the stage opened the index without them: `open_index`.)
+        let wants_tokens = loaded.index.has_card_tokens();
         if let Some(v) = self.query_vectors.as_ref().and_then(|c| c.get(text))
             && (!wants_tokens || !v.tokens.is_empty())
         {
