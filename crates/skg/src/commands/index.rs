@@ -622,7 +622,13 @@ fn listing(
 
 pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
-    let index = Index::open(&args.index)
+    let late: skg_index::Late = args.late.into();
+    // As the gateway: a route that never runs the second stage reads no card tokens and asks
+    // the model for no token states.
+    let options = skg_index::OpenOptions {
+        card_tokens: late.runs(),
+    };
+    let index = Index::open_with(&args.index, options)
         .with_context(|| format!("cannot open the index {}", args.index.display()))?;
     let mut degraded = Vec::new();
     let vector = if args.bm25 || index.dim() == 0 {
@@ -636,7 +642,15 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
                     degraded.push(format!("BM25 only: {why}"));
                     None
                 }
-                None => Some(e.embed_with_tokens(&args.task)?),
+                None if index.has_card_tokens() => Some(e.embed_with_tokens(&args.task)?),
+                None => Some(skg_embed::TokenEmbedding {
+                    vector: e
+                        .embed(&[args.task.as_str()])?
+                        .into_iter()
+                        .next()
+                        .context("the model returned no vector for the task")?,
+                    tokens: Vec::new(),
+                }),
             },
             Err(e) => {
                 degraded.push(format!("BM25 only: {e}"));
@@ -657,7 +671,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
         .as_ref()
         .map(|t| t.tokens.as_slice())
         .filter(|t| !t.is_empty());
-    query.late = args.late.into();
+    query.late = late;
     let answer = index.search(&query)?;
     let bundle = skg_index::route(&index, &answer, req.token_budget);
     if let Some(dir) = &args.export {
