@@ -51,9 +51,9 @@ pub struct Embedded {
     pub vectors: Vec<Vec<f32>>,
     /// The cache, reduced to these texts.
     pub cache: EmbeddingCache,
-    /// The token states of each text asked for them ([`embed_with_caches`]), in order.
-    pub tokens: Vec<CodedTokens>,
-    /// The token cache, reduced to those texts.
+    /// The token cache, reduced to the texts asked for token states ([`embed_with_caches`]),
+    /// every one of which it holds: [`TokenCache::into_file_and_states`] hands over its file and
+    /// the texts' states in order without a second copy of the codes.
     pub token_cache: TokenCache,
     /// Counts and timing.
     pub stats: EmbeddingStats,
@@ -179,11 +179,11 @@ pub fn embed_with_caches(
         .map(|t| cache.get(t).map(<[f32]>::to_vec))
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| Error::Model("the model returned no vector for some texts".into()))?;
-    let tokens = token_texts
-        .iter()
-        .map(|t| token_cache.get(t).cloned())
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| Error::Model("the model returned no token states for some texts".into()))?;
+    if token_texts.iter().any(|t| token_cache.get(t).is_none()) {
+        return Err(Error::Model(
+            "the model returned no token states for some texts".into(),
+        ));
+    }
     cache.retain_texts(texts.iter().map(String::as_str));
     token_cache.retain_texts(token_texts.iter().map(String::as_str));
     let stats = EmbeddingStats {
@@ -203,7 +203,6 @@ pub fn embed_with_caches(
     Ok(Embedded {
         vectors,
         cache,
-        tokens,
         token_cache,
         stats,
     })

@@ -147,13 +147,18 @@ impl CardTokens {
                 })
             })
             .collect();
+        // Assembled into stores sized once, each card's re-coded tokens freed as they are
+        // copied: the build holds the projected codes about once, not twice over.
+        let width = projection.as_ref().map_or(dim, |p| p.k);
         let mut out = CardTokens {
             dim,
             projection,
-            offsets: vec![0],
-            ..CardTokens::default()
+            offsets: Vec::with_capacity(coded.len() + 1),
+            scales: Vec::with_capacity(total),
+            codes: Vec::with_capacity(total * width),
         };
-        for c in &coded {
+        out.offsets.push(0);
+        for c in coded {
             if let Some(c) = c {
                 out.scales.extend_from_slice(&c.scales);
                 out.codes.extend_from_slice(&c.codes);
@@ -210,8 +215,14 @@ impl CardTokens {
         out
     }
 
-    /// Reads the file written for `skills` skills of dimension `dim`.
-    pub(crate) fn from_bytes(bytes: &[u8], skills: usize, dim: usize) -> Result<Self, String> {
+    /// Reads the file written for `skills` skills of dimension `dim`. The codes keep the file's
+    /// buffer (the header and the other fields moved out of it, its bytes re-typed in place), so
+    /// opening an index holds the codes once, not the file and a copy.
+    pub(crate) fn from_bytes(
+        mut bytes: Vec<u8>,
+        skills: usize,
+        dim: usize,
+    ) -> Result<Self, String> {
         let u32_at = |at: usize| -> Result<u32, String> {
             bytes
                 .get(at..at + 4)
@@ -281,10 +292,9 @@ impl CardTokens {
             return Err("offsets out of order".to_owned());
         }
         let scales = f32s(scales_at, tokens)?;
-        let codes = bytes[codes_at..]
-            .iter()
-            .map(|&b| i8::from_le_bytes([b]))
-            .collect();
+        bytes.drain(..codes_at);
+        // `u8` and `i8` share a layout: the standard library collects this in place.
+        let codes: Vec<i8> = bytes.into_iter().map(|b| i8::from_le_bytes([b])).collect();
         Ok(CardTokens {
             dim,
             projection,
@@ -536,23 +546,26 @@ mod tests {
         let cards = [Some(codes(&[0.1, -0.2, 0.3, 1.0, 0.0, 0.0], dim)), None];
         let store = CardTokens::new(dim, 0, cards.iter().map(Option::as_ref));
         let bytes = store.to_bytes();
-        let back = CardTokens::from_bytes(&bytes, 2, dim).unwrap_or_else(|e| panic!("{e}"));
+        let back = CardTokens::from_bytes(bytes.clone(), 2, dim).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.to_bytes(), bytes);
         assert_eq!(back.offsets, vec![0, 2, 2]);
         assert!(
-            CardTokens::from_bytes(&bytes, 3, dim).is_err(),
+            CardTokens::from_bytes(bytes.clone(), 3, dim).is_err(),
             "skill count"
         );
-        assert!(CardTokens::from_bytes(&bytes, 2, 4).is_err(), "dimension");
-        assert!(CardTokens::from_bytes(&bytes[..bytes.len() - 1], 2, dim).is_err());
-        assert!(CardTokens::from_bytes(b"SKGLATE0", 2, dim).is_err());
+        assert!(
+            CardTokens::from_bytes(bytes.clone(), 2, 4).is_err(),
+            "dimension"
+        );
+        assert!(CardTokens::from_bytes(bytes[..bytes.len() - 1].to_vec(), 2, dim).is_err());
+        assert!(CardTokens::from_bytes(b"SKGLATE0".to_vec(), 2, dim).is_err());
         // The first version (no width, no projection in the header) still reads.
         let mut legacy = b"SKGLATE1".to_vec();
         legacy.extend_from_slice(&bytes[8..12]);
         legacy.extend_from_slice(&bytes[16..]);
-        let old = CardTokens::from_bytes(&legacy, 2, dim).unwrap_or_else(|e| panic!("{e}"));
+        let old = CardTokens::from_bytes(legacy.clone(), 2, dim).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(old.to_bytes(), bytes);
-        assert!(CardTokens::from_bytes(&legacy[..legacy.len() - 1], 2, dim).is_err());
+        assert!(CardTokens::from_bytes(legacy[..legacy.len() - 1].to_vec(), 2, dim).is_err());
     }
 
     #[test]
@@ -589,14 +602,17 @@ mod tests {
         assert!(m1_whole > m1 + 0.1, "{m1_whole} vs {m1}");
         // The file carries the projection: read back, the same bytes and the same matches.
         let bytes = store.to_bytes();
-        let back = CardTokens::from_bytes(&bytes, 2, dim).unwrap_or_else(|e| panic!("{e}"));
+        let back = CardTokens::from_bytes(bytes.clone(), 2, dim).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.to_bytes(), bytes);
         assert_eq!(
             back.maxsim(0, &back.query(&[2.0, 0.0, 0.5])),
             store.maxsim(0, &store.query(&[2.0, 0.0, 0.5]))
         );
-        assert!(CardTokens::from_bytes(&bytes[..bytes.len() - 1], 2, dim).is_err());
-        assert!(CardTokens::from_bytes(&bytes, 2, 4).is_err(), "dimension");
+        assert!(CardTokens::from_bytes(bytes[..bytes.len() - 1].to_vec(), 2, dim).is_err());
+        assert!(
+            CardTokens::from_bytes(bytes.clone(), 2, 4).is_err(),
+            "dimension"
+        );
     }
 
     #[test]

@@ -573,7 +573,7 @@ impl Index {
             if options.card_tokens && manifest.counts.contains_key("card_tokens") && dim > 0 {
                 let path = dir.join(crate::late::TOKENS_FILE);
                 let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-                let store = crate::late::CardTokens::from_bytes(&bytes, skills.len(), dim)
+                let store = crate::late::CardTokens::from_bytes(bytes, skills.len(), dim)
                     .map_err(|m| corrupt(format!("{}: {m}", crate::late::TOKENS_FILE)))?;
                 if manifest.counts.get("card_tokens") != Some(&(store.len() as u64)) {
                     return Err(corrupt(format!(

@@ -110,10 +110,13 @@ pub enum CardTokens {
 }
 
 impl CardTokens {
-    /// [`CardTokens::Auto`]'s limit: 10,000 cards is ~95 MB of codes on 128 directions in the
-    /// folder and in each loaded index (the shared registries' 6,752: 63 MB); the build also
-    /// holds the whole-width codes (~270 MB) and keeps them in `tokens.cache`.
-    pub const AUTO_MAX_CARDS: usize = 10_000;
+    /// [`CardTokens::Auto`]'s limit. Measured (docs/retrieval.md, "What the stage costs past
+    /// 10,000 cards"): 30,000 synthetic skills hold 307 MB of codes on 128 directions in the
+    /// folder and in each loaded index (the shared registries' 6,752: 63 MB), 822 MB of
+    /// whole-width codes in `tokens.cache`, and their build peaks at about 3.8 GB — what a
+    /// 100,000-skill build without the stage takes. The query's cost does not grow with the
+    /// catalog (the stage reads the fused first 20).
+    pub const AUTO_MAX_CARDS: usize = 30_000;
 
     /// Whether a catalog of `cards` cards gets them.
     pub fn stored(self, cards: usize) -> bool {
@@ -256,13 +259,27 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
             e.cache.insert(&job.dense.text(&documents[*i]), v.clone());
         }
         cache_bytes = Some(e.cache.to_bytes());
-        token_cache_bytes = (!cards.is_empty()).then(|| e.token_cache.to_bytes());
+        // The token cache's file, and the cards' codes moved out of it (held once, not twice).
+        let states = if cards.is_empty() {
+            Vec::new()
+        } else {
+            let (file, states) =
+                e.token_cache
+                    .into_file_and_states(&card_texts)
+                    .ok_or_else(|| {
+                        Error::Embed(skg_embed::Error::Model(
+                            "the model returned no token states for some cards".into(),
+                        ))
+                    })?;
+            token_cache_bytes = Some(file);
+            states
+        };
         embedding = Some(e.stats);
         let mut vectors = plan.into_vectors(e.vectors, &identity, skg_embed::DIM);
         vectors.token_directions = job.late_directions;
         vectors.tokens = cards
             .into_iter()
-            .zip(e.tokens)
+            .zip(states)
             .map(|((doc, _), t)| {
                 (
                     doc,
@@ -404,5 +421,23 @@ impl fmt::Display for BuildReport {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CardTokens;
+
+    #[test]
+    fn card_tokens_are_stored_up_to_the_limit_by_default() {
+        let limit = CardTokens::AUTO_MAX_CARDS;
+        assert!(CardTokens::Auto.stored(0));
+        assert!(CardTokens::Auto.stored(limit), "the limit is inclusive");
+        assert!(!CardTokens::Auto.stored(limit + 1));
+        // Past stop 50's limit (10,000): the shared registries' 6,752 cards with a few more
+        // registries keep the stage (docs/retrieval.md, "What the stage costs past 10,000 cards").
+        assert!(CardTokens::Auto.stored(10_001));
+        assert!(CardTokens::On.stored(limit * 10));
+        assert!(!CardTokens::Off.stored(1));
     }
 }

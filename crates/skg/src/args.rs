@@ -536,7 +536,7 @@ pub struct IndexBuildArgs {
     /// fused first candidates by late interaction of their tokens with the cards — more first
     /// places on the judged sets, at ~9 KB a card (128 directions) and about half a millisecond
     /// a query (docs/retrieval.md, "Token-level late interaction"). `auto`: when the catalog has
-    /// at most 10,000 cards
+    /// at most 30,000 cards
     #[arg(
         long,
         value_enum,
@@ -1022,7 +1022,7 @@ fn parse_field_weights(s: &str) -> Result<[f32; 6], String> {
 /// `skg index build --late-interaction`: when the cards' token states are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LateInteraction {
-    /// When the catalog has at most 10,000 cards.
+    /// When the catalog has at most 30,000 cards.
     Auto,
     /// Always.
     On,

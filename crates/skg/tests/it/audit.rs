@@ -328,7 +328,7 @@ fn index_build_and_eval_on_the_demo() {
             < 1e-9,
         "{e}"
     );
-    // The second stage is on below 10,000 cards (`auto`): the default index stores every
+    // The second stage is on up to 30,000 cards (`auto`): the default index stores every
     // skill's card tokens (35 cards, at least a token each) and the token cache beside the
     // embedding cache; `--late-interaction on` builds the same content, `off` none.
     let tokens = built["counts"]["card_tokens"].as_u64().unwrap_or_default();
