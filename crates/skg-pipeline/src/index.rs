@@ -113,8 +113,8 @@ impl CardTokens {
     /// [`CardTokens::Auto`]'s limit. Measured (docs/retrieval.md, "What the stage costs past
     /// 10,000 cards"): 30,000 synthetic skills hold 307 MB of codes on 128 directions in the
     /// folder and in each loaded index (the shared registries' 6,752: 63 MB), 822 MB of
-    /// whole-width codes in `tokens.cache`, and their build peaks at about 3.8 GB — what a
-    /// 100,000-skill build without the stage takes. The query's cost does not grow with the
+    /// whole-width codes in `tokens.cache`, and their cold build peaks at about 4.1 GB (3.8 warm)
+    /// — what a 100,000-skill build without the stage takes. The query's cost does not grow with the
     /// catalog (the stage reads the fused first 20).
     pub const AUTO_MAX_CARDS: usize = 30_000;
 

@@ -415,6 +415,30 @@ fn index_build_and_eval_on_the_demo() {
     let first: serde_json::Value =
         serde_json::from_str(text.lines().next().expect("a line")).expect("a JSON line");
     assert!(first["candidates"][0]["late"].is_f64(), "{first}");
+    // A route whose second stage never runs reads no card tokens, as the gateway: over a folder
+    // whose tokens.bin is damaged (a byte short) it still answers, while the default route,
+    // which reads them, refuses the folder and names the file.
+    let tokens = d.join("index-late-2").join(skg_index::TOKENS_FILE);
+    let bytes = std::fs::read(&tokens).expect("tokens.bin");
+    std::fs::write(&tokens, &bytes[..bytes.len() - 1]).expect("a damaged tokens.bin");
+    let route = |extra: &[&str]| {
+        let mut args = vec!["route", "merge two PDF files", "--index", "index-late-2"];
+        args.extend_from_slice(extra);
+        super::skg_env(d, &args, &[("SKG_MODEL_DIR", &model_folder)])
+    };
+    let first_stage = route(&["--late-weight", "0"]);
+    assert!(
+        first_stage.status.success() && !first_stage.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&first_stage.stderr)
+    );
+    let with_stage = route(&[]);
+    assert!(!with_stage.status.success());
+    assert!(
+        String::from_utf8_lossy(&with_stage.stderr).contains(skg_index::TOKENS_FILE),
+        "{}",
+        String::from_utf8_lossy(&with_stage.stderr)
+    );
 }
 
 /// The five composition tasks of ../shared/bench/peers/asf/cli_tasks.json built as a registry:
