@@ -516,6 +516,17 @@ impl Default for OpenOptions {
     }
 }
 
+impl OpenOptions {
+    /// What a process that ranks with `late` needs: the cards' token states only when the
+    /// second stage can run ([`crate::Late::runs`]). The gateway and `skg route` open with it,
+    /// so a process configured without the stage never reads `tokens.bin`.
+    pub fn for_stage(late: &crate::Late) -> Self {
+        OpenOptions {
+            card_tokens: late.runs(),
+        }
+    }
+}
+
 impl Index {
     /// Opens a finished index folder (refusing one without `_SUCCESS`), everything it holds.
     pub fn open(dir: &Path) -> Result<Index> {

@@ -429,10 +429,23 @@ fn card_tokens_reorder_the_fused_first_by_late_interaction() {
         names(&plain, &plain.search(&q).unwrap().hits),
         vec!["r:charts", "r:pdf"]
     );
-    // Opened without the card tokens: the stage has nothing to match, the first stage answers.
+    // A process whose stage cannot run opens without the card tokens: a zero weight, or
+    // fewer than two candidates to reorder. The default stage needs them.
+    let needs = |late: crate::Late| crate::OpenOptions::for_stage(&late).card_tokens;
+    assert!(needs(crate::Late::default()));
+    assert!(!needs(crate::Late::OFF));
+    assert!(!needs(crate::Late {
+        weight: 0.3,
+        depth: 1
+    }));
+    assert!(!needs(crate::Late {
+        weight: 0.0,
+        depth: 20
+    }));
+    // Opened without them: the stage has nothing to match, the first stage answers.
     let without = Index::open_with(
         &dir.path().join("index"),
-        crate::OpenOptions { card_tokens: false },
+        crate::OpenOptions::for_stage(&crate::Late::OFF),
     )
     .unwrap();
     assert!(index.has_card_tokens() && !without.has_card_tokens());

@@ -295,10 +295,7 @@ impl Prepared {
 /// The index folder, with the nearest-neighbour graph when it is large enough.
 fn open_index(cfg: &Config) -> skg_index::Result<Index> {
     // A gateway that never runs the second stage keeps the cards' tokens out of memory.
-    let options = skg_index::OpenOptions {
-        card_tokens: cfg.late.runs(),
-    };
-    let mut index = Index::open_with(&cfg.index_dir, options)?;
+    let mut index = Index::open_with(&cfg.index_dir, skg_index::OpenOptions::for_stage(&cfg.late))?;
     if let Some(min_rows) = cfg.ann_min_rows {
         let started = Instant::now();
         if index.use_ann(min_rows, skg_index::ann::AnnOptions::default())? {

@@ -580,6 +580,7 @@ fn listing(
     args: &RouteArgs,
     index: &Index,
     embedding: Option<&skg_embed::TokenEmbedding>,
+    late: skg_index::Late,
     degraded: Vec<String>,
     started: Instant,
 ) -> anyhow::Result<ExitStatus> {
@@ -592,7 +593,7 @@ fn listing(
     q.tokens = embedding
         .map(|t| t.tokens.as_slice())
         .filter(|t| !t.is_empty());
-    q.late = args.late.into();
+    q.late = late;
     q.include_quarantined = args.include_quarantined;
     q.pool = q.pool.max(skg_index::listing::RANKED_CANDIDATES);
     let answer = index.search(&q)?;
@@ -625,10 +626,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     let late: skg_index::Late = args.late.into();
     // As the gateway: a route that never runs the second stage reads no card tokens and asks
     // the model for no token states.
-    let options = skg_index::OpenOptions {
-        card_tokens: late.runs(),
-    };
-    let index = Index::open_with(&args.index, options)
+    let index = Index::open_with(&args.index, skg_index::OpenOptions::for_stage(&late))
         .with_context(|| format!("cannot open the index {}", args.index.display()))?;
     let mut degraded = Vec::new();
     let vector = if args.bm25 || index.dim() == 0 {
@@ -664,7 +662,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
     req.include_quarantined = args.include_quarantined;
     req.capability.clone_from(&args.capability);
     if args.listing {
-        return listing(args, &index, vector.as_ref(), degraded, started);
+        return listing(args, &index, vector.as_ref(), late, degraded, started);
     }
     let mut query = req.query(vector.as_ref().map(|t| t.vector.as_slice()));
     query.tokens = vector
