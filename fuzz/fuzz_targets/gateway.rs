@@ -52,7 +52,7 @@ fn world() -> &'static World {
         let dir = tempfile::tempdir().expect("temp dir");
         let index = dir.path().join("index");
         skg_index::build(
-            &skg_index::BuildInput {
+            skg_index::BuildInput {
                 skills: &ex.skills,
                 documents: &ex.documents,
                 edges: &ex.edges,
@@ -64,7 +64,6 @@ fn world() -> &'static World {
             },
             &index,
             serde_json::json!({}),
-            &[],
         )
         .expect("index");
         let mut cfg = skg_serve::Config::new(index);

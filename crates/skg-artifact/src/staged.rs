@@ -52,6 +52,23 @@ impl Staged {
         write_synced(&self.path().join(name), bytes)
     }
 
+    /// Writes `name` by streaming into it (buffered, then synced): for files too large to hold
+    /// twice in memory.
+    pub fn write_with(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let path = self.path().join(name);
+        let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        write(&mut out).map_err(|e| Error::io(&path, e))?;
+        let file = out
+            .into_inner()
+            .map_err(|e| Error::io(&path, e.into_error()))?;
+        file.sync_all().map_err(|e| Error::io(&path, e))
+    }
+
     /// Creates the sub-folder `name` (and its parents).
     pub fn create_dir(&self, name: &str) -> Result<()> {
         let path = self.path().join(name);

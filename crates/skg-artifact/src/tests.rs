@@ -155,3 +155,34 @@ fn write_file_replaces_a_file_whole_and_leaves_nothing_beside_it() -> Result<()>
     assert_eq!(names(root.path()), ["a-folder", "model.json"]);
     Ok(())
 }
+
+#[test]
+fn write_with_streams_a_file_into_the_staged_folder_and_names_a_failure() -> Result<()> {
+    let root = tempdir();
+    let dest = root.path().join("out");
+    let staged = Staged::beside(&dest)?;
+    // More than the writer's 1 MiB buffer, in pieces: what arrives is what was written.
+    let piece: Vec<u8> = (0..=255u8).collect();
+    staged.write_with("big.bin", |w| {
+        for _ in 0..5000 {
+            w.write_all(&piece)?;
+        }
+        Ok(())
+    })?;
+    let path = staged.path().join("big.bin");
+    let got = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    assert_eq!(got.len(), 5000 * 256);
+    assert!(got.chunks(256).all(|c| c == piece.as_slice()));
+    // A writer's error is the build's, naming the file; nothing is published when the folder
+    // is dropped.
+    let err = staged
+        .write_with("broken.bin", |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("the source failed"))
+        })
+        .expect_err("the writer failed");
+    assert!(err.to_string().contains("broken.bin"), "{err}");
+    drop(staged);
+    assert!(names(root.path()).is_empty(), "{:?}", names(root.path()));
+    Ok(())
+}

@@ -85,22 +85,36 @@ impl EmbeddingCache {
         self.map.is_empty()
     }
 
-    /// The file content.
+    /// The file content ([`EmbeddingCache::write_to`]) in memory.
     pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out =
+            Vec::with_capacity(32 + self.model_id.len() + self.map.len() * (32 + 4 * self.dim));
+        self.write_to(&mut out)
+            .expect("writing into memory does not fail");
+        out
+    }
+
+    /// Writes the file: magic, model id, dimension, record count, then per record (sorted by
+    /// key) the key and the vector, little-endian. Streamed, for a build that publishes the
+    /// cache without a copy of it in memory.
+    pub fn write_to<W: std::io::Write + ?Sized>(&self, out: &mut W) -> std::io::Result<()> {
         let mut keys: Vec<&[u8; 32]> = self.map.keys().collect();
         keys.sort_unstable();
-        let mut out =
-            Vec::with_capacity(32 + self.model_id.len() + keys.len() * (32 + 4 * self.dim));
-        write_header(&mut out, *MAGIC, &self.model_id);
-        out.extend_from_slice(&u32::try_from(self.dim).unwrap_or(0).to_le_bytes());
-        out.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+        let mut header = Vec::new();
+        write_header(&mut header, *MAGIC, &self.model_id);
+        header.extend_from_slice(&u32::try_from(self.dim).unwrap_or(0).to_le_bytes());
+        header.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+        out.write_all(&header)?;
+        let mut record = Vec::with_capacity(32 + 4 * self.dim);
         for k in keys {
-            out.extend_from_slice(k);
+            record.clear();
+            record.extend_from_slice(k);
             for x in &self.map[k] {
-                out.extend_from_slice(&x.to_le_bytes());
+                record.extend_from_slice(&x.to_le_bytes());
             }
+            out.write_all(&record)?;
         }
-        out
+        Ok(())
     }
 
     /// Reads a cache file written for `model_id`.

@@ -52,8 +52,9 @@ pub struct Embedded {
     /// The cache, reduced to these texts.
     pub cache: EmbeddingCache,
     /// The token cache, reduced to the texts asked for token states ([`embed_with_caches`]),
-    /// every one of which it holds: [`TokenCache::into_file_and_states`] hands over its file and
-    /// the texts' states in order without a second copy of the codes.
+    /// every one of which it holds: write its file ([`TokenCache::write_to`]), then
+    /// [`TokenCache::into_states`] hands over the texts' states in order without a second copy
+    /// of the codes.
     pub token_cache: TokenCache,
     /// Counts and timing.
     pub stats: EmbeddingStats,

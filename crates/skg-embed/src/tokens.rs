@@ -127,12 +127,11 @@ impl TokenCache {
         self.map.is_empty()
     }
 
-    /// The cache's file ([`TokenCache::to_bytes`]) and the codes of each of `texts`, in order,
-    /// moved out of the cache: a build holds each card's codes once, not the cache's and a copy
-    /// (at 30,000 cards the copy was ~0.9 GB). A text given again gets a copy of its codes;
-    /// `None` when a text has none.
-    pub fn into_file_and_states(mut self, texts: &[String]) -> Option<(Vec<u8>, Vec<CodedTokens>)> {
-        let file = self.to_bytes();
+    /// The codes of each of `texts`, in order, moved out of the cache: a build holds each card's
+    /// codes once, not the cache's and a copy (at 30,000 cards the copy was ~0.9 GB). Write the
+    /// cache's file first ([`TokenCache::write_to`]): what is moved out is no longer in it. A
+    /// text given again gets a copy of its codes; `None` when a text has none.
+    pub fn into_states(mut self, texts: &[String]) -> Option<Vec<CodedTokens>> {
         let mut first: HashMap<&str, usize> = HashMap::new();
         let mut states: Vec<CodedTokens> = Vec::with_capacity(texts.len());
         for text in texts {
@@ -144,27 +143,40 @@ impl TokenCache {
             };
             states.push(codes);
         }
-        Some((file, states))
+        Some(states)
     }
 
-    /// The file content: magic, model id, record count, then per record (sorted by key) the
-    /// key, the token count, the scales and the codes, little-endian.
+    /// The file content ([`TokenCache::write_to`]) in memory.
     pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_to(&mut out)
+            .expect("writing into memory does not fail");
+        out
+    }
+
+    /// Writes the file: magic, model id, record count, then per record (sorted by key) the key,
+    /// the token count, the scales and the codes, little-endian. Streamed (the file of a large
+    /// catalog's cards is the size of their codes: 822 MB at 30,000).
+    pub fn write_to<W: std::io::Write + ?Sized>(&self, out: &mut W) -> std::io::Result<()> {
         let mut keys: Vec<&[u8; 32]> = self.map.keys().collect();
         keys.sort_unstable();
-        let mut out = Vec::new();
-        write_header(&mut out, *MAGIC, &self.model_id);
-        out.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+        let mut header = Vec::new();
+        write_header(&mut header, *MAGIC, &self.model_id);
+        out.write_all(&header)?;
+        out.write_all(&(keys.len() as u64).to_le_bytes())?;
+        let mut record = Vec::new();
         for k in keys {
             let t = &self.map[k];
-            out.extend_from_slice(k);
-            out.extend_from_slice(&u32::try_from(t.len()).unwrap_or(0).to_le_bytes());
+            record.clear();
+            record.extend_from_slice(k);
+            record.extend_from_slice(&u32::try_from(t.len()).unwrap_or(0).to_le_bytes());
             for s in &t.scales {
-                out.extend_from_slice(&s.to_le_bytes());
+                record.extend_from_slice(&s.to_le_bytes());
             }
-            out.extend(t.codes.iter().map(|&c| c.to_le_bytes()[0]));
+            record.extend(t.codes.iter().map(|&c| c.to_le_bytes()[0]));
+            out.write_all(&record)?;
         }
-        out
+        Ok(())
     }
 
     /// Reads a cache file written for `model_id`.
@@ -259,7 +271,7 @@ mod tests {
     }
 
     #[test]
-    fn states_are_handed_over_with_the_file_they_were_in() {
+    fn states_are_moved_out_after_the_file_is_written() {
         let mut c = TokenCache::new("m1");
         let mut a = vec![0f32; 2 * DIM];
         a[3] = 0.7;
@@ -268,20 +280,21 @@ mod tests {
         c.insert("a", CodedTokens::code(&a));
         c.insert("b", CodedTokens::code(&b));
         let texts = |t: &[&str]| t.iter().map(|&x| x.to_owned()).collect::<Vec<_>>();
-        let (file, states) = c
-            .clone()
-            .into_file_and_states(&texts(&["b", "a", "b"]))
-            .expect("every text is held");
-        // The file is the whole cache's, written before anything was moved out of it.
-        assert_eq!(file, c.to_bytes());
+        // The streamed file is the whole cache's: the header (magic, the id's length and bytes,
+        // the count), then per record its key, token count, scales and codes; it reads back.
+        let mut file = Vec::new();
+        c.write_to(&mut file).expect("writes");
+        let records = 2 * (32 + 4) + 3 * (4 + DIM);
+        assert_eq!(file.len(), 8 + 4 + 2 + 8 + records);
         assert_eq!(TokenCache::from_bytes(&file, "m1").expect("reads"), c);
+        let states = c
+            .clone()
+            .into_states(&texts(&["b", "a", "b"]))
+            .expect("every text is held");
         // In the texts' order; the text given twice gets its codes twice.
         let want = [c.get("b"), c.get("a"), c.get("b")].map(|x| x.cloned().expect("held"));
         assert_eq!(states, want);
         assert_eq!(states[1].len(), 2);
-        assert!(
-            c.into_file_and_states(&texts(&["a", "c"])).is_none(),
-            "c has none"
-        );
+        assert!(c.into_states(&texts(&["a", "c"])).is_none(), "c has none");
     }
 }

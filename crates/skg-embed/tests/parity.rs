@@ -382,9 +382,10 @@ fn token_states_are_cached_beside_the_vectors() {
     assert_eq!(cold.stats.token_texts, 2);
     assert_eq!(cold.vectors, plain.vectors);
     std::fs::write(&own, cold.cache.to_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    let (file, tokens) = cold
+    let file = cold.token_cache.to_bytes();
+    let tokens = cold
         .token_cache
-        .into_file_and_states(&cards)
+        .into_states(&cards)
         .expect("every card has its states");
     assert_eq!(tokens, want);
     assert_eq!(tokens[0].len(), 4, "merge · two · pdf · ##s");
@@ -394,7 +395,7 @@ fn token_states_are_cached_beside_the_vectors() {
     let warm = skg_embed::embed_with_caches(&files, &texts, &cards, &own, &[], 1, &NoProgress)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(warm.stats.embedded, 0);
-    let states = |e: skg_embed::Embedded| e.token_cache.into_file_and_states(&cards).map(|x| x.1);
+    let states = |e: skg_embed::Embedded| e.token_cache.into_states(&cards);
     assert_eq!(states(warm), Some(want.clone()));
     let elsewhere = tmp.path().join("new").join(skg_embed::CACHE_FILE);
     let borrowed = skg_embed::embed_with_caches(

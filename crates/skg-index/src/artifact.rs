@@ -162,7 +162,7 @@ pub struct Vectors {
 
 /// What an index is built from: extract's tables, optionally canonicalize's members and score's
 /// scores, and vectors for the documents [`DenseTexts::targets`] names.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct BuildInput<'a> {
     /// Skills.
     pub skills: &'a [Skill],
@@ -176,8 +176,10 @@ pub struct BuildInput<'a> {
     pub scores: Option<&'a [Score]>,
     /// The registries read.
     pub registries: &'a [RegistryInput],
-    /// Dense vectors.
-    pub vectors: Option<&'a Vectors>,
+    /// Dense vectors, handed over: the build frees each card's whole-width token codes as it
+    /// codes them on the catalog's principal directions, and the rows once they are written
+    /// (at 30,000 cards the codes alone are ~0.9 GB).
+    pub vectors: Option<Vectors>,
     /// Relations below this confidence are not used for routing.
     pub min_confidence: f64,
 }
@@ -529,12 +531,24 @@ fn snippet(text: &str) -> String {
 /// Builds the index folder at `dest`: written beside it, `_SUCCESS` last, then renamed over the
 /// previous one (which stays whole and served until then). Returns the manifest.
 pub fn build(
-    input: &BuildInput<'_>,
+    input: BuildInput<'_>,
     dest: &Path,
     options: serde_json::Value,
-    extra_files: &[(&str, &[u8])],
 ) -> Result<IndexManifest> {
-    let skills = entries(input);
+    build_staged(input, Staged::beside(dest)?, options)
+}
+
+/// [`build`] into a folder the caller has staged beside the destination ([`Staged::beside`]),
+/// holding files it wrote there first (the embedding caches, streamed so that a large catalog's
+/// are not held in memory beside the index being built). Files the index writes replace
+/// same-named ones; the staged folder is published, or removed on an error.
+pub fn build_staged(
+    mut input: BuildInput<'_>,
+    staged: Staged,
+    options: serde_json::Value,
+) -> Result<IndexManifest> {
+    let dest = staged.dest().to_path_buf();
+    let skills = entries(&input);
     let position: HashMap<&str, u32> = skills
         .iter()
         .enumerate()
@@ -560,7 +574,6 @@ pub fn build(
         });
     }
 
-    let staged = Staged::beside(dest)?;
     let tmp = staged.path().to_path_buf();
 
     let mut hasher = blake3::Hasher::new();
@@ -598,49 +611,60 @@ pub fn build(
         ),
         ("documents".to_owned(), docs.len() as u64),
     ]);
-    let (model, dim) = if let Some(v) = input.vectors {
+    let (model, dim) = if let Some(v) = input.vectors.take() {
         let index_of: HashMap<usize, u32> = kept
             .iter()
             .enumerate()
             .map(|(k, &i)| (i, u32::try_from(k).unwrap_or(u32::MAX)))
             .collect();
-        let mut rows: Vec<(u32, &Vec<f32>)> = v
-            .rows
-            .iter()
-            .filter(|(i, vec)| vec.len() == v.dim && index_of.contains_key(i))
-            .map(|(i, vec)| (index_of[i], vec))
+        let Vectors {
+            model,
+            dim,
+            rows,
+            tokens,
+            token_directions,
+        } = v;
+        let mut rows: Vec<(u32, Vec<f32>)> = rows
+            .into_iter()
+            .filter(|(i, vec)| vec.len() == dim && index_of.contains_key(i))
+            .map(|(i, vec)| (index_of[&i], vec))
             .collect();
         rows.sort_by_key(|r| r.0);
-        let mut bytes = Vec::with_capacity(rows.len() * (4 + 4 * v.dim));
-        for (doc, vec) in &rows {
-            bytes.extend_from_slice(&doc.to_le_bytes());
-            for x in *vec {
-                bytes.extend_from_slice(&x.to_le_bytes());
+        // Hashed, then written: both streamed.
+        let write_rows = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
+            let mut buf = Vec::with_capacity(4 + 4 * dim);
+            for (doc, vec) in &rows {
+                buf.clear();
+                buf.extend_from_slice(&doc.to_le_bytes());
+                for x in vec {
+                    buf.extend_from_slice(&x.to_le_bytes());
+                }
+                w.write_all(&buf)?;
             }
-        }
-        staged.write_file("vectors.bin", &bytes)?;
-        hasher.update(&bytes);
+            Ok(())
+        };
+        hash_streamed(&mut hasher, write_rows)
+            .map_err(|e| skg_artifact::Error::io(tmp.join("vectors.bin"), e))?;
+        staged.write_with("vectors.bin", write_rows)?;
         counts.insert("vectors".to_owned(), rows.len() as u64);
-        if !v.tokens.is_empty() {
-            // Each skill's card: its L0 document's codes.
-            let mut card: Vec<Option<&crate::TokenCodes>> = vec![None; skills.len()];
-            for (i, codes) in &v.tokens {
-                if let Some(&d) = index_of.get(i)
+        drop(rows);
+        if !tokens.is_empty() {
+            // Each skill's card: its L0 document's codes, moved.
+            let mut card: Vec<Option<crate::TokenCodes>> = vec![None; skills.len()];
+            for (i, codes) in tokens {
+                if let Some(&d) = index_of.get(&i)
                     && docs[d as usize].level == Level::L0
                 {
                     card[docs[d as usize].skill as usize] = Some(codes);
                 }
             }
-            let store = crate::late::CardTokens::new(v.dim, v.token_directions, card.into_iter());
-            let bytes = store.to_bytes();
-            staged.write_file(crate::late::TOKENS_FILE, &bytes)?;
-            hasher.update(&bytes);
+            let store = crate::late::CardTokens::new(dim, token_directions, card);
+            hash_streamed(&mut hasher, |w| store.write_to(w))
+                .map_err(|e| skg_artifact::Error::io(tmp.join(crate::late::TOKENS_FILE), e))?;
+            staged.write_with(crate::late::TOKENS_FILE, |w| store.write_to(w))?;
             counts.insert("card_tokens".to_owned(), store.len() as u64);
         }
-        (
-            Some(v.model.clone()),
-            Some(u32::try_from(v.dim).unwrap_or(0)),
-        )
+        (Some(model), Some(u32::try_from(dim).unwrap_or(0)))
     } else {
         (None, None)
     };
@@ -673,9 +697,6 @@ pub fn build(
     bm25::write(&tmp.join(SKILL_BM25_DIR), &skill_texts, &|i| {
         u32::try_from(i).unwrap_or(u32::MAX)
     })?;
-    for (name, bytes) in extra_files {
-        staged.write_file(name, bytes)?;
-    }
 
     let manifest = IndexManifest {
         format: INDEX_SCHEMA_VERSION,
@@ -688,9 +709,20 @@ pub fn build(
         options,
     };
     staged.write_json(skg_artifact::MANIFEST_FILE, &manifest)?;
-    carry_graph_cache(dest, &tmp, &manifest.content_hash);
+    carry_graph_cache(&dest, &tmp, &manifest.content_hash);
     staged.publish()?;
     Ok(manifest)
+}
+
+/// Feeds what `write` streams to `hasher` in 64 KiB blocks (blake3 hashes large updates on
+/// several lanes at once; a row at a time it would not).
+fn hash_streamed(
+    hasher: &mut blake3::Hasher,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, hasher);
+    write(&mut buffered)?;
+    std::io::Write::flush(&mut buffered)
 }
 
 /// Carries the nearest-neighbour graph cache of the folder being replaced into the new one when

@@ -24,8 +24,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use std::borrow::Cow;
-
 use rayon::prelude::*;
 
 use crate::pca::Projection;
@@ -106,15 +104,12 @@ pub const TOKENS_FILE: &str = "tokens.bin";
 pub const DEFAULT_DIRECTIONS: usize = 128;
 
 impl CardTokens {
-    /// Skill by skill (index order), its card's codes (`None`: no card tokens); with
-    /// `directions` below `dim` (and above 0), every token is projected on the cards' first
-    /// `directions` principal directions, re-normalized and coded again.
-    pub(crate) fn new<'a>(
-        dim: usize,
-        directions: usize,
-        cards: impl Iterator<Item = Option<&'a TokenCodes>>,
-    ) -> Self {
-        let cards: Vec<Option<&TokenCodes>> = cards
+    /// Skill by skill (index order), its card's codes (`None`: no card tokens), handed over;
+    /// with `directions` below `dim` (and above 0), every token is projected on the cards'
+    /// first `directions` principal directions, re-normalized and coded again.
+    pub(crate) fn new(dim: usize, directions: usize, cards: Vec<Option<TokenCodes>>) -> Self {
+        let mut cards: Vec<Option<TokenCodes>> = cards
+            .into_iter()
             .map(|c| c.filter(|c| dim > 0 && c.codes.len() == c.scales.len() * dim))
             .collect();
         let total: usize = cards.iter().flatten().map(|c| c.scales.len()).sum();
@@ -136,29 +131,26 @@ impl CardTokens {
         } else {
             None
         };
-        // Projected card by card, in parallel (borrowed as they are without a projection);
-        // assembled in order.
-        let coded: Vec<Option<Cow<'_, TokenCodes>>> = cards
-            .par_iter()
-            .map(|c| {
-                c.map(|c| match &projection {
-                    Some(p) => Cow::Owned(p.recode(c)),
-                    None => Cow::Borrowed(c),
-                })
-            })
-            .collect();
-        // Assembled into stores sized once, each card's re-coded tokens freed as they are
-        // copied: the build holds the projected codes about once, not twice over.
+        // Projected card by card, in parallel and in place: each card's whole-width codes are
+        // freed as its projected ones replace them.
+        if let Some(p) = &projection {
+            cards
+                .par_iter_mut()
+                .flatten()
+                .for_each(|c| *c = p.recode(c));
+        }
+        // Assembled into stores sized once, each card's codes freed as they are copied: the
+        // build holds the projected codes about once, not twice over.
         let width = projection.as_ref().map_or(dim, |p| p.k);
         let mut out = CardTokens {
             dim,
             projection,
-            offsets: Vec::with_capacity(coded.len() + 1),
+            offsets: Vec::with_capacity(cards.len() + 1),
             scales: Vec::with_capacity(total),
             codes: Vec::with_capacity(total * width),
         };
         out.offsets.push(0);
-        for c in coded {
+        for c in cards {
             if let Some(c) = c {
                 out.scales.extend_from_slice(&c.scales);
                 out.codes.extend_from_slice(&c.codes);
@@ -185,34 +177,49 @@ impl CardTokens {
         QueryTokens::new(states, self.dim, self.projection.as_ref())
     }
 
-    /// The file: magic; dimension, code width, skill count, token count (u32 each); with a
-    /// projection (width below the dimension) its mean (`dim` f32) and directions (`dim` rows
-    /// of `width` f32); the offsets, the scales, the codes (`width` a token); little-endian.
+    /// The file in memory ([`CardTokens::write_to`]).
+    #[cfg(test)]
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        let projected = self
-            .projection
-            .as_ref()
-            .map_or(0, |p| p.mean.len() + p.axes_t.len());
-        let mut out = Vec::with_capacity(
-            24 + 4 * projected + 4 * self.offsets.len() + 4 * self.len() + self.codes.len(),
-        );
-        out.extend_from_slice(MAGIC);
-        for n in [self.dim, self.width(), self.offsets.len() - 1, self.len()] {
-            out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
-        }
-        if let Some(p) = &self.projection {
-            for f in p.mean.iter().chain(&p.axes_t) {
-                out.extend_from_slice(&f.to_le_bytes());
-            }
-        }
-        for o in &self.offsets {
-            out.extend_from_slice(&o.to_le_bytes());
-        }
-        for s in &self.scales {
-            out.extend_from_slice(&s.to_le_bytes());
-        }
-        out.extend(self.codes.iter().map(|c| c.to_le_bytes()[0]));
+        let mut out = Vec::new();
+        self.write_to(&mut out)
+            .expect("writing into memory does not fail");
         out
+    }
+
+    /// Writes the file: magic; dimension, code width, skill count, token count (u32 each); with
+    /// a projection (width below the dimension) its mean (`dim` f32) and directions (`dim` rows
+    /// of `width` f32); the offsets, the scales, the codes (`width` a token); little-endian.
+    /// Streamed: at 30,000 cards the file is 307 MB, which the build does not hold twice.
+    pub(crate) fn write_to<W: std::io::Write + ?Sized>(&self, out: &mut W) -> std::io::Result<()> {
+        let mut head = Vec::with_capacity(24);
+        head.extend_from_slice(MAGIC);
+        for n in [self.dim, self.width(), self.offsets.len() - 1, self.len()] {
+            head.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
+        }
+        out.write_all(&head)?;
+        let mut floats = |values: &mut dyn Iterator<Item = [u8; 4]>| -> std::io::Result<()> {
+            let mut buf = Vec::with_capacity(1 << 16);
+            for v in values {
+                buf.extend_from_slice(&v);
+                if buf.len() >= 1 << 16 {
+                    out.write_all(&buf)?;
+                    buf.clear();
+                }
+            }
+            out.write_all(&buf)
+        };
+        if let Some(p) = &self.projection {
+            floats(&mut p.mean.iter().chain(&p.axes_t).map(|f| f.to_le_bytes()))?;
+        }
+        floats(&mut self.offsets.iter().map(|o| o.to_le_bytes()))?;
+        floats(&mut self.scales.iter().map(|s| s.to_le_bytes()))?;
+        let mut buf = Vec::with_capacity(1 << 16);
+        for chunk in self.codes.chunks(1 << 16) {
+            buf.clear();
+            buf.extend(chunk.iter().map(|c| c.to_le_bytes()[0]));
+            out.write_all(&buf)?;
+        }
+        Ok(())
     }
 
     /// Reads the file written for `skills` skills of dimension `dim`. The codes keep the file's
@@ -478,7 +485,7 @@ mod tests {
             Some(codes(&[0.6, 0.8], dim)),
             None,
         ];
-        let store = CardTokens::new(dim, 0, cards.iter().map(Option::as_ref));
+        let store = CardTokens::new(dim, 0, cards.to_vec());
         assert_eq!(store.len(), 3);
         // Query tokens (1, 0) and (0.6, 0.8).
         let q = QueryTokens::new(&[1.0, 0.0, 0.6, 0.8], dim, None);
@@ -535,16 +542,54 @@ mod tests {
         let q = QueryTokens::new(&states, dim, None);
         assert_eq!(q.scales.len(), Late::MAX_QUERY_TOKENS);
         let card = [Some(codes(&[1.0, 0.0], dim))];
-        let store = CardTokens::new(dim, 0, card.iter().map(Option::as_ref));
+        let store = CardTokens::new(dim, 0, card.to_vec());
         let m = store.maxsim(0, &q).unwrap_or(f32::NAN);
         assert!((m - 1.0).abs() < 0.01, "{m}");
+    }
+
+    #[test]
+    fn the_streamed_file_is_its_layout_past_the_write_blocks() {
+        // 3 cards of 12,000 tokens of 4 dimensions, projected on 2: the scales (144 KB) and the
+        // codes (72 KB) run past the 64 KiB blocks the file is streamed in. The bytes are the
+        // layout's, field by field.
+        let dim = 4;
+        let card = |k: usize| {
+            let states: Vec<f32> = (0..12_000 * dim)
+                .map(|i| (((i * 7 + k * 13) % 23) as f32 - 11.0) / 11.0)
+                .collect();
+            Some(codes(&states, dim))
+        };
+        let store = CardTokens::new(dim, 2, vec![card(0), None, card(1), card(2)]);
+        let p = store.projection.as_ref().expect("projected");
+        let mut want = Vec::new();
+        want.extend_from_slice(MAGIC);
+        for n in [dim, 2, 4, 36_000] {
+            want.extend_from_slice(&u32::try_from(n).unwrap_or(0).to_le_bytes());
+        }
+        for f in p.mean.iter().chain(&p.axes_t) {
+            want.extend_from_slice(&f.to_le_bytes());
+        }
+        for o in [0u32, 12_000, 12_000, 24_000, 36_000] {
+            want.extend_from_slice(&o.to_le_bytes());
+        }
+        for s in &store.scales {
+            want.extend_from_slice(&s.to_le_bytes());
+        }
+        want.extend(store.codes.iter().map(|&c| c.to_le_bytes()[0]));
+        assert_eq!(store.codes.len(), 36_000 * 2);
+        let mut got = Vec::new();
+        store.write_to(&mut got).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the streamed file differs from its layout");
+        let back = CardTokens::from_bytes(got, 4, dim).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((back.offsets, back.scales), (store.offsets, store.scales));
     }
 
     #[test]
     fn the_file_reads_back_and_refuses_another_index() {
         let dim = 3;
         let cards = [Some(codes(&[0.1, -0.2, 0.3, 1.0, 0.0, 0.0], dim)), None];
-        let store = CardTokens::new(dim, 0, cards.iter().map(Option::as_ref));
+        let store = CardTokens::new(dim, 0, cards.to_vec());
         let bytes = store.to_bytes();
         let back = CardTokens::from_bytes(bytes.clone(), 2, dim).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.to_bytes(), bytes);
@@ -579,11 +624,11 @@ mod tests {
             Some(codes(&[1.0, 0.0, 0.5, -1.0, 0.0, 0.5].repeat(2), dim)),
             Some(codes(&[0.0, 1.0, 0.5, 0.0, -1.0, 0.5].repeat(2), dim)),
         ];
-        let store = CardTokens::new(dim, 2, cards.iter().map(Option::as_ref));
+        let store = CardTokens::new(dim, 2, cards.to_vec());
         assert_eq!(store.width(), 2);
         assert_eq!(store.codes.len(), 8 * 2);
         // Half of them (one card's) are too few: the whole width is kept.
-        let few = CardTokens::new(dim, 2, cards[..1].iter().map(Option::as_ref));
+        let few = CardTokens::new(dim, 2, cards[..1].to_vec());
         assert_eq!(few.width(), dim);
         // Query tokens (2, 0, 0.5) → centered (2, 0, 0): cosine 1 with (1, 0, 0), 0 with
         // (0, ±1, 0); (0.5, 0.5, 0.5) → (0.5, 0.5, 0): 1/√2 with either card's best.
@@ -594,7 +639,7 @@ mod tests {
         assert!((m0 - f32::midpoint(1.0, r)).abs() < 0.02, "{m0}");
         assert!((m1 - r / 2.0).abs() < 0.02, "{m1}");
         // Unprojected, the shared z lifts every match: the projection is what removes it.
-        let whole = CardTokens::new(dim, 0, cards.iter().map(Option::as_ref));
+        let whole = CardTokens::new(dim, 0, cards.to_vec());
         assert_eq!(whole.width(), dim);
         let m1_whole = whole
             .maxsim(1, &whole.query(&[2.0, 0.0, 0.5, 0.5, 0.5, 0.5]))

@@ -46,8 +46,8 @@ pub use crate::{
     artifact::{
         BuildInput, ContentRow, DEFAULT_MIN_CONFIDENCE, DEFAULT_OVERVIEW_CHARS, DenseTexts,
         DocEntry, INDEX_SCHEMA_VERSION, IndexManifest, SECTION_CHARS, SkillEntry, USAGE_CHARS,
-        USAGE_PER_SKILL, USAGE_RULE, Vectors, build, dense_targets, dense_text, is_usage_section,
-        read_manifest, skill_markdown,
+        USAGE_PER_SKILL, USAGE_RULE, Vectors, build, build_staged, dense_targets, dense_text,
+        is_usage_section, read_manifest, skill_markdown,
     },
     bm25::{FIELDS, FieldWeights},
     eval::{CUTOFFS, Judged, Metrics, QueryOutcome, judge, summarize},

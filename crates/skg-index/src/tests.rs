@@ -169,10 +169,10 @@ fn built(dir: &Path, f: &Fixture, vectors: Option<&Vectors>) -> Index {
         members: Some(&f.members),
         scores: Some(&f.scores),
         registries: &[],
-        vectors,
+        vectors: vectors.cloned(),
         min_confidence: 0.5,
     };
-    build(&input, &dir.join("index"), json!({}), &[]).unwrap();
+    build(input, &dir.join("index"), json!({})).unwrap();
     Index::open(&dir.join("index")).unwrap()
 }
 
@@ -569,7 +569,7 @@ fn index_of_chain(dir: &Path, f: &Fixture) -> Index {
         vectors: None,
         min_confidence: 0.5,
     };
-    build(&input, &dir.join("i"), json!({}), &[]).unwrap();
+    build(input, &dir.join("i"), json!({})).unwrap();
     Index::open(&dir.join("i")).unwrap()
 }
 
@@ -759,7 +759,7 @@ fn hashed(mut f: Fixture) -> Fixture {
     f
 }
 
-fn input<'a>(f: &'a Fixture, vectors: Option<&'a Vectors>) -> BuildInput<'a> {
+fn input<'a>(f: &'a Fixture, vectors: Option<&Vectors>) -> BuildInput<'a> {
     BuildInput {
         skills: &f.skills,
         documents: &f.docs,
@@ -767,7 +767,7 @@ fn input<'a>(f: &'a Fixture, vectors: Option<&'a Vectors>) -> BuildInput<'a> {
         members: Some(&f.members),
         scores: Some(&f.scores),
         registries: &[],
-        vectors,
+        vectors: vectors.cloned(),
         min_confidence: 0.5,
     }
 }
@@ -778,7 +778,7 @@ fn incremental_update_holds_exactly_the_new_state() {
     let dest = dir.path().join("index");
     let old_state = hashed(fixture());
     let v = vectors_for(&old_state.docs, "m");
-    build(&input(&old_state, Some(&v)), &dest, json!({}), &[]).unwrap();
+    build(input(&old_state, Some(&v)), &dest, json!({})).unwrap();
 
     // New state: `charts` edited (new hash, new overview text), `csv` deleted, `svg` added.
     let mut new = hashed(fixture());
@@ -846,11 +846,11 @@ fn incremental_update_holds_exactly_the_new_state() {
         dim: 8,
         rows,
     };
-    let m_inc = build(&input(&new, Some(&updated)), &dest, json!({}), &[]).unwrap();
+    let m_inc = build(input(&new, Some(&updated)), &dest, json!({})).unwrap();
     // … is byte for byte the index a whole build of the new state writes.
     let fresh = dir.path().join("fresh");
     let whole = vectors_for(&new.docs, "m");
-    let m_full = build(&input(&new, Some(&whole)), &fresh, json!({}), &[]).unwrap();
+    let m_full = build(input(&new, Some(&whole)), &fresh, json!({})).unwrap();
     assert_eq!(m_inc.content_hash, m_full.content_hash);
     let ix = Index::open(&dest).unwrap();
     assert!(ix.skill("r:csv").is_none());
@@ -870,16 +870,14 @@ fn a_failed_build_keeps_the_previous_index() {
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("index");
     let f = hashed(fixture());
-    let first = build(&input(&f, None), &dest, json!({}), &[]).unwrap();
+    let first = build(input(&f, None), &dest, json!({})).unwrap();
     let mut g = hashed(fixture());
     g.skills.retain(|s| s.id.as_str() != "r:charts");
-    // The last file cannot be written: everything before it was.
-    let err = build(
-        &input(&g, None),
-        &dest,
-        json!({}),
-        &[("no/such/dir/file", b"x")],
-    );
+    // The last file cannot be written (a folder stands where the manifest goes): everything
+    // before it was, into a folder the caller staged.
+    let staged = skg_artifact::Staged::beside(&dest).unwrap();
+    std::fs::create_dir(staged.path().join(skg_artifact::MANIFEST_FILE)).unwrap();
+    let err = crate::build_staged(input(&g, None), staged, json!({}));
     assert!(err.is_err());
     let ix = Index::open(&dest).unwrap();
     assert_eq!(ix.manifest.content_hash, first.content_hash);
@@ -1479,13 +1477,7 @@ fn vectors_are_carried_over_only_under_the_same_usage_rule() {
     ] {
         let mut options = json!({});
         old.record(&mut options);
-        build(
-            &input(&f, Some(&vectors)),
-            &dir.path().join(name),
-            options,
-            &[],
-        )
-        .unwrap();
+        build(input(&f, Some(&vectors)), &dir.path().join(name), options).unwrap();
         let index = Index::open(&dir.path().join(name)).unwrap();
         let diff = crate::diff_packages(&index, &f.skills);
         let plan = crate::VectorPlan::new(&f.docs, &on, Some((&index, &diff)), &[], "m");
@@ -1514,13 +1506,7 @@ fn vectors_are_carried_over_only_under_the_same_overview_cut() {
     };
     let mut options = json!({});
     cut.record(&mut options);
-    build(
-        &input(&f, Some(&vectors)),
-        &dir.path().join("old"),
-        options,
-        &[],
-    )
-    .unwrap();
+    build(input(&f, Some(&vectors)), &dir.path().join("old"), options).unwrap();
     let old = Index::open(&dir.path().join("old")).unwrap();
     let diff = crate::diff_packages(&old, &f.skills);
     let same = crate::VectorPlan::new(&f.docs, &cut, Some((&old, &diff)), &[], "m");

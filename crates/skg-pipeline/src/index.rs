@@ -113,9 +113,11 @@ impl CardTokens {
     /// [`CardTokens::Auto`]'s limit. Measured (docs/retrieval.md, "What the stage costs past
     /// 10,000 cards"): 30,000 synthetic skills hold 307 MB of codes on 128 directions in the
     /// folder and in each loaded index (the shared registries' 6,752: 63 MB), 822 MB of
-    /// whole-width codes in `tokens.cache`, and their cold build peaks at about 4.1 GB (3.8 warm)
-    /// — what a 100,000-skill build without the stage takes. The query's cost does not grow with the
-    /// catalog (the stage reads the fused first 20).
+    /// whole-width codes in `tokens.cache`; their cold build peaked at about 4.1 GB when this
+    /// limit was set (what a 100,000-skill build without the stage takes) and at 2.6 GB since
+    /// the build streams its files and frees the whole-width codes as it projects them (2.4
+    /// warm, 1.3 without the stage). A larger limit has not been measured. The query's cost does
+    /// not grow with the catalog (the stage reads the fused first 20).
     pub const AUTO_MAX_CARDS: usize = 30_000;
 
     /// Whether a catalog of `cards` cards gets them.
@@ -212,8 +214,15 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         ));
     }
 
-    let (mut embedding, mut cache_bytes, mut reused_count) = (None, None, 0usize);
-    let mut token_cache_bytes: Option<Vec<u8>> = None;
+    // The output folder, staged beside its destination once the model has run: the embedding
+    // caches are streamed into it as soon as they are complete, not held in memory beside the
+    // index being built (at 30,000 cards the token cache alone is 822 MB). Dropped unpublished
+    // on an error.
+    let stage = || {
+        skg_artifact::Staged::beside(&job.out).at(|| format!("cannot stage {}", job.out.display()))
+    };
+    let mut staged = None;
+    let (mut embedding, mut reused_count) = (None, 0usize);
     let vectors = if job.embeddings {
         // Vectors are reused (from the previous index or the cache) only when they were made by
         // the very files installed now: the identity carries their content id.
@@ -258,21 +267,24 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         for (i, v) in &plan.reused {
             e.cache.insert(&job.dense.text(&documents[*i]), v.clone());
         }
-        cache_bytes = Some(e.cache.to_bytes());
-        // The token cache's file, and the cards' codes moved out of it (held once, not twice).
+        let cache_at = |name: &str| format!("cannot write {}", job.out.join(name).display());
+        let staged = staged.insert(stage()?);
+        staged
+            .write_with(skg_embed::CACHE_FILE, |w| e.cache.write_to(w))
+            .at(|| cache_at(skg_embed::CACHE_FILE))?;
+        drop(e.cache);
+        // The token cache's file, then the cards' codes moved out of it (held once, not twice).
         let states = if cards.is_empty() {
             Vec::new()
         } else {
-            let (file, states) =
-                e.token_cache
-                    .into_file_and_states(&card_texts)
-                    .ok_or_else(|| {
-                        Error::Embed(skg_embed::Error::Model(
-                            "the model returned no token states for some cards".into(),
-                        ))
-                    })?;
-            token_cache_bytes = Some(file);
-            states
+            staged
+                .write_with(skg_embed::TOKEN_CACHE_FILE, |w| e.token_cache.write_to(w))
+                .at(|| cache_at(skg_embed::TOKEN_CACHE_FILE))?;
+            e.token_cache.into_states(&card_texts).ok_or_else(|| {
+                Error::Embed(skg_embed::Error::Model(
+                    "the model returned no token states for some cards".into(),
+                ))
+            })?
         };
         embedding = Some(e.stats);
         let mut vectors = plan.into_vectors(e.vectors, &identity, skg_embed::DIM);
@@ -303,20 +315,17 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         members: Some(&members),
         scores: Some(&scores),
         registries: &m.inputs,
-        vectors: vectors.as_ref(),
+        vectors,
         min_confidence: job.min_confidence,
     };
-    let extra: Vec<(&str, &[u8])> = [
-        (skg_embed::CACHE_FILE, cache_bytes.as_deref()),
-        (skg_embed::TOKEN_CACHE_FILE, token_cache_bytes.as_deref()),
-    ]
-    .into_iter()
-    .filter_map(|(name, bytes)| Some((name, bytes?)))
-    .collect();
     let mut options = serde_json::json!({"min_confidence": job.min_confidence, "audit": audit.display().to_string(),
         "examples": job.examples.as_ref().map(|p| serde_json::json!({"file": p.display().to_string(), "vectors": examples.len()}))});
     job.dense.record(&mut options);
-    let manifest = skg_index::build(&input, &job.out, options, &extra)
+    let staged = match staged {
+        Some(s) => s,
+        None => stage()?,
+    };
+    let manifest = skg_index::build_staged(input, staged, options)
         .at(|| format!("cannot write {}", job.out.display()))?;
     let texts_embedded = embedding.as_ref().map_or(0, |e| e.embedded);
     let rows =

@@ -941,7 +941,7 @@ async fn an_unsafe_skill_is_never_routed_or_found_even_when_quarantined_skills_a
     let scores: Vec<Score> = ex.skills.iter().map(|s| score(s, false)).collect();
     let unsafe_dir = tmp.path().join("unsafe-index");
     skg_index::build(
-        &skg_index::BuildInput {
+        skg_index::BuildInput {
             skills: &ex.skills,
             documents: &ex.documents,
             edges: &ex.edges,
@@ -953,7 +953,6 @@ async fn an_unsafe_skill_is_never_routed_or_found_even_when_quarantined_skills_a
         },
         &unsafe_dir,
         json!({}),
-        &[],
     )
     .unwrap();
     let gw = gateway(&unsafe_dir, None);

@@ -106,19 +106,18 @@ pub(crate) fn build_index_with_tokens(
             .collect(),
     });
     skg_index::build(
-        &skg_index::BuildInput {
+        skg_index::BuildInput {
             skills: &ex.skills,
             documents: &ex.documents,
             edges: &ex.edges,
             members: Some(&members),
             scores: Some(&scores),
             registries: &ex.registries,
-            vectors: vectors.as_ref(),
+            vectors,
             min_confidence: 0.5,
         },
         dest,
         json!({}),
-        &[],
     )
     .unwrap()
 }
