@@ -122,12 +122,7 @@ impl EmbeddingCache {
         let mut r = Reader(bytes);
         r.header(*MAGIC, model_id)?;
         let dim = r.u32()? as usize;
-        let count = usize::try_from(u64::from_le_bytes(
-            r.take(8)?
-                .try_into()
-                .map_err(|_| CacheError::Corrupt("count"))?,
-        ))
-        .map_err(|_| CacheError::Corrupt("count"))?;
+        let count = usize::try_from(r.u64()?).map_err(|_| CacheError::Corrupt("count"))?;
         if count.saturating_mul(32 + 4 * dim) != r.0.len() {
             return Err(CacheError::Corrupt(
                 "length does not match the record count",
@@ -135,10 +130,7 @@ impl EmbeddingCache {
         }
         let mut map = HashMap::with_capacity(count);
         for _ in 0..count {
-            let key: [u8; 32] = r
-                .take(32)?
-                .try_into()
-                .map_err(|_| CacheError::Corrupt("key"))?;
+            let key: [u8; 32] = r.array()?;
             let v = r
                 .take(4 * dim)?
                 .chunks_exact(4)
@@ -190,26 +182,41 @@ pub(crate) fn write_header(out: &mut Vec<u8>, magic: [u8; 8], model_id: &str) {
     out.extend_from_slice(model_id.as_bytes());
 }
 
-/// Reads a cache file front to back.
-pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
+/// Reads a cache file front to back, from memory (`&[u8]`) or streamed from the file (a large
+/// catalog's token cache is 822 MB: read whole, it would be held twice while it is parsed).
+pub(crate) struct Reader<R>(pub(crate) R);
 
-impl<'a> Reader<'a> {
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], CacheError> {
-        if self.0.len() < n {
+impl<R: std::io::Read> Reader<R> {
+    /// The next `n` bytes (allocated as they arrive, so a damaged length cannot reserve more
+    /// than the file holds).
+    pub(crate) fn take(&mut self, n: usize) -> Result<Vec<u8>, CacheError> {
+        use std::io::Read as _;
+        let mut out = Vec::new();
+        std::io::Read::take(&mut self.0, n as u64).read_to_end(&mut out)?;
+        if out.len() < n {
             return Err(CacheError::Corrupt("truncated"));
         }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
+        Ok(out)
     }
+
+    /// The next `N` bytes.
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], CacheError> {
+        let mut out = [0u8; N];
+        self.0.read_exact(&mut out).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => CacheError::Corrupt("truncated"),
+            _ => CacheError::Unreadable(e),
+        })?;
+        Ok(out)
+    }
+
     /// Reads [`write_header`]'s header: another magic is corrupt, another model id a cache of
     /// another model.
     pub(crate) fn header(&mut self, magic: [u8; 8], model_id: &str) -> Result<(), CacheError> {
-        if self.take(8)? != magic.as_slice() {
+        if self.array::<8>()? != magic {
             return Err(CacheError::Corrupt("bad magic"));
         }
         let n = self.u32()? as usize;
-        let found = String::from_utf8_lossy(self.take(n)?).into_owned();
+        let found = String::from_utf8_lossy(&self.take(n)?).into_owned();
         if found != model_id {
             return Err(CacheError::OtherModel {
                 found,
@@ -220,8 +227,23 @@ impl<'a> Reader<'a> {
     }
 
     pub(crate) fn u32(&mut self) -> Result<u32, CacheError> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    pub(crate) fn u64(&mut self) -> Result<u64, CacheError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// Whether nothing follows.
+    pub(crate) fn at_end(&mut self) -> Result<bool, CacheError> {
+        let mut one = [0u8; 1];
+        loop {
+            match self.0.read(&mut one) {
+                Ok(n) => return Ok(n == 0),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(CacheError::Unreadable(e)),
+            }
+        }
     }
 }
 

@@ -212,11 +212,14 @@ pub fn embed_with_caches(
 /// The token cache file at `path`, or an empty one (a missing, damaged or other model's file is
 /// a cold start for token states: logged, never an error).
 fn read_token_cache(path: &Path, identity: &str) -> TokenCache {
-    match std::fs::read(path) {
-        Ok(bytes) => TokenCache::from_bytes(&bytes, identity).unwrap_or_else(|e| {
-            tracing::info!(path = %path.display(), "token cache not used: {e}");
-            TokenCache::new(identity)
-        }),
+    match std::fs::File::open(path) {
+        Ok(file) => {
+            TokenCache::read_from(std::io::BufReader::with_capacity(1 << 20, file), identity)
+                .unwrap_or_else(|e| {
+                    tracing::info!(path = %path.display(), "token cache not used: {e}");
+                    TokenCache::new(identity)
+                })
+        }
         Err(_) => TokenCache::new(identity),
     }
 }

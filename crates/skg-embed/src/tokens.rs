@@ -179,33 +179,35 @@ impl TokenCache {
         Ok(())
     }
 
-    /// Reads a cache file written for `model_id`.
+    /// Reads a cache file written for `model_id` from memory.
     pub fn from_bytes(bytes: &[u8], model_id: &str) -> Result<Self, CacheError> {
-        let mut r = Reader(bytes);
+        Self::read_from(bytes, model_id)
+    }
+
+    /// Reads a cache file written for `model_id`, streamed (buffer a file's reader): the file
+    /// is never held whole beside the codes it is parsed into.
+    pub fn read_from(source: impl std::io::Read, model_id: &str) -> Result<Self, CacheError> {
+        let mut r = Reader(source);
         r.header(*MAGIC, model_id)?;
-        let count = u64::from_le_bytes(
-            r.take(8)?
-                .try_into()
-                .map_err(|_| CacheError::Corrupt("count"))?,
-        );
+        let count = r.u64()?;
         let mut map = HashMap::new();
         for _ in 0..count {
-            let key: [u8; 32] = r
-                .take(32)?
-                .try_into()
-                .map_err(|_| CacheError::Corrupt("key"))?;
+            let key: [u8; 32] = r.array()?;
             let n = r.u32()? as usize;
-            let scales = (0..n)
-                .map(|_| r.u32().map(f32::from_bits))
-                .collect::<Result<Vec<_>, _>>()?;
+            let scales = r
+                .take(n.checked_mul(4).ok_or(CacheError::Corrupt("count"))?)?
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            // `u8` and `i8` share a layout: the standard library collects this in place.
             let codes = r
                 .take(n.checked_mul(DIM).ok_or(CacheError::Corrupt("count"))?)?
-                .iter()
-                .map(|&b| i8::from_le_bytes([b]))
+                .into_iter()
+                .map(|b| i8::from_le_bytes([b]))
                 .collect();
             map.insert(key, CodedTokens { scales, codes });
         }
-        if !r.0.is_empty() {
+        if !r.at_end()? {
             return Err(CacheError::Corrupt("bytes past the last record"));
         }
         Ok(TokenCache {
@@ -287,6 +289,14 @@ mod tests {
         let records = 2 * (32 + 4) + 3 * (4 + DIM);
         assert_eq!(file.len(), 8 + 4 + 2 + 8 + records);
         assert_eq!(TokenCache::from_bytes(&file, "m1").expect("reads"), c);
+        // Streamed through a small buffer, as a build reads the file: the same cache; cut short,
+        // refused.
+        let small =
+            |b: &[u8]| std::io::BufReader::with_capacity(7, std::io::Cursor::new(b.to_vec()));
+        let read = |b: &[u8]| TokenCache::read_from(small(b), "m1");
+        assert_eq!(read(&file).expect("reads"), c);
+        assert!(read(&file[..file.len() - 1]).is_err());
+        assert!(read(&[file.as_slice(), &[0]].concat()).is_err());
         let states = c
             .clone()
             .into_states(&texts(&["b", "a", "b"]))

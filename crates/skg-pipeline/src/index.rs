@@ -115,7 +115,7 @@ impl CardTokens {
     /// folder and in each loaded index (the shared registries' 6,752: 63 MB), 822 MB of
     /// whole-width codes in `tokens.cache`; their cold build peaked at about 4.1 GB when this
     /// limit was set (what a 100,000-skill build without the stage takes) and at 2.6 GB since
-    /// the build streams its files and frees the whole-width codes as it projects them (2.4
+    /// the build streams its files and frees the whole-width codes as it projects them (2.3
     /// warm, 1.3 without the stage). A larger limit has not been measured. The query's cost does
     /// not grow with the catalog (the stage reads the fused first 20).
     pub const AUTO_MAX_CARDS: usize = 30_000;
