@@ -187,11 +187,12 @@ pub(crate) fn write_header(out: &mut Vec<u8>, magic: [u8; 8], model_id: &str) {
 pub(crate) struct Reader<R>(pub(crate) R);
 
 impl<R: std::io::Read> Reader<R> {
-    /// The next `n` bytes (allocated as they arrive, so a damaged length cannot reserve more
-    /// than the file holds).
+    /// The next `n` bytes, in a buffer of exactly `n` (the codes keep it). Up to 1 MiB is
+    /// reserved at once; a longer (damaged) length grows as bytes arrive, so it cannot reserve
+    /// more than the file holds.
     pub(crate) fn take(&mut self, n: usize) -> Result<Vec<u8>, CacheError> {
         use std::io::Read as _;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(n.min(1 << 20));
         std::io::Read::take(&mut self.0, n as u64).read_to_end(&mut out)?;
         if out.len() < n {
             return Err(CacheError::Corrupt("truncated"));

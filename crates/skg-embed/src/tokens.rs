@@ -294,7 +294,12 @@ mod tests {
         let small =
             |b: &[u8]| std::io::BufReader::with_capacity(7, std::io::Cursor::new(b.to_vec()));
         let read = |b: &[u8]| TokenCache::read_from(small(b), "m1");
-        assert_eq!(read(&file).expect("reads"), c);
+        let back = read(&file).expect("reads");
+        assert_eq!(back, c);
+        // Each record's codes are held in a buffer of their own size, not a grown one.
+        for t in back.map.values() {
+            assert_eq!(t.codes.capacity(), t.codes.len());
+        }
         assert!(read(&file[..file.len() - 1]).is_err());
         assert!(read(&[file.as_slice(), &[0]].concat()).is_err());
         let states = c
