@@ -1,9 +1,6 @@
 //! Writing a folder beside its destination and publishing it with one rename.
 
-use std::{
-    io::Write as _,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -59,14 +56,7 @@ impl Staged {
         name: &str,
         write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
     ) -> Result<()> {
-        let path = self.path().join(name);
-        let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        write(&mut out).map_err(|e| Error::io(&path, e))?;
-        let file = out
-            .into_inner()
-            .map_err(|e| Error::io(&path, e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(&path, e))
+        write_streamed(&self.path().join(name), write)
     }
 
     /// Creates the sub-folder `name` (and its parents).
@@ -161,9 +151,22 @@ fn name_of(dest: &Path) -> String {
 
 /// Writes `bytes` to `path` and syncs them to disk.
 pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    f.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    f.sync_all().map_err(|e| Error::io(path, e))
+    write_streamed(path, |w| w.write_all(bytes))
+}
+
+/// Creates `path`, lets `write` stream into it (buffered; a write larger than the buffer goes
+/// straight to the file), then syncs it to disk. An error names `path`.
+fn write_streamed(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    write(&mut out).map_err(|e| Error::io(path, e))?;
+    let file = out
+        .into_inner()
+        .map_err(|e| Error::io(path, e.into_error()))?;
+    file.sync_all().map_err(|e| Error::io(path, e))
 }
 
 /// Replaces the file at `path` whole: `bytes` go to a temporary file beside it (synced), which
