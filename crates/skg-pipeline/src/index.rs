@@ -116,7 +116,8 @@ impl CardTokens {
     /// whole-width codes in `tokens.cache`; their cold build peaked at about 4.1 GB when this
     /// limit was set (what a 100,000-skill build without the stage takes) and at 2.6 GB since
     /// the build streams its files and frees the whole-width codes as it projects them (2.3
-    /// warm, 1.3 without the stage). A larger limit has not been measured. The query's cost does
+    /// warm, 1.1 without the stage since the graph's phase holds neither the audit's tables
+    /// nor the card tokens). A larger limit has not been measured. The query's cost does
     /// not grow with the catalog (the stage reads the fused first 20).
     pub const AUTO_MAX_CARDS: usize = 30_000;
 
@@ -172,9 +173,10 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
     let members = skg_store::read_ndjson(audit, tables::MEMBERS.name).at(|| read("members"))?;
     let scores = skg_store::read_ndjson(audit, tables::SCORES.name).at(|| read("scores"))?;
 
-    // The previous index, for a whole-package incremental update.
+    // The previous index, for a whole-package incremental update: its vectors are reused, its
+    // card token states never (a card's states are the cache's), so they stay on disk.
     let previous = if job.incremental {
-        Index::open(&job.out)
+        Index::open_with(&job.out, skg_index::OpenOptions { card_tokens: false })
             .inspect_err(|e| {
                 tracing::warn!("no usable previous index ({e}): building the whole index");
             })
@@ -327,6 +329,8 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
     };
     let manifest = skg_index::build_staged(input, staged, options)
         .at(|| format!("cannot write {}", job.out.display()))?;
+    // The audit's tables are done with: the graph phase below must not hold them too.
+    drop((skills, documents, edges, members, scores, examples, m));
     let texts_embedded = embedding.as_ref().map_or(0, |e| e.embedded);
     let rows =
         usize::try_from(manifest.counts.get("vectors").copied().unwrap_or(0)).unwrap_or(usize::MAX);
@@ -334,8 +338,13 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
         Some(min) if rows > 0 && rows >= min => {
             progress.phase("nearest-neighbour graph", 1);
             let graph_started = Instant::now();
-            let mut index = skg_index::Index::open(&job.out)
-                .at(|| format!("cannot reopen {}", job.out.display()))?;
+            // The graph is built over the dense vectors alone: the cards' token states
+            // (9 KB a card) stay on disk.
+            let mut index = skg_index::Index::open_with(
+                &job.out,
+                skg_index::OpenOptions { card_tokens: false },
+            )
+            .at(|| format!("cannot reopen {}", job.out.display()))?;
             index
                 .use_ann(min, skg_index::ann::AnnOptions::default())
                 .at(|| {
