@@ -60,10 +60,37 @@ fn is_skill_file(name: &str) -> bool {
     name.eq_ignore_ascii_case("skill.md")
 }
 
+/// A registry-relative path as skg names it: the path's own components joined by `/`. A
+/// backslash inside a name stays part of that name (on Unix it is an ordinary character: read as
+/// a separator, a file named `..\..\x` would name a file outside the registry), and bytes that
+/// are not UTF-8 are shown as `\xNN`, so two different names never show as one.
 fn rel(root: &Path, p: &Path) -> String {
-    let r = p.strip_prefix(root).unwrap_or(p);
-    let s = r.to_string_lossy().replace('\\', "/");
-    if s.is_empty() { ".".to_owned() } else { s }
+    let Ok(r) = p.strip_prefix(root) else {
+        // Only for messages (a loop's ancestor outside the walk): files are always under root.
+        return p.to_string_lossy().into_owned();
+    };
+    let parts: Vec<String> = r.components().map(|c| shown_name(c.as_os_str())).collect();
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// One path component as text: itself when UTF-8, else its valid runs with each other byte as
+/// `\xNN`.
+fn shown_name(name: &std::ffi::OsStr) -> String {
+    if let Some(s) = name.to_str() {
+        return s.to_owned();
+    }
+    let mut out = String::new();
+    for chunk in name.as_encoded_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\x{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Walks `root` and groups its files into packages (a folder with a `SKILL.md` owns every file
@@ -91,6 +118,7 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
         }
     };
     let mut files: Vec<String> = Vec::new();
+    let mut shown_names: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut it = walkdir::WalkDir::new(root)
         .follow_links(true)
         .sort_by_file_name()
@@ -161,17 +189,28 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
             break;
         }
         let shown = rel(root, entry.path());
+        if !shown_names.insert(shown.clone()) {
+            // Only a name that is not UTF-8 can show as another file's literal name.
+            result.diagnostics.push(diag(
+                shown,
+                DiagnosticCode::InvalidUtf8,
+                Severity::Warning,
+                "two files show as this name (one of them is not UTF-8); the second was not read"
+                    .into(),
+            ));
+            continue;
+        }
         if entry.path().to_str().is_none() {
             result.diagnostics.push(diag(
                 shown.clone(),
                 DiagnosticCode::InvalidUtf8,
                 Severity::Info,
-                "the path is not UTF-8; it is shown with U+FFFD and read by its real name".into(),
+                "the path is not UTF-8; it is shown with \\xNN escapes and read by its real name"
+                    .into(),
             ));
             result
                 .real_paths
-                .entry(shown.clone())
-                .or_insert_with(|| entry.path().to_path_buf());
+                .insert(shown.clone(), entry.path().to_path_buf());
         }
         files.push(shown);
     }
@@ -255,6 +294,7 @@ pub(crate) fn abs(registry_root: &Path, rel: &str) -> PathBuf {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a panic is the test failure")]
 mod tests {
     use super::*;
 
@@ -284,6 +324,56 @@ mod tests {
                 ("a/sub", "skill.md", vec!["notes.md".to_owned()]),
                 ("b", "SKILL.md", vec!["Skill.md".to_owned()]),
             ]
+        );
+    }
+
+    /// A backslash is part of a Unix file name: the file is named (and read) as itself, never as
+    /// a path that climbs out of the registry.
+    #[cfg(unix)]
+    #[test]
+    fn a_backslash_in_a_name_never_leaves_the_registry() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("reg");
+        std::fs::create_dir_all(root.join("skill")).unwrap();
+        std::fs::write(root.join("skill/SKILL.md"), "---\nname: s\n---\n").unwrap();
+        std::fs::write(tmp.path().join("outside.md"), "secret").unwrap();
+        let sneaky = r"..\..\outside.md";
+        std::fs::write(root.join("skill").join(sneaky), "inside").unwrap();
+        let w = walk(&RegistryName::from("r"), &root, &Limits::default());
+        let named = format!("skill/{sneaky}");
+        assert_eq!(w.files, vec![named.clone(), "skill/SKILL.md".to_owned()]);
+        assert_eq!(w.packages[0].files, vec![sneaky.to_owned()]);
+        let path = abs(&root, &named);
+        assert!(path.starts_with(&root), "{}", path.display());
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "inside");
+    }
+
+    /// Two names that differ only in bytes that are not UTF-8 stay two packages, each read by its
+    /// real name.
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_stay_apart() {
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        for b in [0xE8u8, 0xE9] {
+            let dir = root.join(std::ffi::OsStr::from_bytes(&[b'c', b'a', b'f', b]));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("SKILL.md"), format!("byte {b:02X}")).unwrap();
+        }
+        let w = walk(&RegistryName::from("r"), root, &Limits::default());
+        assert_eq!(w.files, vec![r"caf\xE8/SKILL.md", r"caf\xE9/SKILL.md"]);
+        let roots: Vec<&str> = w.packages.iter().map(|p| p.root.as_str()).collect();
+        assert_eq!(roots, vec![r"caf\xE8", r"caf\xE9"]);
+        for (f, want) in w.files.iter().zip(["byte E8", "byte E9"]) {
+            assert_eq!(std::fs::read_to_string(&w.real_paths[f]).unwrap(), want);
+        }
+        assert_eq!(
+            w.diagnostics
+                .iter()
+                .filter(|d| d.code == DiagnosticCode::InvalidUtf8)
+                .count(),
+            2
         );
     }
 
