@@ -158,12 +158,13 @@ fn dependency_closure(
         let entry = &index.skills[s as usize];
         for d in &entry.depends_on {
             match index.skill(d.as_str()) {
+                // Outside the caller's scope: counted, never named (not even when unsafe).
+                Some((di, _)) if !visible(di) => {
+                    withheld.insert(di);
+                }
                 // An unsafe dependency is withheld: the bundle says it is missing.
                 Some((_, dep)) if dep.r#unsafe => {
                     missing.insert(d.to_string());
-                }
-                Some((di, _)) if !visible(di) => {
-                    withheld.insert(di);
                 }
                 Some((di, _)) => {
                     if seen.insert(di) {

@@ -685,6 +685,30 @@ fn a_scoped_query_and_route_stay_inside_the_scope() {
 }
 
 #[test]
+fn an_unsafe_dependency_outside_the_scope_is_withheld_not_named() {
+    // deploy → build → fetch, with build unsafe (skills are fetch, build, deploy, notify).
+    let mut f = chain_fixture(false);
+    assert_eq!(f.skills[1].id.as_str(), "r:build");
+    f.skills[1].risk_tier = skg_model::RiskTier::Unsafe;
+    let dir = tempfile::tempdir().unwrap();
+    let index = index_of_chain(dir.path(), &f);
+    let a = index
+        .search(&Query::new("deploy the release to production", None, 1))
+        .unwrap();
+    assert_eq!(names(&index, &a.hits), vec!["r:deploy"]);
+    // Open: the unsafe dependency is named as missing.
+    let open = crate::route(&index, &a, None);
+    assert_eq!(open.missing, vec!["r:build".to_owned()]);
+    assert_eq!(open.withheld, 0);
+    // A caller who cannot see build learns only that one dependency is withheld.
+    let scope = crate::Scope::new(&index, |s| s.id.as_str() != "r:build");
+    let b = crate::route_within(&index, &a, None, Some(&scope));
+    assert!(b.missing.is_empty(), "{:?}", b.missing);
+    assert_eq!(b.withheld, 1);
+    assert_eq!(plan_ids(&b), vec!["r:deploy"]);
+}
+
+#[test]
 fn a_complement_whose_dependency_is_unsafe_or_hidden_is_left_out() {
     // notify (the complement of deploy) depends on fetch; with `unsafe_fetch`, fetch is unsafe.
     let make = |unsafe_fetch: bool| {
