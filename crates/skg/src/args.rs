@@ -758,6 +758,16 @@ fn parse_late_weight(s: &str) -> Result<f32, String> {
     }
 }
 
+/// `--poll-seconds`: from a tenth of a second to a day.
+fn parse_poll_seconds(s: &str) -> Result<std::time::Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.1..=86_400.0).contains(&x) => Ok(std::time::Duration::from_secs_f64(x)),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds from 0.1 to 86400"
+        )),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RouteArgs {
     /// The task, in words.
@@ -874,9 +884,9 @@ pub struct ServeArgs {
     /// Audit folder `--watch` maintains (default `<index>.audit`).
     #[arg(long)]
     pub watch_audit: Option<PathBuf>,
-    /// Seconds between checks of the watched registries.
-    #[arg(long, default_value_t = 2.0)]
-    pub poll_seconds: f64,
+    /// Seconds between checks of the watched registries (0.1 to 86,400).
+    #[arg(long, default_value = "2", value_parser = parse_poll_seconds)]
+    pub poll_seconds: std::time::Duration,
     /// Quarantine threshold `--watch` audits with.
     #[arg(long, default_value_t = skg_score::Options::DEFAULT_THRESHOLD)]
     pub threshold: f64,

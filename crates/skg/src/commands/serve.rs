@@ -191,7 +191,7 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
 /// did not change), update the index package by package and reload it. A failed rebuild keeps
 /// the served index and is logged.
 fn watch(gw: &Arc<Gateway>, args: &ServeArgs, stop: &AtomicBool, quiet: u8) {
-    let poll = Duration::from_secs_f64(args.poll_seconds.max(0.1));
+    let poll = args.poll_seconds;
     let audit_out = args.watch_audit.clone().unwrap_or_else(|| {
         let mut p = args.index.clone().into_os_string();
         p.push(".audit");
