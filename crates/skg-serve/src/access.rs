@@ -356,7 +356,10 @@ fn quota(rate: f64, burst: Option<u32>) -> Result<Quota, String> {
             "rate_per_second must be a positive number, got {rate}"
         ));
     }
-    let period = Duration::from_secs_f64(1.0 / rate);
+    // A rate so small that its period overflows a Duration (below about 5e-20 a second) is
+    // refused, not a panic.
+    let period = Duration::try_from_secs_f64(1.0 / rate)
+        .map_err(|_| format!("rate_per_second {rate} is too small"))?;
     let burst = burst.unwrap_or_else(|| {
         // One second's worth, at least one request.
         let per_second = rate.ceil().clamp(1.0, f64::from(u32::MAX));
@@ -626,7 +629,8 @@ mod tests {
 
     #[test]
     fn bad_rates_are_refused() {
-        for rate in [0.0, -1.0, f64::NAN] {
+        // 1e-20 and the smallest positive number: periods past what a Duration holds.
+        for rate in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-20, 5e-324] {
             let mut f = KeysFile::default();
             let e = f
                 .add(

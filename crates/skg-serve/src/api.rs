@@ -65,28 +65,41 @@ pub fn router(gw: Arc<Gateway>) -> Router {
             Arc::clone(&gw),
             authenticate,
         ));
-    Router::new()
+    // Everything a client asks for runs under the limits; the probes do not, so a replica
+    // under load still answers its load balancer (they read no body and compute nothing).
+    let limited = Router::new()
         .merge(reads)
-        .route("/health", get(health))
-        .route("/ready", get(ready))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi_doc))
         .route("/admin/reload", post(admin_reload))
         .fallback(not_found)
-        .layer(CatchPanicLayer::custom(
-            |_: Box<dyn std::any::Any + Send>| {
-                ApiError::internal("the request's handler failed", "panicked").into_response()
-            },
-        ))
         .layer(axum::extract::DefaultBodyLimit::max(cfg.max_body_bytes))
         .layer(RequestBodyLimitLayer::new(cfg.max_body_bytes))
         .layer(GlobalConcurrencyLimitLayer::new(cfg.concurrency.max(1)))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,
             cfg.timeout,
+        ));
+    Router::new()
+        .merge(limited)
+        .route("/health", get(health))
+        .route("/ready", get(ready))
+        .layer(CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| {
+                ApiError::internal("the request's handler failed", "panicked").into_response()
+            },
         ))
         .layer(
+            // The span names the path, never the query string (`/v1/listing?task=…` carries
+            // the task, which is logged only when configured).
             TraceLayer::new_for_http()
+                .make_span_with(|req: &Request| {
+                    tracing::debug_span!(
+                        "request",
+                        method = %method_label(req.method()),
+                        path = %req.uri().path(),
+                    )
+                })
                 .on_response(
                     tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO),
                 )
@@ -121,7 +134,11 @@ fn presented_key(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| {
+            // The scheme is case-insensitive (RFC 9110, 11.1).
+            let (scheme, key) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(key)
+        })
         .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()))
         .map(str::trim)
 }
@@ -141,6 +158,18 @@ async fn authenticate(State(gw): State<Arc<Gateway>>, mut req: Request, next: Ne
     }
 }
 
+/// The method as a metrics and log label: the standard methods by name, any other token a client
+/// sends as `other` — a label per arbitrary method would grow the metric series without bound.
+fn method_label(method: &axum::http::Method) -> &'static str {
+    const KNOWN: [&str; 9] = [
+        "GET", "POST", "HEAD", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT",
+    ];
+    KNOWN
+        .into_iter()
+        .find(|m| *m == method.as_str())
+        .unwrap_or("other")
+}
+
 /// Counts and times every request; gives bare error statuses from layers (413, 405, timeouts …)
 /// the JSON error body.
 async fn observe(
@@ -150,7 +179,7 @@ async fn observe(
     next: Next,
 ) -> Response {
     let route = matched.map_or_else(|| "(unmatched)".to_owned(), |m| m.as_str().to_owned());
-    let method = req.method().as_str().to_owned();
+    let method = method_label(req.method()).to_owned();
     let started = Instant::now();
     let mut resp = next.run(req).await;
     let status = resp.status();
@@ -405,7 +434,11 @@ pub(crate) async fn admin_reload(
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(|v| {
+            // The scheme is case-insensitive (RFC 9110, 11.1).
+            let (scheme, key) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(key)
+        });
     match given {
         None => {
             return Err(ApiError::new(

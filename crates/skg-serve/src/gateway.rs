@@ -251,13 +251,15 @@ pub struct Gateway {
     pub(crate) cfg: Config,
     current: ArcSwap<Loaded>,
     embedder: Option<Arc<dyn Embed>>,
-    query_vectors: Option<quick_cache::sync::Cache<String, Arc<skg_index::QueryEmbedding>>>,
-    reload_lock: tokio::sync::Mutex<()>,
+    /// Query embeddings by caller and text ([`cache_key`]): one caller's cache hit never tells
+    /// it (by a faster answer) what another caller asked.
+    query_vectors: Option<quick_cache::sync::Cache<blake3::Hash, Arc<skg_index::QueryEmbedding>>>,
+    reload_lock: std::sync::Mutex<()>,
     last_reload_error: Mutex<Option<String>>,
     /// The keys in force and the hash of the text they came from (`None`: open mode).
     keys: Option<ArcSwap<(Keys, blake3::Hash)>>,
     keys_error: Mutex<Option<String>>,
-    pub(crate) compute: tokio::sync::Semaphore,
+    pub(crate) compute: Arc<tokio::sync::Semaphore>,
     pub(crate) metrics: Metrics,
     pub(crate) started: Instant,
     /// Ready for traffic: the index is loaded and the gateway is not draining.
@@ -331,13 +333,13 @@ impl Gateway {
         metrics.index_loaded(&index);
         let cfg_query_cache = cfg.query_cache;
         Ok(Gateway {
-            compute: tokio::sync::Semaphore::new(cfg.compute_slots.max(1)),
+            compute: Arc::new(tokio::sync::Semaphore::new(cfg.compute_slots.max(1))),
             cfg,
             current: ArcSwap::from_pointee(Loaded::new(index)),
             embedder,
             query_vectors: (cfg_query_cache > 0)
                 .then(|| quick_cache::sync::Cache::new(cfg_query_cache)),
-            reload_lock: tokio::sync::Mutex::new(()),
+            reload_lock: std::sync::Mutex::new(()),
             last_reload_error: Mutex::new(None),
             keys,
             keys_error: Mutex::new(None),
@@ -371,8 +373,14 @@ impl Gateway {
     }
 
     /// Reloads the folder if its manifest names another revision; swaps atomically. Blocking
-    /// (reads the folder): call from a blocking thread.
+    /// (reads the folder): call from a blocking thread. Reloads run one at a time, whoever asks
+    /// (the admin route, the revision poll, `serve --watch`): a slow load cannot be overtaken by
+    /// a later one and then store an older revision over it.
     pub fn reload_blocking(&self) -> ReloadOutcome {
+        let _one_at_a_time = self
+            .reload_lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let current = self.current();
         let serving = current.index.manifest.content_hash.clone();
         // The content hash covers the vectors' bytes, not whose they are: a rebuild with other
@@ -412,8 +420,8 @@ impl Gateway {
     }
 
     /// Re-reads the keys file when its text changed; a file that cannot be read or parsed keeps
-    /// the previous keys in force (and `/health` says why). Blocking: call from a blocking
-    /// thread.
+    /// the previous keys in force (`/health` says that it failed; the log and this answer say
+    /// why). Blocking: call from a blocking thread.
     pub fn reload_keys_blocking(&self) -> KeysReload {
         let (Some(keys), Some(path)) = (&self.keys, &self.cfg.keys_file) else {
             return KeysReload::Open;
@@ -504,9 +512,9 @@ impl Gateway {
         Ok(Access::Key(tenant))
     }
 
-    /// [`Gateway::reload_blocking`] from async code; concurrent reloads run one at a time.
+    /// [`Gateway::reload_blocking`] from async code; concurrent reloads run one at a time (the
+    /// lock is taken on the blocking thread, so a caller's timeout does not release it).
     pub async fn reload(self: &Arc<Self>) -> ReloadOutcome {
-        let _guard = self.reload_lock.lock().await;
         let me = Arc::clone(self);
         tokio::task::spawn_blocking(move || me.reload_blocking())
             .await
@@ -544,24 +552,27 @@ impl Gateway {
                 loaded.index.manifest.content_hash
             ));
         }
-        if let Some(e) = self
+        // Every caller sees this line, so it names no path, key or pattern: the error itself
+        // is in the log and in the answer of the admin's keys reload.
+        if self
             .keys_error
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_ref()
+            .is_some()
         {
-            out.push(format!(
-                "the keys file could not be re-read ({e}); the previous keys stay in force"
-            ));
+            out.push(
+                "the keys file could not be re-read (the gateway's log says why); the previous \
+                 keys stay in force"
+                    .to_owned(),
+            );
         }
         out
     }
 
     /// Whether this request (which holds one compute slot) holds the only one taken: no other
     /// request is computing, so the embedder may use every core, and the request searches
-    /// after its embedding rather than beside it (`answer_many`). A request the timeout dropped
-    /// gives its slot back while its thread finishes, so for that long this can count one too
-    /// few: a slower route, never another answer.
+    /// after its embedding rather than beside it (`answer_many`). A slot is held until the
+    /// request's work is done, even when the timeout dropped the request.
     fn alone(&self) -> bool {
         self.compute.available_permits() + 1 >= self.cfg.compute_slots.max(1)
     }
@@ -571,7 +582,7 @@ impl Gateway {
     fn query_vector(
         &self,
         loaded: &Loaded,
-        text: &str,
+        (text, access): (&str, &Access),
         mode: Option<Mode>,
         alone: bool,
     ) -> Option<Arc<skg_index::QueryEmbedding>> {
@@ -586,7 +597,10 @@ impl Gateway {
         // embedding without them is made again for such an index.
         // (A gateway that never runs the stage opened the index without them: `open_index`.)
         let wants_tokens = loaded.index.has_card_tokens();
-        if let Some(v) = self.query_vectors.as_ref().and_then(|c| c.get(text))
+        if let Some(v) = self
+            .query_vectors
+            .as_ref()
+            .and_then(|c| c.get(&cache_key(access, text)))
             && (!wants_tokens || !v.tokens.is_empty())
         {
             self.metrics.query_cache(true);
@@ -606,7 +620,7 @@ impl Gateway {
                 let v = Arc::new(v);
                 if let Some(c) = &self.query_vectors {
                     self.metrics.query_cache(false);
-                    c.insert(text.to_owned(), Arc::clone(&v));
+                    c.insert(cache_key(access, text), Arc::clone(&v));
                 }
                 Some(v)
             }
@@ -706,7 +720,7 @@ impl Gateway {
         // (`search_embedding_answers_as_search_with_the_vector`).
         let alone = self.alone();
         let (answer, vector) = if alone && q.mode != Mode::Bm25 {
-            let vector = self.query_vector(&loaded, ask.text, ask.mode, true);
+            let vector = self.query_vector(&loaded, (ask.text, access), ask.mode, true);
             q.vector = vector.as_ref().map(|e| e.vector.as_slice());
             q.tokens = vector
                 .as_ref()
@@ -714,9 +728,9 @@ impl Gateway {
                 .filter(|t| !t.is_empty());
             (loaded.index.search(&q)?, vector)
         } else {
-            loaded
-                .index
-                .search_embedding(&q, || self.query_vector(&loaded, ask.text, ask.mode, alone))?
+            loaded.index.search_embedding(&q, || {
+                self.query_vector(&loaded, (ask.text, access), ask.mode, alone)
+            })?
         };
         let prepared = Prepared {
             vector,
@@ -734,7 +748,7 @@ impl Gateway {
         self.check(ask, access)?;
         let started = Instant::now();
         let loaded = self.current();
-        let vector = self.query_vector(&loaded, ask.text, ask.mode, self.alone());
+        let vector = self.query_vector(&loaded, (ask.text, access), ask.mode, self.alone());
         let q = ask.query(None);
         Ok(Prepared {
             scope: loaded.scope(access),
@@ -759,15 +773,19 @@ impl Gateway {
         self: &Arc<Self>,
         f: impl FnOnce(&Gateway) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        let _permit = self
-            .compute
-            .acquire()
+        // The slot moves into the blocking task: a request the timeout dropped keeps it until
+        // its work is done, so no more work computes at once than there are slots.
+        let permit = Arc::clone(&self.compute)
+            .acquire_owned()
             .await
             .map_err(|e| ApiError::internal("the gateway is shutting down", e))?;
         let me = Arc::clone(self);
-        tokio::task::spawn_blocking(move || f(&me))
-            .await
-            .map_err(|e| ApiError::internal("the request's task failed", e))?
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            f(&me)
+        })
+        .await
+        .map_err(|e| ApiError::internal("the request's task failed", e))?
     }
 
     /// `find`: one result per skill.
@@ -991,6 +1009,19 @@ fn visible_id(ix: &Index, scope: &Scope, id: &str) -> bool {
 /// Drops the ids of skills outside `scope`.
 fn keep_visible(ix: &Index, scope: &Scope, ids: &mut Vec<String>) {
     ids.retain(|id| visible_id(ix, scope, id));
+}
+
+/// The query cache's key: the caller (the key's id; open mode is one caller) and the text.
+fn cache_key(access: &Access, text: &str) -> blake3::Hash {
+    let caller = match access {
+        Access::Open => "",
+        Access::Key(t) => t.id.as_str(),
+    };
+    let mut h = blake3::Hasher::new();
+    h.update(&(caller.len() as u64).to_le_bytes());
+    h.update(caller.as_bytes());
+    h.update(text.as_bytes());
+    h.finalize()
 }
 
 /// A failed reload: what failed in words without paths (the full error is logged).

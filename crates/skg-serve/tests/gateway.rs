@@ -386,9 +386,25 @@ async fn every_client_error_is_json_4xx() {
     .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
     assert_eq!(r.json["code"], "reload_disabled");
+    // Methods outside the standard ones are refused and counted under one label: a client
+    // inventing methods must not grow the metric series.
+    for name in ["FOO1", "FOO2"] {
+        let r = call(
+            &gw,
+            Request::builder()
+                .method(axum::http::Method::from_bytes(name.as_bytes()).unwrap())
+                .uri("/v1/route")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+        assert!(r.status.is_client_error(), "{name}: {}", r.status);
+    }
     // Every one of those was counted by route and status.
     let m = call(&gw, get("/metrics")).await;
     let text = m.json.as_str().unwrap();
+    assert!(!text.contains("FOO"), "{text}");
+    assert!(text.contains(r#"method="other""#), "{text}");
     assert!(
         text.contains(r#"skg_http_requests_total{route="/v1/route",method="POST",status="422",tenant="open"} 4"#),
         "{text}"
@@ -750,6 +766,23 @@ async fn openapi_documents_every_route() {
     );
 }
 
+/// `gw` served on a loopback port: its address, the stop signal and the server's task.
+async fn on_loopback(
+    gw: Arc<Gateway>,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(skg_serve::serve(gw, listener, async {
+        let _ = stopped.await;
+    }));
+    (addr, stop, server)
+}
+
 /// One real socket: the app served by [`skg_serve::serve`] on 127.0.0.1, spoken to with a plain
 /// HTTP/1.1 request, then shut down gracefully.
 #[tokio::test]
@@ -759,12 +792,7 @@ async fn real_socket() {
     let dir = tmp.path().join("index");
     build_index(&dir, None);
     let gw = gateway(&dir, None);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(skg_serve::serve(gw, listener, async {
-        let _ = stopped.await;
-    }));
+    let (addr, stop, server) = on_loopback(gw).await;
     let body = json!({"task": "debug a failing test", "k": 3}).to_string();
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     s.write_all(
@@ -865,12 +893,7 @@ async fn slow_headers_are_cut_off() {
     let mut cfg = Config::new(dir.clone());
     cfg.header_read_timeout = std::time::Duration::from_millis(500);
     let gw = Arc::new(Gateway::open(cfg, None).unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(skg_serve::serve(gw, listener, async {
-        let _ = stopped.await;
-    }));
+    let (addr, stop, server) = on_loopback(gw).await;
     let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
     slow.write_all(b"POST /v1/route HTTP/1.1\r\nHost: x\r\n")
         .await
@@ -911,6 +934,61 @@ async fn slow_headers_are_cut_off() {
     s.read_to_string(&mut raw).await.unwrap();
     assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
     stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}
+
+/// The probes answer while every request slot is taken: a client that sends half a body holds
+/// the only slot (`concurrency` 1), a read then waits for it, and `/ready` and `/health` still
+/// answer at once — a replica under load is not taken out by its load balancer.
+#[tokio::test]
+async fn probes_answer_while_every_request_slot_is_taken() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    build_index(&dir, None);
+    let mut cfg = Config::new(dir.clone());
+    cfg.concurrency = 1;
+    cfg.timeout = std::time::Duration::from_secs(30);
+    let gw = Arc::new(Gateway::open(cfg, None).unwrap());
+    let (addr, stop, server) = on_loopback(gw).await;
+    let send = |request: &'static str| async move {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(request.as_bytes()).await.unwrap();
+        s
+    };
+    // Half a body: the handler waits for the rest, holding the slot.
+    let holder = send(
+        "POST /v1/route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"task\":",
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let read_within = |mut s: tokio::net::TcpStream, ms: u64| async move {
+        let mut raw = String::new();
+        tokio::time::timeout(
+            std::time::Duration::from_millis(ms),
+            s.read_to_string(&mut raw),
+        )
+        .await
+        .ok()
+        .map(|_| raw)
+    };
+    let waiting = send("GET /openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
+    assert_eq!(
+        read_within(waiting, 500).await,
+        None,
+        "a read should wait for the slot"
+    );
+    for probe in [
+        "GET /ready HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    ] {
+        let raw = read_within(send(probe).await, 5_000)
+            .await
+            .expect("the probe waited for a request slot");
+        assert!(raw.starts_with("HTTP/1.1 200"), "{probe}: {raw}");
+    }
+    stop.send(()).unwrap();
+    drop(holder);
     server.await.unwrap().unwrap();
 }
 
@@ -1105,6 +1183,46 @@ impl skg_serve::Embed for Recorder {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         Ok(vec![0.6, 0.8, 0.0])
+    }
+}
+
+/// The query cache is kept per caller: a second request of one key is answered from it, the
+/// same task from another key is embedded again (a hit is faster, and must not tell one tenant
+/// what another asked).
+#[tokio::test]
+async fn the_query_cache_is_not_shared_between_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    common::build_index_with(dir.path(), None, Some(("recorder", &[0.0, 0.0, 1.0])));
+    let mut file = skg_serve::access::KeysFile::default();
+    let (a, _) = file.add("a", skg_serve::access::Policy::default()).unwrap();
+    let (b, _) = file.add("b", skg_serve::access::Policy::default()).unwrap();
+    let keys = dir.path().join("keys.toml");
+    std::fs::write(&keys, file.to_toml()).unwrap();
+    let mut cfg = Config::new(dir.path().to_path_buf());
+    cfg.keys_file = Some(keys);
+    assert!(cfg.query_cache > 0);
+    let recorder = Arc::new(Recorder::default());
+    let gw = Arc::new(
+        Gateway::open(
+            cfg,
+            Some(Arc::clone(&recorder) as Arc<dyn skg_serve::Embed>),
+        )
+        .unwrap(),
+    );
+    let embedded = || {
+        recorder.alone.load(std::sync::atomic::Ordering::SeqCst)
+            + recorder.shared.load(std::sync::atomic::Ordering::SeqCst)
+    };
+    for (key, total) in [(&a, 1), (&a, 1), (&b, 2), (&b, 2)] {
+        let mut req = post("/v1/route", &json!({"task": "review my branch", "k": 2}));
+        req.headers_mut().insert(
+            header::AUTHORIZATION,
+            format!("Bearer {key}").parse().unwrap(),
+        );
+        let r = call(&gw, req).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.json);
+        assert_eq!(r.json["mode"], "hybrid", "{}", r.json);
+        assert_eq!(embedded(), total);
     }
 }
 
