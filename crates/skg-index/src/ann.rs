@@ -208,7 +208,13 @@ impl Ann {
         let graph = bytes.get(header_len..).unwrap_or_default();
         let map: HnswMap<Row, u32> = postcard::from_bytes(graph).map_err(|e| corrupt(path, &e))?;
         // Every row once, each naming a row of this index (what `nearest` hands back).
-        if map.values.len() != rows || map.values.iter().any(|&v| v as usize >= rows) {
+        // …and one point per row, each of the index's dimension (a point of another length
+        // would fail the first query that meets it).
+        if map.values.len() != rows
+            || map.values.iter().any(|&v| v as usize >= rows)
+            || map.iter().count() != rows
+            || map.iter().any(|(_, p)| p.0.len() != dim)
+        {
             return Err(crate::Error::Corrupt {
                 path: path.to_path_buf(),
                 message: "nearest-neighbour graph cache: its rows are not this index's".into(),

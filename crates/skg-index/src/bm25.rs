@@ -291,6 +291,20 @@ impl std::fmt::Debug for Bm25 {
 }
 
 impl Bm25 {
+    /// The largest id (the `doc` fast field: a document's or a skill's position) any document
+    /// carries; `None` for an empty index.
+    pub(crate) fn max_id(&self) -> Result<Option<u64>> {
+        let searcher = self.reader.searcher();
+        let mut max = None;
+        for reader in searcher.segment_readers() {
+            if reader.num_docs() > 0 {
+                let m = reader.fast_fields().u64("doc")?.max_value();
+                max = max.max(Some(m));
+            }
+        }
+        Ok(max)
+    }
+
     pub(crate) fn open(dir: &Path) -> Result<Bm25> {
         let index = Index::open_in_dir(dir)?;
         index.tokenizers().register(ANALYZER, analyzer());
@@ -566,10 +580,12 @@ impl Bm25 {
                         .u64("doc")?,
                 );
             }
+            // An id past u32 is not one this index wrote: skipped, never used as an index.
             if let Some(col) = &columns[ord]
                 && let Some(doc) = col.first(addr.doc_id)
+                && let Ok(doc) = u32::try_from(doc)
             {
-                out.push((u32::try_from(doc).unwrap_or(u32::MAX), score));
+                out.push((doc, score));
             }
         }
         Ok(out)

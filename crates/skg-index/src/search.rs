@@ -637,14 +637,30 @@ impl Index {
         for (row, &skill) in row_skill.iter().enumerate() {
             rows_of[skill as usize].push(u32::try_from(row).unwrap_or(u32::MAX));
         }
+        // The BM25 indexes name documents and skills by position: one of another build would
+        // name positions this index does not have.
+        let skill_bm25 = Bm25::open(&dir.join(crate::artifact::SKILL_BM25_DIR))?;
+        let bm25 = Bm25::open(&dir.join("bm25"))?;
+        for (name, index, n) in [
+            (crate::artifact::SKILL_BM25_DIR, &skill_bm25, skills.len()),
+            ("bm25", &bm25, docs.len()),
+        ] {
+            if let Some(max) = index.max_id()?
+                && max >= n as u64
+            {
+                return Err(corrupt(format!(
+                    "{name} names position {max}, past the index's {n}"
+                )));
+            }
+        }
         Ok(Index {
-            skill_bm25: Bm25::open(&dir.join(crate::artifact::SKILL_BM25_DIR))?,
+            skill_bm25,
             card_doc,
             kinds,
             docs_of,
             catalog_tokens,
             content: Content::open(&dir.join("content.ndjson"), skills.len())?,
-            bm25: Bm25::open(&dir.join("bm25"))?,
+            bm25,
             manifest,
             skills,
             docs,
@@ -789,7 +805,7 @@ impl Index {
                 .search_groups(
                     &self.bm25.rarest(&terms, q.max_terms)?,
                     &q.weights.unwrap_or(FieldWeights::DOCUMENT),
-                    pool + 1,
+                    pool.saturating_add(1),
                     &own,
                     Pass::Pruned,
                 )?
@@ -801,7 +817,12 @@ impl Index {
         if let (Some(v), true) = (vector, mode != Mode::Bm25) {
             for (row, &doc) in self.vectors.chunks_exact(self.dim).zip(&self.vector_docs) {
                 if self.allowed(self.docs[doc as usize].skill, q) {
-                    dense.insert(doc, (dot(row, v), doc));
+                    // A document with several rows (examples) counts its best.
+                    let cos = dot(row, v);
+                    let e = dense.entry(doc).or_insert((cos, doc));
+                    if cos > e.0 {
+                        e.0 = cos;
+                    }
                 }
             }
         }
@@ -920,7 +941,10 @@ impl Index {
                     let mut lanes = Vec::with_capacity(passes.len());
                     for (weights, kind) in passes {
                         let group_of = |skill: u32| {
-                            (self.card_doc.get(skill as usize) != Some(&u32::MAX)
+                            (self
+                                .card_doc
+                                .get(skill as usize)
+                                .is_some_and(|&d| d != u32::MAX)
                                 && kind.is_none_or(|k| self.skills[skill as usize].kind == k)
                                 && self.allowed(skill, q))
                             .then_some(skill)
@@ -968,12 +992,14 @@ impl Index {
         let mut penalty: HashMap<u32, f32> = HashMap::new();
         if q.negative_weight > 0.0 {
             let negative = match q.bm25_unit {
-                Bm25Unit::Skill => self.skill_bm25.search_negative(terms, 1000)?,
+                // Every match, not the best thousand: a cut over the whole catalog would let
+                // skills outside the caller's scope decide which of its skills are penalized.
+                Bm25Unit::Skill => self.skill_bm25.search_negative(terms, self.skills.len())?,
                 Bm25Unit::Document => self
                     .bm25
-                    .search_negative(terms, 1000)?
+                    .search_negative(terms, self.docs.len())?
                     .into_iter()
-                    .map(|(doc, neg)| (self.docs[doc as usize].skill, neg))
+                    .filter_map(|(doc, neg)| Some((self.docs.get(doc as usize)?.skill, neg)))
                     .collect(),
             };
             for (skill, neg) in negative {
@@ -995,7 +1021,8 @@ impl Index {
 
     /// Best cosine per allowed skill: (cosine, doc). Without the graph: every row is scanned.
     /// With it: the graph proposes skills, and each proposed skill and each skill in `also` (the
-    /// lexical candidates, so fusion sees their true cosine) is scored exactly over its rows.
+    /// lexical candidates, so fusion sees their true cosine) is scored exactly over its rows;
+    /// when fewer proposed skills are allowed than the query's `k`, every row is scanned.
     fn dense_skills(
         &self,
         q: &Query<'_>,
@@ -1009,13 +1036,24 @@ impl Index {
         if v.len() != self.dim || self.dim == 0 {
             return HashMap::new();
         }
-        let mut skills: Vec<u32> = ann
+        let mut proposed: Vec<u32> = ann
             .nearest(v)
             .into_iter()
             .map(|(row, _)| self.docs[self.vector_docs[row as usize] as usize].skill)
-            .chain(also.keys().copied())
             .filter(|&s| self.allowed(s, q))
             .collect();
+        proposed.sort_unstable();
+        proposed.dedup();
+        // The graph proposes a fixed number of rows over the whole catalog: behind a small scope
+        // or a capability, fewer of its skills than the query asks for may be allowed. Then the
+        // exact scan answers (what the query gets without the graph), never a short list. (Short
+        // of `keep` but not of `k`, the graph's skills stand: the fusion pool is what the graph
+        // is measured on, and a full scan there would undo what the graph is for.)
+        if proposed.len() < q.k.min(keep) {
+            return self.dense_scan(q, v, keep, also);
+        }
+        let mut skills = proposed;
+        skills.extend(also.keys().copied().filter(|&s| self.allowed(s, q)));
         skills.sort_unstable();
         skills.dedup();
         skills
@@ -1030,6 +1068,9 @@ impl Index {
                             self.vector_docs[row as usize],
                         )
                     })
+                    // As the scan: a row whose cosine is not a number is never a skill's best
+                    // (`total_cmp` would rank NaN above every cosine).
+                    .filter(|(cos, _)| !cos.is_nan())
                     .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
                     .map(|best| (skill, best))
             })
@@ -1304,7 +1345,9 @@ impl Index {
     /// Distinct skills BM25 gathers for a query: one more than the pool at least, so that the
     /// pass tells whether more skills match than the pool holds (its [`Cut`]).
     fn lexical_want(q: &Query<'_>) -> usize {
-        (q.k * 2).max(q.k + 10).max(q.pool + 1)
+        q.k.saturating_mul(2)
+            .max(q.k.saturating_add(10))
+            .max(q.pool.saturating_add(1))
     }
 
     /// Dense scores (given the lexical candidates), fusion, the floor and the rejected list.

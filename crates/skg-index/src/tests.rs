@@ -1702,6 +1702,70 @@ fn ann_is_switched_on_by_size_and_keeps_recall_on_a_larger_index() {
     assert_eq!(crate::ann::recall(&index, &queries, &filter, 10), 1.0);
 }
 
+/// A BM25 folder of another build, naming more skills than the index holds, is refused with a
+/// message when the folder is opened, not met as a panic by the first query.
+#[test]
+fn open_refuses_a_foreign_bm25_folder() {
+    let (small, small_vectors) = random_dense(5, 1);
+    let (large, large_vectors) = random_dense(12, 2);
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    built(a.path(), &small, Some(&small_vectors));
+    built(b.path(), &large, Some(&large_vectors));
+    let index = a.path().join("index");
+    let message = |dir: &Path| match Index::open(dir) {
+        Ok(_) => String::from("opened"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(message(&index), "opened");
+
+    // The skill-level BM25 folder of the 12-skill build.
+    let ours = index.join(crate::artifact::SKILL_BM25_DIR);
+    std::fs::remove_dir_all(&ours).unwrap();
+    std::fs::create_dir(&ours).unwrap();
+    for entry in
+        std::fs::read_dir(b.path().join("index").join(crate::artifact::SKILL_BM25_DIR)).unwrap()
+    {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), ours.join(entry.file_name())).unwrap();
+    }
+    let m = message(&index);
+    assert!(m.contains("names position 11, past the index's 5"), "{m}");
+}
+
+/// Behind a scope the graph's fixed proposal may hold fewer allowed skills than asked for: the
+/// exact scan answers then, so a scoped dense query over the graph gets the scan's `k` skills,
+/// not the few the graph happened to propose inside the scope.
+#[test]
+fn a_scoped_query_over_the_graph_gets_the_exact_scan_s_skills() {
+    let (f, vectors) = random_dense(400, 11);
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = built(dir.path(), &f, Some(&vectors));
+    // Every tenth skill (s000, s010, …: 40 skills, none quarantined).
+    let scope = crate::Scope::new(&index, |s| s.id.as_str().ends_with('0'));
+    assert_eq!(scope.len(), 40);
+    let answers = |index: &Index| {
+        (0..10u64)
+            .map(|seed| {
+                let v = unit(1000 + seed);
+                let mut q = Query::new("", Some(&v), 10);
+                q.mode = Mode::Dense;
+                q.scope = Some(&scope);
+                index.search(&q).unwrap().hits
+            })
+            .collect::<Vec<_>>()
+    };
+    let exact = answers(&index);
+    assert!(exact.iter().all(|h| h.len() == 10));
+    // A narrow graph: 16 rows of 800 hold about one skill of the scope.
+    let options = crate::ann::AnnOptions {
+        ef_search: 16,
+        ..crate::ann::AnnOptions::default()
+    };
+    assert!(index.use_ann(0, options).unwrap());
+    assert_eq!(answers(&index), exact);
+}
+
 /// Embedding on a second thread while BM25 runs changes nothing in the answer: every mode gives
 /// what `search` gives with the vector computed first; a failed embedding gives the BM25 answer
 /// (as a query without a vector does); a wrong-length vector is ignored.
