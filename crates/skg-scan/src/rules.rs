@@ -110,6 +110,11 @@ pub(crate) struct NameIndex {
 
 const POPULAR: &str = include_str!("popular-names.txt");
 
+/// Longest name the typosquat rule compares, in bytes: a name's one-letter deletions cost the
+/// square of its length, and a crafted name of a megabyte (in two registries, so "popular")
+/// would stall the scan; no package name people type is this long.
+const MAX_NAME_BYTES: usize = 64;
+
 impl NameIndex {
     pub(crate) fn new(packages: &[PackageText]) -> NameIndex {
         let mut popular: HashSet<String> = POPULAR
@@ -134,7 +139,10 @@ impl NameIndex {
         );
         let mut deletes: std::collections::HashMap<String, Vec<String>> =
             std::collections::HashMap::new();
-        for p in popular.iter().filter(|p| p.len() >= 5) {
+        for p in popular
+            .iter()
+            .filter(|p| (5..=MAX_NAME_BYTES).contains(&p.len()))
+        {
             for k in std::iter::once(p.clone()).chain(one_deletions(p)) {
                 deletes.entry(k).or_default().push(p.clone());
             }
@@ -148,7 +156,7 @@ impl NameIndex {
 
     /// The popular name `word` is one edit (insert, delete, substitute, swap) away from.
     fn near(&self, word: &str) -> Option<&str> {
-        if word.len() < 5 || self.popular.contains(word) {
+        if !(5..=MAX_NAME_BYTES).contains(&word.len()) || self.popular.contains(word) {
             return None;
         }
         std::iter::once(word.to_owned())
@@ -241,6 +249,28 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The file being read is a script the rules parse as code (shell, Python, JavaScript,
+    /// TypeScript, PowerShell): what it holds runs.
+    fn is_script(&self) -> bool {
+        let lower = self.file.path.to_ascii_lowercase();
+        let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
+        matches!(
+            ext,
+            "sh" | "bash"
+                | "zsh"
+                | "ksh"
+                | "py"
+                | "js"
+                | "mjs"
+                | "cjs"
+                | "jsx"
+                | "ts"
+                | "mts"
+                | "cts"
+                | "ps1"
+        )
+    }
+
     /// The file being read is the package's main file (its `SKILL.md`).
     fn is_main(&self) -> bool {
         self.pkg
@@ -303,7 +333,14 @@ impl Ctx<'_> {
             }
             Place::Script => {}
         }
-        if self.purpose.security && !tool && !matches!(place, Place::McpLaunch | Place::Hidden) {
+        // Prose of a security skill may describe an attack; a script runs what it holds, so a
+        // stated purpose never lowers a finding in a script (a description saying "security"
+        // would otherwise take a reverse shell in `scripts/` from critical to medium).
+        if self.purpose.security
+            && !tool
+            && !matches!(place, Place::McpLaunch | Place::Hidden)
+            && !self.is_script()
+        {
             context.push(
                 "lowered: the skill's stated purpose is security work, so the pattern may be described rather than instructed"
                     .into(),
@@ -372,7 +409,15 @@ impl From<&str> for Note {
 
 /// One line, whitespace collapsed, at most 200 characters.
 fn clip(s: &str) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Control characters (an ESC decoded from tag characters, say) would reach a terminal that
+    // prints the snippet: each is shown as U+FFFD.
+    let one: String = s
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect();
     if one.chars().count() <= 200 {
         one
     } else {
