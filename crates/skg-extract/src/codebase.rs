@@ -129,12 +129,7 @@ pub fn read_codebase(root: &Path, limits: &Limits, include_tests: bool) -> Resul
         .take(limits.max_files)
         .collect();
     files.sort();
-    let rel = |p: &Path| {
-        p.strip_prefix(root)
-            .unwrap_or(p)
-            .to_string_lossy()
-            .replace('\\', "/")
-    };
+    let rel = |p: &Path| crate::walk::rel(root, p);
     let before = files.len();
     if !include_tests {
         files.retain(|p| !is_test_code(&rel(p)));

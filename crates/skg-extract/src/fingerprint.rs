@@ -46,13 +46,13 @@ fn hash_tree(root: &Path, path: &Path, h: &mut blake3::Hasher) -> Result<()> {
             hash_tree(root, &e, h)?;
         }
     } else if meta.is_symlink() {
-        h.update(rel.to_string_lossy().as_bytes());
+        h.update(rel.as_os_str().as_encoded_bytes());
         if let Ok(t) = std::fs::read_link(path) {
             h.update(b"->");
-            h.update(t.to_string_lossy().as_bytes());
+            h.update(t.as_os_str().as_encoded_bytes());
         }
     } else if meta.is_file() {
-        h.update(rel.to_string_lossy().as_bytes());
+        h.update(rel.as_os_str().as_encoded_bytes());
         h.update(&meta.len().to_le_bytes());
         // An unreadable file is a diagnostic for the extraction, not an error here.
         if let Ok(mut f) = std::fs::File::open(path) {

@@ -31,7 +31,7 @@ pub(crate) struct WalkResult {
     /// Every file walked, registry-relative.
     pub(crate) files: Vec<String>,
     pub(crate) diagnostics: Vec<Diagnostic>,
-    /// Files whose path is not UTF-8: the shown (lossy, U+FFFD) path → the real one.
+    /// Files whose path is not UTF-8: the shown path (other bytes as `\xNN`) → the real one.
     pub(crate) real_paths: std::collections::HashMap<String, PathBuf>,
 }
 
@@ -63,8 +63,9 @@ fn is_skill_file(name: &str) -> bool {
 /// A registry-relative path as skg names it: the path's own components joined by `/`. A
 /// backslash inside a name stays part of that name (on Unix it is an ordinary character: read as
 /// a separator, a file named `..\..\x` would name a file outside the registry), and bytes that
-/// are not UTF-8 are shown as `\xNN`, so two different names never show as one.
-fn rel(root: &Path, p: &Path) -> String {
+/// are not UTF-8 are shown as `\xNN`. A name that spells such an escape literally could show as
+/// one that is not UTF-8: [`walk`] reads the first of two such and names the second.
+pub(crate) fn rel(root: &Path, p: &Path) -> String {
     let Ok(r) = p.strip_prefix(root) else {
         // Only for messages (a loop's ancestor outside the walk): files are always under root.
         return p.to_string_lossy().into_owned();
@@ -173,6 +174,22 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
                 continue;
             }
         }
+        // A folder whose shown name another folder already has (one is not UTF-8, the other
+        // literally spells its escape) is not entered: its files would join the other's.
+        if entry.depth() > 0 && entry.file_type().is_dir() {
+            let shown = rel(root, entry.path());
+            if shown.contains("\\x") && !shown_names.insert(shown.clone()) {
+                result.diagnostics.push(diag(
+                    shown,
+                    DiagnosticCode::InvalidUtf8,
+                    Severity::Warning,
+                    "two folders show as this name (one of them is not UTF-8); the second was not read"
+                        .into(),
+                ));
+                it.skip_current_dir();
+                continue;
+            }
+        }
         if !entry.file_type().is_file() {
             continue;
         }
@@ -189,8 +206,9 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
             break;
         }
         let shown = rel(root, entry.path());
-        if !shown_names.insert(shown.clone()) {
-            // Only a name that is not UTF-8 can show as another file's literal name.
+        // Only a name with an escape can show as another's (one not UTF-8, the other spelling
+        // its escape literally): only those are remembered.
+        if shown.contains("\\x") && !shown_names.insert(shown.clone()) {
             result.diagnostics.push(diag(
                 shown,
                 DiagnosticCode::InvalidUtf8,
@@ -374,6 +392,34 @@ mod tests {
                 .filter(|d| d.code == DiagnosticCode::InvalidUtf8)
                 .count(),
             2
+        );
+    }
+
+    /// A folder that spells an escape literally and one whose name is that byte show alike:
+    /// the first (by name) is read, the second is named and not entered, so no file of one
+    /// joins the other's package.
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_spelling_an_escape_is_not_merged_with_the_byte() {
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let literal = root.join(r"caf\xE8");
+        let raw = root.join(std::ffi::OsStr::from_bytes(b"caf\xE8"));
+        for dir in [&literal, &raw] {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join("SKILL.md"), "x").unwrap();
+        }
+        std::fs::write(raw.join("other.md"), "y").unwrap();
+        let w = walk(&RegistryName::from("r"), root, &Limits::default());
+        assert_eq!(w.files, vec![r"caf\xE8/SKILL.md"]);
+        assert!(w.real_paths.is_empty());
+        assert!(
+            w.diagnostics
+                .iter()
+                .any(|d| d.severity == Severity::Warning && d.message.contains("two folders")),
+            "{:?}",
+            w.diagnostics
         );
     }
 

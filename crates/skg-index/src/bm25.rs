@@ -554,6 +554,15 @@ impl Bm25 {
                 (Occur::Should, q)
             })
             .collect();
+        // No more documents can match than the terms' document frequencies add up to: the
+        // collector is sized by that, not by the catalog (a caller asks for every match).
+        let searcher = self.reader.searcher();
+        let mut matches = 0u64;
+        for t in terms {
+            matches =
+                matches.saturating_add(searcher.doc_freq(&Term::from_field_text(self.neg, t))?);
+        }
+        let limit = limit.min(usize::try_from(matches).unwrap_or(usize::MAX));
         self.run(clauses, limit)
     }
 

@@ -820,7 +820,7 @@ impl Index {
                     // A document with several rows (examples) counts its best.
                     let cos = dot(row, v);
                     let e = dense.entry(doc).or_insert((cos, doc));
-                    if cos > e.0 {
+                    if cos > e.0 || (e.0.is_nan() && !cos.is_nan()) {
                         e.0 = cos;
                     }
                 }

@@ -70,7 +70,8 @@ pub enum DiagnosticCode {
     DescriptionMissing,
     /// `description` longer than the spec's 1,024 characters.
     DescriptionTooLong,
-    /// Bytes that are not UTF-8 (replaced by U+FFFD).
+    /// Bytes that are not UTF-8: in a file (replaced by U+FFFD), or in a path (shown as `\xNN`;
+    /// two paths that would show alike are named, the second not read).
     InvalidUtf8,
     /// A file that is not text (NUL bytes) where markdown or a script was expected.
     BinaryFile,

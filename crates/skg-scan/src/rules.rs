@@ -249,8 +249,9 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// The file being read is a script the rules parse as code (shell, Python, JavaScript,
-    /// TypeScript, PowerShell): what it holds runs.
+    /// The file being read is a program: what it holds runs. A script by its extension (the
+    /// languages the rules parse, and Ruby, Perl and Windows batch files, which they read as
+    /// text) or by a `#!` first line.
     fn is_script(&self) -> bool {
         let lower = self.file.path.to_ascii_lowercase();
         let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
@@ -268,7 +269,11 @@ impl Ctx<'_> {
                 | "mts"
                 | "cts"
                 | "ps1"
-        )
+                | "rb"
+                | "pl"
+                | "bat"
+                | "cmd"
+        ) || self.file.text.starts_with("#!")
     }
 
     /// The file being read is the package's main file (its `SKILL.md`).

@@ -420,8 +420,8 @@ impl Gateway {
     }
 
     /// Re-reads the keys file when its text changed; a file that cannot be read or parsed keeps
-    /// the previous keys in force (`/health` says that it failed; the log and this answer say
-    /// why). Blocking: call from a blocking thread.
+    /// the previous keys in force (`/health` says that it failed; the log, once per distinct
+    /// error, and this return value say why). Blocking: call from a blocking thread.
     pub fn reload_keys_blocking(&self) -> KeysReload {
         let (Some(keys), Some(path)) = (&self.keys, &self.cfg.keys_file) else {
             return KeysReload::Open;
@@ -553,7 +553,7 @@ impl Gateway {
             ));
         }
         // Every caller sees this line, so it names no path, key or pattern: the error itself
-        // is in the log and in the answer of the admin's keys reload.
+        // is in the gateway's log.
         if self
             .keys_error
             .lock()

@@ -36,23 +36,30 @@ pub(crate) fn run(args: &ScanArgs, global: &GlobalArgs) -> anyhow::Result<ExitSt
     bar.finish();
     if args.show_findings {
         let mut err = std::io::stderr().lock();
+        // Paths, headings in the context and messages come from the registry: a control
+        // character in them (an ESC) must not reach the terminal.
+        let shown = |s: &str| -> String {
+            s.chars()
+                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+                .collect()
+        };
         for f in &scan.findings {
             let context = if f.context.is_empty() {
                 String::new()
             } else {
-                format!(" [{}]", f.context.join("; "))
+                format!(" [{}]", shown(&f.context.join("; ")))
             };
             writeln!(
                 err,
                 "{}:{}: {} {} ({:.2}) {}: {}{context}\n    {}",
-                f.path,
+                shown(&f.path),
                 f.line,
                 f.severity.as_str(),
                 f.rule,
                 f.confidence,
                 f.category.as_str(),
-                f.message,
-                f.snippet
+                shown(&f.message),
+                shown(&f.snippet)
             )?;
         }
     }

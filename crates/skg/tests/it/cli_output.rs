@@ -371,6 +371,25 @@ fn an_embedding_cache_that_is_not_there_is_refused() {
     }
 }
 
+/// `serve --poll-seconds` outside a tenth of a second to a day is refused when the arguments are
+/// read, with the value named (a huge one had panicked when the watch started).
+#[test]
+fn a_poll_interval_out_of_range_is_refused() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    for value in ["1e30", "0.01", "NaN"] {
+        let o = skg(
+            tmp.path(),
+            &["serve", "--index", "index", "--poll-seconds", value],
+        );
+        assert_eq!(o.status.code(), Some(2), "{value}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(value) && err.contains("from 0.1 to 86400"),
+            "{value}: {err}"
+        );
+    }
+}
+
 /// The (query, rank) pairs of the first mode of a saved `--per-query --format json` evaluation
 /// (each saved as `[key, rank, digest of what was judged]`).
 fn v_ranks(stdout: &[u8]) -> Vec<(String, Option<u64>)> {
