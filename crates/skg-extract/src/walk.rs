@@ -174,26 +174,11 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
                 continue;
             }
         }
-        // A folder whose shown name another folder already has (one is not UTF-8, the other
-        // literally spells its escape) is not entered: its files would join the other's.
-        if entry.depth() > 0 && entry.file_type().is_dir() {
-            let shown = rel(root, entry.path());
-            if shown.contains("\\x") && !shown_names.insert(shown.clone()) {
-                result.diagnostics.push(diag(
-                    shown,
-                    DiagnosticCode::InvalidUtf8,
-                    Severity::Warning,
-                    "two folders show as this name (one of them is not UTF-8); the second was not read"
-                        .into(),
-                ));
-                it.skip_current_dir();
-                continue;
-            }
-        }
-        if !entry.file_type().is_file() {
+        let folder = entry.depth() > 0 && entry.file_type().is_dir();
+        if !folder && !entry.file_type().is_file() {
             continue;
         }
-        if files.len() >= limits.max_files {
+        if !folder && files.len() >= limits.max_files {
             result.diagnostics.push(diag(
                 ".".into(),
                 DiagnosticCode::TooManyFiles,
@@ -207,15 +192,24 @@ pub(crate) fn walk(registry: &RegistryName, root: &Path, limits: &Limits) -> Wal
         }
         let shown = rel(root, entry.path());
         // Only a name with an escape can show as another's (one not UTF-8, the other spelling
-        // its escape literally): only those are remembered.
+        // its escape literally): only those are remembered. The second of two such is named and
+        // not read — a folder is not entered, or its files would join the other's package.
         if shown.contains("\\x") && !shown_names.insert(shown.clone()) {
+            let what = if folder { "folders" } else { "files" };
             result.diagnostics.push(diag(
                 shown,
                 DiagnosticCode::InvalidUtf8,
                 Severity::Warning,
-                "two files show as this name (one of them is not UTF-8); the second was not read"
-                    .into(),
+                format!(
+                    "two {what} show as this name (one of them is not UTF-8); the second was not read"
+                ),
             ));
+            if folder {
+                it.skip_current_dir();
+            }
+            continue;
+        }
+        if folder {
             continue;
         }
         if entry.path().to_str().is_none() {

@@ -121,6 +121,14 @@ impl Scan {
 
 /// Scans every package. Names shared across the packages (popular names for the typosquat rule)
 /// are taken from the whole set, so scan a registry together with the ones it copies from.
+/// `s` with every control character shown as U+FFFD: registry text (a path, a heading, a
+/// snippet) fit to print on a terminal, which an ESC in it could otherwise drive.
+pub fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect()
+}
+
 pub fn scan(packages: &[PackageText], options: &Options, progress: &dyn Progress) -> Scan {
     use rayon::prelude::*;
     progress.phase("scan", packages.len() as u64);

@@ -416,13 +416,7 @@ impl From<&str> for Note {
 fn clip(s: &str) -> String {
     // Control characters (an ESC decoded from tag characters, say) would reach a terminal that
     // prints the snippet: each is shown as U+FFFD.
-    let one: String = s
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-        .collect();
+    let one = crate::printable(&s.split_whitespace().collect::<Vec<_>>().join(" "));
     if one.chars().count() <= 200 {
         one
     } else {

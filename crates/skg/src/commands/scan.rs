@@ -38,11 +38,7 @@ pub(crate) fn run(args: &ScanArgs, global: &GlobalArgs) -> anyhow::Result<ExitSt
         let mut err = std::io::stderr().lock();
         // Paths, headings in the context and messages come from the registry: a control
         // character in them (an ESC) must not reach the terminal.
-        let shown = |s: &str| -> String {
-            s.chars()
-                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-                .collect()
-        };
+        let shown = skg_scan::printable;
         for f in &scan.findings {
             let context = if f.context.is_empty() {
                 String::new()
