@@ -74,7 +74,8 @@ pub struct Bundle {
     pub token_budget: Option<u64>,
     /// Tokens over the budget (dependencies are kept past it).
     pub overrun: u64,
-    /// Tokens of every routable skill (what injecting the whole catalog would cost).
+    /// Tokens of every routable skill the caller sees (what injecting the whole catalog would
+    /// cost; for a scoped caller, the catalog of its scope: [`Scope::catalog_tokens`]).
     pub catalog_tokens: u64,
 }
 
@@ -138,7 +139,7 @@ pub fn route_within(
         cycles,
         missing: missing.into_iter().collect(),
         withheld,
-        catalog_tokens: index.catalog_tokens(),
+        catalog_tokens: scope.map_or_else(|| index.catalog_tokens(), Scope::catalog_tokens),
     }
 }
 

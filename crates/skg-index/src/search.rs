@@ -232,6 +232,8 @@ impl<T: QueryVector> QueryVector for std::sync::Arc<T> {
 pub struct Scope {
     visible: Vec<bool>,
     count: usize,
+    routable: usize,
+    catalog_tokens: u64,
 }
 
 impl Scope {
@@ -239,7 +241,32 @@ impl Scope {
     pub fn new(index: &Index, mut sees: impl FnMut(&SkillEntry) -> bool) -> Scope {
         let visible: Vec<bool> = index.skills.iter().map(&mut sees).collect();
         let count = visible.iter().filter(|v| **v).count();
-        Scope { visible, count }
+        let routable = || {
+            index
+                .skills
+                .iter()
+                .zip(&visible)
+                .filter(|(s, v)| **v && s.routable())
+                .map(|(s, _)| s)
+        };
+        Scope {
+            count,
+            routable: routable().count(),
+            catalog_tokens: routable().map(|s| u64::from(s.tokens)).sum(),
+            visible,
+        }
+    }
+
+    /// Routable skills in the scope ([`SkillEntry::routable`]): the scope's share of the
+    /// index's `routable` count.
+    pub fn routable(&self) -> usize {
+        self.routable
+    }
+
+    /// Tokens of the scope's routable skills: what injecting the catalog this caller sees would
+    /// cost (the scope's share of [`Index::catalog_tokens`]).
+    pub fn catalog_tokens(&self) -> u64 {
+        self.catalog_tokens
     }
 
     /// Whether the skill at `skill` is in the scope (false for positions out of range).

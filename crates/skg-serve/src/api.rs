@@ -360,10 +360,21 @@ pub(crate) async fn skill(
     Ok(noted(out, note))
 }
 
-/// Index loaded, revision, counts, model, degraded reasons.
-#[utoipa::path(get, path = "/health", responses((status = 200, description = "health", body = HealthResponse)))]
-pub(crate) async fn health(State(gw): State<Arc<Gateway>>) -> Json<HealthResponse> {
-    Json(gw.health())
+/// Index loaded, revision, model, degraded reasons; the folder, counts and registries too
+/// without API keys, or with the admin token (an open probe of a gateway with tenants does not
+/// learn the catalog).
+#[utoipa::path(get, path = "/health", responses((status = 200, description = "health; with API keys, `index.dir`, `index.counts` and `index.sources` only for `Authorization: Bearer <SKG_ADMIN_TOKEN>`", body = HealthResponse)))]
+pub(crate) async fn health(
+    State(gw): State<Arc<Gateway>>,
+    headers: HeaderMap,
+) -> Json<HealthResponse> {
+    let detailed = gw.config().keys_file.is_none()
+        || gw
+            .config()
+            .admin_token
+            .as_deref()
+            .is_some_and(|token| admin_bearer(&headers, token).is_ok());
+    Json(gw.health(detailed))
 }
 
 /// Readiness for a load balancer: 200 once the index is loaded, 503 while the gateway drains
@@ -431,34 +442,35 @@ pub(crate) async fn admin_reload(
             "reloading over HTTP is disabled: start the gateway with SKG_ADMIN_TOKEN set",
         ));
     };
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            // The scheme is case-insensitive (RFC 9110, 11.1).
-            let (scheme, key) = v.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then_some(key)
-        });
-    match given {
-        None => {
-            return Err(ApiError::new(
-                ErrorCode::Unauthorized,
-                "send Authorization: Bearer <SKG_ADMIN_TOKEN>",
-            ));
-        }
-        Some(g) if !same_secret(g.trim(), token) => {
-            return Err(ApiError::new(
-                ErrorCode::Unauthorized,
-                "the bearer token is not the admin token",
-            ));
-        }
-        Some(_) => {}
-    }
+    admin_bearer(&headers, token)?;
     match gw.reload().await {
         crate::ReloadOutcome::Failed { error, serving } => Err(ApiError::new(
             ErrorCode::ReloadFailed,
             format!("{error}; still serving revision {serving}"),
         )),
         outcome => Ok(Json(outcome)),
+    }
+}
+
+/// Whether `headers` carry `Authorization: Bearer <token>` (the scheme case-insensitive, RFC
+/// 9110 11.1; the secret compared in constant time): the admin's proof.
+fn admin_bearer(headers: &HeaderMap, token: &str) -> Result<(), ApiError> {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, key) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(key)
+        });
+    match given {
+        None => Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            "send Authorization: Bearer <SKG_ADMIN_TOKEN>",
+        )),
+        Some(g) if !same_secret(g.trim(), token) => Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            "the bearer token is not the admin token",
+        )),
+        Some(_) => Ok(()),
     }
 }

@@ -960,8 +960,10 @@ impl Gateway {
         Ok(out)
     }
 
-    /// `/health`: the served index and why answers are degraded.
-    pub fn health(&self) -> HealthResponse {
+    /// `/health`: the served index and why answers are degraded. `detailed`: with the folder,
+    /// the row counts and the registries (see [`HealthIndex`]: what an open probe of a gateway
+    /// with API keys does not get).
+    pub fn health(&self, detailed: bool) -> HealthResponse {
         let loaded = self.current();
         let m = &loaded.index.manifest;
         let degraded = self.degraded(&loaded);
@@ -975,24 +977,25 @@ impl Gateway {
             degraded,
             index: HealthIndex {
                 loaded: true,
-                dir: self.cfg.index_dir.display().to_string(),
+                dir: detailed.then(|| self.cfg.index_dir.display().to_string()),
                 revision: m.content_hash.clone(),
                 format: m.format,
                 tool: m.tool.clone(),
-                counts: m.counts.clone(),
+                counts: detailed.then(|| m.counts.clone()),
                 model: m.model.clone(),
                 dim: m.dim,
                 loaded_at: loaded.loaded_at,
-                sources: m
-                    .sources
-                    .iter()
-                    .map(|s| HealthSource {
-                        name: s.name.to_string(),
-                        rev: s.rev.clone(),
-                        content_hash: s.content_hash.clone(),
-                        skills: s.skills,
-                    })
-                    .collect(),
+                sources: detailed.then(|| {
+                    m.sources
+                        .iter()
+                        .map(|s| HealthSource {
+                            name: s.name.to_string(),
+                            rev: s.rev.clone(),
+                            content_hash: s.content_hash.clone(),
+                            skills: s.skills,
+                        })
+                        .collect()
+                }),
             },
             uptime_seconds: self.started.elapsed().as_secs(),
             version: env!("CARGO_PKG_VERSION").to_owned(),

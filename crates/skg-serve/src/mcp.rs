@@ -210,7 +210,21 @@ pub async fn handle(gw: &Arc<Gateway>, access: &Access, msg: Value) -> Option<Va
             let version = asked
                 .filter(|v| PROTOCOL_VERSIONS.contains(v))
                 .unwrap_or(PROTOCOL_VERSIONS[0]);
+            // The skills the caller may be routed to: a key's scope, not the whole catalog (a
+            // tenant learns nothing of the others' skills, their number included).
             let loaded = gw.current();
+            let routable = loaded.scope(access).map_or_else(
+                || {
+                    loaded
+                        .index
+                        .manifest
+                        .counts
+                        .get("routable")
+                        .copied()
+                        .unwrap_or(0)
+                },
+                |scope| scope.routable() as u64,
+            );
             rpc_result(
                 &id,
                 &json!({
@@ -219,7 +233,7 @@ pub async fn handle(gw: &Arc<Gateway>, access: &Access, msg: Value) -> Option<Va
                     "serverInfo": {"name": "skg", "title": "skg skill gateway", "version": env!("CARGO_PKG_VERSION")},
                     "instructions": format!(
                         "Skill registry gateway over {} routable skills. Call route_task with the user's task to get the ordered skills it needs (with their instructions); find_skills to browse; get_skill to read one.",
-                        loaded.index.manifest.counts.get("routable").copied().unwrap_or(0)),
+                        routable),
                 }),
             )
         }

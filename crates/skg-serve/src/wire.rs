@@ -434,7 +434,8 @@ pub struct Tokens {
     pub budget: Option<u64>,
     /// Tokens over the budget (dependencies are kept past it).
     pub overrun: u64,
-    /// Every routable skill's tokens: what injecting the whole catalog would cost.
+    /// Every routable skill's tokens the caller sees (a key's view; without keys the whole
+    /// catalog): what injecting that catalog would cost.
     pub catalog: u64,
     /// 1 − bundle / catalog.
     pub reduction: f64,
@@ -702,28 +703,36 @@ pub struct HealthSource {
 }
 
 /// The served index.
+///
+/// With API keys (tenants), what describes the whole catalog — the folder on the server, the
+/// row counts, the registries — is given only to a caller with the admin token: an open probe
+/// learns that the gateway answers and which revision, not what other tenants' skills are.
+/// Without keys (one trusted client) it is always given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct HealthIndex {
     /// Always true once the gateway answers.
     pub loaded: bool,
-    /// The folder served.
-    pub dir: String,
+    /// The folder served (with API keys: only for the admin token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
     /// Its revision (content hash).
     pub revision: String,
     /// Its format version.
     pub format: u32,
     /// The skg that built it.
     pub tool: String,
-    /// Row counts.
-    pub counts: std::collections::BTreeMap<String, u64>,
+    /// Row counts (with API keys: only for the admin token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<std::collections::BTreeMap<String, u64>>,
     /// Embedding model of its vectors.
     pub model: Option<String>,
     /// Vector dimension.
     pub dim: Option<u32>,
     /// When it was loaded (Unix seconds).
     pub loaded_at: u64,
-    /// Its registries.
-    pub sources: Vec<HealthSource>,
+    /// Its registries (with API keys: only for the admin token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<HealthSource>>,
 }
 
 /// `GET /health`.

@@ -535,7 +535,7 @@ async fn a_revoked_key_is_refused_within_one_watch_interval() {
     let broken_at = Instant::now();
     let mut degraded = Value::Null;
     while broken_at.elapsed() < Duration::from_secs(10) {
-        degraded = serde_json::to_value(gw.health()).unwrap()["degraded"].clone();
+        degraded = serde_json::to_value(gw.health(false)).unwrap()["degraded"].clone();
         if degraded.to_string().contains("keys file") {
             break;
         }
@@ -555,4 +555,101 @@ async fn a_revoked_key_is_refused_within_one_watch_interval() {
     assert_eq!(status(key).await, 401);
     let _ = stop.send(());
     server.await.unwrap().unwrap();
+}
+
+/// With API keys, an open `/health` says the gateway answers and at which revision, not where
+/// the index lies, how many skills it holds or which registries: those are for the admin token.
+/// A tenant's key is not the admin's.
+#[tokio::test]
+async fn an_open_probe_of_a_keyed_gateway_learns_no_catalog() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (key, path) = keys_file(tmp.path(), Policy::default());
+    let mut cfg = Config::new(index_dir().to_path_buf());
+    cfg.keys_file = Some(path);
+    cfg.admin_token = Some("the-admin-secret".to_owned());
+    let gw = Arc::new(Gateway::open(cfg, None).unwrap());
+    let catalog_fields = ["dir", "counts", "sources"];
+    for (who, req) in [
+        ("no token", get("/health")),
+        ("a tenant's key", with_key(get("/health"), &key)),
+        (
+            "a wrong admin token",
+            with_key(get("/health"), "not-the-secret"),
+        ),
+    ] {
+        let h = call(&gw, req).await;
+        assert_eq!(h.status, StatusCode::OK, "{who}");
+        let index = h.json["index"].as_object().unwrap();
+        assert!(index["revision"].is_string(), "{who}: {index:?}");
+        for f in catalog_fields {
+            assert!(!index.contains_key(f), "{who} learned {f}: {index:?}");
+        }
+    }
+    let h = call(&gw, with_key(get("/health"), "the-admin-secret")).await;
+    let index = h.json["index"].as_object().unwrap();
+    for f in catalog_fields {
+        assert!(
+            index.contains_key(f),
+            "the admin did not get {f}: {index:?}"
+        );
+    }
+    assert_eq!(
+        index["counts"]["skills"].as_u64(),
+        Some(skills().len() as u64)
+    );
+}
+
+/// A key learns the size of its own scope, not the catalog's: MCP `initialize` counts the
+/// routable skills the key sees, and a route's `tokens.catalog` (what injecting the catalog
+/// would cost) sums theirs — by the definition of routable (not an alias, not quarantined, not
+/// unsafe) over the skills the key's pattern matches.
+#[tokio::test]
+async fn a_key_learns_its_scope_s_size_not_the_catalog_s() {
+    let ix = skg_index::Index::open(index_dir()).unwrap();
+    let first = ix.skills[0].id.to_string();
+    let (registry, _) = first.split_once(':').unwrap();
+    let pattern = format!("{registry}:*");
+    let (n, tokens) = ix
+        .skills
+        .iter()
+        .filter(|s| matches(&pattern, &s.id.to_string()) && s.routable())
+        .fold((0u64, 0u64), |(n, t), s| (n + 1, t + u64::from(s.tokens)));
+    let all: u64 = ix
+        .skills
+        .iter()
+        .filter(|s| s.routable())
+        .map(|s| u64::from(s.tokens))
+        .sum();
+    assert!(
+        n > 0 && tokens < all,
+        "the fixture needs a scope smaller than the catalog"
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (key, path) = keys_file(
+        tmp.path(),
+        Policy {
+            allow: vec![pattern.clone()],
+            ..Policy::default()
+        },
+    );
+    let gw = keyed_gateway(&path, Duration::from_mins(1));
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "0"}}});
+    let r = call(&gw, with_key(post("/mcp", &init), &key)).await;
+    let instructions = r.json["result"]["instructions"].as_str().unwrap();
+    assert!(
+        instructions.contains(&format!("over {n} routable skills")),
+        "{instructions}"
+    );
+    let route = json!({"task": TASKS[0], "k": 3});
+    let r = call(&gw, with_key(post("/v1/route", &route), &key)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json["tokens"]["catalog"].as_u64(), Some(tokens));
+
+    // Without keys the catalog is the whole index's.
+    let open = Arc::new(Gateway::open(Config::new(index_dir().to_path_buf()), None).unwrap());
+    let r = call(&open, post("/v1/route", &route)).await;
+    assert_eq!(r.json["tokens"]["catalog"].as_u64(), Some(all));
 }

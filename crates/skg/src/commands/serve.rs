@@ -132,11 +132,16 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         let addr = listener.local_addr()?;
         check_open(args, addr)?;
-        let health = gw.health();
+        let health = gw.health(true);
         stderr_line(&format!(
             "skg serve: http://{addr} — index {} ({} routable skills, revision {}){}; MCP at /mcp; {}; admin reload {}",
             args.index.display(),
-            health.index.counts.get("routable").unwrap_or(&0),
+            health
+                .index
+                .counts
+                .as_ref()
+                .and_then(|c| c.get("routable"))
+                .unwrap_or(&0),
             &health.index.revision[..12.min(health.index.revision.len())],
             if health.degraded.is_empty() {
                 String::new()
