@@ -75,6 +75,9 @@ pub struct Config {
     /// Query vectors kept for repeated tasks (entries; 0 = none). Agents repeat tasks, and the
     /// query embedding is most of a hybrid request's CPU time.
     pub query_cache: usize,
+    /// Bytes the query cache holds at most, over its entries (a query's token states are up to
+    /// 64 × 384 floats, ~100 KB: 4,096 long tasks would otherwise hold 400 MB).
+    pub query_cache_bytes: u64,
     /// Dense retrieval through a nearest-neighbour graph when the index has at least this many
     /// dense rows (`None`: always the exact scan); see `skg_index::ann`.
     pub ann_min_rows: Option<usize>,
@@ -119,6 +122,8 @@ pub mod defaults {
     pub const MAX_QUERY_CHARS: usize = 4000;
     /// Query vectors kept for repeated tasks.
     pub const QUERY_CACHE: usize = 4096;
+    /// Bytes the query cache holds at most: 64 MiB.
+    pub const QUERY_CACHE_BYTES: u64 = 64 << 20;
     /// How often the keys file is re-read, in milliseconds.
     pub const KEYS_POLL_MS: u64 = 2_000;
 
@@ -144,6 +149,7 @@ impl Config {
             allowed_origins: Vec::new(),
             degraded: Vec::new(),
             query_cache: defaults::QUERY_CACHE,
+            query_cache_bytes: defaults::QUERY_CACHE_BYTES,
             ann_min_rows: Some(skg_index::ann::DEFAULT_MIN_ROWS),
             keys_file: None,
             keys_poll: Duration::from_millis(defaults::KEYS_POLL_MS),
@@ -253,7 +259,7 @@ pub struct Gateway {
     embedder: Option<Arc<dyn Embed>>,
     /// Query embeddings by caller and text ([`cache_key`]): one caller's cache hit never tells
     /// it (by a faster answer) what another caller asked.
-    query_vectors: Option<quick_cache::sync::Cache<blake3::Hash, Arc<skg_index::QueryEmbedding>>>,
+    query_vectors: Option<QueryCache>,
     reload_lock: std::sync::Mutex<()>,
     last_reload_error: Mutex<Option<String>>,
     /// The keys in force and the hash of the text they came from (`None`: open mode).
@@ -331,14 +337,13 @@ impl Gateway {
         let index = open_index(&cfg)?;
         let metrics = Metrics::new();
         metrics.index_loaded(&index);
-        let cfg_query_cache = cfg.query_cache;
+        let query_vectors = QueryWeight::cache(cfg.query_cache, cfg.query_cache_bytes);
         Ok(Gateway {
             compute: Arc::new(tokio::sync::Semaphore::new(cfg.compute_slots.max(1))),
             cfg,
             current: ArcSwap::from_pointee(Loaded::new(index)),
             embedder,
-            query_vectors: (cfg_query_cache > 0)
-                .then(|| quick_cache::sync::Cache::new(cfg_query_cache)),
+            query_vectors,
             reload_lock: std::sync::Mutex::new(()),
             last_reload_error: Mutex::new(None),
             keys,
@@ -1014,6 +1019,46 @@ fn keep_visible(ix: &Index, scope: &Scope, ids: &mut Vec<String>) {
     ids.retain(|id| visible_id(ix, scope, id));
 }
 
+/// The query cache: embeddings by [`cache_key`], weighed by [`QueryWeight`].
+type QueryCache =
+    quick_cache::sync::Cache<blake3::Hash, Arc<skg_index::QueryEmbedding>, QueryWeight>;
+
+/// An entry's weight in the query cache: its bytes, and at least `floor` — the byte budget over
+/// the entry budget — so that one weight bounds both the entries and the bytes held.
+#[derive(Debug, Clone, Copy)]
+struct QueryWeight {
+    floor: u64,
+}
+
+impl QueryWeight {
+    /// A cache of at most `entries` entries and `bytes` bytes (`None`: either is 0).
+    fn cache(entries: usize, bytes: u64) -> Option<QueryCache> {
+        if entries == 0 || bytes == 0 {
+            return None;
+        }
+        let floor = (bytes / entries as u64).max(1);
+        Some(quick_cache::sync::Cache::with_weighter(
+            entries,
+            bytes,
+            QueryWeight { floor },
+        ))
+    }
+
+    /// What an entry holds: its key, the embedding's header and its floats.
+    fn bytes(v: &skg_index::QueryEmbedding) -> u64 {
+        let floats = v.vector.len() + v.tokens.len();
+        (std::mem::size_of::<blake3::Hash>()
+            + std::mem::size_of::<skg_index::QueryEmbedding>()
+            + floats * std::mem::size_of::<f32>()) as u64
+    }
+}
+
+impl quick_cache::Weighter<blake3::Hash, Arc<skg_index::QueryEmbedding>> for QueryWeight {
+    fn weight(&self, _: &blake3::Hash, v: &Arc<skg_index::QueryEmbedding>) -> u64 {
+        Self::bytes(v).max(self.floor)
+    }
+}
+
 /// The query cache's key: the caller (the key's id; open mode is one caller) and the text.
 fn cache_key(access: &Access, text: &str) -> blake3::Hash {
     let caller = match access {
@@ -1033,5 +1078,53 @@ fn failed(e: &skg_index::Error, serving: String) -> ReloadOutcome {
     ReloadOutcome::Failed {
         error: public(e),
         serving,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a panic is the test failure")]
+mod tests {
+    use super::*;
+
+    fn embedding(tokens: usize, fill: f32) -> Arc<skg_index::QueryEmbedding> {
+        Arc::new(skg_index::QueryEmbedding {
+            vector: vec![fill; 384],
+            tokens: vec![fill; 384 * tokens],
+        })
+    }
+
+    fn key(i: usize) -> blake3::Hash {
+        blake3::hash(&i.to_le_bytes())
+    }
+
+    /// Long tasks fill the byte budget before the entry budget: the cache holds what fits in
+    /// its bytes, never more (an entry with 64 token states is ~100 KB).
+    #[test]
+    fn the_query_cache_is_bounded_by_its_bytes() {
+        let long = QueryWeight::bytes(&embedding(64, 0.0));
+        assert!(long > 64 * 384 * 4, "{long}");
+        let budget = 10 * long;
+        let cache = QueryWeight::cache(4096, budget).unwrap();
+        for i in 0..200 {
+            cache.insert(key(i), embedding(64, 0.0));
+        }
+        assert!(cache.weight() <= budget, "{} > {budget}", cache.weight());
+        assert!(
+            (1..=10).contains(&cache.len()),
+            "{} entries of {long} bytes in {budget}",
+            cache.len()
+        );
+    }
+
+    /// Short queries fill the entry budget before the byte budget.
+    #[test]
+    fn the_query_cache_is_bounded_by_its_entries() {
+        let cache = QueryWeight::cache(8, 64 << 20).unwrap();
+        for i in 0..200 {
+            cache.insert(key(i), embedding(0, 0.0));
+        }
+        assert!((1..=8).contains(&cache.len()), "{}", cache.len());
+        assert!(QueryWeight::cache(0, 1 << 20).is_none());
+        assert!(QueryWeight::cache(8, 0).is_none());
     }
 }

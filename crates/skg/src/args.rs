@@ -867,6 +867,10 @@ pub struct ServeArgs {
     /// Query vectors kept for repeated tasks (entries; 0 turns the cache off).
     #[arg(long, default_value_t = skg_serve::defaults::QUERY_CACHE)]
     pub query_cache: usize,
+    /// Memory the query cache holds at most, in MiB (a long task's token states are ~100 KB).
+    #[arg(long, default_value_t = skg_serve::defaults::QUERY_CACHE_BYTES >> 20,
+          value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    pub query_cache_mib: u64,
     /// Dense retrieval through a nearest-neighbour graph (HNSW) when the index has at least this
     /// many dense rows; smaller indexes are scanned exactly.
     #[arg(long, default_value_t = skg_index::ann::DEFAULT_MIN_ROWS)]

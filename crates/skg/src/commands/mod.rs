@@ -151,6 +151,7 @@ mod defaults {
             (v.max_body_bytes, v.concurrency, v.max_k, v.query_cache),
             (c.max_body_bytes, c.concurrency, c.max_k, c.query_cache)
         );
+        assert_eq!(v.query_cache_mib << 20, c.query_cache_bytes);
         assert_eq!(Some(v.ann_min_rows), c.ann_min_rows);
         assert_eq!(skg_index::Late::from(v.late), c.late);
         let Command::Route(r) = parse(&["route", "a task"]) else {

@@ -86,6 +86,7 @@ fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
     }
     cfg.max_k = args.max_k;
     cfg.query_cache = args.query_cache;
+    cfg.query_cache_bytes = args.query_cache_mib << 20;
     cfg.ann_min_rows = (!args.no_ann).then_some(args.ann_min_rows);
     cfg.allowed_origins.clone_from(&args.allow_origin);
     cfg.degraded = degraded;
