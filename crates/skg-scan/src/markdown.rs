@@ -17,8 +17,12 @@ pub(crate) enum Kind {
     Code(String),
     /// An inline code span.
     InlineCode,
-    /// The inside of an HTML comment (`<!-- … -->`): not shown when rendered.
+    /// The inside of an HTML comment (`<!-- … -->`, over as many lines as it spans, its line
+    /// breaks read as spaces): not shown when rendered.
     Comment,
+    /// A link reference definition's destination and title (`[//]: # (…)`, markdown's usual
+    /// "comment"): not shown when rendered either.
+    Definition,
 }
 
 /// One piece of a markdown file.
@@ -191,8 +195,24 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
         }
         buf.clear();
     };
+    // An HTML comment left open by one line of an HTML block, closed by a later one: its text so
+    // far and the line of its first visible character.
+    let mut open: Option<(String, Option<u32>)> = None;
+    // What the parser turned into events (leaf blocks and inline text): a link reference
+    // definition is the one construct that produces none.
+    let mut covered: Vec<(usize, usize)> = Vec::new();
     let parser = Parser::new_ext(body, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH);
     for (event, range) in parser.into_offset_iter() {
+        if !matches!(
+            event,
+            Event::Start(
+                Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_)
+            ) | Event::End(
+                TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition
+            )
+        ) {
+            covered.push((range.start, range.end));
+        }
         match event {
             Event::Start(Tag::CodeBlock(kind)) => {
                 flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
@@ -254,6 +274,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                     &mut buf,
                     &mut buf_at,
                     range.start,
+                    &mut open,
                 );
             }
             Event::SoftBreak | Event::HardBreak => buf.push(' '),
@@ -276,6 +297,10 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
             Event::End(
                 end @ (TagEnd::Paragraph | TagEnd::Item | TagEnd::TableCell | TagEnd::HtmlBlock),
             ) => {
+                // A comment the block never closed hides the rest of it.
+                if let Some((text, line)) = open.take() {
+                    push_comment(&mut out, &heads, &text, line);
+                }
                 flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
                 if end == TagEnd::Item {
                     heads.leave();
@@ -284,12 +309,94 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
             _ => {}
         }
     }
+    if let Some((text, line)) = open.take() {
+        push_comment(&mut out, &heads, &text, line);
+    }
     flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
+    reference_comments(body, body_start, &lines, &covered, &mut out);
     out
 }
 
+/// Link reference definitions (`[label]: destination "title"`, one line each) where no event
+/// covers them: never rendered, and the usual way to write a comment in markdown (`[//]: #
+/// (text)`, `[comment]: <> (text)`). Each becomes a [`Kind::Definition`] of its destination and
+/// title, in the section it sits in (read from the segments before it). A later definition of
+/// the same label is as invisible as the first, so each is read, not the parser's map of them
+/// (which keeps the first).
+fn reference_comments(
+    body: &str,
+    body_start: usize,
+    lines: &Lines,
+    covered: &[(usize, usize)],
+    out: &mut Vec<Segment>,
+) {
+    static DEFINITION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^ {0,3}\[[^\]\n]{1,999}\]:[ \t]*(\S.*)$")
+            .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+    });
+    let mut found: Vec<Segment> = Vec::new();
+    let mut at = 0usize;
+    for raw in body.split_inclusive('\n') {
+        let start = at;
+        at += raw.len();
+        let line = raw.trim_end_matches(['\n', '\r']);
+        let Some(c) = DEFINITION.captures(line) else {
+            continue;
+        };
+        let bracket = start + line.find('[').unwrap_or(0);
+        if covered.iter().any(|&(a, b)| a <= bracket && bracket < b) {
+            continue;
+        }
+        let text = c.get(1).map_or("", |m| m.as_str()).trim();
+        let n = lines.line(body_start + start);
+        // The section: that of the last segment that starts on an earlier line.
+        let before = out
+            .iter()
+            .rev()
+            .find(|s| s.line < n && s.kind != Kind::Frontmatter);
+        found.push(Segment {
+            kind: Kind::Definition,
+            text: text.to_owned(),
+            line: n,
+            section: before.map(|s| s.section.clone()).unwrap_or_default(),
+            outer: before.map(|s| s.outer.clone()).unwrap_or_default(),
+            titled: before.is_some_and(|s| s.titled),
+            table: false,
+        });
+    }
+    // Each before the first segment of a later line (the others keep their order).
+    for seg in found {
+        let at = out
+            .iter()
+            .position(|s| s.line > seg.line)
+            .unwrap_or(out.len());
+        out.insert(at, seg);
+    }
+}
+
+/// A whole HTML comment as a segment: its lines joined by spaces (as a paragraph's are), at the
+/// line of its first visible character (or `line` when it has none).
+fn push_comment(out: &mut Vec<Segment>, heads: &Headings, text: &str, line: Option<u32>) {
+    let joined: String = text
+        .split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    out.push(Segment {
+        kind: Kind::Comment,
+        text: joined,
+        line: line.unwrap_or(0),
+        section: heads.section.clone(),
+        outer: heads.outer.clone(),
+        titled: heads.titled,
+        table: false,
+    });
+}
+
 /// HTML: comments become [`Kind::Comment`] segments; other markup is dropped and its text kept
-/// as prose (instructions inside `<IMPORTANT>` tags are still instructions).
+/// as prose (instructions inside `<IMPORTANT>` tags are still instructions). A comment an HTML
+/// block's line leaves open (`open`) goes on through the next lines until `-->`.
 #[allow(clippy::too_many_arguments)]
 fn html(
     h: &str,
@@ -300,28 +407,47 @@ fn html(
     buf: &mut String,
     buf_at: &mut Option<usize>,
     local: usize,
+    open: &mut Option<(String, Option<u32>)>,
 ) {
+    // The line of the first visible character of `part` (at `from` in `h`).
+    let first_line = |part: &str, from: usize| {
+        part.find(|c: char| !c.is_whitespace())
+            .map(|i| lines.line(at + from + i))
+    };
     let mut rest = h;
     let mut offset = 0;
+    if let Some((text, line)) = open.as_mut() {
+        let Some(e) = rest.find("-->") else {
+            if line.is_none() {
+                *line = first_line(rest, 0);
+            }
+            text.push_str(rest);
+            return;
+        };
+        if line.is_none() {
+            *line = first_line(&rest[..e], 0);
+        }
+        text.push_str(&rest[..e]);
+        if let Some((text, line)) = open.take() {
+            push_comment(out, heads, &text, line);
+        }
+        offset = e + 3;
+        rest = &rest[e + 3..];
+    }
     while let Some(i) = rest.find("<!--") {
         let before = &rest[..i];
         push_text(before, buf, buf_at, local + offset);
         let inner_start = i + 4;
-        let end = rest[inner_start..].find("-->");
-        let inner = match end {
-            Some(e) => &rest[inner_start..inner_start + e],
-            None => &rest[inner_start..],
+        let tail = &rest[inner_start..];
+        let Some(e) = tail.find("-->") else {
+            *open = Some((tail.to_owned(), first_line(tail, offset + inner_start)));
+            return;
         };
-        out.push(Segment {
-            kind: Kind::Comment,
-            text: inner.to_owned(),
-            line: lines.line(at + offset + inner_start),
-            section: heads.section.clone(),
-            outer: heads.outer.clone(),
-            titled: heads.titled,
-            table: false,
-        });
-        let consumed = end.map_or(rest.len(), |e| inner_start + e + 3);
+        let inner = &tail[..e];
+        let line = first_line(inner, offset + inner_start)
+            .unwrap_or_else(|| lines.line(at + offset + inner_start));
+        push_comment(out, heads, inner, Some(line));
+        let consumed = inner_start + e + 3;
         offset += consumed;
         rest = &rest[consumed..];
     }
@@ -381,6 +507,41 @@ mod tests {
             last.is_some_and(|p| p.text.contains("Send the token.") && p.section == "Use"),
             "{last:?}"
         );
+    }
+
+    #[test]
+    fn a_comment_over_several_lines_is_one_hidden_segment_and_so_is_a_reference_definition() {
+        let md = "# Use\n\nSee [the guide][g].\n\n<!--\n  first line\n\n  second line -->\nafter\n\n[g]: https://example.com \"Guide\"\n[//]: # (a note)\n\n```\n[x]: y\n```\n<!-- never closed\nlast\n";
+        let s = segments(md);
+        let hidden: Vec<(&Kind, &str, u32, &str)> = s
+            .iter()
+            .filter(|x| matches!(x.kind, Kind::Comment | Kind::Definition))
+            .map(|x| (&x.kind, x.text.as_str(), x.line, x.section.as_str()))
+            .collect();
+        assert_eq!(
+            hidden,
+            [
+                (&Kind::Comment, "first line second line", 6, "Use"),
+                (
+                    &Kind::Definition,
+                    "https://example.com \"Guide\"",
+                    11,
+                    "Use"
+                ),
+                (&Kind::Definition, "# (a note)", 12, "Use"),
+                (&Kind::Comment, "never closed last", 17, "Use"),
+            ]
+        );
+        // The text after the comment's end is prose; the lines inside it are not.
+        let prose: Vec<&str> = s
+            .iter()
+            .filter(|x| x.kind == Kind::Prose)
+            .map(|x| x.text.trim())
+            .collect();
+        assert!(prose.contains(&"after"), "{prose:?}");
+        assert!(!prose.iter().any(|p| p.contains("line")), "{prose:?}");
+        // Segments stay in file order.
+        assert!(s.windows(2).all(|w| w[0].line <= w[1].line), "{s:?}");
     }
 
     #[test]

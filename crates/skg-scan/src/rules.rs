@@ -227,8 +227,9 @@ enum Place<'a> {
         titled: bool,
         table: bool,
     },
-    /// Inside an HTML comment: hidden from a reader.
-    Hidden,
+    /// Not shown when the markdown is rendered (in an HTML comment, a link reference
+    /// definition: what hides it, as a phrase): hidden from a reader, read by the model.
+    Hidden(&'static str),
     /// The command an MCP client runs to start a server.
     McpLaunch,
     /// A script file of the package.
@@ -310,8 +311,8 @@ impl Ctx<'_> {
             });
         }
         match place {
-            Place::Hidden => {
-                context.push("raised: hidden in an HTML comment".into());
+            Place::Hidden(how) => {
+                context.push(format!("raised: hidden in {how}").into());
                 adjust += 1;
             }
             Place::McpLaunch => {
@@ -343,7 +344,7 @@ impl Ctx<'_> {
         // would otherwise take a reverse shell in `scripts/` from critical to medium).
         if self.purpose.security
             && !tool
-            && !matches!(place, Place::McpLaunch | Place::Hidden)
+            && !matches!(place, Place::McpLaunch | Place::Hidden(_))
             && !self.is_script()
         {
             context.push(
@@ -1118,7 +1119,7 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
                     },
                 );
             }
-            Kind::Comment => comment_rules(ctx, &seg),
+            Kind::Comment | Kind::Definition => comment_rules(ctx, &seg),
             Kind::InlineCode => {
                 let place = Place::Markdown {
                     section: &seg.section,
@@ -1236,10 +1237,15 @@ fn comment_rules(ctx: &mut Ctx<'_>, seg: &Segment) {
             r"(?i)\b(assistant|agent|ai|claude|model|llm|you)\b[^.\n]{0,40}\b(must|should|shall|always|never|need to|are required to)\b[^.\n]{0,60}\b(run|execute|send|read|fetch|download|open|install|call|forward|upload|ignore|include)\b",
         )
     });
+    let how = if seg.kind == Kind::Definition {
+        "a link reference definition"
+    } else {
+        "an HTML comment"
+    };
     let before = ctx.out.len();
-    instruction_rules(ctx, &seg.text, seg.line, Place::Hidden);
-    shell_rules(ctx, &seg.text, seg.line, Place::Hidden);
-    blob_rule(ctx, &seg.text, seg.line, Place::Hidden);
+    instruction_rules(ctx, &seg.text, seg.line, Place::Hidden(how));
+    shell_rules(ctx, &seg.text, seg.line, Place::Hidden(how));
+    blob_rule(ctx, &seg.text, seg.line, Place::Hidden(how));
     if ctx.out.len() == before
         && let Some(m) = ADDRESSED.find(&seg.text)
     {
@@ -1248,8 +1254,9 @@ fn comment_rules(ctx: &mut Ctx<'_>, seg: &Segment) {
             0.6,
             seg.line,
             m.as_str(),
-            "an HTML comment tells the agent what to do; a reader of the rendered skill never sees it"
-                .into(),
+            format!(
+                "{how} tells the agent what to do; a reader of the rendered skill never sees it"
+            ),
             Vec::new(),
             Place::Markdown {
                 section: &seg.section,
