@@ -84,9 +84,67 @@ pub fn package_texts(
                 let main = walk::join(&pkg.root, &pkg.skill_file);
                 let all =
                     std::iter::once(main).chain(pkg.files.iter().map(|f| walk::join(&pkg.root, f)));
+                let is_main_file = |path: &str| path == walk::join(&pkg.root, &pkg.skill_file);
                 for path in all {
                     match disk.text(&path, limits.max_file_bytes) {
-                        TextFile::Text { text, .. } => files.push(FileText { path, text }),
+                        TextFile::Text { text, issues, .. } => {
+                            // What was cut was not scanned: said, and counted by the scan.
+                            if let Some(cut) = issues
+                                .iter()
+                                .find(|i| i.code == DiagnosticCode::FileTooLarge)
+                            {
+                                diags.push(Diagnostic {
+                                    registry: src.name.clone(),
+                                    path: path.clone(),
+                                    line: None,
+                                    severity: Severity::Warning,
+                                    code: DiagnosticCode::FileTooLarge,
+                                    message: format!("{}; the rest is not scanned", cut.message),
+                                });
+                            }
+                            files.push(FileText { path, text });
+                        }
+                        TextFile::Binary { .. } if is_main_file(&path) || text_like(&path) => {
+                            // A NUL byte makes a file binary to the probe, not to the agent
+                            // reading it nor to the shell running it (bash reads past a NUL
+                            // after the first line): such a file is scanned without its NULs,
+                            // never passed over as binary.
+                            let read = disk
+                                .bytes(&path, limits.max_file_bytes)
+                                .map(|(raw, size)| without_nul(raw, size, limits.max_file_bytes));
+                            match read {
+                                Ok((text, cut)) => {
+                                    let (code, rest) = if cut {
+                                        (
+                                            DiagnosticCode::FileTooLarge,
+                                            "; cut at --max-file-bytes, the rest is not scanned",
+                                        )
+                                    } else {
+                                        (DiagnosticCode::BinaryFile, "")
+                                    };
+                                    diags.push(Diagnostic {
+                                        registry: src.name.clone(),
+                                        path: path.clone(),
+                                        line: None,
+                                        severity: Severity::Warning,
+                                        code,
+                                        message: format!(
+                                            "holds NUL bytes but is a text file by its name or \
+                                             role: scanned without them{rest}"
+                                        ),
+                                    });
+                                    files.push(FileText { path, text });
+                                }
+                                Err(e) => diags.push(Diagnostic {
+                                    registry: src.name.clone(),
+                                    path,
+                                    line: None,
+                                    severity: Severity::Warning,
+                                    code: DiagnosticCode::Io,
+                                    message: format!("cannot read: {e}; not scanned"),
+                                }),
+                            }
+                        }
                         TextFile::Binary { .. } => {}
                         TextFile::Unreadable(e) => diags.push(Diagnostic {
                             registry: src.name.clone(),
@@ -162,6 +220,51 @@ fn with_mcp_configs(mut packages: Vec<walk::Package>, files: &[String]) -> Vec<w
     packages.sort_by(|a, b| a.root.cmp(&b.root));
     packages.dedup_by(|a, b| a.root == b.root);
     packages
+}
+
+/// File names read as text even when a NUL byte makes them look binary: markdown, plain text,
+/// configuration and the scripts the scan reads as such (what an agent host shows the model or
+/// a shell runs).
+fn text_like(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(
+        ext,
+        "md" | "markdown"
+            | "txt"
+            | "json"
+            | "yaml"
+            | "yml"
+            | "toml"
+            | "sh"
+            | "bash"
+            | "zsh"
+            | "ksh"
+            | "py"
+            | "js"
+            | "mjs"
+            | "cjs"
+            | "jsx"
+            | "ts"
+            | "mts"
+            | "cts"
+            | "ps1"
+            | "rb"
+            | "pl"
+            | "bat"
+            | "cmd"
+    )
+}
+
+/// `raw` (the first `max_bytes` of a `size`-byte file) as text with its NUL bytes removed,
+/// decoded as every file is ([`crate::read::decode`]); whether it was cut.
+fn without_nul(mut raw: Vec<u8>, size: u64, max_bytes: u64) -> (String, bool) {
+    raw.retain(|&b| b != 0);
+    let (text, issues) = crate::read::decode(raw, size, max_bytes, crate::read::FILE_FLAG);
+    let cut = issues
+        .iter()
+        .any(|i| i.code == DiagnosticCode::FileTooLarge);
+    (text, cut)
 }
 
 #[cfg(test)]

@@ -47,6 +47,9 @@ pub struct Report {
     /// `--max-catalog-bytes`, a bad line or entry, more tools than are read, a tool's text cut):
     /// what was not read was not scanned, so `skg scan` fails.
     incomplete_catalogs: Vec<String>,
+    /// Packages with a file cut at `--max-file-bytes`: the rest of it was not scanned, so, as
+    /// for a catalog, `skg scan` fails (ids).
+    incomplete_packages: Vec<String>,
     #[serde(flatten)]
     summary: Summary,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,9 +57,10 @@ pub struct Report {
 }
 
 impl Report {
-    /// Whether every catalog given was read whole (else what was not read was not scanned).
+    /// Whether every catalog and package was read whole (else what was not read was not
+    /// scanned).
     pub fn complete(&self) -> bool {
-        self.incomplete_catalogs.is_empty()
+        self.incomplete_catalogs.is_empty() && self.incomplete_packages.is_empty()
     }
 }
 
@@ -87,6 +91,7 @@ pub fn execute(job: &Job<'_>, progress: &dyn Progress) -> Result<(Report, Scan)>
         })
         .map(|s| s.display_path.clone())
         .collect();
+    let incomplete_packages = incomplete_packages(&sources, &packages, &diagnostics);
     let mut counts = BTreeMap::new();
     counts.insert("findings".to_owned(), scan.findings.len() as u64);
     counts.insert("verdicts".to_owned(), scan.verdicts.len() as u64);
@@ -95,6 +100,12 @@ pub fn execute(job: &Job<'_>, progress: &dyn Progress) -> Result<(Report, Scan)>
         counts.insert(
             INCOMPLETE_CATALOGS.to_owned(),
             incomplete_catalogs.len() as u64,
+        );
+    }
+    if !incomplete_packages.is_empty() {
+        counts.insert(
+            INCOMPLETE_PACKAGES.to_owned(),
+            incomplete_packages.len() as u64,
         );
     }
     let options = crate::manifest_options(&job.options, serde_json::json!({}))?;
@@ -134,6 +145,7 @@ pub fn execute(job: &Job<'_>, progress: &dyn Progress) -> Result<(Report, Scan)>
         findings: scan.findings.len(),
         read_diagnostics: diagnostics.len(),
         incomplete_catalogs,
+        incomplete_packages,
         summary: Summary::of(&scan),
         evaluation,
     };
@@ -200,6 +212,12 @@ impl fmt::Display for Report {
                 "not scanned whole: the catalog {c} was not read whole (logged)"
             )?;
         }
+        for p in &self.incomplete_packages {
+            writeln!(
+                f,
+                "not scanned whole: a file of the package {p} is over --max-file-bytes (logged)"
+            )?;
+        }
         writeln!(f)?;
         write!(f, "{}", self.summary)?;
         if let Some(e) = &self.evaluation {
@@ -221,6 +239,42 @@ pub fn read_verdicts(dir: &Path) -> Result<Vec<skg_scan::Verdict>> {
 /// The manifest count of the tool catalogs a scan did not read whole (absent when 0).
 pub const INCOMPLETE_CATALOGS: &str = "incomplete_catalogs";
 
+/// The manifest count of the packages with a file a scan did not read whole (absent when 0).
+pub const INCOMPLETE_PACKAGES: &str = "incomplete_packages";
+
+/// The packages (ids, sorted) of skill registries with a file cut at `--max-file-bytes`: the
+/// read's `file-too-large` diagnostics, each under the package whose root holds its path.
+fn incomplete_packages(
+    sources: &[skg_extract::RegistrySource],
+    packages: &[PackageText],
+    diagnostics: &[skg_model::Diagnostic],
+) -> Vec<String> {
+    let mut ids: Vec<String> = diagnostics
+        .iter()
+        .filter(|d| d.code == skg_model::DiagnosticCode::FileTooLarge)
+        .filter(|d| {
+            sources
+                .iter()
+                .any(|s| s.name == d.registry && s.kind != skg_model::RegistryKind::ToolCatalog)
+        })
+        .filter_map(|d| {
+            packages
+                .iter()
+                .filter(|p| {
+                    p.registry == d.registry
+                        && (p.root.is_empty()
+                            || d.path == p.root
+                            || d.path.starts_with(&format!("{}/", p.root)))
+                })
+                .max_by_key(|p| p.root.len())
+                .map(|p| p.id.to_string())
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
 /// How many tool catalogs the scan in `dir` (a scan folder, or an audit folder's) did not read
 /// whole: their tools were not all scanned, so its verdicts do not cover them.
 ///
@@ -241,6 +295,8 @@ pub struct GateInputs {
     pub r#unsafe: usize,
     /// Tool catalogs the scan did not read whole ([`read_incomplete_catalogs`]).
     pub incomplete_catalogs: u64,
+    /// Packages with a file the scan did not read whole.
+    pub incomplete_packages: u64,
 }
 
 /// Reads [`GateInputs`] from `dir`.
@@ -261,11 +317,17 @@ pub fn read_gate_inputs(dir: &Path) -> Result<GateInputs> {
             .filter(|v| v.verdict == skg_scan::VerdictKind::Unsafe)
             .count(),
         incomplete_catalogs: incomplete_catalogs(dir, audit)?,
+        incomplete_packages: scan_count(dir, audit, INCOMPLETE_PACKAGES)?,
     })
 }
 
 /// [`read_incomplete_catalogs`] once it is known whether `dir` is an audit folder.
 fn incomplete_catalogs(dir: &Path, audit: bool) -> Result<u64> {
+    scan_count(dir, audit, INCOMPLETE_CATALOGS)
+}
+
+/// A count of the scan manifest in `dir` (an audit folder's when `audit`); 0 when absent.
+fn scan_count(dir: &Path, audit: bool, key: &str) -> Result<u64> {
     let scan_dir = if audit {
         dir.join("stages").join(Stage::Scan.as_str())
     } else {
@@ -273,11 +335,7 @@ fn incomplete_catalogs(dir: &Path, audit: bool) -> Result<u64> {
     };
     let manifest = skg_store::read_stage_manifest(&scan_dir, Stage::Scan)
         .at(|| format!("cannot read the scan in {}", scan_dir.display()))?;
-    Ok(manifest
-        .counts
-        .get(INCOMPLETE_CATALOGS)
-        .copied()
-        .unwrap_or(0))
+    Ok(manifest.counts.get(key).copied().unwrap_or(0))
 }
 
 /// Gives every skill the scan found unsafe the risk tier `unsafe` (with the verdict as its

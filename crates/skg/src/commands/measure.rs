@@ -111,7 +111,7 @@ pub(crate) fn gate(args: &GateArgs) -> anyhow::Result<ExitStatus> {
         });
         let scanned = skg_pipeline::scan::read_gate_inputs(&dir)?;
         report.check_unsafe(scanned.r#unsafe, limit);
-        report.check_scanned_whole(scanned.incomplete_catalogs);
+        report.check_scanned_whole(scanned.incomplete_catalogs + scanned.incomplete_packages);
     }
     super::emit(args.format, &report, |out| write!(out, "{report}"))?;
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
