@@ -2,8 +2,8 @@
 
 use rayon::prelude::*;
 use skg_model::{
-    Diagnostic, DiagnosticCode, FileText, PackageText, Progress, RegistryKind, Severity, SkillId,
-    SkillKind,
+    Diagnostic, DiagnosticCode, FileKind, FileText, PackageText, Progress, RegistryKind, Severity,
+    SkillId, SkillKind,
 };
 
 use crate::{
@@ -84,76 +84,20 @@ pub fn package_texts(
                 let main = walk::join(&pkg.root, &pkg.skill_file);
                 let all =
                     std::iter::once(main).chain(pkg.files.iter().map(|f| walk::join(&pkg.root, f)));
-                let is_main_file = |path: &str| path == walk::join(&pkg.root, &pkg.skill_file);
-                for path in all {
-                    match disk.text(&path, limits.max_file_bytes) {
-                        TextFile::Text { text, issues, .. } => {
-                            // What was cut was not scanned: said, and counted by the scan.
-                            if let Some(cut) = issues
-                                .iter()
-                                .find(|i| i.code == DiagnosticCode::FileTooLarge)
-                            {
-                                diags.push(Diagnostic {
-                                    registry: src.name.clone(),
-                                    path: path.clone(),
-                                    line: None,
-                                    severity: Severity::Warning,
-                                    code: DiagnosticCode::FileTooLarge,
-                                    message: format!("{}; the rest is not scanned", cut.message),
-                                });
-                            }
-                            files.push(FileText { path, text });
-                        }
-                        TextFile::Binary { .. } if is_main_file(&path) || text_like(&path) => {
-                            // A NUL byte makes a file binary to the probe, not to the agent
-                            // reading it nor to the shell running it (bash reads past a NUL
-                            // after the first line): such a file is scanned without its NULs,
-                            // never passed over as binary.
-                            let read = disk
-                                .bytes(&path, limits.max_file_bytes)
-                                .map(|(raw, size)| without_nul(raw, size, limits.max_file_bytes));
-                            match read {
-                                Ok((text, cut)) => {
-                                    let (code, rest) = if cut {
-                                        (
-                                            DiagnosticCode::FileTooLarge,
-                                            "; cut at --max-file-bytes, the rest is not scanned",
-                                        )
-                                    } else {
-                                        (DiagnosticCode::BinaryFile, "")
-                                    };
-                                    diags.push(Diagnostic {
-                                        registry: src.name.clone(),
-                                        path: path.clone(),
-                                        line: None,
-                                        severity: Severity::Warning,
-                                        code,
-                                        message: format!(
-                                            "holds NUL bytes but is a text file by its name or \
-                                             role: scanned without them{rest}"
-                                        ),
-                                    });
-                                    files.push(FileText { path, text });
-                                }
-                                Err(e) => diags.push(Diagnostic {
-                                    registry: src.name.clone(),
-                                    path,
-                                    line: None,
-                                    severity: Severity::Warning,
-                                    code: DiagnosticCode::Io,
-                                    message: format!("cannot read: {e}; not scanned"),
-                                }),
-                            }
-                        }
-                        TextFile::Binary { .. } => {}
-                        TextFile::Unreadable(e) => diags.push(Diagnostic {
+                for (i, path) in all.enumerate() {
+                    let (text, diag) = scan_text(&disk, &path, i == 0, limits.max_file_bytes);
+                    if let Some((code, message)) = diag {
+                        diags.push(Diagnostic {
                             registry: src.name.clone(),
-                            path,
+                            path: path.clone(),
                             line: None,
                             severity: Severity::Warning,
-                            code: DiagnosticCode::Io,
-                            message: format!("cannot read: {e}; not scanned"),
-                        }),
+                            code,
+                            message,
+                        });
+                    }
+                    if let Some(text) = text {
+                        files.push(FileText { path, text });
                     }
                 }
                 progress.advance(1);
@@ -222,38 +166,54 @@ fn with_mcp_configs(mut packages: Vec<walk::Package>, files: &[String]) -> Vec<w
     packages
 }
 
-/// File names read as text even when a NUL byte makes them look binary: markdown, plain text,
-/// configuration and the scripts the scan reads as such (what an agent host shows the model or
-/// a shell runs).
-fn text_like(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-    matches!(
-        ext,
-        "md" | "markdown"
-            | "txt"
-            | "json"
-            | "yaml"
-            | "yml"
-            | "toml"
-            | "sh"
-            | "bash"
-            | "zsh"
-            | "ksh"
-            | "py"
-            | "js"
-            | "mjs"
-            | "cjs"
-            | "jsx"
-            | "ts"
-            | "mts"
-            | "cts"
-            | "ps1"
-            | "rb"
-            | "pl"
-            | "bat"
-            | "cmd"
-    )
+/// The file at `path` as the scan reads it (`None`: not read), and what to say about it: a file
+/// cut at `max_bytes` was not scanned whole; a file the probe calls binary for a NUL byte is
+/// read without its NULs when it is the package's main file or text by its name — a NUL makes
+/// a file binary to the probe, not to the agent reading it nor to the shell running it (bash
+/// reads past one after the first line) —; other binaries are passed over.
+fn scan_text(
+    disk: &Disk<'_>,
+    path: &str,
+    main: bool,
+    max_bytes: u64,
+) -> (Option<String>, Option<(DiagnosticCode, String)>) {
+    let unreadable = |e: std::io::Error| {
+        let message = format!("cannot read: {e}; not scanned");
+        (None, Some((DiagnosticCode::Io, message)))
+    };
+    match disk.text(path, max_bytes) {
+        TextFile::Text { text, issues, .. } => {
+            let cut = issues
+                .into_iter()
+                .find(|i| i.code == DiagnosticCode::FileTooLarge)
+                .map(|i| {
+                    let message = format!("{}; the rest is not scanned", i.message);
+                    (DiagnosticCode::FileTooLarge, message)
+                });
+            (Some(text), cut)
+        }
+        TextFile::Binary { .. } if main || FileKind::of(path).is_text() => {
+            match disk.bytes(path, max_bytes) {
+                Ok((raw, size)) => {
+                    let (text, cut) = without_nul(raw, size, max_bytes);
+                    let (code, rest) = if cut {
+                        let rest = "; cut at --max-file-bytes, the rest is not scanned";
+                        (DiagnosticCode::FileTooLarge, rest)
+                    } else {
+                        (DiagnosticCode::BinaryFile, "")
+                    };
+                    let message = format!(
+                        "holds NUL bytes but is a text file by its name or role: scanned \
+                         without them{rest}"
+                    );
+                    (Some(text), Some((code, message)))
+                }
+                Err(e) => unreadable(e),
+            }
+        }
+        TextFile::Binary { .. } => (None, None),
+        TextFile::Unreadable(e) => unreadable(e),
+    }
 }
 
 /// `raw` (the first `max_bytes` of a `size`-byte file) as text with its NUL bytes removed,

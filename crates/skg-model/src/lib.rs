@@ -32,7 +32,7 @@ pub use crate::{
     ids::{DocId, RegistryName, SkillId},
     keys::SkillKeys,
     measure::{ALL_SCOPE, CodeModule, CodeTool, CommunityRow, MetricRow, limits},
-    package::{FileText, PackageText, ToolParameter, split_tool_path, tool_path},
+    package::{FileKind, FileText, PackageText, ToolParameter, split_tool_path, tool_path},
     registry::{RegistryInput, RegistryKind},
     score::Score,
     skill::{

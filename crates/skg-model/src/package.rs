@@ -82,3 +82,67 @@ pub fn split_tool_path(path: &str) -> Option<(&str, &str)> {
     let (file, tool) = path.split_once('#')?;
     (!file.is_empty() && !file.contains('/') && !tool.is_empty()).then_some((file, tool))
 }
+
+/// What a package file is by its name, as the scan reads it: which parser runs on it, whether
+/// it is a script, and whether it is text an agent host shows the model or a shell runs (read as
+/// text even when a NUL byte makes it look binary). One table for extract and scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// `.md`, `.markdown`, `.mdx`.
+    Markdown,
+    /// `.sh`, `.bash`, `.zsh`, `.ksh`.
+    Shell,
+    /// `.py`.
+    Python,
+    /// `.js`, `.mjs`, `.cjs`, `.jsx`.
+    JavaScript,
+    /// `.ts`, `.mts`, `.cts`.
+    TypeScript,
+    /// `.ps1`.
+    PowerShell,
+    /// Scripts read for blobs only: `.rb`, `.pl`, `.bat`, `.cmd`.
+    OtherScript,
+    /// Text and configuration: `.txt`, `.json`, `.yaml`, `.yml`, `.toml`.
+    Text,
+    /// Anything else.
+    Other,
+}
+
+impl FileKind {
+    /// The kind of the file at `path` (`/`-separated), by its extension, any case.
+    pub fn of(path: &str) -> FileKind {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let Some((_, ext)) = name.rsplit_once('.') else {
+            return FileKind::Other;
+        };
+        match ext.to_ascii_lowercase().as_str() {
+            "md" | "markdown" | "mdx" => FileKind::Markdown,
+            "sh" | "bash" | "zsh" | "ksh" => FileKind::Shell,
+            "py" => FileKind::Python,
+            "js" | "mjs" | "cjs" | "jsx" => FileKind::JavaScript,
+            "ts" | "mts" | "cts" => FileKind::TypeScript,
+            "ps1" => FileKind::PowerShell,
+            "rb" | "pl" | "bat" | "cmd" => FileKind::OtherScript,
+            "txt" | "json" | "yaml" | "yml" | "toml" => FileKind::Text,
+            _ => FileKind::Other,
+        }
+    }
+
+    /// A script by its name (a file starting with `#!` is one too, whatever its name).
+    pub fn is_script(self) -> bool {
+        matches!(
+            self,
+            FileKind::Shell
+                | FileKind::Python
+                | FileKind::JavaScript
+                | FileKind::TypeScript
+                | FileKind::PowerShell
+                | FileKind::OtherScript
+        )
+    }
+
+    /// Text by its name: markdown, a script, text or configuration.
+    pub fn is_text(self) -> bool {
+        self != FileKind::Other
+    }
+}

@@ -8,7 +8,7 @@ use std::{
 
 use base64::Engine as _;
 use regex::Regex;
-use skg_model::{FileText, PackageText, SkillKind};
+use skg_model::{FileKind, FileText, PackageText, SkillKind};
 use skg_syntax::{Language, ShellCommand, ShellFacts};
 
 use crate::{
@@ -254,27 +254,7 @@ impl Ctx<'_> {
     /// languages the rules parse, and Ruby, Perl and Windows batch files, which they read as
     /// text) or by a `#!` first line.
     fn is_script(&self) -> bool {
-        let lower = self.file.path.to_ascii_lowercase();
-        let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
-        matches!(
-            ext,
-            "sh" | "bash"
-                | "zsh"
-                | "ksh"
-                | "py"
-                | "js"
-                | "mjs"
-                | "cjs"
-                | "jsx"
-                | "ts"
-                | "mts"
-                | "cts"
-                | "ps1"
-                | "rb"
-                | "pl"
-                | "bat"
-                | "cmd"
-        ) || self.file.text.starts_with("#!")
+        FileKind::of(&self.file.path).is_script() || self.file.text.starts_with("#!")
     }
 
     /// The file being read is the package's main file (its `SKILL.md`).
@@ -482,7 +462,6 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             install_steps: BTreeMap::new(),
         };
         let lower = file.path.to_ascii_lowercase();
-        let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
         let fname = lower.rsplit('/').next().unwrap_or("");
         unicode_rule(&mut ctx);
         if tool {
@@ -510,27 +489,31 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
         } else if fname == ".mcp.json" || fname == "mcp.json" {
             mcp_config(&mut ctx);
         } else {
-            match ext {
-                "md" | "markdown" | "mdx" => {
+            match FileKind::of(&file.path) {
+                FileKind::Markdown => {
                     let segs = match main_segments.take().filter(|_| ctx.is_main()) {
                         Some(m) => m,
                         None => segments(&file.text),
                     };
                     markdown_rules(&mut ctx, segs);
                 }
-                "sh" | "bash" | "zsh" | "ksh" => {
+                FileKind::Shell => {
                     shell_rules(&mut ctx, &file.text, 1, Place::Script);
                     blob_rule(&mut ctx, &file.text, 1, Place::Script);
                 }
-                "py" => code_rules(&mut ctx, Language::Python, &file.text, 1, Place::Script),
-                "js" | "mjs" | "cjs" | "jsx" => {
+                FileKind::Python => {
+                    code_rules(&mut ctx, Language::Python, &file.text, 1, Place::Script);
+                }
+                FileKind::JavaScript => {
                     code_rules(&mut ctx, Language::JavaScript, &file.text, 1, Place::Script);
                 }
-                "ts" | "mts" | "cts" => {
+                FileKind::TypeScript => {
                     code_rules(&mut ctx, Language::TypeScript, &file.text, 1, Place::Script);
                 }
-                "ps1" => powershell_rules(&mut ctx, &file.text, 1, Place::Script),
-                _ => blob_rule(&mut ctx, &file.text, 1, Place::Script),
+                FileKind::PowerShell => powershell_rules(&mut ctx, &file.text, 1, Place::Script),
+                FileKind::OtherScript | FileKind::Text | FileKind::Other => {
+                    blob_rule(&mut ctx, &file.text, 1, Place::Script);
+                }
             }
         }
         all.extend(ctx.out);

@@ -403,13 +403,7 @@ fn a_catalog_is_scanned_tool_by_tool_and_one_that_cannot_be_read_fails_the_scan(
         (report["packages"].as_u64(), report["unsafe"].as_u64()),
         (Some(2), Some(1))
     );
-    let verdicts = rows(&tmp.path().join("scan"), "verdicts");
-    let unsafe_: Vec<&str> = verdicts
-        .iter()
-        .filter(|v| v["verdict"] == "unsafe")
-        .filter_map(|v| v["skill_id"].as_str())
-        .collect();
-    assert_eq!(unsafe_, ["tools:add"]);
+    assert_eq!(unsafe_ids(&tmp.path().join("scan")), ["tools:add"]);
     // A catalog that does not parse was not checked: the scan says so and fails (exit 1), with
     // its outputs written.
     std::fs::write(tmp.path().join("broken.json"), "[{\"name\": ")
@@ -483,13 +477,7 @@ fn a_script_with_a_nul_is_scanned_and_a_file_cut_at_the_limit_fails_the_scan() {
         "{text}"
     );
     assert!(!text.contains("package reg:a"), "{text}");
-    let verdicts = rows(&tmp.path().join("scan"), "verdicts");
-    let unsafe_: Vec<&str> = verdicts
-        .iter()
-        .filter(|v| v["verdict"] == "unsafe")
-        .filter_map(|v| v["skill_id"].as_str())
-        .collect();
-    assert_eq!(unsafe_, ["reg:a"]);
+    assert_eq!(unsafe_ids(&tmp.path().join("scan")), ["reg:a"]);
     let manifest: serde_json::Value = serde_json::from_slice(
         &std::fs::read(tmp.path().join("scan/manifest.json")).unwrap_or_else(|e| panic!("{e}")),
     )
@@ -502,4 +490,13 @@ fn a_script_with_a_nul_is_scanned_and_a_file_cut_at_the_limit_fails_the_scan() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// The ids of the packages a scan folder's verdicts call unsafe.
+fn unsafe_ids(scan: &std::path::Path) -> Vec<String> {
+    rows(scan, "verdicts")
+        .iter()
+        .filter(|v| v["verdict"] == "unsafe")
+        .filter_map(|v| v["skill_id"].as_str().map(str::to_owned))
+        .collect()
 }
