@@ -2718,6 +2718,31 @@ fn is_interpreter(name: &str, args: &[&str]) -> bool {
     (name == "eval") || (name == "xargs" && args.iter().any(|a| INTERPRETERS.contains(a)))
 }
 
+/// The program an interpreter is given as an argument, which it runs: `eval`'s (and `iex`'s)
+/// words, or the word after a shell's `-c` (in a cluster such as `-ec` too) or `-e`, `--eval`,
+/// `-p`, `--print` (Python's `-c`, node's, Perl's and Ruby's `-e`). `None`: it runs a file or
+/// its input (`bash install.sh "$VERSION"` passes the variable as data).
+fn program_text(name: &str, args: &[&str]) -> Option<String> {
+    if matches!(name, "eval" | "iex" | "invoke-expression") {
+        return Some(args.join(" "));
+    }
+    if !INTERPRETERS.contains(&name) || matches!(name, "source" | ".") {
+        return None;
+    }
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let flag = matches!(*a, "-e" | "--eval" | "-p" | "--print")
+            || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('c'));
+        if flag {
+            return it.next().map(|p| (*p).to_owned());
+        }
+        if !a.starts_with('-') {
+            return None;
+        }
+    }
+    None
+}
+
 /// An interpreter that runs what it reads on standard input: no program given (`sh`, `sudo
 /// bash`, `python3 -`, `bash -s -- args`), or PowerShell's `iex`. `python3 -c '…'` or
 /// `node script.js` read their input as data.
@@ -2777,7 +2802,8 @@ fn download_exec(
         {
             how = Some(format!("`{}` runs what `{name}` downloads", eff[p].0));
         }
-        // Saved to a file that a later command of the same statement runs.
+        // Saved to a file that a later command of the snippet runs (the same statement or a
+        // later one: `curl -o /tmp/i.sh URL; /tmp/i.sh` over two lines runs it all the same).
         if how.is_none()
             && let Some(file) = output_file(args, c)
         {
@@ -2788,15 +2814,35 @@ fn download_exec(
                 .enumerate()
                 .skip(i + 1)
                 .find(|(j, o)| {
-                    o.statement == c.statement && {
-                        let (on, oa) = &eff[*j];
-                        base_name(&o.name) == stem && o.name.contains('/')
-                            || (is_interpreter(on, oa)
-                                && oa.first().is_some_and(|a| base_name(a) == stem))
-                    }
+                    let (on, oa) = &eff[*j];
+                    base_name(&o.name) == stem && o.name.contains('/')
+                        || (is_interpreter(on, oa)
+                            && oa.first().is_some_and(|a| base_name(a) == stem))
                 });
             if let Some((_, o)) = runs {
                 how = Some(format!("`{name}` saves `{file}` and `{}` runs it", o.name));
+            }
+        }
+        // Kept in a variable that a later interpreter or `eval` runs (`X=$(curl …); eval "$X"`).
+        if how.is_none()
+            && let Some(var) = &c.assigned_to
+        {
+            let uses = |a: &str| {
+                a.contains(&format!("${{{var}}}"))
+                    || a.match_indices(&format!("${var}")).any(|(at, m)| {
+                        !a[at + m.len()..]
+                            .starts_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
+                    })
+            };
+            let runs = (i + 1..eff.len()).find(|&j| {
+                let (on, oa) = &eff[j];
+                program_text(on, oa).is_some_and(|p| uses(&p))
+            });
+            if let Some(j) = runs {
+                how = Some(format!(
+                    "`{name}` output is kept in `${var}` and `{}` runs it",
+                    eff[j].0
+                ));
             }
         }
     } else if is_interpreter(name, args) && (name != "eval" || !args.is_empty()) {
@@ -2846,15 +2892,36 @@ fn download_exec(
     );
 }
 
-/// The file a downloader writes (`-o f`, `-O f`, `--output f`, `> f`).
+/// The file a downloader writes (`-o f`, `-O f`, in a cluster of short flags too — `-fsSLo f`,
+/// `-qO f` —, `--output f`, `> f`).
 fn output_file(args: &[&str], c: &ShellCommand) -> Option<String> {
+    let cluster = |a: &str| {
+        a.len() > 2
+            && a.starts_with('-')
+            && !a.starts_with("--")
+            && a[1..].bytes().all(|b| b.is_ascii_alphabetic())
+            && (a.ends_with('o') || a.ends_with('O'))
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if matches!(
             *a,
             "-o" | "-O" | "--output" | "--output-document" | "-OutFile" | "-outfile"
-        ) {
-            return it.next().map(|s| (*s).to_owned());
+        ) || cluster(a)
+        {
+            // curl's `-O` (alone or ending a cluster) takes no file: it saves under the URL's
+            // last segment, which is what a later line runs.
+            return it.next().map(|s| {
+                if s.contains("://") {
+                    s.trim_end_matches('/')
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or(s)
+                        .to_owned()
+                } else {
+                    (*s).to_owned()
+                }
+            });
         }
         if let Some(v) = a.strip_prefix("--output=").or_else(|| a.strip_prefix("-O"))
             && !v.is_empty()

@@ -38,6 +38,9 @@ pub struct ShellCommand {
     /// The command whose argument (or redirection) holds the command substitution this command
     /// runs in (`curl` in `bash -c "$(curl …)"` has the index of `bash`), if any.
     pub parent: Option<usize>,
+    /// The variable whose value is the command substitution this command runs in, when no
+    /// command takes it as an argument (`curl` in `X=$(curl …)`, `local X="$(curl …)"`).
+    pub assigned_to: Option<String>,
     /// Its redirections.
     pub redirects: Vec<Redirect>,
 }
@@ -148,14 +151,21 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
     };
     // The enclosing command of the nearest command substitution, and the top-level statement.
     let mut parent = None;
+    let mut assigned_to = None;
     let mut statement = node;
     let mut up = node.parent();
     let mut in_substitution = false;
     while let Some(p) = up {
         if matches!(p.kind(), "command_substitution" | "process_substitution") {
             in_substitution = true;
-        } else if in_substitution && parent.is_none() && p.kind() == "command" {
-            parent = ids.iter().position(|&id| id == p.id());
+        } else if in_substitution && parent.is_none() && assigned_to.is_none() {
+            if p.kind() == "command" {
+                parent = ids.iter().position(|&id| id == p.id());
+            } else if p.kind() == "variable_assignment" {
+                assigned_to = p
+                    .child_by_field_name("name")
+                    .map(|n| text(n, src).to_owned());
+            }
         }
         if p.id() == root.id() {
             break;
@@ -171,6 +181,7 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
         position: u32::try_from(position).unwrap_or(u32::MAX),
         statement: u32::try_from(statement.start_byte()).unwrap_or(u32::MAX),
         parent,
+        assigned_to,
         redirects,
     }
 }
@@ -260,6 +271,28 @@ mod tests {
         // Separate statements are separate pipelines.
         assert_ne!(f.commands[0].pipeline, f.commands[2].pipeline);
         assert_ne!(f.commands[0].statement, f.commands[2].statement);
+    }
+
+    #[test]
+    fn a_substitution_assigned_to_a_variable_names_it() {
+        let f = shell_commands(
+            "X=$(curl -s u)\nlocal Y=\"$(wget -qO- v)\"\nbash -c \"$(curl w)\"\necho \"$(date)\" > f\n",
+        );
+        let of = |name: &str| {
+            f.commands
+                .iter()
+                .find(|c| c.name == name)
+                .map(|c| (c.assigned_to.as_deref(), c.parent.is_some()))
+        };
+        assert_eq!(of("curl"), Some((Some("X"), false)));
+        assert_eq!(of("wget"), Some((Some("Y"), false)));
+        // Inside a command's argument: its parent, no variable.
+        let inner = f.commands.iter().filter(|c| c.name == "curl").nth(1);
+        assert_eq!(
+            inner.map(|c| (c.assigned_to.as_deref(), c.parent.is_some())),
+            Some((None, true))
+        );
+        assert_eq!(of("date"), Some((None, true)));
     }
 
     #[test]
