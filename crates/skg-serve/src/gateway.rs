@@ -337,7 +337,7 @@ impl Gateway {
         let index = open_index(&cfg)?;
         let metrics = Metrics::new();
         metrics.index_loaded(&index);
-        let query_vectors = QueryWeight::cache(cfg.query_cache, cfg.query_cache_bytes);
+        let query_vectors = QueryWeight::cache(cfg.query_cache, cfg.query_cache_bytes, index.dim());
         Ok(Gateway {
             compute: Arc::new(tokio::sync::Semaphore::new(cfg.compute_slots.max(1))),
             cfg,
@@ -1031,25 +1031,54 @@ struct QueryWeight {
 }
 
 impl QueryWeight {
-    /// A cache of at most `entries` entries and `bytes` bytes (`None`: either is 0).
-    fn cache(entries: usize, bytes: u64) -> Option<QueryCache> {
+    /// A cache of at most `entries` entries and `bytes` bytes (`None`: either is 0), for
+    /// embeddings of `dim` floats a token.
+    ///
+    /// quick_cache splits the byte budget evenly over its shards (by default four a core) and
+    /// refuses an entry heavier than one shard's share: on a machine with many cores a modest
+    /// budget would never keep a long task. The shards are therefore as many as leave each room
+    /// for [`QueryWeight::ROOM`] of the heaviest entry (a task's [`skg_index::Late::MAX_QUERY_TOKENS`]
+    /// token states), at most four a core, at least one.
+    fn cache(entries: usize, bytes: u64, dim: usize) -> Option<QueryCache> {
         if entries == 0 || bytes == 0 {
             return None;
         }
         let floor = (bytes / entries as u64).max(1);
-        Some(quick_cache::sync::Cache::with_weighter(
-            entries,
-            bytes,
+        let heaviest = Self::bytes_for(dim, skg_index::Late::MAX_QUERY_TOKENS).max(floor);
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let room = usize::try_from(bytes / (Self::ROOM * heaviest)).unwrap_or(usize::MAX);
+        let shards = room.clamp(1, 4 * cores);
+        // A power of two at most `shards` (quick_cache rounds up).
+        let shards = 1usize << (usize::BITS - 1 - shards.leading_zeros());
+        let options = quick_cache::OptionsBuilder::new()
+            .estimated_items_capacity(entries)
+            .weight_capacity(bytes)
+            .shards(shards)
+            .build()
+            .ok()?;
+        Some(quick_cache::sync::Cache::with_options(
+            options,
             QueryWeight { floor },
+            quick_cache::DefaultHashBuilder::default(),
+            quick_cache::sync::DefaultLifecycle::default(),
         ))
+    }
+
+    /// How many of the heaviest entry a shard has room for at least.
+    const ROOM: u64 = 4;
+
+    /// The bytes of an entry of `dim` floats a token with `tokens` token states.
+    fn bytes_for(dim: usize, tokens: usize) -> u64 {
+        let floats = dim * (1 + tokens);
+        (std::mem::size_of::<blake3::Hash>()
+            + std::mem::size_of::<skg_index::QueryEmbedding>()
+            + floats * std::mem::size_of::<f32>()) as u64
     }
 
     /// What an entry holds: its key, the embedding's header and its floats.
     fn bytes(v: &skg_index::QueryEmbedding) -> u64 {
-        let floats = v.vector.len() + v.tokens.len();
-        (std::mem::size_of::<blake3::Hash>()
-            + std::mem::size_of::<skg_index::QueryEmbedding>()
-            + floats * std::mem::size_of::<f32>()) as u64
+        let dim = v.vector.len().max(1);
+        Self::bytes_for(dim, v.tokens.len() / dim)
     }
 }
 
@@ -1104,7 +1133,7 @@ mod tests {
         let long = QueryWeight::bytes(&embedding(64, 0.0));
         assert!(long > 64 * 384 * 4, "{long}");
         let budget = 10 * long;
-        let cache = QueryWeight::cache(4096, budget).unwrap();
+        let cache = QueryWeight::cache(4096, budget, 384).unwrap();
         for i in 0..200 {
             cache.insert(key(i), embedding(64, 0.0));
         }
@@ -1116,15 +1145,26 @@ mod tests {
         );
     }
 
+    /// A budget with room for a few long tasks keeps one, on any number of cores: the shards
+    /// are as many as leave each room for the heaviest entry (quick_cache's default, four a
+    /// core, split 400 KB into shards too small for one ~100 KB entry, which it then refused).
+    #[test]
+    fn a_long_task_fits_a_small_budget() {
+        let long = QueryWeight::bytes(&embedding(64, 0.0));
+        let cache = QueryWeight::cache(4096, QueryWeight::ROOM * long, 384).unwrap();
+        cache.insert(key(1), embedding(64, 1.0));
+        assert!(cache.get(&key(1)).is_some(), "{} entries", cache.len());
+    }
+
     /// Short queries fill the entry budget before the byte budget.
     #[test]
     fn the_query_cache_is_bounded_by_its_entries() {
-        let cache = QueryWeight::cache(8, 64 << 20).unwrap();
+        let cache = QueryWeight::cache(8, 64 << 20, 384).unwrap();
         for i in 0..200 {
             cache.insert(key(i), embedding(0, 0.0));
         }
         assert!((1..=8).contains(&cache.len()), "{}", cache.len());
-        assert!(QueryWeight::cache(0, 1 << 20).is_none());
-        assert!(QueryWeight::cache(8, 0).is_none());
+        assert!(QueryWeight::cache(0, 1 << 20, 384).is_none());
+        assert!(QueryWeight::cache(8, 0, 384).is_none());
     }
 }
