@@ -168,9 +168,9 @@ fn with_mcp_configs(mut packages: Vec<walk::Package>, files: &[String]) -> Vec<w
 
 /// The file at `path` as the scan reads it (`None`: not read), and what to say about it: a file
 /// cut at `max_bytes` was not scanned whole; a file the probe calls binary for a NUL byte is
-/// read without its NULs when it is the package's main file or text by its name — a NUL makes
-/// a file binary to the probe, not to the agent reading it nor to the shell running it (bash
-/// reads past one after the first line) —; other binaries are passed over.
+/// read without its NULs when it is the package's main file, text by its name or starts with
+/// `#!` — a NUL makes a file binary to the probe, not to the agent reading it nor to the shell
+/// running it (bash reads past one after the first line) —; other binaries are passed over.
 fn scan_text(
     disk: &Disk<'_>,
     path: &str,
@@ -192,26 +192,25 @@ fn scan_text(
                 });
             (Some(text), cut)
         }
-        TextFile::Binary { .. } if main || FileKind::of(path).is_text() => {
-            match disk.bytes(path, max_bytes) {
-                Ok((raw, size)) => {
-                    let (text, cut) = without_nul(raw, size, max_bytes);
-                    let (code, rest) = if cut {
-                        let rest = "; cut at --max-file-bytes, the rest is not scanned";
-                        (DiagnosticCode::FileTooLarge, rest)
-                    } else {
-                        (DiagnosticCode::BinaryFile, "")
-                    };
-                    let message = format!(
-                        "holds NUL bytes but is a text file by its name or role: scanned \
-                         without them{rest}"
-                    );
-                    (Some(text), Some((code, message)))
-                }
-                Err(e) => unreadable(e),
+        TextFile::Binary { .. } => match disk.bytes(path, max_bytes) {
+            // A `#!` file is a script whatever its name.
+            Ok((raw, size)) if main || FileKind::of(path).is_text() || raw.starts_with(b"#!") => {
+                let (text, cut) = without_nul(raw, size, max_bytes);
+                let (code, rest) = if cut {
+                    let rest = "; cut at --max-file-bytes, the rest is not scanned";
+                    (DiagnosticCode::FileTooLarge, rest)
+                } else {
+                    (DiagnosticCode::BinaryFile, "")
+                };
+                let message = format!(
+                    "holds NUL bytes but is a text file by its name, role or #! line: scanned \
+                     without them{rest}"
+                );
+                (Some(text), Some((code, message)))
             }
-        }
-        TextFile::Binary { .. } => (None, None),
+            Ok(_) => (None, None),
+            Err(e) => unreadable(e),
+        },
         TextFile::Unreadable(e) => unreadable(e),
     }
 }

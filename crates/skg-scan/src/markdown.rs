@@ -17,11 +17,11 @@ pub(crate) enum Kind {
     Code(String),
     /// An inline code span.
     InlineCode,
-    /// The inside of an HTML comment (`<!-- … -->`, over as many lines as it spans, its line
-    /// breaks read as spaces): not shown when rendered.
+    /// The inside of an HTML comment (`<!-- … -->`, over as many lines as it spans, as written,
+    /// from the line of `<!--`): not shown when rendered.
     Comment,
-    /// A link reference definition's destination and title (`[//]: # (…)`, markdown's usual
-    /// "comment"): not shown when rendered either.
+    /// A link reference definition's destination (unless `#` or `<>`) and title, one a line
+    /// (`[//]: # (…)`, markdown's usual "comment"): not shown when rendered either.
     Definition,
 }
 
@@ -196,8 +196,10 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
         buf.clear();
     };
     // An HTML comment left open by one line of an HTML block, closed by a later one: its text so
-    // far and the line of its first visible character.
-    let mut open: Option<(String, Option<u32>)> = None;
+    // far and its line. A block that ends with it open leaves the rest hidden up to `-->` (a
+    // browser shows nothing until then): events before `hidden_until` carry no visible text.
+    let mut open: Option<(String, u32)> = None;
+    let mut hidden_until: Option<usize> = None;
     // What the parser turned into events (leaf blocks and inline text): a link reference
     // definition is the one construct that produces none.
     let mut covered: Vec<(usize, usize)> = Vec::new();
@@ -212,6 +214,32 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
             )
         ) {
             covered.push((range.start, range.end));
+        }
+        let block_html = matches!(event, Event::Html(_));
+        if let Some(until) = hidden_until {
+            if range.start >= until {
+                hidden_until = None;
+            } else if matches!(
+                event,
+                Event::Text(_)
+                    | Event::Code(_)
+                    | Event::Html(_)
+                    | Event::InlineHtml(_)
+                    | Event::SoftBreak
+                    | Event::HardBreak
+            ) {
+                // Inside the comment: its text is the comment's. (A text that runs past the
+                // comment's end keeps what follows `-->`.)
+                if range.end > until
+                    && let Event::Text(t) = &event
+                    && t.len() == range.len()
+                    && let Some(after) = t.get(until - range.start..)
+                {
+                    buf_at.get_or_insert(until);
+                    buf.push_str(after);
+                }
+                continue;
+            }
         }
         match event {
             Event::Start(Tag::CodeBlock(kind)) => {
@@ -264,17 +292,17 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                 buf_at.get_or_insert(range.start);
                 buf.push_str(&t);
             }
+            // A block's HTML line may leave a comment open for the next; inline HTML is whole:
+            // a `<!--` it leaves open (in an attribute, say) hides the rest of it only.
             Event::Html(h) | Event::InlineHtml(h) => {
                 html(
                     &h,
                     body_start + range.start,
                     &lines,
                     &heads,
-                    &mut out,
-                    &mut buf,
-                    &mut buf_at,
+                    (&mut out, &mut buf, &mut buf_at),
                     range.start,
-                    &mut open,
+                    block_html.then_some(&mut open),
                 );
             }
             Event::SoftBreak | Event::HardBreak => buf.push(' '),
@@ -297,8 +325,12 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
             Event::End(
                 end @ (TagEnd::Paragraph | TagEnd::Item | TagEnd::TableCell | TagEnd::HtmlBlock),
             ) => {
-                // A comment the block never closed hides the rest of it.
-                if let Some((text, line)) = open.take() {
+                // A comment the block never closed hides what follows, up to `-->` or the end.
+                if let Some((mut text, line)) = open.take() {
+                    let rest = &body[range.end..];
+                    let close = rest.find("-->");
+                    text.push_str(&rest[..close.unwrap_or(rest.len())]);
+                    hidden_until = Some(range.end + close.map_or(rest.len(), |c| c + 3));
                     push_comment(&mut out, &heads, &text, line);
                 }
                 flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
@@ -313,80 +345,110 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
         push_comment(&mut out, &heads, &text, line);
     }
     flush(&mut buf, &mut buf_at, in_heading, &mut heads, &mut out);
-    reference_comments(body, body_start, &lines, &covered, &mut out);
+    reference_comments(body, body_start, &lines, covered, &mut out);
     out
 }
 
-/// Link reference definitions (`[label]: destination "title"`, one line each) where no event
-/// covers them: never rendered, and the usual way to write a comment in markdown (`[//]: #
-/// (text)`, `[comment]: <> (text)`). Each becomes a [`Kind::Definition`] of its destination and
-/// title, in the section it sits in (read from the segments before it). A later definition of
-/// the same label is as invisible as the first, so each is read, not the parser's map of them
-/// (which keeps the first).
+/// Link reference definitions (`[label]: destination "title"`, one line each, in a block quote
+/// or a list item too) where no event covers them: never rendered, and the usual way to write a
+/// comment in markdown (`[//]: # (text)`, `[comment]: <> (text)`). Each becomes a
+/// [`Kind::Definition`] of its destination and title, in the section it sits in (read from the
+/// segments before it). A later definition of the same label is as invisible as the first, so
+/// each is read, not the parser's map of them (which keeps the first). Linear in the file: the
+/// covered ranges are merged once and walked with the lines, the definitions merged into `out`.
 fn reference_comments(
     body: &str,
     body_start: usize,
     lines: &Lines,
-    covered: &[(usize, usize)],
+    mut covered: Vec<(usize, usize)>,
     out: &mut Vec<Segment>,
 ) {
     static DEFINITION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"^ {0,3}\[[^\]\n]{1,999}\]:[ \t]*(\S.*)$")
-            .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+        regex::Regex::new(
+            r#"^[ \t]*(?:(?:>[ \t]?)|(?:[-*+][ \t]+)|(?:\d{1,9}[.)][ \t]+))*\[[^\]\n]{1,999}\]:[ \t]*(<[^>\n]*>|\S+)?[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|\(([^)\n]*)\))?[ \t]*$"#,
+        )
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
     });
+    covered.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(covered.len());
+    for (a, b) in covered {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    let mut next = 0usize;
     let mut found: Vec<Segment> = Vec::new();
     let mut at = 0usize;
     for raw in body.split_inclusive('\n') {
         let start = at;
         at += raw.len();
         let line = raw.trim_end_matches(['\n', '\r']);
+        if !line.contains("]:") {
+            continue;
+        }
         let Some(c) = DEFINITION.captures(line) else {
             continue;
         };
         let bracket = start + line.find('[').unwrap_or(0);
-        if covered.iter().any(|&(a, b)| a <= bracket && bracket < b) {
+        while merged.get(next).is_some_and(|r| r.1 <= bracket) {
+            next += 1;
+        }
+        if merged.get(next).is_some_and(|r| r.0 <= bracket) {
             continue;
         }
-        let text = c.get(1).map_or("", |m| m.as_str()).trim();
+        let dest = c.get(1).map_or("", |m| m.as_str());
+        let title = (2..=4).find_map(|i| c.get(i)).map_or("", |m| m.as_str());
+        let text: Vec<&str> = [dest, title]
+            .into_iter()
+            .filter(|t| !matches!(t.trim(), "" | "#" | "<>"))
+            .collect();
+        if text.is_empty() {
+            continue;
+        }
         let n = lines.line(body_start + start);
-        // The section: that of the last segment that starts on an earlier line.
-        let before = out
-            .iter()
-            .rev()
-            .find(|s| s.line < n && s.kind != Kind::Frontmatter);
         found.push(Segment {
             kind: Kind::Definition,
-            text: text.to_owned(),
+            text: text.join("\n"),
             line: n,
-            section: before.map(|s| s.section.clone()).unwrap_or_default(),
-            outer: before.map(|s| s.outer.clone()).unwrap_or_default(),
-            titled: before.is_some_and(|s| s.titled),
+            section: String::new(),
+            outer: String::new(),
+            titled: false,
             table: false,
         });
     }
-    // Each before the first segment of a later line (the others keep their order).
-    for seg in found {
-        let at = out
-            .iter()
-            .position(|s| s.line > seg.line)
-            .unwrap_or(out.len());
-        out.insert(at, seg);
+    if found.is_empty() {
+        return;
+    }
+    // Each before the first segment of a later line, in the section of the segment before it
+    // (the first segment with a later line comes no earlier for a later definition: one merge).
+    let place = |out: &mut Vec<Segment>, mut d: Segment| {
+        if let Some(before) = out.iter().rev().find(|s| s.kind != Kind::Frontmatter) {
+            d.section.clone_from(&before.section);
+            d.outer.clone_from(&before.outer);
+            d.titled = before.titled;
+        }
+        out.push(d);
+    };
+    let segments = std::mem::take(out);
+    let mut found = found.into_iter().peekable();
+    for seg in segments {
+        while let Some(d) = found.next_if(|d| seg.line > d.line) {
+            place(out, d);
+        }
+        out.push(seg);
+    }
+    for d in found {
+        place(out, d);
     }
 }
 
-/// A whole HTML comment as a segment: its lines joined by spaces (as a paragraph's are), at the
-/// line of its first visible character (or `line` when it has none).
-fn push_comment(out: &mut Vec<Segment>, heads: &Headings, text: &str, line: Option<u32>) {
-    let joined: String = text
-        .split('\n')
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
+/// A whole HTML comment as a segment: its text as written, at the line of `<!--`.
+fn push_comment(out: &mut Vec<Segment>, heads: &Headings, text: &str, line: u32) {
     out.push(Segment {
         kind: Kind::Comment,
-        text: joined,
-        line: line.unwrap_or(0),
+        text: text.to_owned(),
+        line,
         section: heads.section.clone(),
         outer: heads.outer.clone(),
         titled: heads.titled,
@@ -395,42 +457,30 @@ fn push_comment(out: &mut Vec<Segment>, heads: &Headings, text: &str, line: Opti
 }
 
 /// HTML: comments become [`Kind::Comment`] segments; other markup is dropped and its text kept
-/// as prose (instructions inside `<IMPORTANT>` tags are still instructions). A comment an HTML
-/// block's line leaves open (`open`) goes on through the next lines until `-->`.
-#[allow(clippy::too_many_arguments)]
+/// as prose (instructions inside `<IMPORTANT>` tags are still instructions). With `open` (an
+/// HTML block's line), a comment the line leaves open goes on through the next lines until
+/// `-->`; without, it ends with the text given.
 fn html(
     h: &str,
     at: usize,
     lines: &Lines,
     heads: &Headings,
-    out: &mut Vec<Segment>,
-    buf: &mut String,
-    buf_at: &mut Option<usize>,
+    (out, buf, buf_at): (&mut Vec<Segment>, &mut String, &mut Option<usize>),
     local: usize,
-    open: &mut Option<(String, Option<u32>)>,
+    mut open: Option<&mut Option<(String, u32)>>,
 ) {
-    // The line of the first visible character of `part` (at `from` in `h`).
-    let first_line = |part: &str, from: usize| {
-        part.find(|c: char| !c.is_whitespace())
-            .map(|i| lines.line(at + from + i))
-    };
     let mut rest = h;
     let mut offset = 0;
-    if let Some((text, line)) = open.as_mut() {
+    if let Some(slot) = open.as_deref_mut()
+        && let Some((text, line)) = slot.as_mut()
+    {
         let Some(e) = rest.find("-->") else {
-            if line.is_none() {
-                *line = first_line(rest, 0);
-            }
             text.push_str(rest);
             return;
         };
-        if line.is_none() {
-            *line = first_line(&rest[..e], 0);
-        }
         text.push_str(&rest[..e]);
-        if let Some((text, line)) = open.take() {
-            push_comment(out, heads, &text, line);
-        }
+        push_comment(out, heads, text, *line);
+        *slot = None;
         offset = e + 3;
         rest = &rest[e + 3..];
     }
@@ -439,14 +489,15 @@ fn html(
         push_text(before, buf, buf_at, local + offset);
         let inner_start = i + 4;
         let tail = &rest[inner_start..];
+        let line = lines.line(at + offset + inner_start);
         let Some(e) = tail.find("-->") else {
-            *open = Some((tail.to_owned(), first_line(tail, offset + inner_start)));
+            match open {
+                Some(slot) => *slot = Some((tail.to_owned(), line)),
+                None => push_comment(out, heads, tail, line),
+            }
             return;
         };
-        let inner = &tail[..e];
-        let line = first_line(inner, offset + inner_start)
-            .unwrap_or_else(|| lines.line(at + offset + inner_start));
-        push_comment(out, heads, inner, Some(line));
+        push_comment(out, heads, &tail[..e], line);
         let consumed = inner_start + e + 3;
         offset += consumed;
         rest = &rest[consumed..];
@@ -513,23 +564,38 @@ mod tests {
     fn a_comment_over_several_lines_is_one_hidden_segment_and_so_is_a_reference_definition() {
         let md = "# Use\n\nSee [the guide][g].\n\n<!--\n  first line\n\n  second line -->\nafter\n\n[g]: https://example.com \"Guide\"\n[//]: # (a note)\n\n```\n[x]: y\n```\n<!-- never closed\nlast\n";
         let s = segments(md);
-        let hidden: Vec<(&Kind, &str, u32, &str)> = s
+        // Text as written (lines kept: commands are read line by line), at the line of `<!--`;
+        // a definition's destination and title, one a line (`#` is no destination).
+        let hidden: Vec<(&Kind, String, u32, &str)> = s
             .iter()
             .filter(|x| matches!(x.kind, Kind::Comment | Kind::Definition))
-            .map(|x| (&x.kind, x.text.as_str(), x.line, x.section.as_str()))
+            .map(|x| {
+                let lines: Vec<&str> = x
+                    .text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                (&x.kind, lines.join("|"), x.line, x.section.as_str())
+            })
             .collect();
         assert_eq!(
             hidden,
             [
-                (&Kind::Comment, "first line second line", 6, "Use"),
+                (
+                    &Kind::Comment,
+                    "first line|second line".to_owned(),
+                    5,
+                    "Use"
+                ),
                 (
                     &Kind::Definition,
-                    "https://example.com \"Guide\"",
+                    "https://example.com|Guide".to_owned(),
                     11,
                     "Use"
                 ),
-                (&Kind::Definition, "# (a note)", 12, "Use"),
-                (&Kind::Comment, "never closed last", 17, "Use"),
+                (&Kind::Definition, "a note".to_owned(), 12, "Use"),
+                (&Kind::Comment, "never closed|last".to_owned(), 17, "Use"),
             ]
         );
         // The text after the comment's end is prose; the lines inside it are not.

@@ -1225,17 +1225,22 @@ fn comment_rules(ctx: &mut Ctx<'_>, seg: &Segment) {
     } else {
         "an HTML comment"
     };
+    // Sentences run over the comment's lines (read as a paragraph's, at the line of its first
+    // word); commands and blobs are read line by line, where they stand.
+    let leading = seg.text.len() - seg.text.trim_start().len();
+    let first = seg.line + u32::try_from(seg.text[..leading].matches('\n').count()).unwrap_or(0);
+    let joined = seg.text.split_whitespace().collect::<Vec<_>>().join(" ");
     let before = ctx.out.len();
-    instruction_rules(ctx, &seg.text, seg.line, Place::Hidden(how));
+    instruction_rules(ctx, &joined, first, Place::Hidden(how));
     shell_rules(ctx, &seg.text, seg.line, Place::Hidden(how));
     blob_rule(ctx, &seg.text, seg.line, Place::Hidden(how));
     if ctx.out.len() == before
-        && let Some(m) = ADDRESSED.find(&seg.text)
+        && let Some(m) = ADDRESSED.find(&joined)
     {
         ctx.emit(
             INJ_HIDDEN,
             0.6,
-            seg.line,
+            first,
             m.as_str(),
             format!(
                 "{how} tells the agent what to do; a reader of the rendered skill never sees it"
@@ -2719,9 +2724,10 @@ fn is_interpreter(name: &str, args: &[&str]) -> bool {
 }
 
 /// The program an interpreter is given as an argument, which it runs: `eval`'s (and `iex`'s)
-/// words, or the word after a shell's `-c` (in a cluster such as `-ec` too) or `-e`, `--eval`,
-/// `-p`, `--print` (Python's `-c`, node's, Perl's and Ruby's `-e`). `None`: it runs a file or
-/// its input (`bash install.sh "$VERSION"` passes the variable as data).
+/// words, or the word after a shell's `-c` (in a cluster such as `-ec` too, past `-o pipefail`),
+/// Python's `-c`, node's, Perl's and Ruby's `-e`/`-p` (`-ne` too), `--eval`, `--print`.
+/// `None`: it runs a file or its input (`bash install.sh "$VERSION"` passes the variable as
+/// data).
 fn program_text(name: &str, args: &[&str]) -> Option<String> {
     if matches!(name, "eval" | "iex" | "invoke-expression") {
         return Some(args.join(" "));
@@ -2729,10 +2735,22 @@ fn program_text(name: &str, args: &[&str]) -> Option<String> {
     if !INTERPRETERS.contains(&name) || matches!(name, "source" | ".") {
         return None;
     }
+    // A shell's program follows `c` (its `-e` is errexit); Python's follows `c`; node's, Perl's
+    // and Ruby's `e` or `p` (`-ne`, `-we` too).
+    let shell = SHELLS.contains(&name);
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let flag = matches!(*a, "-e" | "--eval" | "-p" | "--print")
-            || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('c'));
+        // A shell option with its value (`-o pipefail`).
+        if shell && matches!(*a, "-o" | "+o" | "-O" | "+O") {
+            it.next();
+            continue;
+        }
+        let flag = matches!(*a, "--eval" | "--print")
+            || (a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..]
+                    .chars()
+                    .any(|ch| ch == 'c' || (!shell && matches!(ch, 'e' | 'p'))));
         if flag {
             return it.next().map(|p| (*p).to_owned());
         }
@@ -2805,7 +2823,7 @@ fn download_exec(
         // Saved to a file that a later command of the snippet runs (the same statement or a
         // later one: `curl -o /tmp/i.sh URL; /tmp/i.sh` over two lines runs it all the same).
         if how.is_none()
-            && let Some(file) = output_file(args, c)
+            && let Some(file) = output_file(name, args, c)
         {
             let stem = base_name(&file);
             let runs = facts
@@ -2892,50 +2910,77 @@ fn download_exec(
     );
 }
 
-/// The file a downloader writes (`-o f`, `-O f`, in a cluster of short flags too — `-fsSLo f`,
-/// `-qO f` —, `--output f`, `> f`).
-fn output_file(args: &[&str], c: &ShellCommand) -> Option<String> {
-    let cluster = |a: &str| {
-        a.len() > 2
-            && a.starts_with('-')
-            && !a.starts_with("--")
-            && a[1..].bytes().all(|b| b.is_ascii_alphabetic())
-            && (a.ends_with('o') || a.ends_with('O'))
+/// The file a downloader writes, read as the tool reads its options: curl's `-o f` (also at
+/// the end of a cluster, `-fsSLo f`, or attached, `-of`), `--output f`/`--output=f`, and `-O`/
+/// `--remote-name` (alone or in a cluster, `-fsSLO`: the URL's last segment); wget's `-O f`
+/// (`-qO f`, `-Of`, `--output-document[=]f`; its `-o` is a log); PowerShell's `-OutFile f`;
+/// another downloader's `-o f`; else a `> f` redirection. Standard output (`-`) is no file.
+fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
+    let file = |f: &str| (!f.is_empty() && f != "-").then(|| f.to_owned());
+    let last_segment = |url: &str| {
+        let path = url.split(['?', '#']).next().unwrap_or(url);
+        file(path.trim_end_matches('/').rsplit('/').next().unwrap_or(""))
     };
-    let mut it = args.iter();
+    // The short option that names the output file: curl's `o`, wget's `O`; and curl's `O`.
+    let (takes, remote) = match name {
+        "curl" => (Some('o'), Some('O')),
+        "wget" => (Some('O'), None),
+        "iwr" | "invoke-webrequest" | "irm" | "invoke-restmethod" => (None, None),
+        _ => (Some('o'), None),
+    };
+    let mut remote_name = false;
+    let mut it = args.iter().copied();
     while let Some(a) = it.next() {
-        if matches!(
-            *a,
-            "-o" | "-O" | "--output" | "--output-document" | "-OutFile" | "-outfile"
-        ) || cluster(a)
-        {
-            // curl's `-O` (alone or ending a cluster) takes no file: it saves under the URL's
-            // last segment, which is what a later line runs.
-            return it.next().map(|s| {
-                if s.contains("://") {
-                    s.trim_end_matches('/')
-                        .rsplit('/')
-                        .next()
-                        .unwrap_or(s)
-                        .to_owned()
-                } else {
-                    (*s).to_owned()
+        if let Some(long) = a.strip_prefix("--") {
+            let (key, value) = match long.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (long, None),
+            };
+            match key {
+                "output" | "output-document" => {
+                    return match value {
+                        Some(v) => file(v),
+                        None => it.next().and_then(file),
+                    };
                 }
-            });
+                "remote-name" if remote.is_some() => remote_name = true,
+                _ => {}
+            }
+            continue;
         }
-        if let Some(v) = a.strip_prefix("--output=").or_else(|| a.strip_prefix("-O"))
-            && !v.is_empty()
-            && v != "-"
-        {
-            {
-                return Some(v.to_owned());
+        if a.eq_ignore_ascii_case("-outfile") {
+            return it.next().and_then(file);
+        }
+        let Some(cluster) = a.strip_prefix('-') else {
+            continue;
+        };
+        for (i, ch) in cluster.char_indices() {
+            if Some(ch) == takes {
+                let rest = &cluster[i + ch.len_utf8()..];
+                return if rest.is_empty() {
+                    it.next().and_then(file)
+                } else {
+                    file(rest)
+                };
+            }
+            if Some(ch) == remote {
+                remote_name = true;
+            }
+            if !ch.is_ascii_alphabetic() {
+                break;
             }
         }
+    }
+    if remote_name {
+        return args
+            .iter()
+            .find(|a| a.contains("://"))
+            .and_then(|u| last_segment(u));
     }
     c.redirects
         .iter()
         .find(|r| r.op == ">" || r.op == ">>")
-        .map(|r| r.target.clone())
+        .and_then(|r| file(&r.target))
 }
 
 fn is_decoder(name: &str, args: &[&str]) -> bool {
