@@ -228,15 +228,26 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
                     | Event::SoftBreak
                     | Event::HardBreak
             ) {
-                // Inside the comment: its text is the comment's. (A text that runs past the
-                // comment's end keeps what follows `-->`.)
+                // Inside the comment: its text is the comment's. What an event that runs past
+                // the comment's end holds after `-->` is read from the source: HTML as HTML (it
+                // may open another comment), the rest as text.
                 if range.end > until
-                    && let Event::Text(t) = &event
-                    && t.len() == range.len()
-                    && let Some(after) = t.get(until - range.start..)
+                    && let Some(after) = body.get(until..range.end)
                 {
-                    buf_at.get_or_insert(until);
-                    buf.push_str(after);
+                    if matches!(event, Event::Html(_) | Event::InlineHtml(_)) {
+                        html(
+                            after,
+                            body_start + until,
+                            &lines,
+                            &heads,
+                            (&mut out, &mut buf, &mut buf_at),
+                            until,
+                            block_html.then_some(&mut open),
+                        );
+                    } else {
+                        buf_at.get_or_insert(until);
+                        buf.push_str(after);
+                    }
                 }
                 continue;
             }
@@ -352,7 +363,8 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
 /// Link reference definitions (`[label]: destination "title"`, one line each, in a block quote
 /// or a list item too) where no event covers them: never rendered, and the usual way to write a
 /// comment in markdown (`[//]: # (text)`, `[comment]: <> (text)`). Each becomes a
-/// [`Kind::Definition`] of its destination and title, in the section it sits in (read from the
+/// [`Kind::Definition`] of its destination and of its title (a footnote, `[^1]: …`, which the
+/// parser reads as a definition without footnotes on, is prose), in the section it sits in (read from the
 /// segments before it). A later definition of the same label is as invisible as the first, so
 /// each is read, not the parser's map of them (which keeps the first). Linear in the file: the
 /// covered ranges are merged once and walked with the lines, the definitions merged into `out`.
@@ -365,7 +377,15 @@ fn reference_comments(
 ) {
     static DEFINITION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r#"^[ \t]*(?:(?:>[ \t]?)|(?:[-*+][ \t]+)|(?:\d{1,9}[.)][ \t]+))*\[[^\]\n]{1,999}\]:[ \t]*(<[^>\n]*>|\S+)?[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|\(([^)\n]*)\))?[ \t]*$"#,
+            r"^[ \t]*(?:(?:>[ \t]?)|(?:[-*+][ \t]+)|(?:\d{1,9}[.)][ \t]+))*\[([^\]\n]{1,999})\]:[ \t]*(.*)$",
+        )
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+    });
+    // What follows `]:`: a destination (`<…>` or a word), then a title in `"…"`, `'…'` or
+    // `(…)` with its escapes (`\)`), which may go on to the next lines.
+    static PARTS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r#"^(<[^>\n]*>|\S+)?[ \t]*(?:"((?:[^"\\]|\\.)*)"?|'((?:[^'\\]|\\.)*)'?|\(((?:[^)\\]|\\.)*)\)?)?[ \t]*$"#,
         )
         .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
     });
@@ -397,25 +417,45 @@ fn reference_comments(
         if merged.get(next).is_some_and(|r| r.0 <= bracket) {
             continue;
         }
-        let dest = c.get(1).map_or("", |m| m.as_str());
-        let title = (2..=4).find_map(|i| c.get(i)).map_or("", |m| m.as_str());
-        let text: Vec<&str> = [dest, title]
-            .into_iter()
-            .filter(|t| !matches!(t.trim(), "" | "#" | "<>"))
-            .collect();
-        if text.is_empty() {
+        let rest = c.get(2).map_or("", |m| m.as_str());
+        let n = lines.line(body_start + start);
+        // `[^1]: …` is a footnote, shown by the renderers that read footnotes: prose.
+        if c.get(1).is_some_and(|l| l.as_str().starts_with('^')) {
+            found.push(Segment {
+                kind: Kind::Prose,
+                text: rest.to_owned(),
+                line: n,
+                section: String::new(),
+                outer: String::new(),
+                titled: false,
+                table: false,
+            });
             continue;
         }
-        let n = lines.line(body_start + start);
-        found.push(Segment {
-            kind: Kind::Definition,
-            text: text.join("\n"),
-            line: n,
-            section: String::new(),
-            outer: String::new(),
-            titled: false,
-            table: false,
-        });
+        // The destination and the title, each its own text (a command in either is read where
+        // it stands); anything else after `]:`, whole.
+        let parts: Vec<&str> = match PARTS.captures(rest) {
+            Some(p) => [p.get(1), (2..=4).find_map(|i| p.get(i))]
+                .into_iter()
+                .flatten()
+                .map(|m| m.as_str())
+                .collect(),
+            None => vec![rest],
+        };
+        for text in parts {
+            if matches!(text.trim(), "" | "#" | "<>") {
+                continue;
+            }
+            found.push(Segment {
+                kind: Kind::Definition,
+                text: text.to_owned(),
+                line: n,
+                section: String::new(),
+                outer: String::new(),
+                titled: false,
+                table: false,
+            });
+        }
     }
     if found.is_empty() {
         return;
@@ -590,10 +630,11 @@ mod tests {
                 ),
                 (
                     &Kind::Definition,
-                    "https://example.com|Guide".to_owned(),
+                    "https://example.com".to_owned(),
                     11,
                     "Use"
                 ),
+                (&Kind::Definition, "Guide".to_owned(), 11, "Use"),
                 (&Kind::Definition, "a note".to_owned(), 12, "Use"),
                 (&Kind::Comment, "never closed|last".to_owned(), 17, "Use"),
             ]

@@ -2724,34 +2724,46 @@ fn is_interpreter(name: &str, args: &[&str]) -> bool {
 }
 
 /// The program an interpreter is given as an argument, which it runs: `eval`'s (and `iex`'s)
-/// words, or the word after a shell's `-c` (in a cluster such as `-ec` too, past `-o pipefail`),
-/// Python's `-c`, node's, Perl's and Ruby's `-e`/`-p` (`-ne` too), `--eval`, `--print`.
-/// `None`: it runs a file or its input (`bash install.sh "$VERSION"` passes the variable as
-/// data).
+/// words, or the word after the interpreter's program flag — a shell's `c` (`-c`, `-ec`, past
+/// `-o pipefail`), Python's `c`, node's, Deno's and Bun's `e` or `p`, Perl's `e`/`E` and Ruby's
+/// `e` (`-ne`, after `-pi`), PHP's `r`: the last letter of a cluster of letters —, or
+/// PowerShell's `-c`/`-command`. `None`: it runs a file or its input (`bash install.sh
+/// "$VERSION"` passes the variable as data).
 fn program_text(name: &str, args: &[&str]) -> Option<String> {
     if matches!(name, "eval" | "iex" | "invoke-expression") {
         return Some(args.join(" "));
     }
-    if !INTERPRETERS.contains(&name) || matches!(name, "source" | ".") {
-        return None;
-    }
-    // A shell's program follows `c` (its `-e` is errexit); Python's follows `c`; node's, Perl's
-    // and Ruby's `e` or `p` (`-ne`, `-we` too).
     let shell = SHELLS.contains(&name);
+    let letters: &[char] = match name {
+        _ if shell => &['c'],
+        "python" | "python2" | "python3" => &['c'],
+        "node" | "deno" | "bun" => &['e', 'p'],
+        "perl" => &['e', 'E'],
+        "ruby" => &['e'],
+        "php" => &['r'],
+        "pwsh" | "powershell" => &[],
+        _ => return None,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        // A shell option with its value (`-o pipefail`).
-        if shell && matches!(*a, "-o" | "+o" | "-O" | "+O") {
+        // An option with its value (`-o pipefail`, `-W error`, `-X dev`).
+        if (shell && matches!(*a, "-o" | "+o" | "-O" | "+O"))
+            || (letters == ['c'] && !shell && matches!(*a, "-W" | "-X"))
+        {
             it.next();
             continue;
         }
-        let flag = matches!(*a, "--eval" | "--print")
-            || (a.starts_with('-')
-                && !a.starts_with("--")
-                && a[1..]
-                    .chars()
-                    .any(|ch| ch == 'c' || (!shell && matches!(ch, 'e' | 'p'))));
-        if flag {
+        let program = if letters.is_empty() {
+            a.eq_ignore_ascii_case("-c") || a.eq_ignore_ascii_case("-command")
+        } else {
+            matches!(*a, "--eval" | "--print")
+                || a.strip_prefix('-').is_some_and(|c| {
+                    !c.is_empty()
+                        && c.chars().all(|ch| ch.is_ascii_alphabetic())
+                        && c.ends_with(letters)
+                })
+        };
+        if program {
             return it.next().map(|p| (*p).to_owned());
         }
         if !a.starts_with('-') {
@@ -2912,23 +2924,26 @@ fn download_exec(
 
 /// The file a downloader writes, read as the tool reads its options: curl's `-o f` (also at
 /// the end of a cluster, `-fsSLo f`, or attached, `-of`), `--output f`/`--output=f`, and `-O`/
-/// `--remote-name` (alone or in a cluster, `-fsSLO`: the URL's last segment); wget's `-O f`
-/// (`-qO f`, `-Of`, `--output-document[=]f`; its `-o` is a log); PowerShell's `-OutFile f`;
-/// another downloader's `-o f`; else a `> f` redirection. Standard output (`-`) is no file.
+/// `--remote-name` (alone or in a cluster, `-fsSLO`: the last segment of its URL, the first
+/// argument that is no option's value); wget's `-O f` (`-qO f`, `-Of`,
+/// `--output-document[=]f`; its `-o` is a log); PowerShell's `-OutFile f`; another downloader's
+/// `-o f`; else a `> f` redirection. A letter that takes a value ends its cluster (`-XPOST` is
+/// the method `POST`). Standard output (`-`) is no file.
 fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
     let file = |f: &str| (!f.is_empty() && f != "-").then(|| f.to_owned());
     let last_segment = |url: &str| {
         let path = url.split(['?', '#']).next().unwrap_or(url);
         file(path.trim_end_matches('/').rsplit('/').next().unwrap_or(""))
     };
-    // The short option that names the output file: curl's `o`, wget's `O`; and curl's `O`.
-    let (takes, remote) = match name {
-        "curl" => (Some('o'), Some('O')),
-        "wget" => (Some('O'), None),
-        "iwr" | "invoke-webrequest" | "irm" | "invoke-restmethod" => (None, None),
-        _ => (Some('o'), None),
+    // The letter naming the output file, curl's remote-name letter, the letters taking a value.
+    let (takes, remote, valued) = match name {
+        "curl" => (Some('o'), Some('O'), "ACDEFHKQTUXYbcdehmrtuwxyz"),
+        "wget" => (Some('O'), None, "ABDIPQRTUXadeilotw"),
+        "iwr" | "invoke-webrequest" | "irm" | "invoke-restmethod" => (None, None, ""),
+        _ => (Some('o'), None, ""),
     };
     let mut remote_name = false;
+    let mut positional: Vec<&str> = Vec::new();
     let mut it = args.iter().copied();
     while let Some(a) = it.next() {
         if let Some(long) = a.strip_prefix("--") {
@@ -2951,12 +2966,13 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
         if a.eq_ignore_ascii_case("-outfile") {
             return it.next().and_then(file);
         }
-        let Some(cluster) = a.strip_prefix('-') else {
+        let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            positional.push(a);
             continue;
         };
         for (i, ch) in cluster.char_indices() {
+            let rest = &cluster[i + ch.len_utf8()..];
             if Some(ch) == takes {
-                let rest = &cluster[i + ch.len_utf8()..];
                 return if rest.is_empty() {
                     it.next().and_then(file)
                 } else {
@@ -2966,13 +2982,19 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
             if Some(ch) == remote {
                 remote_name = true;
             }
+            if valued.contains(ch) {
+                if rest.is_empty() {
+                    it.next();
+                }
+                break;
+            }
             if !ch.is_ascii_alphabetic() {
                 break;
             }
         }
     }
     if remote_name {
-        return args
+        return positional
             .iter()
             .find(|a| a.contains("://"))
             .and_then(|u| last_segment(u));

@@ -1046,7 +1046,8 @@ impl QueryWeight {
         let floor = (bytes / entries as u64).max(1);
         let heaviest = Self::bytes_for(dim, skg_index::Late::MAX_QUERY_TOKENS).max(floor);
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        let room = usize::try_from(bytes / (Self::ROOM * heaviest)).unwrap_or(usize::MAX);
+        let room =
+            usize::try_from(bytes / Self::ROOM.saturating_mul(heaviest)).unwrap_or(usize::MAX);
         let shards = room.clamp(1, 4 * cores);
         // A power of two at most `shards` (quick_cache rounds up).
         let shards = 1usize << (usize::BITS - 1 - shards.leading_zeros());
