@@ -44,11 +44,15 @@ pub(crate) fn read_text(path: &Path, max_bytes: u64, flag: &str) -> TextFile {
     }
 }
 
+/// Whether a file's first bytes hold a NUL: the probe that calls a file binary (its first 8 KiB).
+pub(crate) fn looks_binary(raw: &[u8]) -> bool {
+    memchr::memchr(0, &raw[..raw.len().min(8192)]).is_some()
+}
+
 /// The bytes read of a file (`size` on disk) as a [`TextFile`].
 pub(crate) fn text_from_bytes(raw: Vec<u8>, size: u64, max_bytes: u64, flag: &str) -> TextFile {
     let digest = blake3::hash(&raw);
-    let probe = &raw[..raw.len().min(8192)];
-    if memchr::memchr(0, probe).is_some() {
+    if looks_binary(&raw) {
         return TextFile::Binary { size, digest };
     }
     let (text, issues) = decode(raw, size, max_bytes, flag);

@@ -8,7 +8,7 @@ use skg_model::{
 
 use crate::{
     Limits, RegistrySource, catalog,
-    read::{Disk, Files, TextFile},
+    read::{Disk, Files},
     walk,
 };
 
@@ -177,53 +177,47 @@ fn scan_text(
     main: bool,
     max_bytes: u64,
 ) -> (Option<String>, Option<(DiagnosticCode, String)>) {
-    let unreadable = |e: std::io::Error| {
-        let message = format!("cannot read: {e}; not scanned");
-        (None, Some((DiagnosticCode::Io, message)))
-    };
-    match disk.text(path, max_bytes) {
-        TextFile::Text { text, issues, .. } => {
-            let cut = issues
-                .into_iter()
-                .find(|i| i.code == DiagnosticCode::FileTooLarge)
-                .map(|i| {
-                    let message = format!("{}; the rest is not scanned", i.message);
-                    (DiagnosticCode::FileTooLarge, message)
-                });
-            (Some(text), cut)
+    // One read: the probe, the decision and the decoding work on the same bytes.
+    let (mut raw, size) = match disk.bytes(path, max_bytes) {
+        Ok(read) => read,
+        Err(e) => {
+            let message = format!("cannot read: {e}; not scanned");
+            return (None, Some((DiagnosticCode::Io, message)));
         }
-        TextFile::Binary { .. } => match disk.bytes(path, max_bytes) {
-            // A `#!` file is a script whatever its name.
-            Ok((raw, size)) if main || FileKind::of(path).is_text() || raw.starts_with(b"#!") => {
-                let (text, cut) = without_nul(raw, size, max_bytes);
-                let (code, rest) = if cut {
-                    let rest = "; cut at --max-file-bytes, the rest is not scanned";
-                    (DiagnosticCode::FileTooLarge, rest)
-                } else {
-                    (DiagnosticCode::BinaryFile, "")
-                };
-                let message = format!(
-                    "holds NUL bytes but is a text file by its name, role or #! line: scanned \
-                     without them{rest}"
-                );
-                (Some(text), Some((code, message)))
-            }
-            Ok(_) => (None, None),
-            Err(e) => unreadable(e),
-        },
-        TextFile::Unreadable(e) => unreadable(e),
+    };
+    let binary = crate::read::looks_binary(&raw);
+    // A `#!` file is a script whatever its name.
+    if binary && !(main || FileKind::of(path).is_text() || raw.starts_with(b"#!")) {
+        return (None, None);
     }
-}
-
-/// `raw` (the first `max_bytes` of a `size`-byte file) as text with its NUL bytes removed,
-/// decoded as every file is ([`crate::read::decode`]); whether it was cut.
-fn without_nul(mut raw: Vec<u8>, size: u64, max_bytes: u64) -> (String, bool) {
-    raw.retain(|&b| b != 0);
+    if binary {
+        raw.retain(|&b| b != 0);
+    }
     let (text, issues) = crate::read::decode(raw, size, max_bytes, crate::read::FILE_FLAG);
     let cut = issues
-        .iter()
-        .any(|i| i.code == DiagnosticCode::FileTooLarge);
-    (text, cut)
+        .into_iter()
+        .find(|i| i.code == DiagnosticCode::FileTooLarge);
+    let said = match (binary, cut) {
+        (false, None) => None,
+        (false, Some(i)) => Some((
+            DiagnosticCode::FileTooLarge,
+            format!("{}; the rest is not scanned", i.message),
+        )),
+        (true, cut) => {
+            let (code, rest) = if cut.is_some() {
+                let rest = "; cut at --max-file-bytes, the rest is not scanned";
+                (DiagnosticCode::FileTooLarge, rest)
+            } else {
+                (DiagnosticCode::BinaryFile, "")
+            };
+            let message = format!(
+                "holds NUL bytes but is a text file by its name, role or #! line: scanned \
+                 without them{rest}"
+            );
+            Some((code, message))
+        }
+    };
+    (Some(text), said)
 }
 
 #[cfg(test)]
