@@ -46,9 +46,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 /// The gateway's axum app (every route, limits and layers; state included).
 ///
 /// The read routes (`/v1/*`, `/mcp`) pass [`authenticate`] first: with a keys file, each needs a
-/// key and answers within the key's scope. `/health`, `/metrics` and `/openapi.json` stay open
-/// (load balancers and scrapers call them; they carry no skill), `/admin/reload` has its own
-/// token.
+/// key and answers within the key's scope. `/health`, `/ready` and `/openapi.json` stay open
+/// (load balancers call them; they carry no skill), `/metrics` asks a keyed gateway's scraper
+/// for its token ([`crate::Config::metrics_access`]), `/admin/reload` has its own token.
 pub fn router(gw: Arc<Gateway>) -> Router {
     let cfg = gw.config().clone();
     let reads = Router::new()
@@ -398,16 +398,58 @@ pub(crate) async fn ready(State(gw): State<Arc<Gateway>>) -> Response {
 }
 
 /// Prometheus metrics (OpenMetrics text).
-#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "metrics", content_type = "application/openmetrics-text")))]
-pub(crate) async fn metrics(State(gw): State<Arc<Gateway>>) -> Response {
-    (
+///
+/// They count every tenant's requests and the whole index, so a gateway with keys serves them only to `Authorization: Bearer` with
+/// `SKG_METRICS_TOKEN` or the admin token (or to anyone with `--open-metrics`); without keys
+/// they are open unless `SKG_METRICS_TOKEN` is set.
+#[utoipa::path(get, path = "/metrics", security((), ("bearer" = [])), responses(
+    (status = 200, description = "metrics", content_type = "application/openmetrics-text"),
+    (status = 401, description = "missing or wrong token (`SKG_METRICS_TOKEN` or `SKG_ADMIN_TOKEN`)", body = ApiError),
+    (status = 403, description = "a gateway with keys and no token to scrape with: set `SKG_METRICS_TOKEN` or start with `--open-metrics`", body = ApiError)))]
+pub(crate) async fn metrics(
+    State(gw): State<Arc<Gateway>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    may_scrape(gw.config(), &headers)?;
+    Ok((
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
         )],
         gw.metrics.encode(),
     )
-        .into_response()
+        .into_response())
+}
+
+/// Whether `headers` may read `/metrics` under `cfg` (see [`metrics`]).
+fn may_scrape(cfg: &crate::Config, headers: &HeaderMap) -> Result<(), ApiError> {
+    match cfg.metrics_access() {
+        crate::MetricsAccess::Open => return Ok(()),
+        crate::MetricsAccess::Closed => {
+            return Err(ApiError::new(
+                ErrorCode::Forbidden,
+                "the metrics of a gateway with API keys need a token: start it with \
+                 SKG_METRICS_TOKEN (or SKG_ADMIN_TOKEN) set and scrape with Authorization: \
+                 Bearer <token>, or with --open-metrics",
+            ));
+        }
+        crate::MetricsAccess::Token => {}
+    }
+    let tokens = [cfg.metrics_token.as_deref(), cfg.admin_token.as_deref()]
+        .into_iter()
+        .flatten();
+    // Each token compared in full, so the time taken does not tell which one matched.
+    match bearer(headers) {
+        None => Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            "send Authorization: Bearer <SKG_METRICS_TOKEN>",
+        )),
+        Some(given) if tokens.fold(false, |ok, t| ok | same_secret(given, t)) => Ok(()),
+        Some(_) => Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            "the bearer token is neither the metrics token nor the admin token",
+        )),
+    }
 }
 
 /// This document (OpenAPI 3.1).
@@ -455,22 +497,25 @@ pub(crate) async fn admin_reload(
 /// Whether `headers` carry `Authorization: Bearer <token>` (the scheme case-insensitive, RFC
 /// 9110 11.1; the secret compared in constant time): the admin's proof.
 fn admin_bearer(headers: &HeaderMap, token: &str) -> Result<(), ApiError> {
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, key) = v.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then_some(key)
-        });
-    match given {
+    match bearer(headers) {
         None => Err(ApiError::new(
             ErrorCode::Unauthorized,
             "send Authorization: Bearer <SKG_ADMIN_TOKEN>",
         )),
-        Some(g) if !same_secret(g.trim(), token) => Err(ApiError::new(
+        Some(g) if !same_secret(g, token) => Err(ApiError::new(
             ErrorCode::Unauthorized,
             "the bearer token is not the admin token",
         )),
         Some(_) => Ok(()),
     }
+}
+
+/// The credentials of `Authorization: Bearer <token>` (the scheme case-insensitive, RFC 9110
+/// 11.1), trimmed.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
 }

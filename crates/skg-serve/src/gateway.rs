@@ -53,6 +53,14 @@ pub struct Config {
     pub index_dir: PathBuf,
     /// Token that `POST /admin/reload` requires (`Authorization: Bearer …`); `None` disables it.
     pub admin_token: Option<String>,
+    /// Token a scraper of `/metrics` sends (`Authorization: Bearer …`; the admin token serves
+    /// too). Set, `/metrics` needs one of them; unset, `/metrics` is open without `keys_file`
+    /// and, with it, closed unless `open_metrics` (the metrics carry every tenant's id and the
+    /// whole index's counts, which no tenant's key may read).
+    pub metrics_token: Option<String>,
+    /// Serve `/metrics` without a token on a gateway with keys (a scraper on an internal
+    /// network); ignored when `metrics_token` is set.
+    pub open_metrics: bool,
     /// Largest request body.
     pub max_body_bytes: usize,
     /// Whole-request timeout.
@@ -133,12 +141,40 @@ pub mod defaults {
     }
 }
 
+/// Who may read `/metrics` ([`Config::metrics_access`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricsAccess {
+    /// Anyone who reaches the gateway.
+    Open,
+    /// A bearer with the metrics token or the admin token.
+    Token,
+    /// No one: a gateway with keys, no token to scrape with and no `open_metrics`.
+    Closed,
+}
+
 impl Config {
+    /// Who may read `/metrics`: a set metrics token is required; without one, the metrics are
+    /// open on a gateway without keys (or with `open_metrics`), and with keys they need the
+    /// admin token — closed when there is none.
+    pub fn metrics_access(&self) -> MetricsAccess {
+        if self.metrics_token.is_some() {
+            MetricsAccess::Token
+        } else if self.keys_file.is_none() || self.open_metrics {
+            MetricsAccess::Open
+        } else if self.admin_token.is_some() {
+            MetricsAccess::Token
+        } else {
+            MetricsAccess::Closed
+        }
+    }
+
     /// Defaults for `index_dir`.
     pub fn new(index_dir: PathBuf) -> Config {
         Config {
             index_dir,
             admin_token: None,
+            metrics_token: None,
+            open_metrics: false,
             max_body_bytes: defaults::MAX_BODY_BYTES,
             timeout: Duration::from_millis(defaults::TIMEOUT_MS),
             header_read_timeout: Duration::from_millis(defaults::HEADER_TIMEOUT_MS),

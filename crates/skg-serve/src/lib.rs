@@ -1,7 +1,8 @@
 //! The routing gateway: an axum app over an skg index folder.
 //!
 //! - HTTP API: `POST /v1/route`, `POST /v1/skills/find`, `POST /v1/search`, `GET /v1/skills/{id}`,
-//!   `GET /health`, `GET /metrics`, `GET /openapi.json`, `POST /admin/reload`.
+//!   `GET /health`, `GET /metrics` (a bearer token with keys: [`Config::metrics_access`]),
+//!   `GET /openapi.json`, `POST /admin/reload`.
 //! - MCP server: streamable HTTP at `/mcp` on the same app, and stdio ([`mcp::run_stdio`]), with
 //!   the tools `find_skills`, `get_skill` and `route_task`.
 //!
@@ -31,7 +32,10 @@ use std::sync::Arc;
 pub use crate::{
     api::router,
     error::{ApiError, ErrorCode},
-    gateway::{Config, Embed, Gateway, KeysReload, Loaded, OpenError, ReloadOutcome, defaults},
+    gateway::{
+        Config, Embed, Gateway, KeysReload, Loaded, MetricsAccess, OpenError, ReloadOutcome,
+        defaults,
+    },
 };
 
 /// Runs `tick` once per `period`, the first time one period after the start; a tick that

@@ -63,11 +63,22 @@ fn keys_file(dir: &Path, policy: Policy) -> (String, PathBuf) {
     (key, path)
 }
 
+/// The token [`keyed_gateway`]'s scraper sends for `/metrics`.
+const METRICS_TOKEN: &str = "the-scraper-secret";
+
 fn keyed_gateway(keys: &Path, poll: Duration) -> Arc<Gateway> {
     let mut cfg = Config::new(index_dir().to_path_buf());
     cfg.keys_file = Some(keys.to_path_buf());
     cfg.keys_poll = poll;
+    cfg.metrics_token = Some(METRICS_TOKEN.to_owned());
     Arc::new(Gateway::open(cfg, None).unwrap())
+}
+
+/// `/metrics` as [`keyed_gateway`]'s scraper reads it.
+async fn scrape(gw: &Arc<Gateway>) -> Value {
+    let m = call(gw, with_key(get("/metrics"), METRICS_TOKEN)).await;
+    assert_eq!(m.status, StatusCode::OK, "{}", m.json);
+    m.json
 }
 
 fn with_key(mut req: Request<Body>, key: &str) -> Request<Body> {
@@ -344,11 +355,11 @@ async fn keys_are_required_and_checked() {
         .headers_mut()
         .insert("x-api-key", key.parse().unwrap());
     assert_eq!(call(&gw, by_header).await.status, StatusCode::OK);
-    // What load balancers and scrapers call stays open.
-    for uri in ["/health", "/metrics", "/openapi.json"] {
+    // What load balancers call stays open; the scraper sends its token.
+    for uri in ["/health", "/ready", "/openapi.json"] {
         assert_eq!(call(&gw, get(uri)).await.status, StatusCode::OK, "{uri}");
     }
-    let metrics = call(&gw, get("/metrics")).await.json;
+    let metrics = scrape(&gw).await;
     let text = metrics.as_str().unwrap();
     assert!(
         text.contains(r#"skg_auth_refusals_total{reason="missing"} 3"#),
@@ -465,7 +476,7 @@ async fn an_empty_bucket_answers_429_with_retry_after() {
         .parse()
         .unwrap();
     assert!((1..=5).contains(&retry), "Retry-After {retry}");
-    let metrics = call(&gw, get("/metrics")).await.json;
+    let metrics = scrape(&gw).await;
     assert!(
         metrics
             .as_str()
@@ -597,6 +608,89 @@ async fn an_open_probe_of_a_keyed_gateway_learns_no_catalog() {
         index["counts"]["skills"].as_u64(),
         Some(skills().len() as u64)
     );
+}
+
+/// `/metrics` counts every tenant's requests and the whole index, so on a gateway with keys no
+/// tenant's key reads it: a set metrics token is required (the admin token serves too), without
+/// one the admin token is, and with neither the metrics are closed (403) unless `open_metrics`.
+/// Without keys they are open unless a metrics token is set.
+#[tokio::test]
+async fn a_keyed_gateway_s_metrics_need_a_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (key, path) = keys_file(tmp.path(), Policy::default());
+    let gateway = |keys: bool, metrics: Option<&str>, admin: Option<&str>, open: bool| {
+        let mut cfg = Config::new(index_dir().to_path_buf());
+        cfg.keys_file = keys.then(|| path.clone());
+        cfg.metrics_token = metrics.map(str::to_owned);
+        cfg.admin_token = admin.map(str::to_owned);
+        cfg.open_metrics = open;
+        Arc::new(Gateway::open(cfg, None).unwrap())
+    };
+    let (m, a) = (Some("m-secret"), Some("a-secret"));
+    let (ok, unauthorized, forbidden) = (
+        StatusCode::OK,
+        StatusCode::UNAUTHORIZED,
+        StatusCode::FORBIDDEN,
+    );
+    // (keys, metrics token, admin token, open_metrics) → status with no bearer, the tenant's
+    // key, the metrics token, the admin token, a wrong token.
+    let cases = [
+        ((true, None, None, false), [forbidden; 5]),
+        (
+            (true, None, a, false),
+            [unauthorized, unauthorized, unauthorized, ok, unauthorized],
+        ),
+        (
+            (true, m, a, false),
+            [unauthorized, unauthorized, ok, ok, unauthorized],
+        ),
+        (
+            (true, m, None, false),
+            [unauthorized, unauthorized, ok, unauthorized, unauthorized],
+        ),
+        ((true, None, a, true), [ok; 5]),
+        (
+            (true, m, a, true),
+            [unauthorized, unauthorized, ok, ok, unauthorized],
+        ),
+        ((false, None, a, false), [ok; 5]),
+        (
+            (false, m, None, false),
+            [unauthorized, unauthorized, ok, unauthorized, unauthorized],
+        ),
+    ];
+    for ((keys, metrics, admin, open), expected) in cases {
+        let gw = gateway(keys, metrics, admin, open);
+        let bearers = [None, Some(key.as_str()), m, a, Some("wrong")];
+        for (bearer, want) in bearers.into_iter().zip(expected) {
+            let req = match bearer {
+                None => get("/metrics"),
+                Some(b) => with_key(get("/metrics"), b),
+            };
+            let what = format!(
+                "keys {keys}, metrics {metrics:?}, admin {admin:?}, open {open}, bearer {bearer:?}"
+            );
+            let resp = tower::ServiceExt::oneshot(skg_serve::router(Arc::clone(&gw)), req)
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), want, "{what}");
+            if want == unauthorized {
+                assert!(
+                    resp.headers().contains_key(header::WWW_AUTHENTICATE),
+                    "{what}"
+                );
+            }
+            if want == ok {
+                let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+                    .await
+                    .unwrap();
+                assert!(
+                    String::from_utf8_lossy(&body).contains("skg_index_skills"),
+                    "{what}"
+                );
+            }
+        }
+    }
 }
 
 /// A key learns the size of its own scope, not the catalog's: MCP `initialize` counts the

@@ -901,6 +901,12 @@ pub struct ServeArgs {
     /// Milliseconds between reads of the keys file (a revoked key is refused within one).
     #[arg(long, default_value_t = skg_serve::defaults::KEYS_POLL_MS)]
     pub keys_poll_ms: u64,
+    /// With `--keys`, serve `/metrics` without a token (a scraper on an internal network). By
+    /// default a keyed gateway's metrics — every tenant's id and the whole index's counts — need
+    /// `Authorization: Bearer` with `SKG_METRICS_TOKEN` or `SKG_ADMIN_TOKEN`; a set
+    /// `SKG_METRICS_TOKEN` is required whatever this says.
+    #[arg(long, requires = "keys")]
+    pub open_metrics: bool,
     /// Write each request's task text into the access log (target `skg::access`, at info); off,
     /// the log has tenant, route, status, latency, index revision and result ids only.
     #[arg(long)]

@@ -11,7 +11,7 @@ use std::{
 };
 
 use anyhow::Context as _;
-use skg_serve::{Config, Embed, Gateway};
+use skg_serve::{Config, Embed, Gateway, MetricsAccess};
 
 use crate::{
     ExitStatus, GlobalArgs,
@@ -74,9 +74,15 @@ fn embedder(bm25: bool, sessions: usize) -> (Option<Arc<dyn Embed>>, Vec<String>
 
 fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
     let mut cfg = Config::new(args.index.clone());
-    cfg.admin_token = std::env::var("SKG_ADMIN_TOKEN")
-        .ok()
-        .filter(|t| !t.trim().is_empty());
+    let secret = |name| {
+        std::env::var(name)
+            .ok()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+    };
+    cfg.admin_token = secret("SKG_ADMIN_TOKEN");
+    cfg.metrics_token = secret("SKG_METRICS_TOKEN");
+    cfg.open_metrics = args.open_metrics;
     cfg.max_body_bytes = args.max_body_bytes;
     cfg.timeout = Duration::from_millis(args.timeout_ms);
     cfg.header_read_timeout = Duration::from_millis(args.header_timeout_ms);
@@ -135,7 +141,7 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
         check_open(args, addr)?;
         let health = gw.health(true);
         stderr_line(&format!(
-            "skg serve: http://{addr} — index {} ({} routable skills, revision {}){}; MCP at /mcp; {}; admin reload {}",
+            "skg serve: http://{addr} — index {} ({} routable skills, revision {}){}; MCP at /mcp; {}; admin reload {}; metrics {}",
             args.index.display(),
             health
                 .index
@@ -154,6 +160,11 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
                 |k| format!("API keys from {}", k.display())
             ),
             if gw.config().admin_token.is_some() { "on" } else { "off (set SKG_ADMIN_TOKEN)" },
+            match gw.config().metrics_access() {
+                MetricsAccess::Open => "open",
+                MetricsAccess::Token => "with a bearer token",
+                MetricsAccess::Closed => "closed (set SKG_METRICS_TOKEN or --open-metrics)",
+            },
         ));
         let stop = Arc::new(AtomicBool::new(false));
         let watcher = (!args.watch.is_empty()).then(|| {
