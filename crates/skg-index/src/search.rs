@@ -241,19 +241,17 @@ impl Scope {
     pub fn new(index: &Index, mut sees: impl FnMut(&SkillEntry) -> bool) -> Scope {
         let visible: Vec<bool> = index.skills.iter().map(&mut sees).collect();
         let count = visible.iter().filter(|v| **v).count();
-        let routable = || {
-            index
-                .skills
-                .iter()
-                .zip(&visible)
-                .filter(|(s, v)| **v && s.routable())
-                .map(|(s, _)| s)
-        };
+        let (routable, catalog_tokens) = index
+            .skills
+            .iter()
+            .zip(&visible)
+            .filter(|(s, v)| **v && s.routable())
+            .fold((0, 0), |(n, t), (s, _)| (n + 1, t + u64::from(s.tokens)));
         Scope {
-            count,
-            routable: routable().count(),
-            catalog_tokens: routable().map(|s| u64::from(s.tokens)).sum(),
             visible,
+            count,
+            routable,
+            catalog_tokens,
         }
     }
 
