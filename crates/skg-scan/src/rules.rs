@@ -2855,25 +2855,12 @@ fn download_exec(
         }
         // Kept in a variable that a later interpreter or `eval` runs (`X=$(curl …); eval "$X"`).
         if how.is_none()
-            && let Some(var) = &c.assigned_to
+            && let Some((var, j)) = variable_run(c, eff, i)
         {
-            let uses = |a: &str| {
-                a.contains(&format!("${{{var}}}"))
-                    || a.match_indices(&format!("${var}")).any(|(at, m)| {
-                        !a[at + m.len()..]
-                            .starts_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
-                    })
-            };
-            let runs = (i + 1..eff.len()).find(|&j| {
-                let (on, oa) = &eff[j];
-                program_text(on, oa).is_some_and(|p| uses(&p))
-            });
-            if let Some(j) = runs {
-                how = Some(format!(
-                    "`{name}` output is kept in `${var}` and `{}` runs it",
-                    eff[j].0
-                ));
-            }
+            how = Some(format!(
+                "`{name}` output is kept in `${var}` and `{}` runs it",
+                eff[j].0
+            ));
         }
     } else if is_interpreter(name, args) && (name != "eval" || !args.is_empty()) {
         // `bash <(curl …)`, `python -c "$(curl …)"`, `iex (iwr …)` written as shell.
@@ -3005,6 +2992,27 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
         .and_then(|r| file(&r.target))
 }
 
+/// When command `i` runs in a substitution kept in a variable (`X=$(… | cmd)`), the variable and
+/// the first later command that runs it as a program (`eval "$X"`, `bash -c "$X"`).
+fn variable_run<'c>(
+    c: &'c ShellCommand,
+    eff: &[(String, Vec<&str>)],
+    i: usize,
+) -> Option<(&'c str, usize)> {
+    let var = c.assigned_to.as_deref()?;
+    let uses = |a: &str| {
+        a.contains(&format!("${{{var}}}"))
+            || a.match_indices(&format!("${var}")).any(|(at, m)| {
+                !a[at + m.len()..].starts_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
+            })
+    };
+    let j = (i + 1..eff.len()).find(|&j| {
+        let (on, oa) = &eff[j];
+        program_text(on, oa).is_some_and(|p| uses(&p))
+    })?;
+    Some((var, j))
+}
+
 fn is_decoder(name: &str, args: &[&str]) -> bool {
     match name {
         "base64" | "gbase64" => args
@@ -3042,7 +3050,9 @@ fn decode_exec(
         .parent
         .map(|p| &eff[p])
         .filter(|(n, a)| is_interpreter(n, a));
-    if let Some((n, _)) = into.or(parent) {
+    // Kept in a variable that a later command runs (`X=$(echo … | base64 -d); eval "$X"`).
+    let kept = || variable_run(c, eff, i).map(|(_, j)| &eff[j]);
+    if let Some((n, _)) = into.or(parent).or_else(kept) {
         let runs = INTERPRETERS.contains(&n.as_str()) || n == "eval" || n == "xargs";
         ctx.emit(
             RCE_DECODE,
@@ -4302,7 +4312,10 @@ fn mcp_claim(text: &str) -> String {
 
 fn mcp_config(ctx: &mut Ctx<'_>) {
     let text = ctx.file.text.clone();
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+    // As the clients read it: VS Code's `.vscode/mcp.json` is JSON with comments and trailing
+    // commas, and a server commented in a strict parser's failure must still be read.
+    let options = jsonc_parser::ParseOptions::default();
+    let Ok(json) = jsonc_parser::parse_to_serde_value::<serde_json::Value>(&text, &options) else {
         blob_rule(ctx, &text, 1, Place::McpLaunch);
         return;
     };
