@@ -63,7 +63,14 @@ def request(port, method, path, body=None, headers=None, timeout=10):
 
 
 def metric(port, name):
-    _, text = request(port, "GET", "/metrics")
+    # A gateway with keys serves /metrics to SKG_METRICS_TOKEN (or the admin token) only.
+    token = os.environ.get("SKG_METRICS_TOKEN")
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    status, text = request(port, "GET", "/metrics", headers=headers)
+    if status != 200:
+        raise SystemExit(
+            f"/metrics answered {status}: set SKG_METRICS_TOKEN for a keyed gateway"
+        )
     total = 0.0
     for line in text.decode().splitlines():
         if line.startswith(name):

@@ -399,13 +399,13 @@ pub(crate) async fn ready(State(gw): State<Arc<Gateway>>) -> Response {
 
 /// Prometheus metrics (OpenMetrics text).
 ///
-/// They count every tenant's requests and the whole index, so a gateway with keys serves them only to `Authorization: Bearer` with
-/// `SKG_METRICS_TOKEN` or the admin token (or to anyone with `--open-metrics`); without keys
-/// they are open unless `SKG_METRICS_TOKEN` is set.
+/// They count every tenant's requests and the whole index. A set `SKG_METRICS_TOKEN` is always
+/// required (the admin token serves too); without one, a gateway with keys asks for the admin
+/// token, or answers anyone with `--open-metrics`, and a gateway without keys is open.
 #[utoipa::path(get, path = "/metrics", security((), ("bearer" = [])), responses(
     (status = 200, description = "metrics", content_type = "application/openmetrics-text"),
     (status = 401, description = "missing or wrong token (`SKG_METRICS_TOKEN` or `SKG_ADMIN_TOKEN`)", body = ApiError),
-    (status = 403, description = "a gateway with keys and no token to scrape with: set `SKG_METRICS_TOKEN` or start with `--open-metrics`", body = ApiError)))]
+    (status = 403, description = "a gateway with keys and no token to scrape with: set `SKG_METRICS_TOKEN` (or `SKG_ADMIN_TOKEN`), or start with `--open-metrics`", body = ApiError)))]
 pub(crate) async fn metrics(
     State(gw): State<Arc<Gateway>>,
     headers: HeaderMap,
@@ -437,12 +437,13 @@ fn may_scrape(cfg: &crate::Config, headers: &HeaderMap) -> Result<(), ApiError> 
     }
     let tokens = [cfg.metrics_token.as_deref(), cfg.admin_token.as_deref()]
         .into_iter()
-        .flatten();
+        .filter_map(crate::gateway::secret);
     // Each token compared in full, so the time taken does not tell which one matched.
     match bearer(headers) {
         None => Err(ApiError::new(
             ErrorCode::Unauthorized,
-            "send Authorization: Bearer <SKG_METRICS_TOKEN>",
+            "send Authorization: Bearer <token> with the metrics token (SKG_METRICS_TOKEN) or \
+             the admin token",
         )),
         Some(given) if tokens.fold(false, |ok, t| ok | same_secret(given, t)) => Ok(()),
         Some(_) => Err(ApiError::new(
@@ -511,11 +512,10 @@ fn admin_bearer(headers: &HeaderMap, token: &str) -> Result<(), ApiError> {
 }
 
 /// The credentials of `Authorization: Bearer <token>` (the scheme case-insensitive, RFC 9110
-/// 11.1), trimmed.
+/// 11.1), trimmed; none when empty.
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then_some(token.trim())
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }

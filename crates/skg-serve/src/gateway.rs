@@ -55,8 +55,9 @@ pub struct Config {
     pub admin_token: Option<String>,
     /// Token a scraper of `/metrics` sends (`Authorization: Bearer …`; the admin token serves
     /// too). Set, `/metrics` needs one of them; unset, `/metrics` is open without `keys_file`
-    /// and, with it, closed unless `open_metrics` (the metrics carry every tenant's id and the
-    /// whole index's counts, which no tenant's key may read).
+    /// and, with it, needs the admin token — closed when there is none — unless `open_metrics`
+    /// (the metrics carry every tenant's id and the whole index's counts, which no tenant's key
+    /// may read). See [`Config::metrics_access`]; an empty token counts as unset.
     pub metrics_token: Option<String>,
     /// Serve `/metrics` without a token on a gateway with keys (a scraper on an internal
     /// network); ignored when `metrics_token` is set.
@@ -141,6 +142,11 @@ pub mod defaults {
     }
 }
 
+/// A configured token, unless empty (an empty token would let an empty bearer through).
+pub(crate) fn secret(token: Option<&str>) -> Option<&str> {
+    token.filter(|t| !t.trim().is_empty())
+}
+
 /// Who may read `/metrics` ([`Config::metrics_access`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetricsAccess {
@@ -157,11 +163,11 @@ impl Config {
     /// open on a gateway without keys (or with `open_metrics`), and with keys they need the
     /// admin token — closed when there is none.
     pub fn metrics_access(&self) -> MetricsAccess {
-        if self.metrics_token.is_some() {
+        if secret(self.metrics_token.as_deref()).is_some() {
             MetricsAccess::Token
         } else if self.keys_file.is_none() || self.open_metrics {
             MetricsAccess::Open
-        } else if self.admin_token.is_some() {
+        } else if secret(self.admin_token.as_deref()).is_some() {
             MetricsAccess::Token
         } else {
             MetricsAccess::Closed

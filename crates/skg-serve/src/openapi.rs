@@ -61,7 +61,10 @@ impl Modify for Bearer {
                 SecurityScheme::Http(
                     HttpBuilder::new()
                         .scheme(HttpAuthScheme::Bearer)
-                        .description(Some("the admin token (SKG_ADMIN_TOKEN)"))
+                        .description(Some(
+                            "the admin token (SKG_ADMIN_TOKEN); for /metrics, the metrics token \
+                             (SKG_METRICS_TOKEN) too",
+                        ))
                         .build(),
                 ),
             );

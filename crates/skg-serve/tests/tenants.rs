@@ -626,42 +626,55 @@ async fn a_keyed_gateway_s_metrics_need_a_token() {
         cfg.open_metrics = open;
         Arc::new(Gateway::open(cfg, None).unwrap())
     };
-    let (m, a) = (Some("m-secret"), Some("a-secret"));
+    let (m, a, empty) = (Some("m-secret"), Some("a-secret"), Some(""));
     let (ok, unauthorized, forbidden) = (
         StatusCode::OK,
         StatusCode::UNAUTHORIZED,
         StatusCode::FORBIDDEN,
     );
+    let token_only = |admin_too: bool| {
+        let admin = if admin_too { ok } else { unauthorized };
+        [
+            unauthorized,
+            unauthorized,
+            ok,
+            admin,
+            unauthorized,
+            unauthorized,
+        ]
+    };
     // (keys, metrics token, admin token, open_metrics) → status with no bearer, the tenant's
-    // key, the metrics token, the admin token, a wrong token.
+    // key, the metrics token, the admin token, a wrong token, an empty bearer.
     let cases = [
-        ((true, None, None, false), [forbidden; 5]),
+        // Keys: the metrics token or the admin token; neither configured → closed.
+        ((true, None, None, false), [forbidden; 6]),
         (
             (true, None, a, false),
-            [unauthorized, unauthorized, unauthorized, ok, unauthorized],
+            [
+                unauthorized,
+                unauthorized,
+                unauthorized,
+                ok,
+                unauthorized,
+                unauthorized,
+            ],
         ),
-        (
-            (true, m, a, false),
-            [unauthorized, unauthorized, ok, ok, unauthorized],
-        ),
-        (
-            (true, m, None, false),
-            [unauthorized, unauthorized, ok, unauthorized, unauthorized],
-        ),
-        ((true, None, a, true), [ok; 5]),
-        (
-            (true, m, a, true),
-            [unauthorized, unauthorized, ok, ok, unauthorized],
-        ),
-        ((false, None, a, false), [ok; 5]),
-        (
-            (false, m, None, false),
-            [unauthorized, unauthorized, ok, unauthorized, unauthorized],
-        ),
+        ((true, m, a, false), token_only(true)),
+        ((true, m, None, false), token_only(false)),
+        // An empty token is no token.
+        ((true, empty, empty, false), [forbidden; 6]),
+        // --open-metrics opens a keyed gateway's metrics, unless a metrics token is set.
+        ((true, None, a, true), [ok; 6]),
+        ((true, m, a, true), token_only(true)),
+        ((true, m, None, true), token_only(false)),
+        // No keys: open, unless a metrics token is set.
+        ((false, None, None, false), [ok; 6]),
+        ((false, None, a, false), [ok; 6]),
+        ((false, m, None, false), token_only(false)),
     ];
     for ((keys, metrics, admin, open), expected) in cases {
         let gw = gateway(keys, metrics, admin, open);
-        let bearers = [None, Some(key.as_str()), m, a, Some("wrong")];
+        let bearers = [None, Some(key.as_str()), m, a, Some("wrong"), Some("")];
         for (bearer, want) in bearers.into_iter().zip(expected) {
             let req = match bearer {
                 None => get("/metrics"),
@@ -674,12 +687,12 @@ async fn a_keyed_gateway_s_metrics_need_a_token() {
                 .await
                 .unwrap();
             assert_eq!(resp.status(), want, "{what}");
-            if want == unauthorized {
-                assert!(
-                    resp.headers().contains_key(header::WWW_AUTHENTICATE),
-                    "{what}"
-                );
-            }
+            // A challenge only where a token would help.
+            assert_eq!(
+                resp.headers().contains_key(header::WWW_AUTHENTICATE),
+                want == unauthorized,
+                "{what}"
+            );
             if want == ok {
                 let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
                     .await

@@ -83,6 +83,11 @@ fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
     cfg.admin_token = secret("SKG_ADMIN_TOKEN");
     cfg.metrics_token = secret("SKG_METRICS_TOKEN");
     cfg.open_metrics = args.open_metrics;
+    if cfg.open_metrics && cfg.metrics_token.is_some() {
+        tracing::warn!(
+            "--open-metrics is ignored: SKG_METRICS_TOKEN is set, and /metrics needs it"
+        );
+    }
     cfg.max_body_bytes = args.max_body_bytes;
     cfg.timeout = Duration::from_millis(args.timeout_ms);
     cfg.header_read_timeout = Duration::from_millis(args.header_timeout_ms);
