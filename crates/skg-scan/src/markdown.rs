@@ -374,8 +374,9 @@ fn unescaped(line: &str, close: char) -> Option<usize> {
     None
 }
 
-/// Link reference definitions (`[label]: destination "title"`, a title left open going on over
-/// the next lines up to its close or a blank line; in a block quote or a list item too) where no event covers them: never rendered, and the usual way to write a
+/// Link reference definitions (`[label]: destination "title"`; the label, the destination and
+/// the title may each begin on the next line, and a title left open goes on over the next lines
+/// up to its close or a blank line; in a block quote or a list item too) where no event covers them: never rendered, and the usual way to write a
 /// comment in markdown (`[//]: # (text)`, `[comment]: <> (text)`). Each becomes a
 /// [`Kind::Definition`] of its destination and of its title (a footnote, `[^1]: …`, which the
 /// parser reads as a definition without footnotes on, is prose), in the section it sits in (read from the
@@ -389,17 +390,21 @@ fn reference_comments(
     mut covered: Vec<(usize, usize)>,
     out: &mut Vec<Segment>,
 ) {
+    // Block-quote and list-item markers before a line's own text.
+    static CONTAINERS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[ \t]*(?:(?:>[ \t]?)|(?:[-*+][ \t]+)|(?:\d{1,9}[.)][ \t]+))*")
+            .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+    });
     static DEFINITION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"^[ \t]*(?:(?:>[ \t]?)|(?:[-*+][ \t]+)|(?:\d{1,9}[.)][ \t]+))*\[([^\]\n]{1,999})\]:[ \t]*(.*)$",
-        )
-        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+        regex::Regex::new(r"^\[([^\]\n]{1,999})\]:[ \t]*(.*)$")
+            .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
     });
     // What follows `]:`: a destination (`<…>` or a word), then a title in `"…"`, `'…'` or
-    // `(…)` with its escapes (`\)`), which may go on to the next lines.
+    // `(…)` with its escapes (`\)`), which may go on to the next lines (a `\` at a line's end
+    // escapes nothing).
     static PARTS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r#"^(<[^>\n]*>|\S+)?[ \t]*(?:"((?:[^"\\]|\\.)*)"?|'((?:[^'\\]|\\.)*)'?|\(((?:[^)\\]|\\.)*)\)?)?[ \t]*$"#,
+            r#"^(<[^>\n]*>|\S+)?[ \t]*(?:"((?:[^"\\]|\\.)*\\?)"?|'((?:[^'\\]|\\.)*\\?)'?|\(((?:[^)\\]|\\.)*\\?)\)?)?[ \t]*$"#,
         )
         .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
     });
@@ -419,75 +424,67 @@ fn reference_comments(
     let mut open_title: Option<char> = None;
     // The last segment found is that title (its first line had text).
     let mut title_open = false;
+    let segment = |kind: Kind, text: &str, line: u32| Segment {
+        kind,
+        text: text.to_owned(),
+        line,
+        section: String::new(),
+        outer: String::new(),
+        titled: false,
+        table: false,
+    };
     for raw in body.split_inclusive('\n') {
         let start = at;
         at += raw.len();
         let line = raw.trim_end_matches(['\n', '\r']);
-        if let Some(close) = open_title.take() {
-            let from = start + (line.len() - line.trim_start().len());
-            while merged.get(next).is_some_and(|r| r.1 <= from) {
-                next += 1;
-            }
-            if !line.trim().is_empty() && merged.get(next).is_none_or(|r| r.0 > from) {
-                let end = unescaped(line, close);
-                let text = line[..end.unwrap_or(line.len())].trim();
-                // One text, its lines kept (a sentence over them is read whole, a command on
-                // its own line), at the line where the title begins.
-                match found.last_mut() {
-                    Some(title) if title_open => {
-                        title.text.push('\n');
-                        title.text.push_str(text);
-                    }
-                    _ if text.is_empty() => {}
-                    _ => {
-                        found.push(Segment {
-                            kind: Kind::Definition,
-                            text: text.to_owned(),
-                            line: lines.line(body_start + start),
-                            section: String::new(),
-                            outer: String::new(),
-                            titled: false,
-                            table: false,
-                        });
-                        title_open = true;
-                    }
-                }
-                if end.is_none() {
-                    open_title = Some(close);
-                }
-                continue;
-            }
-        }
-        if !line.contains("]:") {
-            continue;
-        }
-        let Some(c) = DEFINITION.captures(line) else {
-            continue;
-        };
-        let bracket = start + line.find('[').unwrap_or(0);
-        while merged.get(next).is_some_and(|r| r.1 <= bracket) {
+        let inner = &line[CONTAINERS.find(line).map_or(0, |m| m.end())..];
+        let from = start + (line.len() - inner.len());
+        while merged.get(next).is_some_and(|r| r.1 <= from) {
             next += 1;
         }
-        if merged.get(next).is_some_and(|r| r.0 <= bracket) {
+        // A blank line ends a definition (a title cannot hold one); a line the parser turned
+        // into events is shown. Any other line is a definition's: its first, or one it goes on
+        // over (a label, destination or title may each begin on the next line).
+        if inner.trim().is_empty() || merged.get(next).is_some_and(|r| r.0 <= from) {
+            open_title = None;
             continue;
         }
-        let rest = c.get(2).map_or("", |m| m.as_str());
         let n = lines.line(body_start + start);
-        // `[^1]: …` is a footnote, shown by the renderers that read footnotes: prose.
-        if c.get(1).is_some_and(|l| l.as_str().starts_with('^')) {
-            found.push(Segment {
-                kind: Kind::Prose,
-                text: rest.to_owned(),
-                line: n,
-                section: String::new(),
-                outer: String::new(),
-                titled: false,
-                table: false,
-            });
+        if let Some(close) = open_title.take() {
+            let end = unescaped(inner, close);
+            let text = inner[..end.unwrap_or(inner.len())].trim();
+            // One text, its lines kept (a sentence over them is read whole, a command on its
+            // own line), at the line where the title begins.
+            match found.last_mut() {
+                Some(title) if title_open => {
+                    title.text.push('\n');
+                    title.text.push_str(text);
+                }
+                _ if text.is_empty() => {}
+                _ => {
+                    found.push(segment(Kind::Definition, text, n));
+                    title_open = true;
+                }
+            }
+            if end.is_none() {
+                open_title = Some(close);
+            }
             continue;
         }
+        let rest = match DEFINITION.captures(inner) {
+            // `[^1]: …` is a footnote, shown by the renderers that read footnotes: prose.
+            Some(c) if c.get(1).is_some_and(|l| l.as_str().starts_with('^')) => {
+                found.push(segment(Kind::Prose, c.get(2).map_or("", |m| m.as_str()), n));
+                continue;
+            }
+            Some(c) => c.get(2).map_or("", |m| m.as_str()),
+            // The end of a label begun on the line before (`[x` / `]: # (…)`).
+            None => inner
+                .split_once("]:")
+                .map_or(inner, |(_, after)| after.trim_start()),
+        };
         // The destination and the title, each its own text (a command in either is read where
-        // it stands); anything else after `]:`, whole.
+        // it stands); anything else, whole.
         let parts: Vec<&str> = match PARTS.captures(rest) {
             Some(p) => {
                 let title = (2..=4).find_map(|i| p.get(i).map(|m| (i, m)));
@@ -507,18 +504,9 @@ fn reference_comments(
             None => vec![rest],
         };
         for text in parts {
-            if matches!(text.trim(), "" | "#" | "<>") {
-                continue;
+            if !matches!(text.trim(), "" | "#" | "<>") {
+                found.push(segment(Kind::Definition, text, n));
             }
-            found.push(Segment {
-                kind: Kind::Definition,
-                text: text.to_owned(),
-                line: n,
-                section: String::new(),
-                outer: String::new(),
-                titled: false,
-                table: false,
-            });
         }
     }
     if found.is_empty() {

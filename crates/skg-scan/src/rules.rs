@@ -94,6 +94,8 @@ rules! {
         "A tool's description or schema tells the agent to read credential stores or agent configuration (the call itself is the way out).";
     TOOL_SHADOW = "SKG-TOOL-002", "tool-shadowing", PromptInjection, High,
         "A tool's description changes other calls: redirects their recipient, adds hidden copies, or rules how other tools are used.";
+    LOOKALIKE = "SKG-DECEPT-003", "lookalike-host", Deception, Medium,
+        "A web address whose host is written with look-alike letters of another script (gіthub.com with a Cyrillic і), directly or as punycode: it reads as one host and reaches another.";
     TOOL_PREFER = "SKG-TOOL-003", "tool-preference", Deception, Medium,
         "A tool's description tells the agent to always pick it or never use other tools.";
 }
@@ -464,6 +466,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
         let lower = file.path.to_ascii_lowercase();
         let fname = lower.rsplit('/').next().unwrap_or("");
         unicode_rule(&mut ctx);
+        lookalike_rule(&mut ctx);
         if tool {
             let segs = match main_segments.take() {
                 Some(m) => m,
@@ -1547,6 +1550,126 @@ fn unicode_rule(ctx: &mut Ctx<'_>) {
 
 /// The byte a variation selector stands for in the encoding that smuggles data after an emoji
 /// (U+FE00–FE0F are bytes 0–15, U+E0100–E01EF bytes 16–255).
+/// Web addresses whose host imitates another with look-alike letters, on any line of any file
+/// (prose, code, configuration): see [`lookalike_host`].
+fn lookalike_rule(ctx: &mut Ctx<'_>) {
+    let text = ctx.file.text.clone();
+    for (i, l) in text.lines().enumerate() {
+        // Only an address written with letters beyond ASCII, or as punycode, can be one.
+        if l.is_ascii() && !l.to_ascii_lowercase().contains("xn--") {
+            continue;
+        }
+        let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let mut seen: Vec<String> = Vec::new();
+        for m in URL.captures_iter(l) {
+            let Some(authority) = m.get(1) else {
+                continue;
+            };
+            let after_user = authority.as_str().rsplit('@').next().unwrap_or("");
+            let host = match after_user.rsplit_once(':') {
+                Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+                _ => after_user,
+            };
+            let Some(look) = lookalike_host(host) else {
+                continue;
+            };
+            if seen.contains(&look.shown) {
+                continue;
+            }
+            let written = if host.eq_ignore_ascii_case(&look.shown) {
+                String::new()
+            } else {
+                format!(" (written `{host}`)")
+            };
+            ctx.emit(
+                LOOKALIKE,
+                if look.reads_as.is_some() { 0.9 } else { 0.7 },
+                line,
+                l,
+                match &look.reads_as {
+                    Some(ascii) => format!(
+                        "the host `{}`{written} reads as `{ascii}` but is another host (it {})",
+                        look.shown, look.why
+                    ),
+                    None => format!("the host `{}`{written} {}", look.shown, look.why),
+                },
+                Vec::new(),
+                Place::Script,
+                0,
+            );
+            seen.push(look.shown);
+        }
+    }
+}
+
+/// A host that imitates another ([`lookalike_host`]).
+#[derive(Debug, PartialEq, Eq)]
+struct Lookalike {
+    /// The host as a browser shows it (punycode decoded, lower case).
+    shown: String,
+    /// What it reads as when every look-alike letter is read as the ASCII one it imitates
+    /// (UTS 39 confusables), when every letter has one.
+    reads_as: Option<String>,
+    /// Why, in words.
+    why: String,
+}
+
+/// Whether `host` (as written in an address: Unicode or punycode) imitates another: a label
+/// (between dots) that is beyond ASCII and either mixes scripts (UTS 39 single-script test:
+/// `gіthub`, Latin with a Cyrillic `і`) or is written wholly in letters that each look like an
+/// ASCII one (`аррӏе`, all Cyrillic) — unless the top-level domain is itself in that script
+/// (`.рф`), where such names are the norm. A name in one script with letters of its own
+/// (`münchen.de`, `例え.jp`) is not one.
+fn lookalike_host(host: &str) -> Option<Lookalike> {
+    use unicode_security::MixedScript as _;
+    let host = host.trim_end_matches('.');
+    if host.is_ascii() && !host.to_ascii_lowercase().contains("xn--") {
+        return None;
+    }
+    // As browsers show it: UTS 46 (punycode decoded, lower case, width folded).
+    let (shown, _) = idna::domain_to_unicode(host);
+    if shown.is_ascii() || shown.contains('\u{FFFD}') {
+        return None;
+    }
+    let labels: Vec<&str> = shown.split('.').collect();
+    let idn_tld = labels.last().is_some_and(|t| !t.is_ascii());
+    let ascii_of = |label: &str| -> Option<String> {
+        let mut out = String::new();
+        for c in label.chars() {
+            if c.is_ascii() {
+                out.push(c);
+                continue;
+            }
+            let mut buf = [0u8; 4];
+            let proto: String = unicode_security::skeleton(c.encode_utf8(&mut buf)).collect();
+            if !proto.is_empty() && proto.chars().all(|p| p.is_ascii_alphanumeric()) {
+                out.push_str(&proto);
+            } else {
+                return None;
+            }
+        }
+        Some(out)
+    };
+    let mut why = None;
+    for label in labels.iter().filter(|l| !l.is_ascii()) {
+        if !label.is_single_script() {
+            why = Some("mixes the letters of two scripts in one name");
+            break;
+        }
+        if !idn_tld && ascii_of(label).is_some() {
+            why = Some("is written wholly in letters of another script that look like Latin ones");
+            break;
+        }
+    }
+    let why = why?;
+    let reads_as: Option<Vec<String>> = labels.iter().map(|l| ascii_of(l)).collect();
+    Some(Lookalike {
+        reads_as: reads_as.map(|r| r.join(".")),
+        why: why.to_owned(),
+        shown,
+    })
+}
+
 fn selector_byte(c: char) -> Option<u8> {
     let b = match c {
         '\u{FE00}'..='\u{FE0F}' => c as u32 - 0xFE00,
@@ -2855,7 +2978,7 @@ fn download_exec(
         }
         // Kept in a variable that a later interpreter or `eval` runs (`X=$(curl …); eval "$X"`).
         if how.is_none()
-            && let Some((var, j)) = variable_run(c, eff, i)
+            && let Some((var, j)) = variable_run(facts, eff, i)
         {
             how = Some(format!(
                 "`{name}` output is kept in `${var}` and `{}` runs it",
@@ -2992,23 +3115,45 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
         .and_then(|r| file(&r.target))
 }
 
-/// When command `i` runs in a substitution kept in a variable (`X=$(… | cmd)`), the variable and
-/// the first later command that runs it as a program (`eval "$X"`, `bash -c "$X"`).
+/// When command `i` runs in a substitution kept in a variable (`X=$(… | cmd)`) and its output
+/// is what the variable holds (it ends its pipeline and writes no file), the variable and the
+/// first later command that runs it: as a program (`eval "$X"`, `bash -c "${X}"`) or as the
+/// input of one that runs its input (`echo "$X" | sh`, `sh <<< "$X"`).
 fn variable_run<'c>(
-    c: &'c ShellCommand,
+    facts: &'c ShellFacts,
     eff: &[(String, Vec<&str>)],
     i: usize,
 ) -> Option<(&'c str, usize)> {
+    let c = &facts.commands[i];
     let var = c.assigned_to.as_deref()?;
+    if facts.downstream(i).next().is_some()
+        || c.redirects
+            .iter()
+            .any(|r| matches!(r.op.as_str(), ">" | ">>" | "&>" | ">|"))
+    {
+        return None;
+    }
+    // `$X`, or `${X}` with or without an operator (`${X:-}`, `${X%…}`), not `$XY`.
     let uses = |a: &str| {
-        a.contains(&format!("${{{var}}}"))
-            || a.match_indices(&format!("${var}")).any(|(at, m)| {
+        [format!("${{{var}"), format!("${var}")].iter().any(|p| {
+            a.match_indices(p.as_str()).any(|(at, m)| {
                 !a[at + m.len()..].starts_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
             })
+        })
     };
     let j = (i + 1..eff.len()).find(|&j| {
         let (on, oa) = &eff[j];
+        let o = &facts.commands[j];
         program_text(on, oa).is_some_and(|p| uses(&p))
+            || (runs_stdin(on, oa)
+                && (o.redirects.iter().any(|r| r.op == "<<<" && uses(&r.target))
+                    || facts.commands.iter().enumerate().any(|(k, up)| {
+                        k < j
+                            && up.pipeline == o.pipeline
+                            && up.position + 1 == o.position
+                            && matches!(eff[k].0.as_str(), "echo" | "printf" | "cat")
+                            && eff[k].1.iter().any(|a| uses(a))
+                    })))
     })?;
     Some((var, j))
 }
@@ -3051,7 +3196,7 @@ fn decode_exec(
         .map(|p| &eff[p])
         .filter(|(n, a)| is_interpreter(n, a));
     // Kept in a variable that a later command runs (`X=$(echo … | base64 -d); eval "$X"`).
-    let kept = || variable_run(c, eff, i).map(|(_, j)| &eff[j]);
+    let kept = || variable_run(facts, eff, i).map(|(_, j)| &eff[j]);
     if let Some((n, _)) = into.or(parent).or_else(kept) {
         let runs = INTERPRETERS.contains(&n.as_str()) || n == "eval" || n == "xargs";
         ctx.emit(
@@ -4289,18 +4434,32 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
 // ---------------------------------------------------------------- MCP configs
 
 /// The servers' names and descriptions of an MCP config (empty when it is not one).
+/// An MCP config's servers as clients read the file — JSON with comments and trailing commas
+/// (VS Code's `.vscode/mcp.json`), nothing looser — under either key clients use (`mcpServers`,
+/// and VS Code's `servers`: both are read, one cannot hide the other). `None`: not such JSON.
+fn mcp_servers(text: &str) -> Option<Vec<(String, serde_json::Value)>> {
+    let options = jsonc_parser::ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+    };
+    let json: serde_json::Value = jsonc_parser::parse_to_serde_value(text, &options).ok()?;
+    Some(
+        ["mcpServers", "servers"]
+            .into_iter()
+            .filter_map(|key| json.get(key).and_then(serde_json::Value::as_object))
+            .flat_map(|servers| servers.iter().map(|(n, c)| (n.clone(), c.clone())))
+            .collect(),
+    )
+}
+
 fn mcp_claim(text: &str) -> String {
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(text) else {
-        return String::new();
-    };
-    let Some(servers) = json
-        .get("mcpServers")
-        .or_else(|| json.get("servers"))
-        .and_then(serde_json::Value::as_object)
-    else {
-        return String::new();
-    };
-    servers
+    mcp_servers(text)
+        .unwrap_or_default()
         .iter()
         .flat_map(|(name, cfg)| {
             std::iter::once(name.as_str())
@@ -4312,18 +4471,8 @@ fn mcp_claim(text: &str) -> String {
 
 fn mcp_config(ctx: &mut Ctx<'_>) {
     let text = ctx.file.text.clone();
-    // As the clients read it: VS Code's `.vscode/mcp.json` is JSON with comments and trailing
-    // commas, and a server commented in a strict parser's failure must still be read.
-    let options = jsonc_parser::ParseOptions::default();
-    let Ok(json) = jsonc_parser::parse_to_serde_value::<serde_json::Value>(&text, &options) else {
+    let Some(servers) = mcp_servers(&text) else {
         blob_rule(ctx, &text, 1, Place::McpLaunch);
-        return;
-    };
-    let servers = json
-        .get("mcpServers")
-        .or_else(|| json.get("servers"))
-        .and_then(serde_json::Value::as_object);
-    let Some(servers) = servers else {
         return;
     };
     let line_of = |needle: &str| {

@@ -140,11 +140,30 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
     let (pipeline, position) = match unit.parent() {
         Some(p) if p.kind() == "pipeline" => {
             let mut c = p.walk();
-            let position = p
+            let members: Vec<usize> = p
                 .named_children(&mut c)
                 .filter(|k| !k.is_extra())
-                .position(|k| k.id() == unit.id())
-                .unwrap_or(0);
+                .map(|k| k.id())
+                .collect();
+            let position = members.iter().position(|&k| k == unit.id()).unwrap_or(0);
+            // A redirection of the whole pipeline (`a | b > f`, `a < f | b`): its output is the
+            // last command's, its input the first's.
+            let mut outer = p;
+            while let Some(r) = outer
+                .parent()
+                .filter(|r| r.kind() == "redirected_statement")
+            {
+                let mut c = r.walk();
+                for child in r.children_by_field_name("redirect", &mut c) {
+                    if let Some(red) = redirect(child, src) {
+                        let input = red.op.starts_with('<');
+                        if (input && position == 0) || (!input && position + 1 == members.len()) {
+                            redirects.push(red);
+                        }
+                    }
+                }
+                outer = r;
+            }
             (p.start_byte(), position)
         }
         _ => (unit.start_byte(), 0),
@@ -321,5 +340,38 @@ mod tests {
         assert_eq!(chain, ["wget", "chmod", "/tmp/.x"]);
         assert!(c[2..].iter().all(|x| x.statement == c[2].statement));
         assert_ne!(c[2].pipeline, c[3].pipeline);
+    }
+
+    /// A redirection written after a pipeline redirects the last command's output; one of its
+    /// input, the first command's. The middle command has neither.
+    #[test]
+    fn a_pipeline_s_redirections_belong_to_its_ends() {
+        let f = shell_commands(
+            "echo a | base64 -d | tr x y > out.bin
+sort < in.txt | uniq
+",
+        );
+        let ops: Vec<(&str, Vec<(&str, &str)>)> = f
+            .commands
+            .iter()
+            .map(|c| {
+                let r = c
+                    .redirects
+                    .iter()
+                    .map(|r| (r.op.as_str(), r.target.as_str()))
+                    .collect();
+                (c.name.as_str(), r)
+            })
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("echo", vec![]),
+                ("base64", vec![]),
+                ("tr", vec![(">", "out.bin")]),
+                ("sort", vec![("<", "in.txt")]),
+                ("uniq", vec![]),
+            ]
+        );
     }
 }
