@@ -459,13 +459,10 @@ pub(crate) async fn openapi_doc() -> Json<utoipa::openapi::OpenApi> {
     Json(openapi::document())
 }
 
-/// Compares without leaking where the strings differ.
+/// Compares without leaking where the strings differ or how long the secret is: their BLAKE3
+/// digests, whose equality the crate tests in constant time.
 fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
+    blake3::hash(a.as_bytes()) == blake3::hash(b.as_bytes())
 }
 
 /// Reload the index folder if its manifest changed (atomic swap; in-flight requests finish on
@@ -479,7 +476,7 @@ pub(crate) async fn admin_reload(
     State(gw): State<Arc<Gateway>>,
     headers: HeaderMap,
 ) -> Result<Json<crate::ReloadOutcome>, ApiError> {
-    let Some(token) = gw.config().admin_token.as_deref() else {
+    let Some(token) = crate::gateway::secret(gw.config().admin_token.as_deref()) else {
         return Err(ApiError::new(
             ErrorCode::ReloadDisabled,
             "reloading over HTTP is disabled: start the gateway with SKG_ADMIN_TOKEN set",
