@@ -85,15 +85,20 @@ pub(crate) fn parse(text: &str) -> Parsed {
             (first + 1, close, close + 1, false)
         } else {
             let end = yamlish_run(&lines, first + 1);
+            // `end` is exclusive: the block is lines first + 2 ..= end (1-based), maybe none.
+            let read = if end > first + 1 {
+                format!(
+                    "lines {}–{end} were read as frontmatter, the rest as body",
+                    first + 2
+                )
+            } else {
+                "no line after it reads as `key: value`, so all that follows is body".to_owned()
+            };
             issues.push(Issue {
                 line: line_no(first),
                 code: DiagnosticCode::FrontmatterUnclosed,
                 severity: Severity::Error,
-                message: format!(
-                    "frontmatter opened here is never closed by `---`; lines {}–{} were read as frontmatter, the rest as body",
-                    first + 2,
-                    end.max(first + 1)
-                ),
+                message: format!("frontmatter opened here is never closed by `---`; {read}"),
             });
             (first + 1, end, end, true)
         }

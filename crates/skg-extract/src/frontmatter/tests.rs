@@ -66,6 +66,27 @@ fn unclosed_frontmatter_stops_at_markdown() {
     assert_eq!(body, "# Communication\n\nSteps here.\n");
 }
 
+/// The diagnostic names the lines read as frontmatter: 2–3 here (the opening `---` is line 1),
+/// and none when the line after `---` is already markdown.
+#[test]
+fn unclosed_frontmatter_names_the_lines_it_read() {
+    let message = |text: &str| {
+        let p = parse(text);
+        p.issues
+            .iter()
+            .find(|i| i.code == C::FrontmatterUnclosed)
+            .map(|i| i.message.clone())
+            .unwrap_or_default()
+    };
+    let m = message("---\nname: comms\ndescription: Talk.\n# Communication\n");
+    assert!(
+        m.ends_with("lines 2–3 were read as frontmatter, the rest as body"),
+        "{m}"
+    );
+    let m = message("---\n# Communication\n\nSteps.\n");
+    assert!(m.ends_with("so all that follows is body"), "{m}");
+}
+
 #[test]
 fn argument_hint_flow_followed_by_text() {
     let (s, v, codes, _) =
