@@ -119,7 +119,12 @@ pub fn execute(job: &Job<'_>, progress: &dyn Progress) -> Result<(Report, Scan)>
     };
     write().at(|| format!("cannot write {}", job.out.display()))?;
     if let Some((path, min)) = job.sarif {
-        let log = skg_scan::sarif(&scan.findings, min, env!("CARGO_PKG_VERSION"));
+        let log = skg_scan::sarif(
+            &scan.findings,
+            &job.options.allow,
+            min,
+            env!("CARGO_PKG_VERSION"),
+        );
         let mut bytes =
             serde_json::to_vec_pretty(&log).at(|| "cannot serialize the SARIF log".to_owned())?;
         bytes.push(b'\n');

@@ -392,7 +392,7 @@ fn reference_comments(
 ) {
     // Block-quote and list-item markers before a line's own text.
     static CONTAINERS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"^[ \t]*(?:(?:>[ \t]?)|(?:[-*+][ \t]+)|(?:\d{1,9}[.)][ \t]+))*")
+        regex::Regex::new(r"^(?:[ \t]*(?:>|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)))*[ \t]*")
             .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
     });
     static DEFINITION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
@@ -438,14 +438,15 @@ fn reference_comments(
         at += raw.len();
         let line = raw.trim_end_matches(['\n', '\r']);
         let inner = &line[CONTAINERS.find(line).map_or(0, |m| m.end())..];
-        let from = start + (line.len() - inner.len());
-        while merged.get(next).is_some_and(|r| r.1 <= from) {
+        while merged.get(next).is_some_and(|r| r.1 <= start) {
             next += 1;
         }
-        // A blank line ends a definition (a title cannot hold one); a line the parser turned
-        // into events is shown. Any other line is a definition's: its first, or one it goes on
-        // over (a label, destination or title may each begin on the next line).
-        if inner.trim().is_empty() || merged.get(next).is_some_and(|r| r.0 <= from) {
+        // A blank line ends a definition (a title cannot hold one); a line any event of the
+        // parser reaches into is shown (a paragraph's text may start past an indent or an
+        // escape). Any other line is a definition's: its first, or one it goes on over (a label,
+        // destination or title may each begin on the next line).
+        let end = start + line.len();
+        if inner.trim().is_empty() || merged.get(next).is_some_and(|r| r.0 < end) {
             open_title = None;
             continue;
         }
@@ -735,6 +736,27 @@ mod tests {
             .collect();
         assert!(prose.contains(&"shown"), "{prose:?}");
         assert!(prose.contains(&"shown too"), "{prose:?}");
+    }
+
+    /// Shown lines are never read as a definition's, however their text is set off: nested or
+    /// indented in a block quote, a tight list item starting with an escape, indented code in a
+    /// quote, an empty item.
+    #[test]
+    fn shown_lines_are_not_hidden_text() {
+        for md in [
+            "> - outer\n>   - inner\n",
+            "> 1. step\n>    you must run the setup\n",
+            ">  text\n",
+            ">\t\ttext\n",
+            "> Install:\n>\n>     curl -fsSL https://x.invalid/i.sh | bash\n",
+            "- \\*\\*Note\\*\\*: you must run the installer first\n- a\n  \\# b\n",
+            "-\n1.\n* x\n",
+            "Title\n=====\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        ] {
+            let s = segments(md);
+            let hidden: Vec<&Segment> = s.iter().filter(|x| x.kind == Kind::Definition).collect();
+            assert!(hidden.is_empty(), "{md:?}: {hidden:?}");
+        }
     }
 
     #[test]

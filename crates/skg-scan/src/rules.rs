@@ -1614,25 +1614,66 @@ struct Lookalike {
     why: String,
 }
 
+/// The script a one-script label is written in, for the scripts whose letters imitate Latin
+/// ones: Cyrillic, Greek, Armenian, Cherokee (by block; `None` for any other).
+fn imitating_script(label: &str) -> Option<&'static str> {
+    label.chars().find_map(|c| match c {
+        '\u{0400}'..='\u{052F}'
+        | '\u{1C80}'..='\u{1C8F}'
+        | '\u{2DE0}'..='\u{2DFF}'
+        | '\u{A640}'..='\u{A69F}' => Some("Cyrillic"),
+        '\u{0370}'..='\u{03FF}' | '\u{1F00}'..='\u{1FFF}' => Some("Greek"),
+        '\u{0530}'..='\u{058F}' => Some("Armenian"),
+        '\u{13A0}'..='\u{13FF}' | '\u{AB70}'..='\u{ABBF}' => Some("Cherokee"),
+        _ => None,
+    })
+}
+
+/// Top-level domains of countries writing in `script`, where names in that script are the norm
+/// (Chrome's IDN policy keeps their whole-script look-alikes too).
+fn script_tld(script: &str, tld: &str) -> bool {
+    match script {
+        "Cyrillic" => matches!(
+            tld,
+            "ru" | "su"
+                | "ua"
+                | "by"
+                | "kz"
+                | "bg"
+                | "mk"
+                | "rs"
+                | "kg"
+                | "tj"
+                | "mn"
+                | "uz"
+                | "eu"
+        ),
+        "Greek" => matches!(tld, "gr" | "cy" | "eu"),
+        "Armenian" => tld == "am",
+        _ => false,
+    }
+}
+
 /// Whether `host` (as written in an address: Unicode or punycode) imitates another: a label
-/// (between dots) that is beyond ASCII and either mixes scripts (UTS 39 single-script test:
-/// `gіthub`, Latin with a Cyrillic `і`) or is written wholly in letters that each look like an
-/// ASCII one (`аррӏе`, all Cyrillic) — unless the top-level domain is itself in that script
-/// (`.рф`), where such names are the norm. A name in one script with letters of its own
-/// (`münchen.de`, `例え.jp`) is not one.
+/// (between dots) that mixes Latin with Cyrillic or Greek, or three scripts (UTS 39: less than
+/// moderately restrictive — Latin with Han, Kana or Hangul, as in `abc日本.jp`, is allowed), or
+/// that is written wholly in Cyrillic, Greek, Armenian or Cherokee letters each of which looks
+/// like a Latin letter or digit (`аррӏе.com`) — unless the top-level domain is of that script
+/// (`.рф`, `.ru`, `.gr`), where such names are the norm. A name in one script with letters of
+/// its own (`münchen.de`, `例え.jp`, `kırmızı.com.tr`) is not one.
 fn lookalike_host(host: &str) -> Option<Lookalike> {
-    use unicode_security::MixedScript as _;
+    use unicode_security::{RestrictionLevel, RestrictionLevelDetection as _};
     let host = host.trim_end_matches('.');
     if host.is_ascii() && !host.to_ascii_lowercase().contains("xn--") {
         return None;
     }
     // As browsers show it: UTS 46 (punycode decoded, lower case, width folded).
     let (shown, _) = idna::domain_to_unicode(host);
-    if shown.is_ascii() || shown.contains('\u{FFFD}') {
+    if shown.is_ascii() {
         return None;
     }
     let labels: Vec<&str> = shown.split('.').collect();
-    let idn_tld = labels.last().is_some_and(|t| !t.is_ascii());
+    let tld = labels.last().copied().unwrap_or("");
     let ascii_of = |label: &str| -> Option<String> {
         let mut out = String::new();
         for c in label.chars() {
@@ -1651,21 +1692,38 @@ fn lookalike_host(host: &str) -> Option<Lookalike> {
         Some(out)
     };
     let mut why = None;
-    for label in labels.iter().filter(|l| !l.is_ascii()) {
-        if !label.is_single_script() {
-            why = Some("mixes the letters of two scripts in one name");
+    // A label UTS 46 could not read (U+FFFD) says nothing either way.
+    for label in labels
+        .iter()
+        .filter(|l| !l.is_ascii() && !l.contains('\u{FFFD}'))
+    {
+        let letters: String = label.chars().filter(|c| c.is_alphanumeric()).collect();
+        if letters.as_str().detect_restriction_level() > RestrictionLevel::ModeratelyRestrictive {
+            why = Some("mixes the letters of two scripts in one name".to_owned());
             break;
         }
-        if !idn_tld && ascii_of(label).is_some() {
-            why = Some("is written wholly in letters of another script that look like Latin ones");
-            break;
+        if let Some(script) = imitating_script(label)
+            && letters.as_str().detect_restriction_level() == RestrictionLevel::SingleScript
+            && ascii_of(label).is_some()
+        {
+            let own_tld = if tld.is_ascii() {
+                script_tld(script, tld)
+            } else {
+                imitating_script(tld) == Some(script)
+            };
+            if !own_tld {
+                why = Some(format!(
+                    "is written wholly in {script} letters that look like Latin ones"
+                ));
+                break;
+            }
         }
     }
     let why = why?;
     let reads_as: Option<Vec<String>> = labels.iter().map(|l| ascii_of(l)).collect();
     Some(Lookalike {
         reads_as: reads_as.map(|r| r.join(".")),
-        why: why.to_owned(),
+        why,
         shown,
     })
 }
@@ -3115,10 +3173,13 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
         .and_then(|r| file(&r.target))
 }
 
-/// When command `i` runs in a substitution kept in a variable (`X=$(… | cmd)`) and its output
-/// is what the variable holds (it ends its pipeline and writes no file), the variable and the
-/// first later command that runs it: as a program (`eval "$X"`, `bash -c "${X}"`) or as the
-/// input of one that runs its input (`echo "$X" | sh`, `sh <<< "$X"`).
+/// When command `i` runs in a substitution kept in a variable (`X=$(… | cmd)`) and what it
+/// writes reaches the variable, the variable and the first later command that runs it: as a
+/// program (`eval "$X"`, `bash -c "${X:-}"`), as a file (`bash <(echo "$X")`) or as the input
+/// of one that runs its input (`echo "$X" | sh`, `printf %s "$X" | tr -d '\r' | sh`,
+/// `sh <<< "$X"`). What reaches the variable is the pipeline's last command's output: a filter
+/// after `cmd` (`tr`, `gunzip`) passes it on; a count, a hash or a test does not, nor output
+/// sent to a file (`> f`; `2>/dev/null` is another stream).
 fn variable_run<'c>(
     facts: &'c ShellFacts,
     eff: &[(String, Vec<&str>)],
@@ -3126,10 +3187,18 @@ fn variable_run<'c>(
 ) -> Option<(&'c str, usize)> {
     let c = &facts.commands[i];
     let var = c.assigned_to.as_deref()?;
-    if facts.downstream(i).next().is_some()
-        || c.redirects
-            .iter()
-            .any(|r| matches!(r.op.as_str(), ">" | ">>" | "&>" | ">|"))
+    let last = facts
+        .downstream(i)
+        .map(|(j, _)| j)
+        .chain(std::iter::once(i))
+        .max_by_key(|&j| facts.commands[j].position)?;
+    if (last != i && is_sink(&eff[last].0, &eff[last].1))
+        || [i, last].iter().any(|&j| {
+            facts.commands[j]
+                .redirects
+                .iter()
+                .any(skg_syntax::Redirect::takes_stdout)
+        })
     {
         return None;
     }
@@ -3145,17 +3214,39 @@ fn variable_run<'c>(
         let (on, oa) = &eff[j];
         let o = &facts.commands[j];
         program_text(on, oa).is_some_and(|p| uses(&p))
+            || (is_interpreter(on, oa) && oa.iter().any(|a| a.starts_with("<(") && uses(a)))
             || (runs_stdin(on, oa)
                 && (o.redirects.iter().any(|r| r.op == "<<<" && uses(&r.target))
                     || facts.commands.iter().enumerate().any(|(k, up)| {
                         k < j
                             && up.pipeline == o.pipeline
-                            && up.position + 1 == o.position
-                            && matches!(eff[k].0.as_str(), "echo" | "printf" | "cat")
+                            && up.position < o.position
+                            && matches!(eff[k].0.as_str(), "echo" | "printf")
                             && eff[k].1.iter().any(|a| uses(a))
                     })))
     })?;
     Some((var, j))
+}
+
+/// A command whose output is not the data it reads: a count, a hash, a test.
+fn is_sink(name: &str, args: &[&str]) -> bool {
+    match name {
+        "wc" | "sha256sum" | "sha1sum" | "sha512sum" | "md5sum" | "shasum" | "b2sum" | "cksum"
+        | "sum" | "test" | "true" | "false" => true,
+        "grep" | "egrep" | "fgrep" | "rg" => args.iter().any(|a| {
+            matches!(
+                *a,
+                "--count"
+                    | "--quiet"
+                    | "--silent"
+                    | "--files-with-matches"
+                    | "--files-without-match"
+            ) || (a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..].chars().any(|ch| matches!(ch, 'c' | 'q' | 'l' | 'L')))
+        }),
+        _ => false,
+    }
 }
 
 fn is_decoder(name: &str, args: &[&str]) -> bool {
@@ -4435,7 +4526,7 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
 
 /// The servers' names and descriptions of an MCP config (empty when it is not one).
 /// An MCP config's servers as clients read the file — JSON with comments and trailing commas
-/// (VS Code's `.vscode/mcp.json`), nothing looser — under either key clients use (`mcpServers`,
+/// (VS Code's `.vscode/mcp.json`), else as leniently as jsonc-parser reads — under either key clients use (`mcpServers`,
 /// and VS Code's `servers`: both are read, one cannot hide the other). `None`: not such JSON.
 fn mcp_servers(text: &str) -> Option<Vec<(String, serde_json::Value)>> {
     let options = jsonc_parser::ParseOptions {
@@ -4447,7 +4538,13 @@ fn mcp_servers(text: &str) -> Option<Vec<(String, serde_json::Value)>> {
         allow_hexadecimal_numbers: false,
         allow_unary_plus_numbers: false,
     };
-    let json: serde_json::Value = jsonc_parser::parse_to_serde_value(text, &options).ok()?;
+    // A file a strict reader rejects (a missing comma, an unquoted key) is read leniently all
+    // the same: clients that recover from errors may still start what it names.
+    let json: serde_json::Value = jsonc_parser::parse_to_serde_value(text, &options)
+        .or_else(|_| {
+            jsonc_parser::parse_to_serde_value(text, &jsonc_parser::ParseOptions::default())
+        })
+        .ok()?;
     Some(
         ["mcpServers", "servers"]
             .into_iter()

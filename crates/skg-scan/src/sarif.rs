@@ -3,10 +3,10 @@
 use serde_sarif::sarif::{
     ArtifactLocation, Location, LogicalLocation, Message, MultiformatMessageString,
     PhysicalLocation, PropertyBag, Region, ReportingConfiguration, ReportingDescriptor,
-    Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
+    Result as SarifResult, ResultLevel, Run, Sarif, Suppression, Tool, ToolComponent,
 };
 
-use crate::{Finding, Severity, rules::RULES};
+use crate::{Allow, Finding, Severity, rules::RULES};
 
 /// The SARIF log of `findings`. Paths are given relative to `uri_base` (the registry root a
 /// finding's path is relative to: `%SRCROOT%` when scanning a repository's own registry).
@@ -14,8 +14,11 @@ use crate::{Finding, Severity, rules::RULES};
 /// `<catalog file>#<tool>`, [`skg_model::tool_path`]) is located in the catalog file at the
 /// tool's entry ([`Finding::entry_line`]; line 1 when extract could not tell where it is; the
 /// column too when extract knows it, [`Finding::entry_column`], as one-line documents need), with
-/// the tool as its logical location (kind `function`) and named in its message.
-pub fn sarif(findings: &[Finding], min: Severity, version: &str) -> Sarif {
+/// the tool as its logical location (kind `function`) and named in its message. A finding the
+/// allow file acknowledges ([`Finding::acknowledged`]) is kept with a suppression (SARIF 3.35:
+/// kind `external` — the allow file —, status `accepted`, the entry's reason as its
+/// justification), so a viewer shows it as reviewed rather than open or gone.
+pub fn sarif(findings: &[Finding], allow: &[Allow], min: Severity, version: &str) -> Sarif {
     let rules: Vec<ReportingDescriptor> = RULES
         .iter()
         .map(|r| {
@@ -71,14 +74,31 @@ pub fn sarif(findings: &[Finding], min: Severity, version: &str) -> Sarif {
                     [..32]
                     .to_owned(),
             );
-            SarifResult::builder()
+            let result = SarifResult::builder()
                 .rule_id(f.rule.clone())
                 .rule_index(i64::try_from(rule_index).unwrap_or(0))
                 .level(level(f.severity))
                 .message(Message::builder().text(text).build())
                 .locations(vec![location(f, tool)])
                 .partial_fingerprints(fingerprints)
-                .properties(props)
+                .properties(props);
+            if !f.acknowledged {
+                return result.build();
+            }
+            let reason = allow
+                .iter()
+                .find(|a| a.rule == f.rule && a.path == f.path && a.file_hash == f.file_hash)
+                .map(|a| a.reason.trim())
+                .filter(|r| !r.is_empty())
+                .unwrap_or("acknowledged in the allow file");
+            result
+                .suppressions(vec![
+                    Suppression::builder()
+                        .kind(serde_json::Value::String("external".into()))
+                        .status(serde_json::Value::String("accepted".into()))
+                        .justification(reason)
+                        .build(),
+                ])
                 .build()
         })
         .collect();

@@ -16,6 +16,17 @@ pub struct Redirect {
     pub op: String,
     /// The target, unquoted (empty for here-documents).
     pub target: String,
+    /// The file descriptor written before the operator (`2` in `2>/dev/null`), if any.
+    pub fd: Option<u32>,
+}
+
+impl Redirect {
+    /// Whether it sends the command's standard output somewhere (`>`, `>>`, `>|`, `1>`, `&>`,
+    /// `&>>`), not only another descriptor (`2>/dev/null`).
+    pub fn takes_stdout(&self) -> bool {
+        matches!(self.op.as_str(), ">" | ">>" | ">|" | "&>" | "&>>")
+            && self.fd.is_none_or(|f| f == 1)
+    }
 }
 
 /// One simple command.
@@ -137,34 +148,38 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
             break;
         }
     }
+    // The pipeline, flattened: tree-sitter-bash reads `a | b 2>e | c` as a pipeline holding a
+    // redirected pipeline (`a | b`) and `c`; bash runs one pipeline of three, and a redirection
+    // written after a pipeline's last command is that command's (`a | b > f`, `a | sh < f`).
     let (pipeline, position) = match unit.parent() {
         Some(p) if p.kind() == "pipeline" => {
-            let mut c = p.walk();
-            let members: Vec<usize> = p
-                .named_children(&mut c)
-                .filter(|k| !k.is_extra())
-                .map(|k| k.id())
-                .collect();
-            let position = members.iter().position(|&k| k == unit.id()).unwrap_or(0);
-            // A redirection of the whole pipeline (`a | b > f`, `a < f | b`): its output is the
-            // last command's, its input the first's.
             let mut outer = p;
-            while let Some(r) = outer
-                .parent()
-                .filter(|r| r.kind() == "redirected_statement")
-            {
-                let mut c = r.walk();
-                for child in r.children_by_field_name("redirect", &mut c) {
-                    if let Some(red) = redirect(child, src) {
-                        let input = red.op.starts_with('<');
-                        if (input && position == 0) || (!input && position + 1 == members.len()) {
-                            redirects.push(red);
+            while let Some(q) = wrapped(outer).parent().filter(|q| q.kind() == "pipeline") {
+                outer = q;
+            }
+            let members = flatten_pipeline(outer);
+            let position = members.iter().position(|&k| k == unit.id()).unwrap_or(0);
+            let mut inner = p;
+            loop {
+                let last = flatten_pipeline(inner).last() == Some(&unit.id());
+                let mut up = inner;
+                while let Some(r) = up.parent().filter(|r| r.kind() == "redirected_statement") {
+                    if last {
+                        let mut c = r.walk();
+                        for child in r.children_by_field_name("redirect", &mut c) {
+                            if let Some(red) = redirect(child, src) {
+                                redirects.push(red);
+                            }
                         }
                     }
+                    up = r;
                 }
-                outer = r;
+                match up.parent() {
+                    Some(q) if q.kind() == "pipeline" && inner.id() != outer.id() => inner = q,
+                    _ => break,
+                }
             }
-            (p.start_byte(), position)
+            (outer.start_byte(), position)
         }
         _ => (unit.start_byte(), 0),
     };
@@ -205,6 +220,37 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
     }
 }
 
+/// `node` with the redirections written around it (`redirected_statement`s whose body it is).
+fn wrapped(node: Node<'_>) -> Node<'_> {
+    let mut up = node;
+    while let Some(r) = up.parent().filter(|r| r.kind() == "redirected_statement") {
+        up = r;
+    }
+    up
+}
+
+/// The members of `pipeline` in order (node ids), a redirected pipeline among them read as its
+/// own members.
+fn flatten_pipeline(pipeline: Node<'_>) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut c = pipeline.walk();
+    for k in pipeline.named_children(&mut c).filter(|k| !k.is_extra()) {
+        let mut body = k;
+        while body.kind() == "redirected_statement" {
+            match body.child_by_field_name("body") {
+                Some(b) => body = b,
+                None => break,
+            }
+        }
+        if body.kind() == "pipeline" {
+            out.extend(flatten_pipeline(body));
+        } else {
+            out.push(k.id());
+        }
+    }
+    out
+}
+
 fn redirect(node: Node<'_>, src: &[u8]) -> Option<Redirect> {
     match node.kind() {
         "file_redirect" | "herestring_redirect" | "heredoc_redirect" => {}
@@ -229,7 +275,15 @@ fn redirect(node: Node<'_>, src: &[u8]) -> Option<Redirect> {
                 .map(|n| unquote(text(n, src)))
         })
         .unwrap_or_default();
-    Some(Redirect { op, target })
+    let fd = node
+        .child_by_field_name("descriptor")
+        .or_else(|| {
+            let mut c = node.walk();
+            node.named_children(&mut c)
+                .find(|n| n.kind() == "file_descriptor")
+        })
+        .and_then(|d| text(d, src).parse().ok());
+    Some(Redirect { op, target, fd })
 }
 
 /// A word without its quoting: `"a b"` → `a b`, `'x'` → `x`, `--data="$(env)"` → `--data=$(env)`.
@@ -325,7 +379,8 @@ mod tests {
             c[0].redirects,
             [Redirect {
                 op: ">>".into(),
-                target: "~/.bashrc".into()
+                target: "~/.bashrc".into(),
+                fd: None,
             }]
         );
         assert_eq!(c[1].name, "bash");
@@ -342,36 +397,53 @@ mod tests {
         assert_ne!(c[2].pipeline, c[3].pipeline);
     }
 
-    /// A redirection written after a pipeline redirects the last command's output; one of its
-    /// input, the first command's. The middle command has neither.
+    /// A command's name, position and redirections (operator, target, descriptor).
+    type Seen<'a> = (&'a str, u32, Vec<(&'a str, &'a str, Option<u32>)>);
+
+    /// A redirection written after a pipeline's last command is that command's (bash binds it
+    /// there), output or input; the other commands have none. A pipeline tree-sitter reads as a
+    /// redirected pipeline inside another is one pipeline, its commands in order.
     #[test]
     fn a_pipeline_s_redirections_belong_to_its_ends() {
         let f = shell_commands(
-            "echo a | base64 -d | tr x y > out.bin
-sort < in.txt | uniq
-",
+            "echo a | base64 -d | tr x y > out.bin\nsort < in.txt | uniq\necho b | sh < f\necho c | base64 -d 2>/dev/null | sh\n",
         );
-        let ops: Vec<(&str, Vec<(&str, &str)>)> = f
+        let seen: Vec<Seen<'_>> = f
             .commands
             .iter()
             .map(|c| {
                 let r = c
                     .redirects
                     .iter()
-                    .map(|r| (r.op.as_str(), r.target.as_str()))
+                    .map(|r| (r.op.as_str(), r.target.as_str(), r.fd))
                     .collect();
-                (c.name.as_str(), r)
+                (c.name.as_str(), c.position, r)
             })
             .collect();
         assert_eq!(
-            ops,
+            seen,
             [
-                ("echo", vec![]),
-                ("base64", vec![]),
-                ("tr", vec![(">", "out.bin")]),
-                ("sort", vec![("<", "in.txt")]),
-                ("uniq", vec![]),
+                ("echo", 0, vec![]),
+                ("base64", 1, vec![]),
+                ("tr", 2, vec![(">", "out.bin", None)]),
+                ("sort", 0, vec![("<", "in.txt", None)]),
+                ("uniq", 1, vec![]),
+                ("echo", 0, vec![]),
+                ("sh", 1, vec![("<", "f", None)]),
+                ("echo", 0, vec![]),
+                ("base64", 1, vec![(">", "/dev/null", Some(2))]),
+                ("sh", 2, vec![]),
             ]
         );
+        let c = &f.commands;
+        assert!(c[7..].iter().all(|x| x.pipeline == c[7].pipeline));
+        assert_eq!(
+            f.downstream(8)
+                .map(|(_, o)| o.name.as_str())
+                .collect::<Vec<_>>(),
+            ["sh"]
+        );
+        assert!(!c[8].redirects[0].takes_stdout());
+        assert!(c[2].redirects[0].takes_stdout());
     }
 }
