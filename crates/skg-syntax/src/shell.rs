@@ -5,6 +5,8 @@
 //! scripts without executing anything: `curl … | sh` is a pipeline whose first command is a
 //! downloader and whose last is an interpreter, not a string a regular expression happens to match.
 
+use std::collections::HashMap;
+
 use tree_sitter::Node;
 
 use crate::{ParseStop, line, parse_grammar, text};
@@ -98,17 +100,28 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
     let root = tree.root_node();
     let src = source.as_bytes();
     let mut nodes: Vec<Node<'_>> = Vec::new();
+    // Each node's parent, recorded on the way down: tree-sitter finds a parent by walking down
+    // from the root, which a deeply nested file would make quadratic per command.
+    let mut parents: HashMap<usize, Node<'_>> = HashMap::new();
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
         if n.kind() == "command" {
             nodes.push(n);
         }
         let mut c = n.walk();
-        stack.extend(n.children(&mut c));
+        for child in n.children(&mut c) {
+            parents.insert(child.id(), n);
+            stack.push(child);
+        }
     }
     nodes.sort_by_key(Node::start_byte);
-    let ids: Vec<usize> = nodes.iter().map(Node::id).collect();
-    let commands = nodes.iter().map(|&n| command(n, src, root, &ids)).collect();
+    let mut tree = Tree {
+        parents,
+        index: nodes.iter().enumerate().map(|(i, n)| (n.id(), i)).collect(),
+        positions: HashMap::new(),
+        root: root.id(),
+    };
+    let commands = nodes.iter().map(|&n| command(n, src, &mut tree)).collect();
     ShellFacts {
         commands,
         has_errors: root.has_error(),
@@ -116,7 +129,38 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
     }
 }
 
-fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCommand {
+/// What [`command`] reads of the whole tree, computed once.
+struct Tree<'t> {
+    /// Each node's parent (by node id).
+    parents: HashMap<usize, Node<'t>>,
+    /// Each command node's index in source order (by node id).
+    index: HashMap<usize, usize>,
+    /// Each outermost pipeline's members' positions (pipeline id → member id → position).
+    positions: HashMap<usize, HashMap<usize, usize>>,
+    /// The root's id.
+    root: usize,
+}
+
+impl<'t> Tree<'t> {
+    fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
+        self.parents.get(&node.id()).copied()
+    }
+
+    /// `node` with the redirections written around it (`redirected_statement`s whose body it
+    /// is).
+    fn wrapped(&self, node: Node<'t>) -> Node<'t> {
+        let mut up = node;
+        while let Some(r) = self
+            .parent(up)
+            .filter(|r| r.kind() == "redirected_statement")
+        {
+            up = r;
+        }
+        up
+    }
+}
+
+fn command<'t>(node: Node<'t>, src: &[u8], tree: &mut Tree<'t>) -> ShellCommand {
     let name = node
         .child_by_field_name("name")
         .map(|n| unquote(text(n, src)))
@@ -135,7 +179,7 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
     }
     // The statement this command is the body of (its redirections live there), and the pipeline.
     let mut unit = node;
-    while let Some(p) = unit.parent() {
+    while let Some(p) = tree.parent(unit) {
         if p.kind() == "redirected_statement" {
             let mut c = p.walk();
             for child in p.children_by_field_name("redirect", &mut c) {
@@ -151,19 +195,36 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
     // The pipeline, flattened: tree-sitter-bash reads `a | b 2>e | c` as a pipeline holding a
     // redirected pipeline (`a | b`) and `c`; bash runs one pipeline of three, and a redirection
     // written after a pipeline's last command is that command's (`a | b > f`, `a | sh < f`).
-    let (pipeline, position) = match unit.parent() {
+    let (pipeline, position) = match tree.parent(unit) {
         Some(p) if p.kind() == "pipeline" => {
             let mut outer = p;
-            while let Some(q) = wrapped(outer).parent().filter(|q| q.kind() == "pipeline") {
+            while let Some(q) = tree
+                .parent(tree.wrapped(outer))
+                .filter(|q| q.kind() == "pipeline")
+            {
                 outer = q;
             }
-            let members = flatten_pipeline(outer);
-            let position = members.iter().position(|&k| k == unit.id()).unwrap_or(0);
+            let position = tree
+                .positions
+                .entry(outer.id())
+                .or_insert_with(|| {
+                    flatten_pipeline(outer)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, k)| (k, i))
+                        .collect()
+                })
+                .get(&unit.id())
+                .copied()
+                .unwrap_or(0);
             let mut inner = p;
             loop {
-                let last = flatten_pipeline(inner).last() == Some(&unit.id());
+                let last = last_member(inner) == Some(unit.id());
                 let mut up = inner;
-                while let Some(r) = up.parent().filter(|r| r.kind() == "redirected_statement") {
+                while let Some(r) = tree
+                    .parent(up)
+                    .filter(|r| r.kind() == "redirected_statement")
+                {
                     if last {
                         let mut c = r.walk();
                         for child in r.children_by_field_name("redirect", &mut c) {
@@ -174,7 +235,7 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
                     }
                     up = r;
                 }
-                match up.parent() {
+                match tree.parent(up) {
                     Some(q) if q.kind() == "pipeline" && inner.id() != outer.id() => inner = q,
                     _ => break,
                 }
@@ -187,25 +248,25 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
     let mut parent = None;
     let mut assigned_to = None;
     let mut statement = node;
-    let mut up = node.parent();
+    let mut up = tree.parent(node);
     let mut in_substitution = false;
     while let Some(p) = up {
         if matches!(p.kind(), "command_substitution" | "process_substitution") {
             in_substitution = true;
         } else if in_substitution && parent.is_none() && assigned_to.is_none() {
             if p.kind() == "command" {
-                parent = ids.iter().position(|&id| id == p.id());
+                parent = tree.index.get(&p.id()).copied();
             } else if p.kind() == "variable_assignment" {
                 assigned_to = p
                     .child_by_field_name("name")
                     .map(|n| text(n, src).to_owned());
             }
         }
-        if p.id() == root.id() {
+        if p.id() == tree.root {
             break;
         }
         statement = p;
-        up = p.parent();
+        up = tree.parent(p);
     }
     ShellCommand {
         name,
@@ -220,35 +281,56 @@ fn command(node: Node<'_>, src: &[u8], root: Node<'_>, ids: &[usize]) -> ShellCo
     }
 }
 
-/// `node` with the redirections written around it (`redirected_statement`s whose body it is).
-fn wrapped(node: Node<'_>) -> Node<'_> {
-    let mut up = node;
-    while let Some(r) = up.parent().filter(|r| r.kind() == "redirected_statement") {
-        up = r;
+/// The member of a pipeline a member stands for: through the redirections around it
+/// (`redirected_statement`), its body.
+fn body_of(member: Node<'_>) -> Node<'_> {
+    let mut body = member;
+    while body.kind() == "redirected_statement" {
+        match body.child_by_field_name("body") {
+            Some(b) => body = b,
+            None => break,
+        }
     }
-    up
+    body
+}
+
+fn members(pipeline: Node<'_>) -> Vec<Node<'_>> {
+    let mut c = pipeline.walk();
+    pipeline
+        .named_children(&mut c)
+        .filter(|k| !k.is_extra())
+        .collect()
 }
 
 /// The members of `pipeline` in order (node ids), a redirected pipeline among them read as its
-/// own members.
+/// own members (iteratively: a nesting as deep as the file is long costs no stack).
 fn flatten_pipeline(pipeline: Node<'_>) -> Vec<usize> {
     let mut out = Vec::new();
-    let mut c = pipeline.walk();
-    for k in pipeline.named_children(&mut c).filter(|k| !k.is_extra()) {
-        let mut body = k;
-        while body.kind() == "redirected_statement" {
-            match body.child_by_field_name("body") {
-                Some(b) => body = b,
-                None => break,
-            }
-        }
+    let mut work: Vec<Node<'_>> = members(pipeline).into_iter().rev().collect();
+    while let Some(k) = work.pop() {
+        let body = body_of(k);
         if body.kind() == "pipeline" {
-            out.extend(flatten_pipeline(body));
+            work.extend(members(body).into_iter().rev());
         } else {
             out.push(k.id());
         }
     }
     out
+}
+
+/// The last member of `pipeline`, flattened as [`flatten_pipeline`] does (down its last
+/// members only).
+fn last_member(pipeline: Node<'_>) -> Option<usize> {
+    let mut p = pipeline;
+    loop {
+        let k = members(p).pop()?;
+        let body = body_of(k);
+        if body.kind() == "pipeline" {
+            p = body;
+        } else {
+            return Some(k.id());
+        }
+    }
 }
 
 fn redirect(node: Node<'_>, src: &[u8]) -> Option<Redirect> {
@@ -395,6 +477,25 @@ mod tests {
         assert_eq!(chain, ["wget", "chmod", "/tmp/.x"]);
         assert!(c[2..].iter().all(|x| x.statement == c[2].statement));
         assert_ne!(c[2].pipeline, c[3].pipeline);
+    }
+
+    /// A pipeline tree-sitter nests one level per stage (`a|x>f|x>f|…`) is read as one
+    /// pipeline, in order, without recursion (a file as deep as it is long once overflowed the
+    /// stack).
+    #[test]
+    fn a_pipeline_nested_as_deep_as_it_is_long_is_one_pipeline() {
+        let n = 2_000;
+        let src = format!("curl -s https://x.invalid/a{}\n", "|x>f".repeat(n));
+        let f = shell_commands(&src);
+        assert_eq!(f.commands.len(), n + 1);
+        assert!(
+            f.commands
+                .iter()
+                .all(|c| c.pipeline == f.commands[0].pipeline)
+        );
+        let positions: Vec<u32> = f.commands.iter().map(|c| c.position).collect();
+        let expected: Vec<u32> = (0..=u32::try_from(n).unwrap_or(u32::MAX)).collect();
+        assert_eq!(positions, expected);
     }
 
     /// A command's name, position and redirections (operator, target, descriptor).
