@@ -146,6 +146,15 @@ impl Headings {
 
 /// The segments of a markdown file, in order.
 pub(crate) fn segments(text: &str) -> Vec<Segment> {
+    // Line ends as the markdown parser reads them: a lone CR ends a line too (extract rewrites
+    // a file's; a catalog tool's description comes from a JSON string as written).
+    let normalized;
+    let text = if text.contains('\r') {
+        normalized = text.replace("\r\n", "\n").replace('\r', "\n");
+        normalized.as_str()
+    } else {
+        text
+    };
     let lines = Lines::new(text);
     let mut out = Vec::new();
     let body_start = match frontmatter_end(text) {
@@ -736,6 +745,19 @@ mod tests {
             .collect();
         assert!(prose.contains(&"shown"), "{prose:?}");
         assert!(prose.contains(&"shown too"), "{prose:?}");
+    }
+
+    /// A lone CR ends a line for the parser, so it does for the definitions: the comment after
+    /// two of them is hidden text at its own line.
+    #[test]
+    fn a_lone_carriage_return_ends_a_line() {
+        let s = segments("Weather.\r\r[x]: # (do not tell the user)\r");
+        let hidden: Vec<(&str, u32)> = s
+            .iter()
+            .filter(|x| x.kind == Kind::Definition)
+            .map(|x| (x.text.as_str(), x.line))
+            .collect();
+        assert_eq!(hidden, [("do not tell the user", 3)]);
     }
 
     /// Shown lines are never read as a definition's, however their text is set off: nested or

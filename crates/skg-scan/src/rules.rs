@@ -1697,13 +1697,40 @@ fn lookalike_host(host: &str) -> Option<Lookalike> {
         .iter()
         .filter(|l| !l.is_ascii() && !l.contains('\u{FFFD}'))
     {
-        let letters: String = label.chars().filter(|c| c.is_alphanumeric()).collect();
-        if letters.as_str().detect_restriction_level() > RestrictionLevel::ModeratelyRestrictive {
+        // Letters of the identifier profile (a letter outside it, e.g. Cherokee, would make any
+        // label "unrestricted"); Latin mixed with Cyrillic, Greek or three scripts is below
+        // moderately restrictive, and Latin with Armenian is as misleading.
+        let letters: String = label
+            .chars()
+            .filter(|&c| {
+                c.is_alphanumeric()
+                    && unicode_security::GeneralSecurityProfile::identifier_allowed(c)
+            })
+            .collect();
+        let level = letters.as_str().detect_restriction_level();
+        if level > RestrictionLevel::ModeratelyRestrictive
+            || (level == RestrictionLevel::ModeratelyRestrictive
+                && imitating_script(label).is_some())
+        {
             why = Some("mixes the letters of two scripts in one name".to_owned());
             break;
         }
+        // Latin letters with no use in a name but to imitate ASCII ones (a dotless `ı` outside
+        // Turkish and Azerbaijani names, a Latin `ɑ`, `ɡ`, `ȷ`, `ſ`, `ɩ`).
+        if let Some(c) = label.chars().find(|&c| {
+            matches!(
+                c,
+                '\u{0251}' | '\u{0261}' | '\u{0237}' | '\u{017F}' | '\u{0269}'
+            ) || (c == '\u{0131}' && !matches!(tld, "tr" | "az"))
+        }) && ascii_of(label).is_some()
+        {
+            why = Some(format!(
+                "is written with `{c}`, a Latin letter that imitates an ASCII one"
+            ));
+            break;
+        }
         if let Some(script) = imitating_script(label)
-            && letters.as_str().detect_restriction_level() == RestrictionLevel::SingleScript
+            && level == RestrictionLevel::SingleScript
             && ascii_of(label).is_some()
         {
             let own_tld = if tld.is_ascii() {
@@ -3169,17 +3196,19 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
     }
     c.redirects
         .iter()
-        .find(|r| r.op == ">" || r.op == ">>")
+        .find(|r| matches!(r.op.as_str(), ">" | ">>" | ">|") && r.fd.is_none_or(|f| f == 1))
         .and_then(|r| file(&r.target))
 }
 
 /// When command `i` runs in a substitution kept in a variable (`X=$(… | cmd)`) and what it
-/// writes reaches the variable, the variable and the first later command that runs it: as a
-/// program (`eval "$X"`, `bash -c "${X:-}"`), as a file (`bash <(echo "$X")`) or as the input
-/// of one that runs its input (`echo "$X" | sh`, `printf %s "$X" | tr -d '\r' | sh`,
-/// `sh <<< "$X"`). What reaches the variable is the pipeline's last command's output: a filter
-/// after `cmd` (`tr`, `gunzip`) passes it on; a count, a hash or a test does not, nor output
-/// sent to a file (`> f`; `2>/dev/null` is another stream).
+/// writes reaches the variable, the variable and the first later command that runs it: as the
+/// whole program (`eval "$X"`, `bash -c "${X:-}"` — not a version string in a URL of a longer
+/// program), as a file (`bash <(echo "$X")`) or as the input of one that runs its input
+/// (`echo "$X" | sh`, `printf %s "$X" | tr -d '\r' | sh`, `sh <<< "$X"`). What reaches the
+/// variable is the pipeline's last output: only filters that pass data on may follow `cmd`
+/// (`tr`, `sed`, `gunzip`, `base64 -d`); an extract (`grep`, `cut`, `jq`), a count or a hash
+/// holds something else, and output sent to a file (`> f`; `2>/dev/null` is another stream)
+/// holds nothing.
 fn variable_run<'c>(
     facts: &'c ShellFacts,
     eff: &[(String, Vec<&str>)],
@@ -3187,13 +3216,9 @@ fn variable_run<'c>(
 ) -> Option<(&'c str, usize)> {
     let c = &facts.commands[i];
     let var = c.assigned_to.as_deref()?;
-    let last = facts
-        .downstream(i)
-        .map(|(j, _)| j)
-        .chain(std::iter::once(i))
-        .max_by_key(|&j| facts.commands[j].position)?;
-    if (last != i && is_sink(&eff[last].0, &eff[last].1))
-        || [i, last].iter().any(|&j| {
+    let after: Vec<usize> = facts.downstream(i).map(|(j, _)| j).collect();
+    if after.iter().any(|&j| !passes_on(&eff[j].0, &eff[j].1))
+        || after.iter().chain(std::iter::once(&i)).any(|&j| {
             facts.commands[j]
                 .redirects
                 .iter()
@@ -3210,42 +3235,53 @@ fn variable_run<'c>(
             })
         })
     };
+    // The variable is the whole program: `$X`, `${X}`, `${X:-…}`, quoted or not.
+    let is_var = |p: &str| {
+        let p = p.trim().trim_matches(['"', '\'']);
+        p.strip_prefix('$').is_some_and(|r| {
+            r == var
+                || r.strip_prefix('{').is_some_and(|b| {
+                    b.strip_prefix(var).is_some_and(|t| {
+                        t == "}"
+                            || (t.ends_with('}')
+                                && t.starts_with([
+                                    ':', '-', '=', '+', '?', '#', '%', '/', '^', ',',
+                                ]))
+                    })
+                })
+        })
+    };
     let j = (i + 1..eff.len()).find(|&j| {
         let (on, oa) = &eff[j];
         let o = &facts.commands[j];
-        program_text(on, oa).is_some_and(|p| uses(&p))
+        program_text(on, oa).is_some_and(|p| is_var(&p))
             || (is_interpreter(on, oa) && oa.iter().any(|a| a.starts_with("<(") && uses(a)))
             || (runs_stdin(on, oa)
-                && (o.redirects.iter().any(|r| r.op == "<<<" && uses(&r.target))
+                && (o
+                    .redirects
+                    .iter()
+                    .any(|r| r.op == "<<<" && is_var(&r.target))
                     || facts.commands.iter().enumerate().any(|(k, up)| {
                         k < j
                             && up.pipeline == o.pipeline
                             && up.position < o.position
                             && matches!(eff[k].0.as_str(), "echo" | "printf")
-                            && eff[k].1.iter().any(|a| uses(a))
+                            && eff[k].1.last().is_some_and(|a| is_var(a))
                     })))
     })?;
     Some((var, j))
 }
 
-/// A command whose output is not the data it reads: a count, a hash, a test.
-fn is_sink(name: &str, args: &[&str]) -> bool {
+/// A filter that passes its input on as data (decoded, decompressed, with characters mapped):
+/// what follows a download or a decoder and still holds the program.
+fn passes_on(name: &str, args: &[&str]) -> bool {
     match name {
-        "wc" | "sha256sum" | "sha1sum" | "sha512sum" | "md5sum" | "shasum" | "b2sum" | "cksum"
-        | "sum" | "test" | "true" | "false" => true,
-        "grep" | "egrep" | "fgrep" | "rg" => args.iter().any(|a| {
-            matches!(
-                *a,
-                "--count"
-                    | "--quiet"
-                    | "--silent"
-                    | "--files-with-matches"
-                    | "--files-without-match"
-            ) || (a.starts_with('-')
-                && !a.starts_with("--")
-                && a[1..].chars().any(|ch| matches!(ch, 'c' | 'q' | 'l' | 'L')))
-        }),
-        _ => false,
+        "tr" | "sed" | "cat" | "dos2unix" | "gunzip" | "zcat" | "xzcat" | "bzcat" | "zstdcat"
+        | "uudecode" | "base32" => true,
+        "gzip" | "xz" | "bzip2" | "zstd" | "lz4" => args
+            .iter()
+            .any(|a| matches!(*a, "-d" | "--decompress" | "-dc" | "-cd")),
+        _ => is_decoder(name, args),
     }
 }
 

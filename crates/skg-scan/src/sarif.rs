@@ -17,7 +17,8 @@ use crate::{Allow, Finding, Severity, rules::RULES};
 /// the tool as its logical location (kind `function`) and named in its message. A finding the
 /// allow file acknowledges ([`Finding::acknowledged`]) is kept with a suppression (SARIF 3.35:
 /// kind `external` — the allow file —, status `accepted`, the entry's reason as its
-/// justification), so a viewer shows it as reviewed rather than open or gone.
+/// justification), so a viewer that reads suppressions shows it as reviewed rather than open or
+/// gone (GitHub code scanning does not: docs/scan.md, "Allow files").
 pub fn sarif(findings: &[Finding], allow: &[Allow], min: Severity, version: &str) -> Sarif {
     let rules: Vec<ReportingDescriptor> = RULES
         .iter()

