@@ -119,6 +119,7 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
         parents,
         index: nodes.iter().enumerate().map(|(i, n)| (n.id(), i)).collect(),
         positions: HashMap::new(),
+        last: HashMap::new(),
         root: root.id(),
     };
     let commands = nodes.iter().map(|&n| command(n, src, &mut tree)).collect();
@@ -137,6 +138,9 @@ struct Tree<'t> {
     index: HashMap<usize, usize>,
     /// Each outermost pipeline's members' positions (pipeline id → member id → position).
     positions: HashMap<usize, HashMap<usize, usize>>,
+    /// Each pipeline's last member, flattened (pipeline id → member id): found once, not once
+    /// per command (a pipeline of n commands would cost n² otherwise).
+    last: HashMap<usize, Option<usize>>,
     /// The root's id.
     root: usize,
 }
@@ -219,7 +223,11 @@ fn command<'t>(node: Node<'t>, src: &[u8], tree: &mut Tree<'t>) -> ShellCommand 
                 .unwrap_or(0);
             let mut inner = p;
             loop {
-                let last = last_member(inner) == Some(unit.id());
+                let last = *tree
+                    .last
+                    .entry(inner.id())
+                    .or_insert_with(|| last_member(inner))
+                    == Some(unit.id());
                 let mut up = inner;
                 while let Some(r) = tree
                     .parent(up)
