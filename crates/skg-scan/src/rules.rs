@@ -9,7 +9,10 @@ use std::{
 use base64::Engine as _;
 use regex::Regex;
 use skg_model::{FileKind, FileText, PackageText, SkillKind};
-use skg_syntax::{Language, ShellCommand, ShellFacts};
+use skg_syntax::{
+    Language, ShellCommand, ShellFacts, Unread,
+    shell_bounds::{MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE},
+};
 
 use crate::{
     Category, Finding, Severity,
@@ -80,6 +83,8 @@ rules! {
         "A base64 or hex blob decodes to commands, URLs or instructions.";
     OBF_SECRET = "SKG-OBF-003", "encoded-secret", Exfiltration, Medium,
         "A secret is encoded (base64/hex) — the usual step before smuggling it out in a URL or DNS name.";
+    OBF_UNREAD = "SKG-OBF-004", "unread-shell", Obfuscation, Medium,
+        "Shell text shaped past any real command (a pipeline of hundreds of stages), which the scanner does not parse (its parser's cost grows with the square of such a pipeline): what it runs is unknown.";
     MINE = "SKG-MINE-001", "crypto-miner", CryptoMining, High,
         "Runs a cryptocurrency miner or talks to a mining pool (stratum).";
     TYPO = "SKG-SUPPLY-001", "typosquat", SupplyChain, Medium,
@@ -2782,10 +2787,35 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         return;
     }
     let facts = skg_syntax::shell_commands(code);
+    let code_lines: Vec<&str> = code.lines().collect();
+    for unread in &facts.unread {
+        let message = match unread {
+            Unread::Pipeline { stages, .. } => format!(
+                "a pipeline of {stages} stages, past the {MAX_PIPELINE_STAGES} the scanner parses: what it runs was not read"
+            ),
+            Unread::Line { pipes, .. } => format!(
+                "a line of {pipes} `|` characters, past the {MAX_PIPES_PER_PARSE} one parse takes: what it runs was not read"
+            ),
+        };
+        let at = unread.line();
+        let snippet = code_lines
+            .get((at as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or("");
+        ctx.emit(
+            OBF_UNREAD,
+            0.7,
+            line0 + at - 1,
+            snippet,
+            message,
+            Vec::new(),
+            place,
+            0,
+        );
+    }
     if facts.commands.is_empty() {
         return;
     }
-    let code_lines: Vec<&str> = code.lines().collect();
     let line_at = |c: &ShellCommand| line0 + c.line - 1;
     let src = |c: &ShellCommand| {
         code_lines
@@ -2810,11 +2840,12 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             }
         })
         .collect();
+    let runners = runners(&facts, &eff);
     for (i, c) in facts.commands.iter().enumerate() {
         let (name, args) = &eff[i];
         let line = line_at(c);
         let snippet = src(c);
-        download_exec(ctx, &facts, &eff, i, line, &snippet, place, code);
+        download_exec(ctx, &facts, &eff, &runners, i, line, &snippet, place, code);
         decode_exec(ctx, &facts, &eff, i, line, &snippet, place);
         reverse_shell(ctx, &facts, &eff, i, line, &snippet, place);
         persistence(ctx, c, name, args, line, &snippet, place);
@@ -3006,11 +3037,33 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
     true
 }
 
+/// The commands that run a file, by the file's base name (in source order): a path run as a
+/// command (`/tmp/i.sh`, `./x`), or a script given to an interpreter (`bash i.sh`). Found once
+/// per snippet, not once per download.
+type Runners = std::collections::HashMap<String, Vec<usize>>;
+
+fn runners(facts: &ShellFacts, eff: &[(String, Vec<&str>)]) -> Runners {
+    let mut out = Runners::new();
+    for (j, o) in facts.commands.iter().enumerate() {
+        let (on, oa) = &eff[j];
+        if o.name.contains('/') {
+            out.entry(base_name(&o.name)).or_default().push(j);
+        }
+        if is_interpreter(on, oa)
+            && let Some(a) = oa.first()
+        {
+            out.entry(base_name(a)).or_default().push(j);
+        }
+    }
+    out
+}
+
 #[allow(clippy::too_many_arguments)]
 fn download_exec(
     ctx: &mut Ctx<'_>,
     facts: &ShellFacts,
     eff: &[(String, Vec<&str>)],
+    runners: &Runners,
     i: usize,
     line: u32,
     snippet: &str,
@@ -3045,19 +3098,11 @@ fn download_exec(
         if how.is_none()
             && let Some(file) = output_file(name, args, c)
         {
-            let stem = base_name(&file);
-            let runs = facts
-                .commands
-                .iter()
-                .enumerate()
-                .skip(i + 1)
-                .find(|(j, o)| {
-                    let (on, oa) = &eff[*j];
-                    base_name(&o.name) == stem && o.name.contains('/')
-                        || (is_interpreter(on, oa)
-                            && oa.first().is_some_and(|a| base_name(a) == stem))
-                });
-            if let Some((_, o)) = runs {
+            let runs = runners
+                .get(&base_name(&file))
+                .and_then(|js| js.iter().find(|&&j| j > i))
+                .map(|&j| &facts.commands[j]);
+            if let Some(o) = runs {
                 how = Some(format!("`{name}` saves `{file}` and `{}` runs it", o.name));
             }
         }
@@ -3076,7 +3121,7 @@ fn download_exec(
         if ["<(curl", "<(wget", "$(curl", "$(wget", "`curl", "`wget"]
             .iter()
             .any(|p| joined.contains(p))
-            && !facts.commands.iter().any(|o| o.parent == Some(i))
+            && facts.inner(i).next().is_none()
         {
             how = Some(format!("`{name}` runs a download"));
             host = host_of("", args);
@@ -3261,9 +3306,8 @@ fn variable_run<'c>(
                     .redirects
                     .iter()
                     .any(|r| r.op == "<<<" && is_var(&r.target))
-                    || facts.commands.iter().enumerate().any(|(k, up)| {
+                    || facts.pipeline(j).any(|(k, up)| {
                         k < j
-                            && up.pipeline == o.pipeline
                             && up.position < o.position
                             && matches!(eff[k].0.as_str(), "echo" | "printf")
                             && eff[k].1.last().is_some_and(|a| is_var(a))
@@ -3388,11 +3432,8 @@ fn reverse_shell(
     {
         Some("`socat exec:` hands a program to the connection".to_owned())
     } else if net
-        && facts.commands.iter().enumerate().any(|(j, o)| {
-            o.pipeline == c.pipeline
-                && j != i
-                && is_interpreter(&eff[j].0, &eff[j].1)
-                && SHELLS.contains(&eff[j].0.as_str())
+        && facts.pipeline(i).any(|(j, _)| {
+            j != i && is_interpreter(&eff[j].0, &eff[j].1) && SHELLS.contains(&eff[j].0.as_str())
         })
     {
         Some(format!("`{name}` is piped to or from a shell"))
@@ -3820,20 +3861,12 @@ fn exfil(
         }
     }
     let upstream: Vec<&(String, Vec<&str>)> = facts
-        .commands
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.pipeline == c.pipeline && o.position < c.position)
+        .pipeline(i)
+        .filter(|(_, o)| o.position < c.position)
         .map(|(j, _)| &eff[j])
         .collect();
     // Commands inside the sender's own `$( )` feed it too.
-    let inner: Vec<&(String, Vec<&str>)> = facts
-        .commands
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.parent == Some(i))
-        .map(|(j, _)| &eff[j])
-        .collect();
+    let inner: Vec<&(String, Vec<&str>)> = facts.inner(i).map(|(j, _)| &eff[j]).collect();
     let whole_env = body.iter().any(|b| WHOLE_ENV.is_match(b))
         || upstream
             .iter()

@@ -14,12 +14,13 @@ mod javascript;
 mod language;
 mod python;
 mod shell;
+pub mod shell_bounds;
 mod structure;
 mod tools;
 
 pub use crate::{
     language::Language,
-    shell::{Redirect, ShellCommand, ShellFacts, shell_commands, shell_commands_within},
+    shell::{Redirect, ShellCommand, ShellFacts, Unread, shell_commands, shell_commands_within},
     structure::{Structure, plain_structure, structure, structure_within},
     tools::{ToolDef, tool_definitions},
 };

@@ -5,11 +5,15 @@
 //! scripts without executing anything: `curl … | sh` is a pipeline whose first command is a
 //! downloader and whose last is an interpreter, not a string a regular expression happens to match.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use tree_sitter::Node;
 
-use crate::{ParseStop, line, parse_grammar, text};
+use crate::{
+    ParseStop, line, parse_grammar,
+    shell_bounds::{self, MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE},
+    text,
+};
 
 /// One redirection of a command (`> file`, `>> ~/.bashrc`, `>& /dev/tcp/host/port`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -67,16 +71,72 @@ pub struct ShellFacts {
     pub has_errors: bool,
     /// The parse went over its budget: no facts.
     pub timed_out: bool,
+    /// Text left out of the parse as past the reader's bounds, in order.
+    pub unread: Vec<Unread>,
+    /// Each pipeline's commands in source order (pipeline id → indexes): what
+    /// [`ShellFacts::downstream`] and [`ShellFacts::pipeline`] read, so that a snippet of many
+    /// commands costs each of them its own pipeline, not the whole snippet.
+    members: BTreeMap<u32, Vec<usize>>,
+    /// The commands whose [`ShellCommand::parent`] each command is (index → indexes).
+    inner: BTreeMap<usize, Vec<usize>>,
+}
+
+/// Shell text left out of the parse: no real command comes near it, and tree-sitter's time
+/// and memory on it grow with the square of its length (see [`crate::shell_bounds`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Unread {
+    /// A statement (at 1-based `line`) of `stages` pipeline stages, more than
+    /// [`MAX_PIPELINE_STAGES`].
+    Pipeline {
+        /// 1-based line where it starts.
+        line: u32,
+        /// Its pipeline stages.
+        stages: usize,
+    },
+    /// A line holding `pipes` `|` characters, more than [`MAX_PIPES_PER_PARSE`], which the
+    /// statement reading did not find to be one long pipeline (quoting it cannot be sure of).
+    Line {
+        /// 1-based line.
+        line: u32,
+        /// Its `|` characters outside `||`.
+        pipes: usize,
+    },
+}
+
+impl Unread {
+    /// The 1-based line it starts at.
+    pub fn line(&self) -> u32 {
+        match self {
+            Unread::Pipeline { line, .. } | Unread::Line { line, .. } => *line,
+        }
+    }
 }
 
 impl ShellFacts {
     /// The commands of `command`'s pipeline that come after it (what its output flows into).
     pub fn downstream(&self, command: usize) -> impl Iterator<Item = (usize, &ShellCommand)> {
         let c = &self.commands[command];
-        self.commands
+        self.pipeline(command)
+            .filter(move |(_, o)| o.position > c.position)
+    }
+
+    /// The commands of `command`'s pipeline (itself included), in source order.
+    pub fn pipeline(&self, command: usize) -> impl Iterator<Item = (usize, &ShellCommand)> {
+        self.members
+            .get(&self.commands[command].pipeline)
+            .map_or(&[][..], Vec::as_slice)
             .iter()
-            .enumerate()
-            .filter(move |(_, o)| o.pipeline == c.pipeline && o.position > c.position)
+            .map(|&j| (j, &self.commands[j]))
+    }
+
+    /// The commands that run in the command substitutions of `command`'s words (those whose
+    /// [`ShellCommand::parent`] it is), in source order.
+    pub fn inner(&self, command: usize) -> impl Iterator<Item = (usize, &ShellCommand)> {
+        self.inner
+            .get(&command)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .map(|&j| (j, &self.commands[j]))
     }
 }
 
@@ -86,7 +146,106 @@ pub fn shell_commands(source: &str) -> ShellFacts {
 }
 
 /// [`shell_commands`] with a time budget for the parse.
+///
+/// A statement of more than [`MAX_PIPELINE_STAGES`] stages is not parsed (the rest is) and is
+/// listed in [`ShellFacts::unread`]; text holding more than [`MAX_PIPES_PER_PARSE`] `|`
+/// characters is parsed in pieces of whole lines (see [`crate::shell_bounds`]).
 pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> ShellFacts {
+    let started = std::time::Instant::now();
+    let mut unread = Vec::new();
+    let mut blanked: Option<Vec<u8>> = None;
+    for s in shell_bounds::statements(source) {
+        if s.pipes >= MAX_PIPELINE_STAGES {
+            unread.push(Unread::Pipeline {
+                line: line_at(source, first_word(source, s.bytes.start)),
+                stages: s.pipes + 1,
+            });
+            blank(
+                blanked.get_or_insert_with(|| source.as_bytes().to_vec()),
+                s.bytes,
+            );
+        }
+    }
+    // Blanking keeps every line end and replaces whole characters, so the text stays UTF-8.
+    let text = blanked.map_or(std::borrow::Cow::Borrowed(source), |b| {
+        std::borrow::Cow::Owned(String::from_utf8_lossy(&b).into_owned())
+    });
+    let mut facts = ShellFacts::default();
+    for piece in shell_bounds::pieces(&text, MAX_PIPES_PER_PARSE) {
+        let part = &text[piece.clone()];
+        let pipes = shell_bounds::pipe_chars(part.as_bytes());
+        if pipes > MAX_PIPES_PER_PARSE {
+            // One line: what the statement reading found in it cannot be trusted.
+            unread.push(Unread::Line {
+                line: line_at(&text, piece.start),
+                pipes,
+            });
+            continue;
+        }
+        let Some(left) = budget.checked_sub(started.elapsed()) else {
+            facts.timed_out = true;
+            break;
+        };
+        let part_facts = parse_piece(part, left);
+        if part_facts.timed_out {
+            facts.timed_out = true;
+            break;
+        }
+        let lines = line_at(&text, piece.start) - 1;
+        let offset = u32::try_from(piece.start).unwrap_or(u32::MAX);
+        let before = facts.commands.len();
+        facts.has_errors |= part_facts.has_errors;
+        facts
+            .commands
+            .extend(part_facts.commands.into_iter().map(|mut c| {
+                c.line += lines;
+                c.pipeline = c.pipeline.saturating_add(offset);
+                c.statement = c.statement.saturating_add(offset);
+                c.parent = c.parent.map(|p| p + before);
+                c
+            }));
+    }
+    if facts.timed_out {
+        // Over the budget: no facts, as a parse stopped whole gives none.
+        facts.commands.clear();
+    }
+    unread.sort();
+    facts.unread = unread;
+    for (i, c) in facts.commands.iter().enumerate() {
+        facts.members.entry(c.pipeline).or_default().push(i);
+        if let Some(p) = c.parent {
+            facts.inner.entry(p).or_default().push(i);
+        }
+    }
+    facts
+}
+
+/// Replaces `range` of `bytes` with blanks, keeping line ends.
+fn blank(bytes: &mut [u8], range: std::ops::Range<usize>) {
+    for b in &mut bytes[range] {
+        if *b != b'\n' {
+            *b = b' ';
+        }
+    }
+}
+
+/// The index of the first byte at or after `from` that is not a blank or a line end.
+fn first_word(src: &str, from: usize) -> usize {
+    src.as_bytes()[from..]
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(from, |p| from + p)
+}
+
+/// The 1-based line of byte `at`.
+fn line_at(src: &str, at: usize) -> u32 {
+    // n line ends before `at` split its text in n + 1 lines.
+    let lines = src.as_bytes()[..at].split(|&b| b == b'\n').count();
+    u32::try_from(lines).unwrap_or(u32::MAX)
+}
+
+/// The commands of one piece of text, read from one parse.
+fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
     let grammar: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
     let tree = match parse_grammar(&grammar, source, budget) {
         Ok(t) => t,
@@ -99,35 +258,76 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
     };
     let root = tree.root_node();
     let src = source.as_bytes();
-    let mut nodes: Vec<Node<'_>> = Vec::new();
+    let mut nodes: Vec<(Node<'_>, Context<'_>)> = Vec::new();
     // Each node's parent, recorded on the way down: tree-sitter finds a parent by walking down
-    // from the root, which a deeply nested file would make quadratic per command.
+    // from the root, which a deeply nested file would make quadratic per command. What a
+    // command needs of its ancestors (its statement, the command its substitution is an
+    // argument of) is carried down too, for the same reason (`a && b && …` nests one level per
+    // command).
     let mut parents: HashMap<usize, Node<'_>> = HashMap::new();
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
+    let mut stack = vec![(root, Context::default())];
+    while let Some((n, at)) = stack.pop() {
         if n.kind() == "command" {
-            nodes.push(n);
+            nodes.push((n, at));
         }
+        let below = Context {
+            statement: if n.id() == root.id() {
+                None
+            } else {
+                at.statement.or(Some(n))
+            },
+            holder: match n.kind() {
+                "command" | "variable_assignment" => Some(n),
+                _ => at.holder,
+            },
+            substitution_holder: if matches!(
+                n.kind(),
+                "command_substitution" | "process_substitution"
+            ) {
+                at.holder
+            } else {
+                at.substitution_holder
+            },
+        };
         let mut c = n.walk();
         for child in n.children(&mut c) {
             parents.insert(child.id(), n);
-            stack.push(child);
+            stack.push((child, below));
         }
     }
-    nodes.sort_by_key(Node::start_byte);
+    nodes.sort_by_key(|(n, _)| n.start_byte());
     let mut tree = Tree {
         parents,
-        index: nodes.iter().enumerate().map(|(i, n)| (n.id(), i)).collect(),
+        index: nodes
+            .iter()
+            .enumerate()
+            .map(|(i, (n, _))| (n.id(), i))
+            .collect(),
         positions: HashMap::new(),
         last: HashMap::new(),
-        root: root.id(),
     };
-    let commands = nodes.iter().map(|&n| command(n, src, &mut tree)).collect();
+    let commands = nodes
+        .iter()
+        .map(|&(n, at)| command(n, at, src, &mut tree))
+        .collect();
     ShellFacts {
         commands,
         has_errors: root.has_error(),
         timed_out: false,
+        ..ShellFacts::default()
     }
+}
+
+/// What a node's ancestors tell its commands, carried down the tree.
+#[derive(Debug, Clone, Copy, Default)]
+struct Context<'t> {
+    /// The top-level statement (the root's child) it is in.
+    statement: Option<Node<'t>>,
+    /// The nearest command or variable assignment above it.
+    holder: Option<Node<'t>>,
+    /// The nearest command or variable assignment above the nearest command or process
+    /// substitution above it.
+    substitution_holder: Option<Node<'t>>,
 }
 
 /// What [`command`] reads of the whole tree, computed once.
@@ -141,8 +341,6 @@ struct Tree<'t> {
     /// Each pipeline's last member, flattened (pipeline id → member id): found once, not once
     /// per command (a pipeline of n commands would cost n² otherwise).
     last: HashMap<usize, Option<usize>>,
-    /// The root's id.
-    root: usize,
 }
 
 impl<'t> Tree<'t> {
@@ -164,7 +362,7 @@ impl<'t> Tree<'t> {
     }
 }
 
-fn command<'t>(node: Node<'t>, src: &[u8], tree: &mut Tree<'t>) -> ShellCommand {
+fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>) -> ShellCommand {
     let name = node
         .child_by_field_name("name")
         .map(|n| unquote(text(n, src)))
@@ -253,29 +451,16 @@ fn command<'t>(node: Node<'t>, src: &[u8], tree: &mut Tree<'t>) -> ShellCommand 
         _ => (unit.start_byte(), 0),
     };
     // The enclosing command of the nearest command substitution, and the top-level statement.
-    let mut parent = None;
-    let mut assigned_to = None;
-    let mut statement = node;
-    let mut up = tree.parent(node);
-    let mut in_substitution = false;
-    while let Some(p) = up {
-        if matches!(p.kind(), "command_substitution" | "process_substitution") {
-            in_substitution = true;
-        } else if in_substitution && parent.is_none() && assigned_to.is_none() {
-            if p.kind() == "command" {
-                parent = tree.index.get(&p.id()).copied();
-            } else if p.kind() == "variable_assignment" {
-                assigned_to = p
-                    .child_by_field_name("name")
-                    .map(|n| text(n, src).to_owned());
-            }
-        }
-        if p.id() == tree.root {
-            break;
-        }
-        statement = p;
-        up = tree.parent(p);
-    }
+    let (parent, assigned_to) = match at.substitution_holder {
+        Some(h) if h.kind() == "command" => (tree.index.get(&h.id()).copied(), None),
+        Some(h) => (
+            None,
+            h.child_by_field_name("name")
+                .map(|n| text(n, src).to_owned()),
+        ),
+        None => (None, None),
+    };
+    let statement = at.statement.unwrap_or(node);
     ShellCommand {
         name,
         args,
@@ -492,18 +677,104 @@ mod tests {
     /// stack).
     #[test]
     fn a_pipeline_nested_as_deep_as_it_is_long_is_one_pipeline() {
-        let n = 2_000;
-        let src = format!("curl -s https://x.invalid/a{}\n", "|x>f".repeat(n));
+        let n = MAX_PIPELINE_STAGES - 1;
+        let src = format!("curl -s https://x.invalid/a{}\n", "|x>f".repeat(n - 1));
         let f = shell_commands(&src);
-        assert_eq!(f.commands.len(), n + 1);
+        assert_eq!(f.commands.len(), n);
+        assert!(f.unread.is_empty());
         assert!(
             f.commands
                 .iter()
                 .all(|c| c.pipeline == f.commands[0].pipeline)
         );
         let positions: Vec<u32> = f.commands.iter().map(|c| c.position).collect();
-        let expected: Vec<u32> = (0..=u32::try_from(n).unwrap_or(u32::MAX)).collect();
+        let expected: Vec<u32> = (0..u32::try_from(n).unwrap_or(u32::MAX)).collect();
         assert_eq!(positions, expected);
+    }
+
+    /// A pipeline past the bound is left out and reported where it starts; the statements
+    /// around it are read, on their own lines.
+    #[test]
+    fn a_pipeline_past_the_bound_is_reported_and_the_rest_is_read() {
+        let n = MAX_PIPELINE_STAGES;
+        let src = format!(
+            "echo a | sh\nX=1 curl -s https://x.invalid/a{} |\n  cat\nwget -q u; echo b\n",
+            "|cat".repeat(n - 1)
+        );
+        let f = shell_commands(&src);
+        assert_eq!(
+            f.unread,
+            [Unread::Pipeline {
+                line: 2,
+                stages: n + 1
+            }]
+        );
+        let seen: Vec<(&str, u32)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.line))
+            .collect();
+        assert_eq!(seen, [("echo", 1), ("sh", 1), ("wget", 4), ("echo", 4)]);
+        // One stage fewer is read whole.
+        let src = format!("curl u{}\n", "|cat".repeat(n - 2));
+        let f = shell_commands(&src);
+        assert!(f.unread.is_empty());
+        assert_eq!(f.commands.len(), n - 1);
+    }
+
+    /// Text with more `|` characters than one parse may take is read in pieces of lines, each
+    /// command with its own line, statement and pipeline; a single line past the bound that is
+    /// not one pipeline (its pipes quoted) is reported.
+    #[test]
+    fn many_pipes_are_parsed_in_pieces_of_lines() {
+        let line = format!("a{} | b\n", "|x".repeat(9));
+        let lines = MAX_PIPES_PER_PARSE / 10 + 5;
+        let src = line.repeat(lines);
+        let f = shell_commands(&src);
+        assert!(f.unread.is_empty());
+        assert_eq!(f.commands.len(), lines * 11);
+        for (i, chunk) in f.commands.chunks(11).enumerate() {
+            let want = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            assert!(chunk.iter().all(|c| c.line == want), "line {want}");
+            assert!(chunk.iter().all(|c| c.pipeline == chunk[0].pipeline));
+            let positions: Vec<u32> = chunk.iter().map(|c| c.position).collect();
+            assert_eq!(positions, (0..11).collect::<Vec<u32>>());
+        }
+        let pipelines: std::collections::BTreeSet<u32> =
+            f.commands.iter().map(|c| c.pipeline).collect();
+        assert_eq!(pipelines.len(), lines);
+        let quoted = format!(
+            "echo ok\ngrep '{}' f\necho done\n",
+            "a|".repeat(MAX_PIPES_PER_PARSE + 1)
+        );
+        let f = shell_commands(&quoted);
+        assert_eq!(
+            f.unread,
+            [Unread::Line {
+                line: 2,
+                pipes: MAX_PIPES_PER_PARSE + 1
+            }]
+        );
+        let names: Vec<&str> = f.commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["echo", "echo"]);
+    }
+
+    /// A list as long as the file (`a && b && …`, one nesting level per command) gives each
+    /// command its statement without walking up the tree per command.
+    #[test]
+    fn a_long_list_is_one_statement() {
+        let n = 5_000;
+        let src = format!("true{}\necho x \"$(date)\"\n", " && cat".repeat(n));
+        let f = shell_commands(&src);
+        assert_eq!(f.commands.len(), n + 3);
+        let first = f.commands[0].statement;
+        assert!(
+            f.commands[..=n]
+                .iter()
+                .all(|c| c.statement == first && c.parent.is_none())
+        );
+        assert_ne!(f.commands[n + 1].statement, first);
+        assert_eq!(f.commands[n + 2].parent, Some(n + 1));
     }
 
     /// A command's name, position and redirections (operator, target, descriptor).
