@@ -376,12 +376,14 @@ fn tool_skill(
     diags: &mut Vec<Diagnostic>,
 ) -> Loaded {
     let function = tool_function(entry);
-    let description = function
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim()
-        .to_owned();
+    let description = read::line_ends(
+        function
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim(),
+    )
+    .into_owned();
     let mut body = format!("{description}\n");
     let mut parameters = Vec::new();
     for (heading, schema) in [
@@ -507,11 +509,12 @@ pub(crate) fn scan_text(tool: &Loaded, max_bytes: u64) -> (String, bool) {
                 if !s.is_empty()
                     && !vocabulary
                     && !held.contains(s)
+                    && !held.contains(read::line_ends(s).as_ref())
                     && !held.contains(normalized.as_str())
                 {
                     held.insert(s);
                     size += s.len() + 2;
-                    rest.push(s);
+                    rest.push(read::line_ends(s));
                 }
             }
             Value::Array(a) => stack.extend(a.iter().rev().map(|x| (key, x))),
@@ -521,7 +524,7 @@ pub(crate) fn scan_text(tool: &Loaded, max_bytes: u64) -> (String, bool) {
                     if k.contains(char::is_whitespace) && !held.contains(k) {
                         held.insert(k);
                         size += k.len() + 2;
-                        rest.push(k);
+                        rest.push(read::line_ends(k));
                     }
                 }
                 stack.extend(o.iter().rev().map(|(k, x)| (k.as_str(), x)));
@@ -532,7 +535,7 @@ pub(crate) fn scan_text(tool: &Loaded, max_bytes: u64) -> (String, bool) {
     if !rest.is_empty() {
         text.push_str("\n## Schema text\n\n");
         for s in rest {
-            text.push_str(s);
+            text.push_str(&s);
             text.push_str("\n\n");
         }
     }
@@ -1178,6 +1181,25 @@ mod tests {
         assert_eq!(json["type"], "function");
         assert_eq!(json["function"]["name"], "weather");
         assert_eq!(tools[0].skill.id.as_str(), "cat:weather");
+    }
+
+    /// A JSON string may end its lines with CR alone (`\r` escapes): the tool's text ends them
+    /// with `\n`, as a file's text does, so its card, its parameters' lines and every scan rule
+    /// count the same lines; the description is not read again as schema text.
+    #[test]
+    fn a_tool_s_lines_end_as_a_file_s_do() {
+        let text = r#"[{"name": "t", "description": "Weather.\rAsk first.\r\nThen go.", "x-note": "Old\rMac", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]"#;
+        let (tools, _) = parse_as("tools.json", text);
+        let t = &tools[0];
+        assert_eq!(t.skill.description, "Weather.\nAsk first.\nThen go.");
+        let body = &t.md[0].text;
+        assert!(!body.contains('\r'), "{body:?}");
+        let lines: Vec<&str> = body.lines().collect();
+        // Three lines of description, a blank line, the heading: the parameter is on line 6.
+        assert_eq!(t.parameters[0].line, 6, "{body}");
+        assert_eq!(lines[5], "- `city` (string): ");
+        let (scan, _) = scan_text(t, u64::MAX);
+        assert_eq!(&scan[body.len()..], "\n## Schema text\n\nOld\nMac\n\n");
     }
 
     #[test]

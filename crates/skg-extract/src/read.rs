@@ -179,12 +179,22 @@ pub(crate) fn decode(
             String::from_utf8_lossy(&bytes).into_owned()
         }
     };
-    let text = if text.contains('\r') {
-        text.replace("\r\n", "\n").replace('\r', "\n")
-    } else {
-        text
+    let text = match line_ends(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(t) => t,
     };
     (text, issues)
+}
+
+/// `text` with every line end written `\n`: a CRLF pair and a lone CR (old Mac files, and JSON
+/// strings, which may hold either) end a line as they do for a markdown reader, so every reader
+/// after extract counts the same lines.
+pub(crate) fn line_ends(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\r') {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 #[cfg(test)]
