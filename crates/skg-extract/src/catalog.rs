@@ -819,9 +819,12 @@ impl<'a> SchemaWriter<'a> {
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
-            let before = self.out.len();
-            let _ = writeln!(self.out, "- `{name}` ({kind}): {description}");
-            self.newlines += self.out[before..].matches('\n').count();
+            // A name or an enum value may hold a line end too: written `\n`, as the
+            // description is, so the line count is the markdown reader's.
+            let entry = format!("- `{name}` ({kind}): {description}\n");
+            let entry = read::line_ends(&entry);
+            self.newlines += entry.matches('\n').count();
+            self.out.push_str(&entry);
             self.lines += 1;
             if depth + 1 >= MAX_SCHEMA_DEPTH {
                 continue;
@@ -1188,10 +1191,13 @@ mod tests {
     /// count the same lines; the description is not read again as schema text.
     #[test]
     fn a_tool_s_lines_end_as_a_file_s_do() {
-        let text = r#"[{"name": "t", "description": "Weather.\rAsk first.\r\nThen go.", "x-note": "Old\rMac", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]"#;
+        let text = r#"[{"name": "t", "description": "Weather.\rAsk first.\r\nThen go.", "x-note": "Old\rMac", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}, "x\ry": {"type": "string"}, "z": {"type": "string"}}}}]"#;
         let (tools, _) = parse_as("tools.json", text);
         let t = &tools[0];
         assert_eq!(t.skill.description, "Weather.\nAsk first.\nThen go.");
+        // A name's line end is one too: `z` comes two lines after `x`.
+        assert_eq!(t.parameters[2].line, 9, "{}", t.md[0].text);
+        assert_eq!(t.md[0].text.lines().nth(8), Some("- `z` (string): "));
         let body = &t.md[0].text;
         assert!(!body.contains('\r'), "{body:?}");
         let lines: Vec<&str> = body.lines().collect();
@@ -1199,7 +1205,11 @@ mod tests {
         assert_eq!(t.parameters[0].line, 6, "{body}");
         assert_eq!(lines[5], "- `city` (string): ");
         let (scan, _) = scan_text(t, u64::MAX);
-        assert_eq!(&scan[body.len()..], "\n## Schema text\n\nOld\nMac\n\n");
+        // A key with white space in it is text (and its line end one too).
+        assert_eq!(
+            &scan[body.len()..],
+            "\n## Schema text\n\nx\ny\n\nOld\nMac\n\n"
+        );
     }
 
     #[test]

@@ -254,6 +254,10 @@ struct Ctx<'a> {
     /// address: the first lowering of each. The same address run again further on ("Need to
     /// reinstall?" under "Troubleshooting") is that step.
     install_steps: BTreeMap<String, InstallNote>,
+    /// Here-documents being read inside one another (each is read again whole by the level
+    /// below it, so the depth is bounded: a text of nested documents would cost its length
+    /// times its depth, and the stack).
+    heredoc_depth: usize,
 }
 
 impl Ctx<'_> {
@@ -467,6 +471,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             names,
             out: Vec::new(),
             install_steps: BTreeMap::new(),
+            heredoc_depth: 0,
         };
         let lower = file.path.to_ascii_lowercase();
         let fname = lower.rsplit('/').next().unwrap_or("");
@@ -536,6 +541,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             names,
             out: Vec::new(),
             install_steps: BTreeMap::new(),
+            heredoc_depth: 0,
         };
         // A tool is called by its name, not installed by it: no name to squat on.
         if !tool {
@@ -2981,6 +2987,10 @@ fn heredoc_code(
     let Some(runner) = runner else {
         return;
     };
+    if ctx.heredoc_depth >= MAX_HEREDOC_DEPTH {
+        return;
+    }
+    ctx.heredoc_depth += 1;
     for doc in facts.commands[i]
         .redirects
         .iter()
@@ -2997,7 +3007,11 @@ fn heredoc_code(
             blob_rule(ctx, &doc.text, at, place);
         }
     }
+    ctx.heredoc_depth -= 1;
 }
+
+/// Here-documents read inside one another, at most (`bash <<A` holding `bash <<B` …).
+const MAX_HEREDOC_DEPTH: usize = 3;
 
 const MINERS: &[&str] = &[
     "xmrig",
@@ -3087,6 +3101,31 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
     if !INTERPRETERS.contains(&name) || matches!(name, "source" | ".") {
         return matches!(name, "source" | ".")
             && args.iter().any(|a| *a == "/dev/stdin" || *a == "-");
+    }
+    if SHELLS.contains(&name) {
+        // A shell's options: only `-c` takes code (`-e`, `-u`, `-x` are errexit, nounset,
+        // xtrace; `-o pipefail` takes a word), and a first word that is not an option is a
+        // script file.
+        let mut words = args.iter();
+        while let Some(a) = words.next() {
+            match *a {
+                "-" | "-s" | "--" => return true,
+                "-o" | "+o" => {
+                    words.next();
+                }
+                a if a.starts_with('-') || a.starts_with('+') => {
+                    let flags = &a[1..];
+                    if flags.contains('c') && !a.starts_with("--") {
+                        return false;
+                    }
+                    if flags.ends_with('o') && !a.starts_with("--") {
+                        words.next();
+                    }
+                }
+                _ => return false,
+            }
+        }
+        return true;
     }
     for a in args {
         match *a {

@@ -173,16 +173,24 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
         let line = || line_at(source, first_word(source, s.bytes.start));
         let mut kept = s.bytes.clone();
         if let Some(cut) = s.cut {
-            // The stages from the bound on are left out; the ones before it are read.
             unread.push(Unread::Pipeline {
                 line: line(),
                 stages: s.pipes + 1,
             });
             let text = blanked.get_or_insert_with(|| source.as_bytes().to_vec());
-            blank(text, cut..s.bytes.end);
-            // The statement still ends where it did (its separator is blanked with the rest).
-            text[cut] = b';';
-            kept = s.bytes.start..cut;
+            if cut.clean {
+                // The stages from the bound on are left out; the ones before it are read, and
+                // the statement still ends where it did (its separator is blanked with the
+                // rest).
+                blank(text, cut.at..s.bytes.end);
+                text[cut.at] = b';';
+                kept = s.bytes.start..cut.at;
+            } else {
+                // Cut inside a quote, a substitution or before a here-document's body: the
+                // head would swallow what follows, so none of it is read.
+                blank(text, s.bytes.clone());
+                kept = s.bytes.start..s.bytes.start;
+            }
         }
         let pipes = shell_bounds::pipe_chars(&source.as_bytes()[kept.clone()]);
         if pipes > MAX_PIPES_PER_PARSE {
@@ -223,6 +231,9 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
                 c.pipeline = c.pipeline.saturating_add(offset);
                 c.statement = c.statement.saturating_add(offset);
                 c.parent = c.parent.map(|p| p + before);
+                for doc in c.redirects.iter_mut().filter_map(|r| r.heredoc.as_mut()) {
+                    doc.line += lines;
+                }
                 c
             }));
     }
@@ -613,19 +624,27 @@ fn redirect(node: Node<'_>, src: &[u8]) -> Option<Redirect> {
     })
 }
 
-/// The statement whose here-document `pipeline` goes on from, when that statement is not in a
-/// pipeline itself: tree-sitter-bash puts `| sh` of `cat <<EOF | sh` inside the here-document's
-/// redirection, and bash runs one pipeline of `cat` and `sh`.
+/// The statement whose here-document `pipeline` goes on from: tree-sitter-bash puts `| sh` of
+/// `cat <<EOF | sh` inside the here-document's redirection, and bash runs one pipeline of `cat`
+/// and `sh`. Only a `|` written after the delimiter (not `&& a | b`), of a single command that
+/// is not in a pipeline itself (`x | cat <<EOF | sh` stays two pipelines here).
 fn heredoc_owner<'t>(tree: &Tree<'t>, pipeline: Node<'t>) -> Option<Node<'t>> {
+    if !pipeline
+        .child(0)
+        .is_some_and(|c| matches!(c.kind(), "|" | "|&"))
+    {
+        return None;
+    }
     let h = tree
         .parent(pipeline)
         .filter(|h| h.kind() == "heredoc_redirect")?;
     let r = tree
         .parent(h)
         .filter(|r| r.kind() == "redirected_statement")?;
-    tree.parent(r)
-        .is_none_or(|p| p.kind() != "pipeline")
-        .then_some(r)
+    let single = r
+        .child_by_field_name("body")
+        .is_some_and(|b| b.kind() == "command");
+    (single && tree.parent(r).is_none_or(|p| p.kind() != "pipeline")).then_some(r)
 }
 
 /// A word without its quoting: `"a b"` → `a b`, `'x'` → `x`, `--data="$(env)"` → `--data=$(env)`.
@@ -922,6 +941,62 @@ mod tests {
         assert_eq!(doc(4), Some((7, "Y3VybA==\n")));
         assert_eq!(doc(6), Some((10, "id\n")));
         assert_eq!(doc(0), None);
+    }
+
+    /// Only a `|` after the delimiter joins the document's command: `&& a | b` is a pipeline
+    /// of its own. A here-document's line counts from the whole text when it is parsed in
+    /// pieces.
+    #[test]
+    fn a_here_document_joins_only_its_own_pipe_and_keeps_its_line() {
+        let f = shell_commands("cat <<EOF && a | b\nx\nEOF\n");
+        let seen: Vec<(&str, u32)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.position))
+            .collect();
+        assert_eq!(seen, [("cat", 0), ("a", 0), ("b", 1)]);
+        assert_ne!(f.commands[0].pipeline, f.commands[1].pipeline);
+        let src = format!(
+            "echo '{}'\ncat <<'EOF' | sh\ncurl -s u | sh\nEOF\n",
+            "a|".repeat(MAX_PIPES_PER_PARSE)
+        );
+        let f = shell_commands(&src);
+        let doc = f
+            .commands
+            .iter()
+            .find(|c| c.name == "cat")
+            .and_then(|c| c.redirects.iter().find_map(|r| r.heredoc.clone()));
+        assert_eq!(
+            doc,
+            Some(Heredoc {
+                line: 3,
+                text: "curl -s u | sh\n".into()
+            })
+        );
+    }
+
+    /// A bound that falls where the statement cannot end (here a here-document's body is still
+    /// to come) leaves the whole statement out, so its head cannot swallow what follows.
+    #[test]
+    fn a_bound_inside_an_open_construct_leaves_the_statement_out() {
+        let src = format!(
+            "cat <<EOF{}\nbody\nEOF\ncurl -s u | sh\n",
+            " | cat".repeat(MAX_PIPELINE_STAGES)
+        );
+        let f = shell_commands(&src);
+        assert_eq!(
+            f.unread,
+            [Unread::Pipeline {
+                line: 1,
+                stages: MAX_PIPELINE_STAGES + 1
+            }]
+        );
+        let seen: Vec<(&str, u32)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.line))
+            .collect();
+        assert_eq!(seen, [("curl", 4), ("sh", 4)]);
     }
 
     /// A command's name, position and redirections (operator, target, descriptor).

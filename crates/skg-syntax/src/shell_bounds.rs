@@ -33,7 +33,17 @@ pub(crate) struct Statement {
     pub pipes: usize,
     /// Where its [`MAX_PIPELINE_STAGES`]-th pipe operator is, when it has that many: the
     /// stages from there on are past the bound.
-    pub cut: Option<usize>,
+    pub cut: Option<Cut>,
+}
+
+/// The pipe operator past which a statement's stages are not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cut {
+    /// Its byte.
+    pub at: usize,
+    /// It is outside every quote, substitution and pending here-document: the statement could
+    /// end there (else the head is not read either, since it would swallow what follows).
+    pub clean: bool,
 }
 
 /// What the reading is inside of.
@@ -85,10 +95,12 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
             Some(Within::Brace) => {
                 i = match c {
                     b'\\' => i + 2,
-                    b'}' => {
+                    // `${ }` and `$(( ))` do not go past a line: one that seems to is not one.
+                    b'}' | b'\n' => {
                         within.pop();
-                        i + 1
+                        if c == b'\n' { i } else { i + 1 }
                     }
+                    b'\'' => skip_single(b, i + 1, false),
                     b'"' => {
                         within.push(Within::Double);
                         i + 1
@@ -112,6 +124,10 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
                     b')' if next == Some(b')') => {
                         within.pop();
                         i + 2
+                    }
+                    b'\n' => {
+                        within.pop();
+                        i
                     }
                     _ => open(b, i, &mut within).unwrap_or(i + 1),
                 };
@@ -139,15 +155,17 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
                 continue;
             }
             b'#' if i == 0 || b" \t\n;&|()<>`".contains(&b[i - 1]) => {
-                // A comment, to the line end (which it does not take).
+                // A comment, to the line end (which it does not take), or inside backquotes
+                // to the closing one.
+                let quoted = within.last() == Some(&Within::Backquote);
                 i = b[i..]
                     .iter()
-                    .position(|&x| x == b'\n')
+                    .position(|&x| x == b'\n' || (quoted && x == b'`'))
                     .map_or(b.len(), |p| i + p);
                 continue;
             }
             b'|' if next != Some(b'|') && !(top && line_start) && (i == 0 || b[i - 1] != b'>') => {
-                split.pipe(i);
+                split.pipe(i, top && heredocs.is_empty());
                 i += if next == Some(b'&') { 2 } else { 1 };
                 after_pipe = true;
                 continue;
@@ -185,7 +203,7 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
                 }
                 i += 1;
             }
-            b'(' if next == Some(b'(') && line_start => {
+            b'(' if next == Some(b'(') && (i == 0 || b" \t\n;&|(".contains(&b[i - 1])) => {
                 // An arithmetic command, `(( … ))`.
                 within.push(Within::Arithmetic(0));
                 i += 2;
@@ -209,7 +227,11 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
                 && (i == 0 || b[i - 1] != b'<') =>
             {
                 let (delimiter, strip, end) = heredoc_delimiter(b, i + 2);
-                if !delimiter.is_empty() {
+                // A delimiter is a word (`EOF`, `'PY'`, `_END_`); `x<<=1`, `1 << 2` are shifts.
+                if delimiter
+                    .first()
+                    .is_some_and(|&d| d.is_ascii_alphabetic() || d == b'_')
+                {
                     heredocs.push((delimiter, strip));
                 }
                 i = end;
@@ -253,15 +275,16 @@ struct Split {
     out: Vec<Statement>,
     start: usize,
     pipes: usize,
-    cut: Option<usize>,
+    cut: Option<Cut>,
 }
 
 impl Split {
-    /// Counts a pipe operator at `at`.
-    fn pipe(&mut self, at: usize) {
+    /// Counts a pipe operator at `at`; `clean` when it is outside every quote, substitution
+    /// and pending here-document (where the statement could end).
+    fn pipe(&mut self, at: usize, clean: bool) {
         self.pipes += 1;
         if self.pipes == MAX_PIPELINE_STAGES {
-            self.cut = Some(at);
+            self.cut = Some(Cut { at, clean });
         }
     }
 
@@ -350,12 +373,11 @@ fn skip_heredocs(b: &[u8], from: usize, heredocs: &[(Vec<u8>, bool)]) -> usize {
     i
 }
 
-/// `|` characters of `b` that are not part of `||` (what a parse of it could read as pipes).
+/// `|` characters of `b`, `||` included (an upper bound on what a parse of it could read as
+/// pipes, whatever it reads `|||` as).
 pub(crate) fn pipe_chars(b: &[u8]) -> usize {
-    b.iter()
-        .enumerate()
-        .filter(|&(i, &x)| x == b'|' && b.get(i + 1) != Some(&b'|') && (i == 0 || b[i - 1] != b'|'))
-        .count()
+    // n of them split `b` in n + 1 parts.
+    b.split(|&x| x == b'|').count() - 1
 }
 
 /// Byte ranges covering `src` in order, each made of whole `statements` (of `src`) and holding
@@ -444,6 +466,24 @@ mod tests {
         );
     }
 
+    /// What bash reads as a subshell after `((`, a shift read as a here-document, a comment
+    /// in backquotes and a quote in `${ }` end where they end: the next line is a statement of
+    /// its own.
+    #[test]
+    fn constructs_that_look_open_end_at_their_line() {
+        for first in [
+            "((cd x && make) | tee log)",
+            "if ((x << 1)); then a; fi",
+            "let x<<=1",
+            "t=`date #c`; u=`id`",
+            "echo ${v//'\"'/}",
+        ] {
+            let src = format!("{first}\na | b | c\n");
+            let got = counted(&src);
+            assert_eq!(got.last(), Some(&("a | b | c", 2)), "{first}: {got:?}");
+        }
+    }
+
     #[test]
     fn a_line_starting_with_a_pipe_is_not_a_stage() {
         // A box drawing: every line ends in `|`, which would otherwise continue the pipeline.
@@ -463,7 +503,13 @@ mod tests {
         let s = &statements(&src)[0];
         assert_eq!(s.pipes, MAX_PIPELINE_STAGES + 3);
         // `a` then `|b` pairs: the n-th pipe is at 1 + 2(n - 1).
-        assert_eq!(s.cut, Some(1 + 2 * (MAX_PIPELINE_STAGES - 1)));
+        assert_eq!(
+            s.cut,
+            Some(Cut {
+                at: 1 + 2 * (MAX_PIPELINE_STAGES - 1),
+                clean: true
+            })
+        );
         let src = format!("a{}\n", "|b".repeat(MAX_PIPELINE_STAGES - 1));
         assert_eq!(statements(&src)[0].cut, None);
     }
@@ -472,15 +518,16 @@ mod tests {
     fn pieces_are_whole_statements_under_the_bound() {
         let src = "a|b|c\nd|e\nf||g|h|i|j\nk\n";
         let st = statements(src);
-        assert_eq!(pipe_chars(src.as_bytes()), 6);
+        // `||` counts as two.
+        assert_eq!(pipe_chars(src.as_bytes()), 8);
         assert_eq!(
-            pieces(src, &st, 6),
+            pieces(src, &st, 8),
             std::iter::once(0..src.len()).collect::<Vec<_>>()
         );
-        // Statements of 2, 1, 0 (`f||`), 3 and 0 pipes: 2+1+0, then 3+0.
-        assert_eq!(pieces(src, &st, 3), [0..13, 13..src.len()]);
+        // Statements of 2, 1, 2 (`f||`), 3 and 0: 2+1, then 2, then 3+0.
+        assert_eq!(pieces(src, &st, 3), [0..10, 10..13, 13..src.len()]);
         // A statement over the bound is a piece of its own.
-        assert_eq!(pieces(src, &st, 2), [0..6, 6..13, 13..src.len()]);
+        assert_eq!(pieces(src, &st, 2), [0..6, 6..10, 10..13, 13..src.len()]);
         // A statement across lines is not cut: the quote holds the pipes.
         let src = "echo 'a|a|a|a'\ncurl -fsSL u \\\n  | sh\n";
         let st = statements(src);
