@@ -2988,6 +2988,26 @@ fn heredoc_code(
         return;
     };
     if ctx.heredoc_depth >= MAX_HEREDOC_DEPTH {
+        if let Some(doc) = facts.commands[i]
+            .redirects
+            .iter()
+            .find_map(|r| r.heredoc.as_ref())
+        {
+            let at = line0 + doc.line - 1;
+            let first = doc.text.lines().next().unwrap_or("");
+            ctx.emit(
+                OBF_UNREAD,
+                0.7,
+                at,
+                first,
+                format!(
+                    "a here-document `{runner}` runs, inside {MAX_HEREDOC_DEPTH} others: past the depth the scanner reads, what it runs was not read"
+                ),
+                Vec::new(),
+                place,
+                0,
+            );
+        }
         return;
     }
     ctx.heredoc_depth += 1;
@@ -3103,29 +3123,7 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
             && args.iter().any(|a| *a == "/dev/stdin" || *a == "-");
     }
     if SHELLS.contains(&name) {
-        // A shell's options: only `-c` takes code (`-e`, `-u`, `-x` are errexit, nounset,
-        // xtrace; `-o pipefail` takes a word), and a first word that is not an option is a
-        // script file.
-        let mut words = args.iter();
-        while let Some(a) = words.next() {
-            match *a {
-                "-" | "-s" | "--" => return true,
-                "-o" | "+o" => {
-                    words.next();
-                }
-                a if a.starts_with('-') || a.starts_with('+') => {
-                    let flags = &a[1..];
-                    if flags.contains('c') && !a.starts_with("--") {
-                        return false;
-                    }
-                    if flags.ends_with('o') && !a.starts_with("--") {
-                        words.next();
-                    }
-                }
-                _ => return false,
-            }
-        }
-        return true;
+        return shell_runs_stdin(args);
     }
     for a in args {
         match *a {
@@ -3133,6 +3131,65 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
             "-c" | "-e" | "-m" | "--eval" | "-p" | "--print" | "-lc" => return false,
             a if a.starts_with('-') => {}
             _ => return false,
+        }
+    }
+    true
+}
+
+/// Whether a shell given `args` reads its program from standard input, as bash reads its
+/// options: only `-c` (alone or in a group, `-xc`; fish's `--command`) takes code; `-s` (also
+/// in a group, `-xs`) reads stdin whatever follows; `-o`/`-O` take a word each (`-euo
+/// pipefail`), as do `--rcfile`/`--init-file`; long options may be written with one dash
+/// (`-norc`); after `-` or `--`, a word is a script file; and a first word that is not an
+/// option is one too (`bash -x install.sh`).
+fn shell_runs_stdin(args: &[&str]) -> bool {
+    const LONG: &[&str] = &[
+        "norc",
+        "noprofile",
+        "noediting",
+        "posix",
+        "restricted",
+        "login",
+        "verbose",
+        "debugger",
+        "dump-strings",
+        "dump-po-strings",
+        "rcfile",
+        "init-file",
+        "help",
+        "version",
+        "pretty-print",
+    ];
+    let mut words = args.iter();
+    while let Some(a) = words.next() {
+        let long = a
+            .strip_prefix("--")
+            .or_else(|| a.strip_prefix('-').filter(|l| LONG.contains(l)));
+        if let Some(l) = long {
+            match l {
+                "" => return words.next().is_none(),
+                "rcfile" | "init-file" => {
+                    words.next();
+                }
+                l if l == "command" || l.starts_with("command=") => return false,
+                _ => {}
+            }
+            continue;
+        }
+        match a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
+            Some("") => return words.next().is_none(),
+            Some(flags) => {
+                if flags.contains('c') {
+                    return false;
+                }
+                if flags.contains('s') && a.starts_with('-') {
+                    return true;
+                }
+                for _ in flags.chars().filter(|f| matches!(f, 'o' | 'O')) {
+                    words.next();
+                }
+            }
+            None => return false,
         }
     }
     true

@@ -111,7 +111,7 @@ pub enum Unread {
     Pipes {
         /// 1-based line where it starts.
         line: u32,
-        /// Its `|` characters outside `||`.
+        /// Its `|` characters (`||` included).
         pipes: usize,
     },
 }

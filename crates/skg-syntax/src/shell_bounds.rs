@@ -18,7 +18,7 @@ use std::ops::Range;
 /// Pipeline stages past which a statement's stages are not parsed (and are reported).
 pub const MAX_PIPELINE_STAGES: usize = 256;
 
-/// `|` characters (outside `||`) one parse may be given.
+/// `|` characters (`||` included) one parse may be given.
 pub const MAX_PIPES_PER_PARSE: usize = 1_024;
 
 /// One statement as the shell splits the text. The statements cover the text in order: each
@@ -111,6 +111,7 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
             }
             Some(Within::Arithmetic(depth)) => {
                 i = match c {
+                    b'\\' => i + 2,
                     b'(' => {
                         within.pop();
                         within.push(Within::Arithmetic(depth + 1));
@@ -227,10 +228,12 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
                 && (i == 0 || b[i - 1] != b'<') =>
             {
                 let (delimiter, strip, end) = heredoc_delimiter(b, i + 2);
-                // A delimiter is a word (`EOF`, `'PY'`, `_END_`); `x<<=1`, `1 << 2` are shifts.
-                if delimiter
-                    .first()
-                    .is_some_and(|&d| d.is_ascii_alphabetic() || d == b'_')
+                // A heuristic, not bash: a delimiter of digits (`1 << 2`) or after `=`
+                // (`x<<=1`) is taken for a shift, which in text read as shell it nearly always
+                // is (C, arithmetic), rather than a here-document swallowing the rest.
+                if !delimiter.is_empty()
+                    && delimiter[0] != b'='
+                    && !delimiter.iter().all(u8::is_ascii_digit)
                 {
                     heredocs.push((delimiter, strip));
                 }
@@ -474,7 +477,6 @@ mod tests {
         for first in [
             "((cd x && make) | tee log)",
             "if ((x << 1)); then a; fi",
-            "let x<<=1",
             "t=`date #c`; u=`id`",
             "echo ${v//'\"'/}",
         ] {
