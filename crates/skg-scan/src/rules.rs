@@ -3016,16 +3016,7 @@ fn heredoc_code(
         .iter()
         .filter_map(|r| r.heredoc.as_ref())
     {
-        let at = line0 + doc.line - 1;
-        if runner.starts_with("python") {
-            code_rules(ctx, Language::Python, &doc.text, at, place);
-        } else if matches!(runner, "node" | "deno" | "bun") {
-            code_rules(ctx, Language::JavaScript, &doc.text, at, place);
-        } else if SHELLS.contains(&runner) || runner == "source" || runner == "." {
-            shell_rules(ctx, &doc.text, at, place);
-        } else {
-            blob_rule(ctx, &doc.text, at, place);
-        }
+        program_rules(ctx, runner, &doc.text, line0 + doc.line - 1, place);
     }
     ctx.heredoc_depth -= 1;
 }
@@ -3059,18 +3050,22 @@ fn is_interpreter(name: &str, args: &[&str]) -> bool {
 }
 
 /// The program an interpreter is given as an argument, which it runs: `eval`'s (and `iex`'s)
-/// words, or the word after the interpreter's program flag — a shell's `c` (`-c`, `-ec`, past
-/// `-o pipefail`), Python's `c`, node's, Deno's and Bun's `e` or `p`, Perl's `e`/`E` and Ruby's
-/// `e` (`-ne`, after `-pi`), PHP's `r`: the last letter of a cluster of letters —, or
-/// PowerShell's `-c`/`-command`. `None`: it runs a file or its input (`bash install.sh
-/// "$VERSION"` passes the variable as data).
+/// words, a shell's code as [`shell_run`] reads its words (`-c`, `-ce`, `-euo pipefail -c`), or
+/// the word after the interpreter's program flag — Python's `c`, node's, Deno's and Bun's `e`
+/// or `p`, Perl's `e`/`E` and Ruby's `e` (`-ne`, after `-pi`), PHP's `r`: the last letter of a
+/// cluster of letters —, or PowerShell's `-c`/`-command`. `None`: it runs a file or its input
+/// (`bash install.sh "$VERSION"` passes the variable as data).
 fn program_text(name: &str, args: &[&str]) -> Option<String> {
     if matches!(name, "eval" | "iex" | "invoke-expression") {
         return Some(args.join(" "));
     }
-    let shell = SHELLS.contains(&name);
+    if SHELLS.contains(&name) {
+        return match shell_run(args) {
+            ShellRun::Code(code) => Some(code.to_owned()),
+            ShellRun::Stdin | ShellRun::File(_) | ShellRun::Nothing => None,
+        };
+    }
     let letters: &[char] = match name {
-        _ if shell => &['c'],
         "python" | "python2" | "python3" => &['c'],
         "node" | "deno" | "bun" => &['e', 'p'],
         "perl" => &['e', 'E'],
@@ -3081,10 +3076,8 @@ fn program_text(name: &str, args: &[&str]) -> Option<String> {
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        // An option with its value (`-o pipefail`, `-W error`, `-X dev`).
-        if (shell && matches!(*a, "-o" | "+o" | "-O" | "+O"))
-            || (letters == ['c'] && !shell && matches!(*a, "-W" | "-X"))
-        {
+        // An option with its value (`-W error`, `-X dev`).
+        if letters == ['c'] && matches!(*a, "-W" | "-X") {
             it.next();
             continue;
         }
@@ -3123,7 +3116,7 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
             && args.iter().any(|a| *a == "/dev/stdin" || *a == "-");
     }
     if SHELLS.contains(&name) {
-        return shell_runs_stdin(args);
+        return shell_run(args) == ShellRun::Stdin;
     }
     for a in args {
         match *a {
@@ -3136,13 +3129,27 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
     true
 }
 
-/// Whether a shell given `args` reads its program from standard input, as bash reads its
-/// options: only `-c` (alone or in a group, `-xc`; fish's `--command`) takes code; `-s` (also
-/// in a group, `-xs`) reads stdin whatever follows; `-o`/`-O` take a word each (`-euo
-/// pipefail`), as do `--rcfile`/`--init-file`; long options may be written with one dash
-/// (`-norc`); after `-` or `--`, a word is a script file; and a first word that is not an
-/// option is one too (`bash -x install.sh`).
-fn shell_runs_stdin(args: &[&str]) -> bool {
+/// Where a shell given some words gets the program it runs ([`shell_run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShellRun<'a> {
+    /// Its standard input (`sh`, `bash -s -- --yes`, `bash -euo pipefail`).
+    Stdin,
+    /// The word given as code (`bash -c '…'`, `bash -ec '…'`, fish's `--command=…`).
+    Code(&'a str),
+    /// A script file (`bash install.sh`, `bash -x -- install.sh`).
+    File(&'a str),
+    /// Nothing: `-c` without a word.
+    Nothing,
+}
+
+/// Where a shell given `args` gets its program, its words read as bash reads them: options come
+/// first, each `-`-group of letters at once (`-xc`, `-euo`); `-c` (anywhere in a group, or fish's
+/// `--command`) makes the first word past the options the code; `-s` (also `-xs`) reads standard
+/// input whatever follows; `-o`/`-O` take a word each (`-euo pipefail`), as do `--rcfile` and
+/// `--init-file`; long options may be written with one dash (`-norc`); `-` or `--` ends the
+/// options; and without `-c` or `-s` the first word past them is a script file (`bash -x
+/// install.sh`). One reader for every rule that asks what a shell runs.
+fn shell_run<'a>(args: &[&'a str]) -> ShellRun<'a> {
     const LONG: &[&str] = &[
         "norc",
         "noprofile",
@@ -3160,39 +3167,58 @@ fn shell_runs_stdin(args: &[&str]) -> bool {
         "version",
         "pretty-print",
     ];
-    let mut words = args.iter();
+    let (mut code, mut stdin) = (false, false);
+    let mut operand = None;
+    let mut words = args.iter().copied();
     while let Some(a) = words.next() {
         let long = a
             .strip_prefix("--")
             .or_else(|| a.strip_prefix('-').filter(|l| LONG.contains(l)));
         if let Some(l) = long {
             match l {
-                "" => return words.next().is_none(),
+                "" => {
+                    operand = words.next();
+                    break;
+                }
                 "rcfile" | "init-file" => {
                     words.next();
                 }
-                l if l == "command" || l.starts_with("command=") => return false,
-                _ => {}
+                "command" => code = true,
+                l => {
+                    if let Some(inline) = l.strip_prefix("command=") {
+                        return ShellRun::Code(inline);
+                    }
+                }
             }
             continue;
         }
         match a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
-            Some("") => return words.next().is_none(),
+            Some("") => {
+                operand = words.next();
+                break;
+            }
             Some(flags) => {
-                if flags.contains('c') {
-                    return false;
-                }
-                if flags.contains('s') && a.starts_with('-') {
-                    return true;
+                if a.starts_with('-') {
+                    code |= flags.contains('c');
+                    stdin |= flags.contains('s');
                 }
                 for _ in flags.chars().filter(|f| matches!(f, 'o' | 'O')) {
                     words.next();
                 }
             }
-            None => return false,
+            None => {
+                operand = Some(a);
+                break;
+            }
         }
     }
-    true
+    match operand {
+        Some(word) if code => ShellRun::Code(word),
+        None if code => ShellRun::Nothing,
+        _ if stdin => ShellRun::Stdin,
+        Some(file) => ShellRun::File(file),
+        None => ShellRun::Stdin,
+    }
 }
 
 /// The commands that run a file, by the file's base name (in source order): a path run as a
@@ -3207,10 +3233,18 @@ fn runners(facts: &ShellFacts, eff: &[(String, Vec<&str>)]) -> Runners {
         if o.name.contains('/') {
             out.entry(base_name(&o.name)).or_default().push(j);
         }
-        if is_interpreter(on, oa)
-            && let Some(a) = oa.first()
-        {
-            out.entry(base_name(a)).or_default().push(j);
+        let file = if SHELLS.contains(&on.as_str()) {
+            match shell_run(oa) {
+                ShellRun::File(f) => Some(f),
+                ShellRun::Stdin | ShellRun::Code(_) | ShellRun::Nothing => None,
+            }
+        } else if is_interpreter(on, oa) {
+            oa.first().copied()
+        } else {
+            None
+        };
+        if let Some(f) = file {
+            out.entry(base_name(f)).or_default().push(j);
         }
     }
     out
@@ -3325,7 +3359,7 @@ fn download_exec(
 /// `--remote-name` (alone or in a cluster, `-fsSLO`: the last segment of its URL, the first
 /// argument that is no option's value); wget's `-O f` (`-qO f`, `-Of`,
 /// `--output-document[=]f`; its `-o` is a log); PowerShell's `-OutFile f`; another downloader's
-/// `-o f`; else a `> f` redirection. A letter that takes a value ends its cluster (`-XPOST` is
+/// `-o f`; else a redirection of its standard output (`> f`, `&> f`). A letter that takes a value ends its cluster (`-XPOST` is
 /// the method `POST`). Standard output (`-`) is no file.
 fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
     let file = |f: &str| (!f.is_empty() && f != "-").then(|| f.to_owned());
@@ -3399,7 +3433,7 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
     }
     c.redirects
         .iter()
-        .find(|r| matches!(r.op.as_str(), ">" | ">>" | ">|") && r.fd.is_none_or(|f| f == 1))
+        .find(|r| r.takes_stdout())
         .and_then(|r| file(&r.target))
 }
 
@@ -4309,34 +4343,38 @@ fn package_install(
     }
 }
 
-/// `python -c "…"`, `node -e "…"`, `bash -c "…"`: the inline program is read too.
+/// `python -c "…"`, `node -e "…"`, `bash -ec "…"`, `eval '…'`: the program an interpreter is
+/// given as a word ([`program_text`]) is read too. A shell's word that opens with `$(` is not:
+/// its substitution is already a command of the snippet.
 fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: Place<'_>) {
-    let flag = match name {
-        "python" | "python2" | "python3" | "sh" | "bash" | "zsh" | "dash" | "ksh" => "-c",
-        "node" | "deno" | "bun" | "perl" | "ruby" => "-e",
-        _ => return,
-    };
-    let Some(pos) = args
-        .iter()
-        .position(|a| *a == flag || (flag == "-c" && *a == "-lc"))
-    else {
-        return;
-    };
-    let Some(code) = args.get(pos + 1) else {
+    let Some(code) = program_text(name, args) else {
         return;
     };
     if code.contains("$(") && code.len() < 12 {
         return;
     }
-    match name {
-        "python" | "python2" | "python3" => code_rules(ctx, Language::Python, code, line, place),
-        "node" | "deno" | "bun" => code_rules(ctx, Language::JavaScript, code, line, place),
-        "sh" | "bash" | "zsh" | "dash" | "ksh" => {
-            if !code.starts_with("$(") {
-                shell_rules(ctx, code, line, place);
-            }
-        }
-        _ => blob_rule(ctx, code, line, place),
+    if is_shell_program(name) && code.starts_with("$(") {
+        return;
+    }
+    program_rules(ctx, name, &code, line, place);
+}
+
+/// Whether `runner`'s program is shell: a shell's, `source`'s, `.`'s, `eval`'s.
+fn is_shell_program(runner: &str) -> bool {
+    SHELLS.contains(&runner) || matches!(runner, "source" | "." | "eval")
+}
+
+/// The rules for a program `runner` runs, read at line `at`: Python's and JavaScript's code
+/// rules, a shell's rules, else the rule for encoded blobs (Perl, Ruby, PHP, PowerShell).
+fn program_rules(ctx: &mut Ctx<'_>, runner: &str, code: &str, at: u32, place: Place<'_>) {
+    if runner.starts_with("python") {
+        code_rules(ctx, Language::Python, code, at, place);
+    } else if matches!(runner, "node" | "deno" | "bun") {
+        code_rules(ctx, Language::JavaScript, code, at, place);
+    } else if is_shell_program(runner) {
+        shell_rules(ctx, code, at, place);
+    } else {
+        blob_rule(ctx, code, at, place);
     }
 }
 
@@ -5045,6 +5083,41 @@ pub(crate) fn backdoored_copies(packages: &[PackageText], findings: &mut [Vec<Fi
                 entry_line: worst.entry_line,
                 entry_column: worst.entry_column,
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shell_s_words_are_read_as_bash_reads_them() {
+        let cases: &[(&[&str], ShellRun<'_>)] = &[
+            (&[], ShellRun::Stdin),
+            (&["-s", "--", "--yes"], ShellRun::Stdin),
+            (&["-euo", "pipefail"], ShellRun::Stdin),
+            (&["+o", "pipefail"], ShellRun::Stdin),
+            (&["-O", "extglob"], ShellRun::Stdin),
+            (&["--rcfile", "rc", "-i"], ShellRun::Stdin),
+            (&["-"], ShellRun::Stdin),
+            (&["-euo", "pipefail", "-c", "x"], ShellRun::Code("x")),
+            (&["-ce", "x"], ShellRun::Code("x")),
+            // Options go on past `-c`: the first word past them is the code.
+            (&["-c", "-x", "x", "name"], ShellRun::Code("x")),
+            (&["-c", "--", "x"], ShellRun::Code("x")),
+            (&["--command=echo hi"], ShellRun::Code("echo hi")),
+            (&["--command", "echo hi"], ShellRun::Code("echo hi")),
+            (&["-c"], ShellRun::Nothing),
+            (&["-x", "i.sh", "a"], ShellRun::File("i.sh")),
+            (&["--", "i.sh"], ShellRun::File("i.sh")),
+            (&["-", "i.sh"], ShellRun::File("i.sh")),
+            (&["-norc", "i.sh"], ShellRun::File("i.sh")),
+            // `-s` reads stdin whatever words follow; they are its arguments.
+            (&["-s", "i.sh"], ShellRun::Stdin),
+        ];
+        for (args, want) in cases {
+            assert_eq!(shell_run(args), *want, "{args:?}");
         }
     }
 }
