@@ -3498,10 +3498,8 @@ fn variable_run<'c>(
                     .redirects
                     .iter()
                     .any(|r| r.op == "<<<" && is_var(&r.target))
-                    || facts.pipeline(j).any(|(k, up)| {
-                        k < j
-                            && up.position < o.position
-                            && matches!(eff[k].0.as_str(), "echo" | "printf")
+                    || facts.upstream(j).any(|(k, _)| {
+                        matches!(eff[k].0.as_str(), "echo" | "printf")
                             && eff[k].1.last().is_some_and(|a| is_var(a))
                     })))
     })?;
@@ -3950,7 +3948,6 @@ fn exfil(
     place: Place<'_>,
 ) {
     let (name, args) = &eff[i];
-    let c = &facts.commands[i];
     // DNS: a lookup of a name built at run time.
     if matches!(
         name.as_str(),
@@ -4052,11 +4049,7 @@ fn exfil(
             }
         }
     }
-    let upstream: Vec<&(String, Vec<&str>)> = facts
-        .pipeline(i)
-        .filter(|(_, o)| o.position < c.position)
-        .map(|(j, _)| &eff[j])
-        .collect();
+    let upstream: Vec<&(String, Vec<&str>)> = facts.upstream(i).map(|(j, _)| &eff[j]).collect();
     // Commands inside the sender's own `$( )` feed it too.
     let inner: Vec<&(String, Vec<&str>)> = facts.inner(i).map(|(j, _)| &eff[j]).collect();
     let whole_env = body.iter().any(|b| WHOLE_ENV.is_match(b))
@@ -4905,25 +4898,19 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
         // An interpreter given its program inline: read the program itself. Otherwise the launch
         // as one shell line, each argument quoted as the client passes it (no shell expands it).
         let name = base_name(command);
-        let flag = args
-            .iter()
-            .position(|a| matches!(a.as_str(), "-c" | "-e" | "-lc" | "--eval"));
-        match (name.as_str(), flag.and_then(|i| args.get(i + 1))) {
-            ("sh" | "bash" | "zsh" | "dash" | "ksh", Some(code)) => {
-                shell_rules(ctx, code, line, Place::McpLaunch);
-            }
-            ("python" | "python2" | "python3", Some(code)) => {
-                code_rules(ctx, Language::Python, code, line, Place::McpLaunch);
-            }
-            ("node" | "deno" | "bun", Some(code)) => {
-                code_rules(ctx, Language::JavaScript, code, line, Place::McpLaunch);
-            }
-            _ => {
-                let quoted: Vec<String> = std::iter::once(command.to_owned())
-                    .chain(args.iter().map(|a| shell_quote(a)))
-                    .collect();
-                shell_rules(ctx, &quoted.join(" "), line, Place::McpLaunch);
-            }
+        let words: Vec<&str> = args.iter().map(String::as_str).collect();
+        let code = program_text(&name, &words).filter(|_| {
+            SHELLS.contains(&name.as_str())
+                || name.starts_with("python")
+                || matches!(name.as_str(), "node" | "deno" | "bun")
+        });
+        if let Some(code) = code {
+            program_rules(ctx, &name, &code, line, Place::McpLaunch);
+        } else {
+            let quoted: Vec<String> = std::iter::once(command.to_owned())
+                .chain(args.iter().map(|a| shell_quote(a)))
+                .collect();
+            shell_rules(ctx, &quoted.join(" "), line, Place::McpLaunch);
         }
         for f in &mut ctx.out[before..] {
             f.line = line;

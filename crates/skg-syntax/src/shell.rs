@@ -45,6 +45,20 @@ impl Redirect {
         matches!(self.op.as_str(), ">" | ">>" | ">|" | "&>" | "&>>")
             && self.fd.is_none_or(|f| f == 1)
     }
+
+    /// Whether it gives the command its standard input (`<`, `<<`, `<<-`, `<<<`, `0<`), in place
+    /// of the pipeline's.
+    pub fn takes_stdin(&self) -> bool {
+        matches!(self.op.as_str(), "<" | "<<" | "<<-" | "<<<") && self.fd.is_none_or(|f| f == 0)
+    }
+}
+
+impl ShellCommand {
+    /// Whether it reads its standard input from a redirection (`< f`, `<<EOF`, `<<< "$x"`), not
+    /// from the pipeline it is in.
+    pub fn reads_redirect(&self) -> bool {
+        self.redirects.iter().any(Redirect::takes_stdin)
+    }
 }
 
 /// One simple command.
@@ -126,11 +140,35 @@ impl Unread {
 }
 
 impl ShellFacts {
-    /// The commands of `command`'s pipeline that come after it (what its output flows into).
+    /// The commands of `command`'s pipeline that come after it and read what it writes: up to
+    /// the first that reads its input from a redirection instead (`curl u | cat <<EOF | sh`:
+    /// `sh` runs the document, not the download).
     pub fn downstream(&self, command: usize) -> impl Iterator<Item = (usize, &ShellCommand)> {
         let c = &self.commands[command];
         self.pipeline(command)
             .filter(move |(_, o)| o.position > c.position)
+            .take_while(|(_, o)| !o.reads_redirect())
+    }
+
+    /// The commands of `command`'s pipeline before it whose output reaches it: none when it
+    /// reads its input from a redirection, else those from the last that does (its own output
+    /// flows on) — `a | cat <<EOF | b` feeds `b` from `cat` only.
+    pub fn upstream(&self, command: usize) -> impl Iterator<Item = (usize, &ShellCommand)> {
+        let c = &self.commands[command];
+        let before = || {
+            self.pipeline(command)
+                .filter(move |(_, o)| o.position < c.position)
+        };
+        let from = if c.reads_redirect() {
+            u32::MAX
+        } else {
+            before()
+                .filter(|(_, o)| o.reads_redirect())
+                .map(|(_, o)| o.position)
+                .max()
+                .unwrap_or(0)
+        };
+        before().filter(move |(_, o)| o.position >= from)
     }
 
     /// The commands of `command`'s pipeline (itself included), in source order.
@@ -380,6 +418,43 @@ impl<'t> Tree<'t> {
         self.parents.get(&node.id()).copied()
     }
 
+    /// The outermost pipeline `pipeline` is a member of, through redirections (itself when
+    /// none): tree-sitter-bash reads `a | b 2>e | c` as a pipeline holding a redirected one.
+    fn outermost(&self, pipeline: Node<'t>) -> Node<'t> {
+        let mut outer = pipeline;
+        while let Some(q) = self
+            .parent(self.wrapped(outer))
+            .filter(|q| q.kind() == "pipeline")
+        {
+            outer = q;
+        }
+        outer
+    }
+
+    /// The last member of `pipeline`, flattened ([`last_member`], found once per pipeline).
+    fn last_of(&mut self, pipeline: Node<'t>) -> Option<usize> {
+        *self
+            .last
+            .entry(pipeline.id())
+            .or_insert_with(|| last_member(pipeline))
+    }
+
+    /// The position of member `member` (a node id) in the outermost pipeline `outer`, flattened
+    /// (found once per pipeline).
+    fn position(&mut self, outer: Node<'t>, member: usize) -> Option<usize> {
+        self.positions
+            .entry(outer.id())
+            .or_insert_with(|| {
+                flatten_pipeline(outer)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, k)| (k, i))
+                    .collect()
+            })
+            .get(&member)
+            .copied()
+    }
+
     /// `node` with the redirections written around it (`redirected_statement`s whose body it
     /// is).
     fn wrapped(&self, node: Node<'t>) -> Node<'t> {
@@ -431,33 +506,11 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
     // written after a pipeline's last command is that command's (`a | b > f`, `a | sh < f`).
     let (pipeline, position) = match tree.parent(unit) {
         Some(p) if p.kind() == "pipeline" => {
-            let mut outer = p;
-            while let Some(q) = tree
-                .parent(tree.wrapped(outer))
-                .filter(|q| q.kind() == "pipeline")
-            {
-                outer = q;
-            }
-            let position = tree
-                .positions
-                .entry(outer.id())
-                .or_insert_with(|| {
-                    flatten_pipeline(outer)
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, k)| (k, i))
-                        .collect()
-                })
-                .get(&unit.id())
-                .copied()
-                .unwrap_or(0);
+            let outer = tree.outermost(p);
+            let position = tree.position(outer, unit.id()).unwrap_or(0);
             let mut inner = p;
             loop {
-                let last = *tree
-                    .last
-                    .entry(inner.id())
-                    .or_insert_with(|| last_member(inner))
-                    == Some(unit.id());
+                let last = tree.last_of(inner) == Some(unit.id());
                 let mut up = inner;
                 while let Some(r) = tree
                     .parent(up)
@@ -479,7 +532,7 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
                 }
             }
             match heredoc_owner(tree, outer) {
-                Some(owner) => (owner.start_byte(), position + 1),
+                Some((id, after)) => (id, after + position),
                 None => (outer.start_byte(), position),
             }
         }
@@ -624,11 +677,13 @@ fn redirect(node: Node<'_>, src: &[u8]) -> Option<Redirect> {
     })
 }
 
-/// The statement whose here-document `pipeline` goes on from: tree-sitter-bash puts `| sh` of
-/// `cat <<EOF | sh` inside the here-document's redirection, and bash runs one pipeline of `cat`
-/// and `sh`. Only a `|` written after the delimiter (not `&& a | b`), of a single command that
-/// is not in a pipeline itself (`x | cat <<EOF | sh` stays two pipelines here).
-fn heredoc_owner<'t>(tree: &Tree<'t>, pipeline: Node<'t>) -> Option<Node<'t>> {
+/// The pipeline `pipeline` goes on from, when it follows a here-document's command: its id and
+/// the position after that command. tree-sitter-bash puts `| sh` of `cat <<EOF | sh` inside the
+/// here-document's redirection, and bash runs one pipeline of `cat` and `sh`. Only a `|` written
+/// after the delimiter (not `&& a | b`), of a single command alone or of a pipeline whose last
+/// command reads the document (`true | cat <<EOF | sh`, which the grammar reads as `true | cat`
+/// redirected: one pipeline of three).
+fn heredoc_owner<'t>(tree: &mut Tree<'t>, pipeline: Node<'t>) -> Option<(usize, usize)> {
     if !pipeline
         .child(0)
         .is_some_and(|c| matches!(c.kind(), "|" | "|&"))
@@ -641,10 +696,25 @@ fn heredoc_owner<'t>(tree: &Tree<'t>, pipeline: Node<'t>) -> Option<Node<'t>> {
     let r = tree
         .parent(h)
         .filter(|r| r.kind() == "redirected_statement")?;
-    let single = r
-        .child_by_field_name("body")
-        .is_some_and(|b| b.kind() == "command");
-    (single && tree.parent(r).is_none_or(|p| p.kind() != "pipeline")).then_some(r)
+    let body = r.child_by_field_name("body")?;
+    let (outer, member) = match body.kind() {
+        "command" => match tree
+            .parent(tree.wrapped(r))
+            .filter(|p| p.kind() == "pipeline")
+        {
+            None => return Some((r.start_byte(), 1)),
+            Some(p) => (tree.outermost(p), tree.wrapped(r).id()),
+        },
+        "pipeline" => (tree.outermost(body), tree.last_of(body)?),
+        _ => return None,
+    };
+    // The document's command must be the pipeline's last: the stages after it would take the
+    // same positions.
+    if tree.last_of(outer) != Some(member) {
+        return None;
+    }
+    let at = tree.position(outer, member)?;
+    Some((outer.start_byte(), at + 1))
 }
 
 /// A word without its quoting: `"a b"` → `a b`, `'x'` → `x`, `--data="$(env)"` → `--data=$(env)`.
@@ -973,6 +1043,57 @@ mod tests {
                 text: "curl -s u | sh\n".into()
             })
         );
+    }
+
+    /// A here-document's command that is the last of a pipeline carries that pipeline on:
+    /// `true | cat <<EOF | bash` is one pipeline of three, in order, so the document flows into
+    /// `bash`; a here-document's command first in a `&&` list stays apart from what follows.
+    #[test]
+    fn a_here_document_s_pipe_goes_on_from_the_pipeline_its_command_ends() {
+        let f = shell_commands(
+            "true | cat <<'EOF' | tr -d x | bash\ncurl -s u | sh\nEOF\n: | base64 -d <<E 2>/dev/null\nY3VybA==\nE\n",
+        );
+        let seen: Vec<(&str, u32)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.position))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("true", 0),
+                ("cat", 1),
+                ("tr", 2),
+                ("bash", 3),
+                (":", 0),
+                ("base64", 1),
+            ]
+        );
+        let c = &f.commands;
+        assert!(c[..4].iter().all(|x| x.pipeline == c[0].pipeline));
+        assert_eq!(c[4].pipeline, c[5].pipeline);
+        assert_ne!(c[0].pipeline, c[4].pipeline);
+        let down: Vec<&str> = f.downstream(1).map(|(_, o)| o.name.as_str()).collect();
+        assert_eq!(down, ["tr", "bash"]);
+    }
+
+    /// A stage that reads its input from a redirection cuts the flow: nothing before it reaches
+    /// it or what follows it; its own output flows on.
+    #[test]
+    fn a_redirected_input_cuts_the_pipeline_s_flow() {
+        let f = shell_commands("a | b < f | c | d <<< x | e\n");
+        let names = |it: &mut dyn Iterator<Item = (usize, &ShellCommand)>| -> Vec<String> {
+            it.map(|(_, o)| o.name.clone()).collect()
+        };
+        assert_eq!(names(&mut f.downstream(0)), Vec::<String>::new());
+        assert_eq!(names(&mut f.downstream(1)), ["c"]);
+        assert_eq!(names(&mut f.downstream(3)), ["e"]);
+        assert_eq!(names(&mut f.upstream(2)), ["b"]);
+        assert_eq!(names(&mut f.upstream(1)), Vec::<String>::new());
+        assert_eq!(names(&mut f.upstream(4)), ["d"]);
+        let f = shell_commands("a | b 2< f | c\n");
+        assert_eq!(names(&mut f.downstream(0)), ["b", "c"]);
+        assert_eq!(names(&mut f.upstream(2)), ["a", "b"]);
     }
 
     /// A bound that falls where the statement cannot end (here a here-document's body is still
