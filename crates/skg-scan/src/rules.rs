@@ -2,7 +2,7 @@
 //! reports findings with the context that lowered or raised them.
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::{BTreeMap, HashMap, HashSet},
     sync::LazyLock,
 };
 
@@ -2003,20 +2003,88 @@ const WRAPPERS: &[&str] = &[
     "setsid", "stdbuf", "busybox",
 ];
 
-/// The command actually run: `sudo -E bash -s` → (`bash`, [`-s`]); paths reduced to names.
+/// A wrapper's options whose value is the next word (`sudo -u root`, `xargs -I {}`,
+/// `timeout -s KILL`), from their manuals.
+fn wrapper_valued(name: &str) -> &'static [&'static str] {
+    match name {
+        "sudo" => &[
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-T",
+            "-U",
+            "--user",
+            "--group",
+            "--close-from",
+            "--chdir",
+            "--host",
+            "--prompt",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--other-user",
+        ],
+        "doas" => &["-u", "-C"],
+        "env" => &["-u", "-C", "--unset", "--chdir"],
+        "nice" => &["-n", "--adjustment"],
+        "timeout" => &["-s", "-k", "--signal", "--kill-after"],
+        "xargs" => &[
+            "-I",
+            "-n",
+            "-P",
+            "-d",
+            "-E",
+            "-L",
+            "-s",
+            "-a",
+            "--max-args",
+            "--max-procs",
+            "--delimiter",
+            "--eof",
+            "--max-lines",
+            "--max-chars",
+            "--arg-file",
+        ],
+        "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
+        "time" => &["-f", "-o", "--format", "--output"],
+        "exec" => &["-a"],
+        _ => &[],
+    }
+}
+
+/// The command actually run: `sudo -E bash -s` → (`bash`, [`-s`]), `sudo -u root bash -c …` →
+/// (`bash`, [`-c`, …]); paths reduced to names.
 fn effective(c: &ShellCommand) -> (String, Vec<&str>) {
     let mut name = base_name(&c.name);
     let mut args: Vec<&str> = c.args.iter().map(String::as_str).collect();
     let mut guard = 0;
     while WRAPPERS.contains(&name.as_str()) && guard < 4 {
         guard += 1;
-        // Skip the wrapper's own options and VAR=value pairs (timeout's duration too).
-        let skip = args.iter().position(|a| {
-            !(a.starts_with('-')
+        // Skip the wrapper's own options (with their values) and VAR=value pairs (timeout's
+        // duration too).
+        let valued = wrapper_valued(&name);
+        let mut at = None;
+        let mut k = 0;
+        while k < args.len() {
+            let a = args[k];
+            if valued.contains(&a) {
+                k += 2;
+            } else if a.starts_with('-')
                 || a.contains('=')
-                || a.chars().all(|c| c.is_ascii_digit() || c == 's'))
-        });
-        let Some(i) = skip else {
+                || a.chars().all(|c| c.is_ascii_digit() || c == 's')
+            {
+                k += 1;
+            } else {
+                at = Some(k);
+                break;
+            }
+        }
+        let Some(i) = at else {
             break;
         };
         name = base_name(args[i]);
@@ -2860,13 +2928,13 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             }
         })
         .collect();
-    let runners = runners(&facts, &eff);
+    let runs = Runs::of(&facts, &eff);
     for (i, c) in facts.commands.iter().enumerate() {
         let (name, args) = &eff[i];
         let line = line_at(c);
         let snippet = src(c);
-        download_exec(ctx, &facts, &eff, &runners, i, line, &snippet, place, code);
-        decode_exec(ctx, &facts, &eff, i, line, &snippet, place);
+        download_exec(ctx, &facts, &eff, &runs, i, line, &snippet, place, code);
+        decode_exec(ctx, &facts, &eff, &runs, i, line, &snippet, place);
         reverse_shell(ctx, &facts, &eff, i, line, &snippet, place);
         persistence(ctx, c, name, args, line, &snippet, place);
         evasion(ctx, c, name, args, line, &snippet, place);
@@ -3050,106 +3118,297 @@ fn is_interpreter(name: &str, args: &[&str]) -> bool {
 }
 
 /// The program an interpreter is given as an argument, which it runs: `eval`'s (and `iex`'s)
-/// words, a shell's code as [`shell_run`] reads its words (`-c`, `-ce`, `-euo pipefail -c`), or
-/// the word after the interpreter's program flag — Python's `c`, node's, Deno's and Bun's `e`
-/// or `p`, Perl's `e`/`E` and Ruby's `e` (`-ne`, after `-pi`), PHP's `r`: the last letter of a
-/// cluster of letters —, or PowerShell's `-c`/`-command`. `None`: it runs a file or its input
-/// (`bash install.sh "$VERSION"` passes the variable as data).
+/// words, or the code its options name, as [`interpreter_run`] reads them (`bash -ec '…'`,
+/// `python3 -W ignore -c '…'`, `node -r dotenv/config -e '…'`, `perl -lne '…'`). `None`: it
+/// runs a file or its input (`bash install.sh "$VERSION"` passes the variable as data).
 fn program_text(name: &str, args: &[&str]) -> Option<String> {
     if matches!(name, "eval" | "iex" | "invoke-expression") {
         return Some(args.join(" "));
     }
-    if SHELLS.contains(&name) {
-        return match shell_run(args) {
-            ShellRun::Code(code) => Some(code.to_owned()),
-            ShellRun::Stdin | ShellRun::File(_) | ShellRun::Nothing => None,
-        };
+    match interpreter_run(name, args)? {
+        Run::Code(code) => Some(code.to_owned()),
+        Run::Stdin | Run::File(_) | Run::Nothing => None,
     }
-    let letters: &[char] = match name {
-        "python" | "python2" | "python3" => &['c'],
-        "node" | "deno" | "bun" => &['e', 'p'],
-        "perl" => &['e', 'E'],
-        "ruby" => &['e'],
-        "php" => &['r'],
-        "pwsh" | "powershell" => &[],
-        _ => return None,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        // An option with its value (`-W error`, `-X dev`).
-        if letters == ['c'] && matches!(*a, "-W" | "-X") {
-            it.next();
-            continue;
-        }
-        let program = if letters.is_empty() {
-            a.eq_ignore_ascii_case("-c") || a.eq_ignore_ascii_case("-command")
-        } else {
-            matches!(*a, "--eval" | "--print")
-                || a.strip_prefix('-').is_some_and(|c| {
-                    !c.is_empty()
-                        && c.chars().all(|ch| ch.is_ascii_alphabetic())
-                        && c.ends_with(letters)
-                })
-        };
-        if program {
-            return it.next().map(|p| (*p).to_owned());
-        }
-        if !a.starts_with('-') {
-            return None;
-        }
-    }
-    None
 }
 
 /// An interpreter that runs what it reads on standard input: no program given (`sh`, `sudo
 /// bash`, `python3 -`, `bash -s -- args`), or PowerShell's `iex`. `python3 -c '…'` or
 /// `node script.js` read their input as data.
 fn runs_stdin(name: &str, args: &[&str]) -> bool {
-    if matches!(name, "iex" | "invoke-expression") {
-        return true;
+    match name {
+        "iex" | "invoke-expression" => true,
+        "xargs" => args.iter().any(|a| INTERPRETERS.contains(a)),
+        _ => interpreter_run(name, args) == Some(Run::Stdin),
     }
-    if name == "xargs" {
-        return args.iter().any(|a| INTERPRETERS.contains(a));
-    }
-    if !INTERPRETERS.contains(&name) || matches!(name, "source" | ".") {
-        return matches!(name, "source" | ".")
-            && args.iter().any(|a| *a == "/dev/stdin" || *a == "-");
-    }
-    if SHELLS.contains(&name) {
-        return shell_run(args) == ShellRun::Stdin;
-    }
-    for a in args {
-        match *a {
-            "-" | "-s" | "--" => return true,
-            "-c" | "-e" | "-m" | "--eval" | "-p" | "--print" | "-lc" => return false,
-            a if a.starts_with('-') => {}
-            _ => return false,
-        }
-    }
-    true
 }
 
-/// Where a shell given some words gets the program it runs ([`shell_run`]).
+/// Where an interpreter given some words gets the program it runs ([`interpreter_run`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ShellRun<'a> {
-    /// Its standard input (`sh`, `bash -s -- --yes`, `bash -euo pipefail`).
+enum Run<'a> {
+    /// Its standard input (`sh`, `bash -s -- --yes`, `python3 -`, `node`).
     Stdin,
-    /// The word given as code (`bash -c '…'`, `bash -ec '…'`, fish's `--command=…`).
+    /// Code given as a word (`bash -c '…'`, `python3 -c'…'`, `node --eval=…`).
     Code(&'a str),
-    /// A script file (`bash install.sh`, `bash -x -- install.sh`).
+    /// A script file (`bash install.sh`, `python3 -u /tmp/i.py`, `deno run x.ts`).
     File(&'a str),
-    /// Nothing: `-c` without a word.
+    /// Nothing of its own: `-c` without a word, a module (`python3 -m http.server`), a package
+    /// manager's subcommand (`bun install`).
     Nothing,
 }
 
-/// Where a shell given `args` gets its program, its words read as bash reads them: options come
-/// first, each `-`-group of letters at once (`-xc`, `-euo`); `-c` (anywhere in a group, or fish's
-/// `--command`) makes the first word past the options the code; `-s` (also `-xs`) reads standard
-/// input whatever follows; `-o`/`-O` take a word each (`-euo pipefail`), as do `--rcfile` and
-/// `--init-file`; long options may be written with one dash (`-norc`); `-` or `--` ends the
-/// options; and without `-c` or `-s` the first word past them is a script file (`bash -x
-/// install.sh`). One reader for every rule that asks what a shell runs.
-fn shell_run<'a>(args: &[&'a str]) -> ShellRun<'a> {
+/// How an interpreter's short options are written, by letter ([`interpreter_run`]).
+struct Letters {
+    /// Whose value is the program: the rest of the group, else the next word.
+    code: &'static str,
+    /// Whose value is a script file.
+    file: &'static str,
+    /// Whose value is the rest of the group, else the next word (`-W ignore`, `-r dotenv`).
+    valued: &'static str,
+    /// Whose value is the rest of the group only (Perl's `-Mstrict`, `-i.bak`: `-pie` backs up
+    /// to `.e`).
+    attached: &'static str,
+    /// Followed by digits only (Perl's `-0777`, `-l`: `-lne` is `-l -n -e`).
+    digits: &'static str,
+    /// After which something else runs (Python's `-m module`).
+    other: &'static str,
+    /// Long options whose value is the program (`--eval`, `--print`).
+    code_long: &'static [&'static str],
+    /// Long options whose value is the next word unless written `--x=v`.
+    valued_long: &'static [&'static str],
+}
+
+const NO_LETTERS: Letters = Letters {
+    code: "",
+    file: "",
+    valued: "",
+    attached: "",
+    digits: "",
+    other: "",
+    code_long: &[],
+    valued_long: &[],
+};
+
+/// The option grammar of the interpreters whose arguments are read ([`interpreter_run`]), from
+/// their manuals: what takes the program, a file or a value.
+fn letters(name: &str) -> Option<Letters> {
+    Some(match name {
+        "python" | "python2" | "python3" => Letters {
+            code: "c",
+            valued: "WXQ",
+            other: "m",
+            valued_long: &["--check-hash-based-pycs"],
+            ..NO_LETTERS
+        },
+        "node" | "deno" | "bun" => Letters {
+            code: "ep",
+            valued: "rC",
+            code_long: &["--eval", "--print"],
+            valued_long: &[
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+                "--conditions",
+                "--input-type",
+                "--inspect-port",
+                "--title",
+                "--env-file",
+                "--cwd",
+                "--config",
+            ],
+            ..NO_LETTERS
+        },
+        "perl" => Letters {
+            code: "eE",
+            valued: "I",
+            attached: "MmxidDVC",
+            digits: "0l",
+            ..NO_LETTERS
+        },
+        "ruby" => Letters {
+            code: "e",
+            valued: "rICE",
+            attached: "xFKTW",
+            digits: "0",
+            ..NO_LETTERS
+        },
+        "php" => Letters {
+            code: "rBRE",
+            file: "fF",
+            valued: "dcz",
+            ..NO_LETTERS
+        },
+        "osascript" => Letters {
+            code: "e",
+            valued: "ls",
+            ..NO_LETTERS
+        },
+        _ => return None,
+    })
+}
+
+/// Where interpreter `name` given `args` gets its program, its words read as it reads them:
+/// a shell's by [`shell_run`], PowerShell's by [`powershell_run`], `source`'s first word;
+/// the others by their option grammar ([`letters`]): options come first, a group of letters at
+/// once; the letter or long option of the program makes its value the code; `-` reads standard
+/// input, `--` ends the options; the first word past them is a script file (`deno run` and
+/// `bun run` first, `deno eval` code; another of their subcommands runs nothing of its own).
+/// `None`: not an interpreter whose words are read.
+fn interpreter_run<'a>(name: &str, args: &[&'a str]) -> Option<Run<'a>> {
+    if SHELLS.contains(&name) {
+        return Some(shell_run(args));
+    }
+    match name {
+        "pwsh" | "powershell" => return Some(powershell_run(args)),
+        "source" | "." => {
+            return Some(match args.first() {
+                Some(&("/dev/stdin" | "-")) => Run::Stdin,
+                Some(f) => Run::File(f),
+                None => Run::Nothing,
+            });
+        }
+        _ => {}
+    }
+    let g = letters(name)?;
+    let value = |rest: &'a str, words: &mut std::slice::Iter<'_, &'a str>| {
+        if rest.is_empty() {
+            words.next().copied()
+        } else {
+            Some(rest)
+        }
+    };
+    let mut subcommand = false;
+    let mut words = args.iter();
+    while let Some(&a) = words.next() {
+        if a == "-" {
+            return Some(Run::Stdin);
+        }
+        if a == "--" {
+            return Some(words.next().map_or(Run::Stdin, |f| Run::File(f)));
+        }
+        if a.starts_with("--") {
+            let (key, inline) = match a.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (a, None),
+            };
+            if g.code_long.contains(&key) {
+                return Some(
+                    inline
+                        .or_else(|| words.next().copied())
+                        .map_or(Run::Nothing, Run::Code),
+                );
+            }
+            if inline.is_none() && g.valued_long.contains(&key) {
+                words.next();
+            }
+            continue;
+        }
+        if let Some(group) = a.strip_prefix('-') {
+            let mut after_digits = false;
+            for (i, ch) in group.char_indices() {
+                if after_digits && ch.is_ascii_digit() {
+                    continue;
+                }
+                let rest = &group[i + ch.len_utf8()..];
+                if g.code.contains(ch) {
+                    return Some(value(rest, &mut words).map_or(Run::Nothing, Run::Code));
+                }
+                if g.file.contains(ch) {
+                    return Some(value(rest, &mut words).map_or(Run::Nothing, Run::File));
+                }
+                if g.other.contains(ch) {
+                    return Some(Run::Nothing);
+                }
+                if g.valued.contains(ch) {
+                    if rest.is_empty() {
+                        words.next();
+                    }
+                    break;
+                }
+                if g.attached.contains(ch) {
+                    break;
+                }
+                after_digits = g.digits.contains(ch);
+            }
+            continue;
+        }
+        // The first word past the options.
+        match (name, a) {
+            ("deno" | "bun", "run") | ("deno", "serve") if !subcommand => subcommand = true,
+            ("deno", "eval") if !subcommand => {
+                return Some(
+                    words
+                        .find(|w| !w.starts_with('-'))
+                        .map_or(Run::Nothing, |c| Run::Code(c)),
+                );
+            }
+            (
+                "bun",
+                "x" | "i" | "install" | "add" | "remove" | "update" | "create" | "init" | "pm"
+                | "link" | "build" | "test" | "upgrade" | "outdated" | "publish" | "patch",
+            )
+            | ("deno", _)
+                if !subcommand =>
+            {
+                return Some(Run::Nothing);
+            }
+            _ => return Some(Run::File(a)),
+        }
+    }
+    Some(Run::Stdin)
+}
+
+/// Where PowerShell given `args` gets its program: `-Command`/`-c` (any case) names the code,
+/// `-File`/`-f` a script; `-` reads standard input; options that take a value
+/// (`-ExecutionPolicy Bypass`, `-WindowStyle Hidden`) skip it; the first other word is a script
+/// file; `-EncodedCommand` is no program read here (its Base64 text is the blob rules').
+fn powershell_run<'a>(args: &[&'a str]) -> Run<'a> {
+    const VALUED: &[&str] = &[
+        "-executionpolicy",
+        "-ep",
+        "-ex",
+        "-windowstyle",
+        "-w",
+        "-outputformat",
+        "-o",
+        "-inputformat",
+        "-if",
+        "-configurationname",
+        "-workingdirectory",
+        "-wd",
+        "-version",
+        "-v",
+        "-psconsolefile",
+        "-custompipename",
+        "-settingsfile",
+    ];
+    let mut words = args.iter();
+    while let Some(&a) = words.next() {
+        let lower = a.to_ascii_lowercase();
+        match lower.as_str() {
+            "-" => return Run::Stdin,
+            "-c" | "-command" => return words.next().map_or(Run::Nothing, |c| Run::Code(c)),
+            "-f" | "-file" => return words.next().map_or(Run::Nothing, |f| Run::File(f)),
+            "-e" | "-ec" | "-encodedcommand" => return Run::Nothing,
+            l if VALUED.contains(&l) => {
+                words.next();
+            }
+            l if l.starts_with('-') => {}
+            _ => return Run::File(a),
+        }
+    }
+    Run::Stdin
+}
+
+/// Where a shell given `args` gets its program, its words read as bash reads them
+/// (`parse_shell_options`): options come first, each group of letters at once (`-xc`,
+/// `-euo`); `c` (in a group of either sign, or fish's `--command`) makes the first word past
+/// the options the code; `s` reads standard input whatever follows; `o`/`O` take a word each
+/// (`-euo pipefail`), as do `--rcfile` and `--init-file`; long options may be written with one
+/// dash (`-norc`); `-` or `--` ends the options (a lone `+` is an empty group); and without `c`
+/// or `s` the first word past them is a script file (`bash -x install.sh`). One reader for
+/// every rule that asks what a shell runs.
+fn shell_run<'a>(args: &[&'a str]) -> Run<'a> {
     const LONG: &[&str] = &[
         "norc",
         "noprofile",
@@ -3186,68 +3445,132 @@ fn shell_run<'a>(args: &[&'a str]) -> ShellRun<'a> {
                 "command" => code = true,
                 l => {
                     if let Some(inline) = l.strip_prefix("command=") {
-                        return ShellRun::Code(inline);
+                        return Run::Code(inline);
                     }
                 }
             }
             continue;
         }
-        match a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
-            Some("") => {
-                operand = words.next();
-                break;
-            }
-            Some(flags) => {
-                if a.starts_with('-') {
-                    code |= flags.contains('c');
-                    stdin |= flags.contains('s');
-                }
-                for _ in flags.chars().filter(|f| matches!(f, 'o' | 'O')) {
-                    words.next();
-                }
-            }
-            None => {
-                operand = Some(a);
-                break;
-            }
+        if a == "-" {
+            operand = words.next();
+            break;
+        }
+        let Some(flags) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
+            operand = Some(a);
+            break;
+        };
+        code |= flags.contains('c');
+        stdin |= flags.contains('s');
+        for _ in flags.chars().filter(|f| matches!(f, 'o' | 'O')) {
+            words.next();
         }
     }
     match operand {
-        Some(word) if code => ShellRun::Code(word),
-        None if code => ShellRun::Nothing,
-        _ if stdin => ShellRun::Stdin,
-        Some(file) => ShellRun::File(file),
-        None => ShellRun::Stdin,
+        Some(word) if code => Run::Code(word),
+        None if code => Run::Nothing,
+        _ if stdin => Run::Stdin,
+        Some(file) => Run::File(file),
+        None => Run::Stdin,
     }
 }
 
-/// The commands that run a file, by the file's base name (in source order): a path run as a
-/// command (`/tmp/i.sh`, `./x`), or a script given to an interpreter (`bash i.sh`). Found once
-/// per snippet, not once per download.
-type Runners = std::collections::HashMap<String, Vec<usize>>;
+/// What the commands of a snippet run, found once per snippet (not once per download or
+/// assignment: a snippet of n commands would cost n² otherwise).
+#[derive(Default)]
+struct Runs {
+    /// By a file's base name, the commands that run it (in source order): a path run as a
+    /// command (`/tmp/i.sh`, `./x`), a script given to an interpreter (`bash i.sh`, `python3 -u
+    /// /tmp/i.py`), or code that is one path (`bash -c /tmp/i.sh`, `eval /tmp/i.sh`).
+    files: HashMap<String, Vec<usize>>,
+    /// By a variable's name, the commands that run its value (in source order): as the whole
+    /// program (`eval "$X"`, `bash -c "${X:-}"` — not a version string in a URL of a longer
+    /// program), as a file (`bash <(echo "$X")`) or as the input of one that runs its input
+    /// (`echo "$X" | sh`, `printf %s "$X" | tr -d '\r' | sh`, `sh <<< "$X"`).
+    vars: HashMap<String, Vec<usize>>,
+}
 
-fn runners(facts: &ShellFacts, eff: &[(String, Vec<&str>)]) -> Runners {
-    let mut out = Runners::new();
-    for (j, o) in facts.commands.iter().enumerate() {
-        let (on, oa) = &eff[j];
-        if o.name.contains('/') {
-            out.entry(base_name(&o.name)).or_default().push(j);
-        }
-        let file = if SHELLS.contains(&on.as_str()) {
-            match shell_run(oa) {
-                ShellRun::File(f) => Some(f),
-                ShellRun::Stdin | ShellRun::Code(_) | ShellRun::Nothing => None,
+impl Runs {
+    fn of(facts: &ShellFacts, eff: &[(String, Vec<&str>)]) -> Runs {
+        let mut out = Runs::default();
+        let path = |c: &str| c.contains('/') && !c.contains(char::is_whitespace);
+        for (j, o) in facts.commands.iter().enumerate() {
+            let (on, oa) = &eff[j];
+            if o.name.contains('/') {
+                out.files.entry(base_name(&o.name)).or_default().push(j);
             }
-        } else if is_interpreter(on, oa) {
-            oa.first().copied()
-        } else {
-            None
-        };
-        if let Some(f) = file {
-            out.entry(base_name(f)).or_default().push(j);
+            let program = program_text(on, oa);
+            let file = match interpreter_run(on, oa) {
+                Some(Run::File(f)) => Some(f.to_owned()),
+                Some(Run::Code(c)) if path(c) => Some(c.to_owned()),
+                _ => program.clone().filter(|c| on == "eval" && path(c)),
+            };
+            if let Some(f) = file {
+                out.files.entry(base_name(&f)).or_default().push(j);
+            }
+            let mut vars: Vec<&str> = Vec::new();
+            vars.extend(program.as_deref().and_then(whole_var));
+            if is_interpreter(on, oa) {
+                for a in oa.iter().filter(|a| a.starts_with("<(")) {
+                    vars.extend(vars_used(a));
+                }
+            }
+            if runs_stdin(on, oa) {
+                for r in o.redirects.iter().filter(|r| r.op == "<<<") {
+                    vars.extend(whole_var(&r.target));
+                }
+                for (k, _) in facts.upstream(j) {
+                    if matches!(eff[k].0.as_str(), "echo" | "printf") {
+                        vars.extend(eff[k].1.last().and_then(|a| whole_var(a)));
+                    }
+                }
+            }
+            for v in vars {
+                let js = out.vars.entry(v.to_owned()).or_default();
+                if js.last() != Some(&j) {
+                    js.push(j);
+                }
+            }
         }
+        out
     }
-    out
+
+    /// The first command after `i` that runs file `file`, or the value of variable `var`.
+    fn after(list: Option<&Vec<usize>>, i: usize) -> Option<usize> {
+        let js = list?;
+        js.get(js.partition_point(|&j| j <= i)).copied()
+    }
+}
+
+/// The variable a word is as a whole: `$X`, `${X}` or `${X<op>…}` (`${X:-}`, `${X%…}`), quoted
+/// or not; not `$XY`, `${#X}` or `$X/y`.
+fn whole_var(p: &str) -> Option<&str> {
+    let p = p.trim().trim_matches(['"', '\'']);
+    let r = p.strip_prefix('$')?;
+    let end = |t: &str| {
+        t.find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+            .unwrap_or(t.len())
+    };
+    if let Some(b) = r.strip_prefix('{') {
+        let (name, t) = b.split_at(end(b));
+        let op = t == "}"
+            || (t.ends_with('}')
+                && t.starts_with([':', '-', '=', '+', '?', '#', '%', '/', '^', ',']));
+        (!name.is_empty() && op).then_some(name)
+    } else {
+        (end(r) == r.len() && !r.is_empty()).then_some(r)
+    }
+}
+
+/// The variables a word expands (`$X`, `${X…}`).
+fn vars_used(a: &str) -> impl Iterator<Item = &str> {
+    a.match_indices('$').filter_map(move |(at, _)| {
+        let r = &a[at + 1..];
+        let r = r.strip_prefix('{').unwrap_or(r);
+        let n = r
+            .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+            .unwrap_or(r.len());
+        (n > 0).then(|| &r[..n])
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -3255,7 +3578,7 @@ fn download_exec(
     ctx: &mut Ctx<'_>,
     facts: &ShellFacts,
     eff: &[(String, Vec<&str>)],
-    runners: &Runners,
+    runs: &Runs,
     i: usize,
     line: u32,
     snippet: &str,
@@ -3290,17 +3613,14 @@ fn download_exec(
         if how.is_none()
             && let Some(file) = output_file(name, args, c)
         {
-            let runs = runners
-                .get(&base_name(&file))
-                .and_then(|js| js.iter().find(|&&j| j > i))
-                .map(|&j| &facts.commands[j]);
-            if let Some(o) = runs {
+            let run = Runs::after(runs.files.get(&base_name(&file)), i).map(|j| &facts.commands[j]);
+            if let Some(o) = run {
                 how = Some(format!("`{name}` saves `{file}` and `{}` runs it", o.name));
             }
         }
         // Kept in a variable that a later interpreter or `eval` runs (`X=$(curl …); eval "$X"`).
         if how.is_none()
-            && let Some((var, j)) = variable_run(facts, eff, i)
+            && let Some((var, j)) = variable_run(facts, eff, runs, i)
         {
             how = Some(format!(
                 "`{name}` output is kept in `${var}` and `{}` runs it",
@@ -3438,17 +3758,15 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
 }
 
 /// When command `i` runs in a substitution kept in a variable (`X=$(… | cmd)`) and what it
-/// writes reaches the variable, the variable and the first later command that runs it: as the
-/// whole program (`eval "$X"`, `bash -c "${X:-}"` — not a version string in a URL of a longer
-/// program), as a file (`bash <(echo "$X")`) or as the input of one that runs its input
-/// (`echo "$X" | sh`, `printf %s "$X" | tr -d '\r' | sh`, `sh <<< "$X"`). What reaches the
-/// variable is the pipeline's last output: only filters that pass data on may follow `cmd`
-/// (`tr`, `sed`, `gunzip`, `base64 -d`); an extract (`grep`, `cut`, `jq`), a count or a hash
-/// holds something else, and output sent to a file (`> f`; `2>/dev/null` is another stream)
-/// holds nothing.
+/// writes reaches the variable, the variable and the first later command that runs it
+/// ([`Runs::vars`]). What reaches the variable is the pipeline's last output: only filters that
+/// pass data on may follow `cmd` (`tr`, `sed`, `gunzip`, `base64 -d`); an extract (`grep`,
+/// `cut`, `jq`), a count or a hash holds something else, and output sent to a file (`> f`;
+/// `2>/dev/null` is another stream) holds nothing.
 fn variable_run<'c>(
     facts: &'c ShellFacts,
     eff: &[(String, Vec<&str>)],
+    runs: &Runs,
     i: usize,
 ) -> Option<(&'c str, usize)> {
     let c = &facts.commands[i];
@@ -3464,46 +3782,7 @@ fn variable_run<'c>(
     {
         return None;
     }
-    // `$X`, or `${X}` with or without an operator (`${X:-}`, `${X%…}`), not `$XY`.
-    let uses = |a: &str| {
-        [format!("${{{var}"), format!("${var}")].iter().any(|p| {
-            a.match_indices(p.as_str()).any(|(at, m)| {
-                !a[at + m.len()..].starts_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_')
-            })
-        })
-    };
-    // The variable is the whole program: `$X`, `${X}`, `${X:-…}`, quoted or not.
-    let is_var = |p: &str| {
-        let p = p.trim().trim_matches(['"', '\'']);
-        p.strip_prefix('$').is_some_and(|r| {
-            r == var
-                || r.strip_prefix('{').is_some_and(|b| {
-                    b.strip_prefix(var).is_some_and(|t| {
-                        t == "}"
-                            || (t.ends_with('}')
-                                && t.starts_with([
-                                    ':', '-', '=', '+', '?', '#', '%', '/', '^', ',',
-                                ]))
-                    })
-                })
-        })
-    };
-    let j = (i + 1..eff.len()).find(|&j| {
-        let (on, oa) = &eff[j];
-        let o = &facts.commands[j];
-        program_text(on, oa).is_some_and(|p| is_var(&p))
-            || (is_interpreter(on, oa) && oa.iter().any(|a| a.starts_with("<(") && uses(a)))
-            || (runs_stdin(on, oa)
-                && (o
-                    .redirects
-                    .iter()
-                    .any(|r| r.op == "<<<" && is_var(&r.target))
-                    || facts.upstream(j).any(|(k, _)| {
-                        matches!(eff[k].0.as_str(), "echo" | "printf")
-                            && eff[k].1.last().is_some_and(|a| is_var(a))
-                    })))
-    })?;
-    Some((var, j))
+    Some((var, Runs::after(runs.vars.get(var), i)?))
 }
 
 /// A filter that passes its input on as data (decoded, decompressed, with characters mapped):
@@ -3531,10 +3810,12 @@ fn is_decoder(name: &str, args: &[&str]) -> bool {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn decode_exec(
     ctx: &mut Ctx<'_>,
     facts: &ShellFacts,
     eff: &[(String, Vec<&str>)],
+    runs: &Runs,
     i: usize,
     line: u32,
     snippet: &str,
@@ -3557,7 +3838,7 @@ fn decode_exec(
         .map(|p| &eff[p])
         .filter(|(n, a)| is_interpreter(n, a));
     // Kept in a variable that a later command runs (`X=$(echo … | base64 -d); eval "$X"`).
-    let kept = || variable_run(facts, eff, i).map(|(_, j)| &eff[j]);
+    let kept = || variable_run(facts, eff, runs, i).map(|(_, j)| &eff[j]);
     if let Some((n, _)) = into.or(parent).or_else(kept) {
         let runs = INTERPRETERS.contains(&n.as_str()) || n == "eval" || n == "xargs";
         ctx.emit(
@@ -4337,34 +4618,26 @@ fn package_install(
 }
 
 /// `python -c "…"`, `node -e "…"`, `bash -ec "…"`, `eval '…'`: the program an interpreter is
-/// given as a word ([`program_text`]) is read too. A shell's word that opens with `$(` is not:
-/// its substitution is already a command of the snippet.
+/// given as a word ([`program_text`]) is read too — substitutions in it as well: in single
+/// quotes the snippet's parse did not read them, and a finding both reads make at one line is
+/// kept once.
 fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: Place<'_>) {
     let Some(code) = program_text(name, args) else {
         return;
     };
-    if code.contains("$(") && code.len() < 12 {
-        return;
-    }
-    if is_shell_program(name) && code.starts_with("$(") {
-        return;
-    }
     program_rules(ctx, name, &code, line, place);
 }
 
-/// Whether `runner`'s program is shell: a shell's, `source`'s, `.`'s, `eval`'s.
-fn is_shell_program(runner: &str) -> bool {
-    SHELLS.contains(&runner) || matches!(runner, "source" | "." | "eval")
-}
-
 /// The rules for a program `runner` runs, read at line `at`: Python's and JavaScript's code
-/// rules, a shell's rules, else the rule for encoded blobs (Perl, Ruby, PHP, PowerShell).
+/// rules, a shell's, else the rule for encoded blobs (Perl, Ruby, PHP, AppleScript,
+/// PowerShell: every line of a shell block is read as PowerShell already, and a second reading
+/// of `powershell -c "irm … | iex"` would only trade its finding's snippet for a shorter one).
 fn program_rules(ctx: &mut Ctx<'_>, runner: &str, code: &str, at: u32, place: Place<'_>) {
     if runner.starts_with("python") {
         code_rules(ctx, Language::Python, code, at, place);
     } else if matches!(runner, "node" | "deno" | "bun") {
         code_rules(ctx, Language::JavaScript, code, at, place);
-    } else if is_shell_program(runner) {
+    } else if SHELLS.contains(&runner) || matches!(runner, "source" | "." | "eval") {
         shell_rules(ctx, code, at, place);
     } else {
         blob_rule(ctx, code, at, place);
@@ -4899,12 +5172,7 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
         // as one shell line, each argument quoted as the client passes it (no shell expands it).
         let name = base_name(command);
         let words: Vec<&str> = args.iter().map(String::as_str).collect();
-        let code = program_text(&name, &words).filter(|_| {
-            SHELLS.contains(&name.as_str())
-                || name.starts_with("python")
-                || matches!(name.as_str(), "node" | "deno" | "bun")
-        });
-        if let Some(code) = code {
+        if let Some(code) = program_text(&name, &words) {
             program_rules(ctx, &name, &code, line, Place::McpLaunch);
         } else {
             let quoted: Vec<String> = std::iter::once(command.to_owned())
@@ -5080,31 +5348,106 @@ mod tests {
 
     #[test]
     fn a_shell_s_words_are_read_as_bash_reads_them() {
-        let cases: &[(&[&str], ShellRun<'_>)] = &[
-            (&[], ShellRun::Stdin),
-            (&["-s", "--", "--yes"], ShellRun::Stdin),
-            (&["-euo", "pipefail"], ShellRun::Stdin),
-            (&["+o", "pipefail"], ShellRun::Stdin),
-            (&["-O", "extglob"], ShellRun::Stdin),
-            (&["--rcfile", "rc", "-i"], ShellRun::Stdin),
-            (&["-"], ShellRun::Stdin),
-            (&["-euo", "pipefail", "-c", "x"], ShellRun::Code("x")),
-            (&["-ce", "x"], ShellRun::Code("x")),
+        let cases: &[(&[&str], Run<'_>)] = &[
+            (&[], Run::Stdin),
+            (&["-s", "--", "--yes"], Run::Stdin),
+            (&["-euo", "pipefail"], Run::Stdin),
+            (&["+o", "pipefail"], Run::Stdin),
+            (&["-O", "extglob"], Run::Stdin),
+            (&["--rcfile", "rc", "-i"], Run::Stdin),
+            (&["-"], Run::Stdin),
+            (&["-euo", "pipefail", "-c", "x"], Run::Code("x")),
+            (&["-ce", "x"], Run::Code("x")),
             // Options go on past `-c`: the first word past them is the code.
-            (&["-c", "-x", "x", "name"], ShellRun::Code("x")),
-            (&["-c", "--", "x"], ShellRun::Code("x")),
-            (&["--command=echo hi"], ShellRun::Code("echo hi")),
-            (&["--command", "echo hi"], ShellRun::Code("echo hi")),
-            (&["-c"], ShellRun::Nothing),
-            (&["-x", "i.sh", "a"], ShellRun::File("i.sh")),
-            (&["--", "i.sh"], ShellRun::File("i.sh")),
-            (&["-", "i.sh"], ShellRun::File("i.sh")),
-            (&["-norc", "i.sh"], ShellRun::File("i.sh")),
+            (&["-c", "-x", "x", "name"], Run::Code("x")),
+            (&["-c", "--", "x"], Run::Code("x")),
+            (&["--command=echo hi"], Run::Code("echo hi")),
+            (&["--command", "echo hi"], Run::Code("echo hi")),
+            (&["-c"], Run::Nothing),
+            (&["-x", "i.sh", "a"], Run::File("i.sh")),
+            (&["--", "i.sh"], Run::File("i.sh")),
+            (&["-", "i.sh"], Run::File("i.sh")),
+            (&["-norc", "i.sh"], Run::File("i.sh")),
             // `-s` reads stdin whatever words follow; they are its arguments.
-            (&["-s", "i.sh"], ShellRun::Stdin),
+            (&["-s", "i.sh"], Run::Stdin),
         ];
         for (args, want) in cases {
             assert_eq!(shell_run(args), *want, "{args:?}");
+        }
+        // bash sets `c` and `s` whatever the group's sign; a lone `+` is an empty group.
+        assert_eq!(shell_run(&["+c", "x"]), Run::Code("x"));
+        assert_eq!(shell_run(&["+", "-s"]), Run::Stdin);
+    }
+
+    #[test]
+    fn an_interpreter_s_words_are_read_by_its_option_grammar() {
+        let cases: &[(&str, &[&str], Option<Run<'_>>)] = &[
+            (
+                "python3",
+                &["-W", "ignore", "-c", "x"],
+                Some(Run::Code("x")),
+            ),
+            ("python3", &["-Ic", "x"], Some(Run::Code("x"))),
+            ("python3", &["-cx"], Some(Run::Code("x"))),
+            (
+                "python3",
+                &["-u", "/tmp/i.py"],
+                Some(Run::File("/tmp/i.py")),
+            ),
+            (
+                "python3",
+                &["-m", "http.server", "-c", "x"],
+                Some(Run::Nothing),
+            ),
+            ("python3", &["-"], Some(Run::Stdin)),
+            ("python3", &["-s"], Some(Run::Stdin)),
+            (
+                "node",
+                &["-r", "dotenv/config", "-e", "x"],
+                Some(Run::Code("x")),
+            ),
+            (
+                "node",
+                &["--require", "a", "--eval=x"],
+                Some(Run::Code("x")),
+            ),
+            ("node", &["--print", "x"], Some(Run::Code("x"))),
+            (
+                "node",
+                &["server.js", "-e", "x"],
+                Some(Run::File("server.js")),
+            ),
+            ("node", &[], Some(Run::Stdin)),
+            ("deno", &["run", "-A", "x.ts"], Some(Run::File("x.ts"))),
+            ("deno", &["eval", "x"], Some(Run::Code("x"))),
+            ("deno", &["fmt"], Some(Run::Nothing)),
+            ("bun", &["install"], Some(Run::Nothing)),
+            ("bun", &["x.ts"], Some(Run::File("x.ts"))),
+            // `-l` takes digits only: `-lne` is `-l -n -e`; `-i` takes the rest: `-pie` backs
+            // up to `.e` and gives no code.
+            ("perl", &["-lne", "x"], Some(Run::Code("x"))),
+            ("perl", &["-0777", "-ne", "x"], Some(Run::Code("x"))),
+            ("perl", &["-pie", "x"], Some(Run::File("x"))),
+            (
+                "perl",
+                &["-I", "lib", "-Mstrict", "-e", "x"],
+                Some(Run::Code("x")),
+            ),
+            ("ruby", &["-r", "json", "-e", "x"], Some(Run::Code("x"))),
+            ("php", &["-d", "a=1", "-r", "x"], Some(Run::Code("x"))),
+            ("php", &["-f", "i.php"], Some(Run::File("i.php"))),
+            (
+                "pwsh",
+                &["-NoProfile", "-ExecutionPolicy", "Bypass", "-Command", "x"],
+                Some(Run::Code("x")),
+            ),
+            ("pwsh", &["-File", "i.ps1"], Some(Run::File("i.ps1"))),
+            ("source", &["/dev/stdin"], Some(Run::Stdin)),
+            ("source", &["env.sh"], Some(Run::File("env.sh"))),
+            ("curl", &["-e", "x"], None),
+        ];
+        for (name, args, want) in cases {
+            assert_eq!(interpreter_run(name, args), *want, "{name} {args:?}");
         }
     }
 }

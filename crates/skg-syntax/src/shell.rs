@@ -46,10 +46,19 @@ impl Redirect {
             && self.fd.is_none_or(|f| f == 1)
     }
 
-    /// Whether it gives the command its standard input (`<`, `<<`, `<<-`, `<<<`, `0<`), in place
-    /// of the pipeline's.
+    /// Whether it gives the command a standard input other than the pipeline's (`< f`, `<<EOF`,
+    /// `<<< "$x"`, `0< f`). Not when it reads the pipe after all: a target of `/dev/stdin`,
+    /// `/dev/fd/0` or `/proc/self/fd/0`, or text that runs a command as it is expanded (`<<<
+    /// "$(cat)"`, `< <(cat)`, a here-document holding `$( )` or a backquote — whether its
+    /// delimiter was quoted is not kept, so such a document never cuts).
     pub fn takes_stdin(&self) -> bool {
-        matches!(self.op.as_str(), "<" | "<<" | "<<-" | "<<<") && self.fd.is_none_or(|f| f == 0)
+        const PIPE: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+        let runs = |t: &str| t.contains("$(") || t.contains('`') || t.contains("<(");
+        matches!(self.op.as_str(), "<" | "<<" | "<<-" | "<<<")
+            && self.fd.is_none_or(|f| f == 0)
+            && !PIPE.contains(&self.target.as_str())
+            && !runs(&self.target)
+            && self.heredoc.as_ref().is_none_or(|h| !runs(&h.text))
     }
 }
 
@@ -423,7 +432,7 @@ impl<'t> Tree<'t> {
     fn outermost(&self, pipeline: Node<'t>) -> Node<'t> {
         let mut outer = pipeline;
         while let Some(q) = self
-            .parent(self.wrapped(outer))
+            .parent(self.lifted(self.wrapped(outer)))
             .filter(|q| q.kind() == "pipeline")
         {
             outer = q;
@@ -453,6 +462,25 @@ impl<'t> Tree<'t> {
             })
             .get(&member)
             .copied()
+    }
+
+    /// `node` as the member of a pipeline a here-document's `|` opens: tree-sitter-bash reads
+    /// `cat <<EOF | bash || exit 1` with the list `bash || exit 1` inside that pipeline, and
+    /// bash pipes the document into `bash`, the list's first command. Through the lists whose
+    /// first child it is, when the outermost is a pipeline's member; else `node` itself.
+    fn lifted(&self, node: Node<'t>) -> Node<'t> {
+        let mut up = node;
+        while let Some(l) = self
+            .parent(up)
+            .filter(|l| l.kind() == "list" && l.named_child(0).is_some_and(|f| f.id() == up.id()))
+        {
+            up = l;
+        }
+        if up.id() != node.id() && self.parent(up).is_some_and(|p| p.kind() == "pipeline") {
+            up
+        } else {
+            node
+        }
     }
 
     /// `node` with the redirections written around it (`redirected_statement`s whose body it
@@ -504,13 +532,15 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
     // The pipeline, flattened: tree-sitter-bash reads `a | b 2>e | c` as a pipeline holding a
     // redirected pipeline (`a | b`) and `c`; bash runs one pipeline of three, and a redirection
     // written after a pipeline's last command is that command's (`a | b > f`, `a | sh < f`).
-    let (pipeline, position) = match tree.parent(unit) {
+    let member = tree.lifted(unit);
+    let (pipeline, position) = match tree.parent(member) {
         Some(p) if p.kind() == "pipeline" => {
             let outer = tree.outermost(p);
-            let position = tree.position(outer, unit.id()).unwrap_or(0);
+            let position = tree.position(outer, member.id()).unwrap_or(0);
             let mut inner = p;
             loop {
-                let last = tree.last_of(inner) == Some(unit.id());
+                // A list's redirections are its last command's, not this one's.
+                let last = member.id() == unit.id() && tree.last_of(inner) == Some(unit.id());
                 let mut up = inner;
                 while let Some(r) = tree
                     .parent(up)
@@ -563,16 +593,21 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
 }
 
 /// The member of a pipeline a member stands for: through the redirections around it
-/// (`redirected_statement`), its body.
+/// (`redirected_statement`), its body; through a list (only a here-document's `| a || b` puts
+/// one in a pipeline: [`Tree::lifted`]), its first command or pipeline.
 fn body_of(member: Node<'_>) -> Node<'_> {
     let mut body = member;
-    while body.kind() == "redirected_statement" {
-        match body.child_by_field_name("body") {
+    loop {
+        let next = match body.kind() {
+            "redirected_statement" => body.child_by_field_name("body"),
+            "list" => body.named_child(0),
+            _ => None,
+        };
+        match next {
             Some(b) => body = b,
-            None => break,
+            None => return body,
         }
     }
-    body
 }
 
 fn members(pipeline: Node<'_>) -> Vec<Node<'_>> {
@@ -680,9 +715,11 @@ fn redirect(node: Node<'_>, src: &[u8]) -> Option<Redirect> {
 /// The pipeline `pipeline` goes on from, when it follows a here-document's command: its id and
 /// the position after that command. tree-sitter-bash puts `| sh` of `cat <<EOF | sh` inside the
 /// here-document's redirection, and bash runs one pipeline of `cat` and `sh`. Only a `|` written
-/// after the delimiter (not `&& a | b`), of a single command alone or of a pipeline whose last
-/// command reads the document (`true | cat <<EOF | sh`, which the grammar reads as `true | cat`
-/// redirected: one pipeline of three).
+/// after the delimiter (not `&& a | b`), of a single command alone (or negated: `! cat <<EOF |
+/// sh`) or of a pipeline whose last command reads the document (`true | cat <<EOF | sh`, which
+/// the grammar reads as `true | cat` redirected: one pipeline of three). The grammar reads no
+/// pipeline after a redirection that follows the delimiter (`cat <<EOF 2>/dev/null | sh`) nor
+/// past a `;` there (`cat <<EOF | sh; echo`): those stay unjoined.
 fn heredoc_owner<'t>(tree: &mut Tree<'t>, pipeline: Node<'t>) -> Option<(usize, usize)> {
     if !pipeline
         .child(0)
@@ -698,6 +735,11 @@ fn heredoc_owner<'t>(tree: &mut Tree<'t>, pipeline: Node<'t>) -> Option<(usize, 
         .filter(|r| r.kind() == "redirected_statement")?;
     let body = r.child_by_field_name("body")?;
     let (outer, member) = match body.kind() {
+        // `! cat <<EOF | sh`: the command's own pipeline, negated.
+        "negated_command" => {
+            let c = body.named_child(0).filter(|c| c.kind() == "command")?;
+            return Some((c.start_byte(), 1));
+        }
         "command" => match tree
             .parent(tree.wrapped(r))
             .filter(|p| p.kind() == "pipeline")
@@ -1075,6 +1117,47 @@ mod tests {
         assert_ne!(c[0].pipeline, c[4].pipeline);
         let down: Vec<&str> = f.downstream(1).map(|(_, o)| o.name.as_str()).collect();
         assert_eq!(down, ["tr", "bash"]);
+    }
+
+    /// A here-document's `|` followed by a list (`| sudo bash -s || exit 1`) pipes into the
+    /// list's first command (or pipeline); `! cat <<EOF | sh` pipes too.
+    #[test]
+    fn a_here_document_s_pipe_into_a_list_reaches_its_first_command() {
+        let f = shell_commands("cat <<'EOF' | sudo bash -s || exit 1\nx\nEOF\n");
+        let seen: Vec<(&str, u32)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.position))
+            .collect();
+        assert_eq!(seen, [("cat", 0), ("sudo", 1), ("exit", 0)]);
+        let c = &f.commands;
+        assert_eq!(c[0].pipeline, c[1].pipeline);
+        assert_ne!(c[0].pipeline, c[2].pipeline);
+        // A pipeline first in the list: all its stages; a negated command's own pipe.
+        let f = shell_commands(
+            "cat <<'EOF' | tr x y | bash || exit 1\nx\nEOF\n! cat <<'E' | sh\ny\nE\n",
+        );
+        let seen: Vec<(&str, u32)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.position))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("cat", 0),
+                ("tr", 1),
+                ("bash", 2),
+                ("exit", 0),
+                ("cat", 0),
+                ("sh", 1)
+            ]
+        );
+        let c = &f.commands;
+        assert!(c[..3].iter().all(|x| x.pipeline == c[0].pipeline));
+        assert_ne!(c[3].pipeline, c[0].pipeline);
+        assert_eq!(c[4].pipeline, c[5].pipeline);
+        assert_ne!(c[4].pipeline, c[0].pipeline);
     }
 
     /// A stage that reads its input from a redirection cuts the flow: nothing before it reaches
