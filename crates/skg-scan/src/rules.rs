@@ -2890,18 +2890,9 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             .get((at as usize).saturating_sub(1))
             .copied()
             .unwrap_or("");
-        ctx.emit(
-            OBF_UNREAD,
-            0.7,
-            line0 + at - 1,
-            snippet,
-            message,
-            Vec::new(),
-            place,
-            0,
-        );
+        report_unread(ctx, line0 + at - 1, snippet, message, place);
     }
-    if facts.commands.is_empty() {
+    if facts.commands().is_empty() {
         return;
     }
     let line_at = |c: &ShellCommand| line0 + c.line - 1;
@@ -2913,7 +2904,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             .to_owned()
     };
     let eff: Vec<(String, Vec<&str>)> = facts
-        .commands
+        .commands()
         .iter()
         .map(|c| {
             // `key = value` / `key: value` lines of config text read as shell are not commands.
@@ -2929,7 +2920,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         })
         .collect();
     let runs = Runs::of(&facts, &eff);
-    for (i, c) in facts.commands.iter().enumerate() {
+    for (i, c) in facts.commands().iter().enumerate() {
         let (name, args) = &eff[i];
         let line = line_at(c);
         let snippet = src(c);
@@ -3056,30 +3047,27 @@ fn heredoc_code(
         return;
     };
     if ctx.heredoc_depth >= MAX_HEREDOC_DEPTH {
-        if let Some(doc) = facts.commands[i]
+        if let Some(doc) = facts.commands()[i]
             .redirects
             .iter()
             .find_map(|r| r.heredoc.as_ref())
         {
             let at = line0 + doc.line - 1;
             let first = doc.text.lines().next().unwrap_or("");
-            ctx.emit(
-                OBF_UNREAD,
-                0.7,
+            report_unread(
+                ctx,
                 at,
                 first,
                 format!(
                     "a here-document `{runner}` runs, inside {MAX_HEREDOC_DEPTH} others: past the depth the scanner reads, what it runs was not read"
                 ),
-                Vec::new(),
                 place,
-                0,
             );
         }
         return;
     }
     ctx.heredoc_depth += 1;
-    for doc in facts.commands[i]
+    for doc in facts.commands()[i]
         .redirects
         .iter()
         .filter_map(|r| r.heredoc.as_ref())
@@ -3087,6 +3075,12 @@ fn heredoc_code(
         program_rules(ctx, runner, &doc.text, line0 + doc.line - 1, place);
     }
     ctx.heredoc_depth -= 1;
+}
+
+/// SKG-OBF-004: shell text the scanner did not read, at line `at` (one confidence for every
+/// reason: what was not read cannot be told from an attack but by its shape).
+fn report_unread(ctx: &mut Ctx<'_>, at: u32, snippet: &str, message: String, place: Place<'_>) {
+    ctx.emit(OBF_UNREAD, 0.7, at, snippet, message, Vec::new(), place, 0);
 }
 
 /// Here-documents read inside one another, at most (`bash <<A` holding `bash <<B` …).
@@ -3135,11 +3129,9 @@ fn program_text(name: &str, args: &[&str]) -> Option<String> {
 /// bash`, `python3 -`, `bash -s -- args`), or PowerShell's `iex`. `python3 -c '…'` or
 /// `node script.js` read their input as data.
 fn runs_stdin(name: &str, args: &[&str]) -> bool {
-    match name {
-        "iex" | "invoke-expression" => true,
-        "xargs" => args.iter().any(|a| INTERPRETERS.contains(a)),
-        _ => interpreter_run(name, args) == Some(Run::Stdin),
-    }
+    // `xargs bash` is no such reader: it gives bash its input's words as arguments (and
+    // `effective` reads through `xargs` to the command it runs).
+    matches!(name, "iex" | "invoke-expression") || interpreter_run(name, args) == Some(Run::Stdin)
 }
 
 /// Where an interpreter given some words gets the program it runs ([`interpreter_run`]).
@@ -3164,8 +3156,8 @@ struct Letters {
     file: &'static str,
     /// Whose value is the rest of the group, else the next word (`-W ignore`, `-r dotenv`).
     valued: &'static str,
-    /// Whose value is the rest of the group only (Perl's `-Mstrict`, `-i.bak`: `-pie` backs up
-    /// to `.e`).
+    /// Whose value is the rest of the group only (Perl's `-Mstrict`, `-i.bak`: `-pie` edits in
+    /// place keeping a copy named with `e` added).
     attached: &'static str,
     /// Followed by digits only (Perl's `-0777`, `-l`: `-lne` is `-l -n -e`).
     digits: &'static str,
@@ -3175,6 +3167,11 @@ struct Letters {
     code_long: &'static [&'static str],
     /// Long options whose value is the next word unless written `--x=v`.
     valued_long: &'static [&'static str],
+    /// Letters or long options that only check the program, never run it (`php -l`, `ruby -c`,
+    /// `perl -c`, `node --check`).
+    check: &'static [&'static str],
+    /// Short options are whole words, never grouped (node's `-pe` is `--print --eval`).
+    whole: bool,
 }
 
 const NO_LETTERS: Letters = Letters {
@@ -3186,6 +3183,8 @@ const NO_LETTERS: Letters = Letters {
     other: "",
     code_long: &[],
     valued_long: &[],
+    check: &[],
+    whole: false,
 };
 
 /// The option grammar of the interpreters whose arguments are read ([`interpreter_run`]), from
@@ -3199,7 +3198,7 @@ fn letters(name: &str) -> Option<Letters> {
             valued_long: &["--check-hash-based-pycs"],
             ..NO_LETTERS
         },
-        "node" | "deno" | "bun" => Letters {
+        "node" => Letters {
             code: "ep",
             valued: "rC",
             code_long: &["--eval", "--print"],
@@ -3213,9 +3212,34 @@ fn letters(name: &str) -> Option<Letters> {
                 "--inspect-port",
                 "--title",
                 "--env-file",
-                "--cwd",
-                "--config",
             ],
+            check: &["c", "--check"],
+            whole: true,
+            ..NO_LETTERS
+        },
+        // `deno run`'s options (`-r` reloads and takes no word; `-c` is the config file).
+        "deno" => Letters {
+            valued: "cL",
+            valued_long: &[
+                "--config",
+                "--import-map",
+                "--lock",
+                "--cert",
+                "--location",
+                "--seed",
+                "--log-level",
+                "--env-file",
+            ],
+            check: &["--check"],
+            whole: true,
+            ..NO_LETTERS
+        },
+        "bun" => Letters {
+            code: "ep",
+            valued: "rc",
+            code_long: &["--eval", "--print"],
+            valued_long: &["--preload", "--config", "--cwd", "--env-file"],
+            whole: true,
             ..NO_LETTERS
         },
         "perl" => Letters {
@@ -3223,19 +3247,23 @@ fn letters(name: &str) -> Option<Letters> {
             valued: "I",
             attached: "MmxidDVC",
             digits: "0l",
+            check: &["c"],
             ..NO_LETTERS
         },
         "ruby" => Letters {
             code: "e",
             valued: "rICE",
-            attached: "xFKTW",
+            attached: "xFKTWi",
             digits: "0",
+            valued_long: &["--encoding", "--external-encoding", "--internal-encoding"],
+            check: &["c"],
             ..NO_LETTERS
         },
         "php" => Letters {
             code: "rBRE",
             file: "fF",
-            valued: "dcz",
+            valued: "dczSt",
+            check: &["l"],
             ..NO_LETTERS
         },
         "osascript" => Letters {
@@ -3259,7 +3287,7 @@ fn interpreter_run<'a>(name: &str, args: &[&'a str]) -> Option<Run<'a>> {
         return Some(shell_run(args));
     }
     match name {
-        "pwsh" | "powershell" => return Some(powershell_run(args)),
+        "pwsh" | "powershell" => return Some(powershell_run(name, args)),
         "source" | "." => {
             return Some(match args.first() {
                 Some(&("/dev/stdin" | "-")) => Run::Stdin,
@@ -3291,6 +3319,9 @@ fn interpreter_run<'a>(name: &str, args: &[&'a str]) -> Option<Run<'a>> {
                 Some((k, v)) => (k, Some(v)),
                 None => (a, None),
             };
+            if g.check.contains(&key) {
+                return Some(Run::Nothing);
+            }
             if g.code_long.contains(&key) {
                 return Some(
                     inline
@@ -3304,12 +3335,28 @@ fn interpreter_run<'a>(name: &str, args: &[&'a str]) -> Option<Run<'a>> {
             continue;
         }
         if let Some(group) = a.strip_prefix('-') {
+            if g.whole {
+                // One option a word: `-pe` is `--print --eval`, both the program's.
+                if !group.is_empty() && group.chars().all(|ch| g.code.contains(ch)) {
+                    return Some(words.next().map_or(Run::Nothing, |c| Run::Code(c)));
+                }
+                if g.check.contains(&group) {
+                    return Some(Run::Nothing);
+                }
+                if group.len() == 1 && g.valued.contains(group) {
+                    words.next();
+                }
+                continue;
+            }
             let mut after_digits = false;
             for (i, ch) in group.char_indices() {
                 if after_digits && ch.is_ascii_digit() {
                     continue;
                 }
                 let rest = &group[i + ch.len_utf8()..];
+                if g.check.iter().any(|c| c.len() == 1 && c.starts_with(ch)) {
+                    return Some(Run::Nothing);
+                }
                 if g.code.contains(ch) {
                     return Some(value(rest, &mut words).map_or(Run::Nothing, Run::Code));
                 }
@@ -3358,43 +3405,56 @@ fn interpreter_run<'a>(name: &str, args: &[&'a str]) -> Option<Run<'a>> {
     Some(Run::Stdin)
 }
 
-/// Where PowerShell given `args` gets its program: `-Command`/`-c` (any case) names the code,
-/// `-File`/`-f` a script; `-` reads standard input; options that take a value
-/// (`-ExecutionPolicy Bypass`, `-WindowStyle Hidden`) skip it; the first other word is a script
-/// file; `-EncodedCommand` is no program read here (its Base64 text is the blob rules').
-fn powershell_run<'a>(args: &[&'a str]) -> Run<'a> {
-    const VALUED: &[&str] = &[
-        "-executionpolicy",
-        "-ep",
-        "-ex",
-        "-windowstyle",
-        "-w",
-        "-outputformat",
-        "-o",
-        "-inputformat",
-        "-if",
-        "-configurationname",
-        "-workingdirectory",
-        "-wd",
-        "-version",
-        "-v",
-        "-psconsolefile",
-        "-custompipename",
-        "-settingsfile",
+/// Where PowerShell given `args` gets its program. Its parameters may be shortened to any
+/// unambiguous prefix, any case (`-c`, `-com`, `-Command`; `-f`, `-File`; `-e`, `-en`, `-enc`,
+/// `-ec`, `-EncodedCommand`; `-ex`, `-ep`, `-ExecutionPolicy`): `-Command` names the code
+/// (`-Command -` standard input), `-File` a script (`-File -` standard input); options that take
+/// a value (`-ExecutionPolicy Bypass`, `-WindowStyle Hidden`) skip it; `-EncodedCommand` is no
+/// program read here (its Base64 text is the blob rules'); `-` reads standard input. The first
+/// other word is a script for `pwsh` (7) and the code for Windows PowerShell.
+fn powershell_run<'a>(name: &str, args: &[&'a str]) -> Run<'a> {
+    // (name, the shortest prefix taken for it), in the order PowerShell resolves `-e`/`-ex`.
+    const VALUED: &[(&str, usize)] = &[
+        ("executionpolicy", 2),
+        ("ep", 2),
+        ("windowstyle", 1),
+        ("outputformat", 1),
+        ("inputformat", 2),
+        ("configurationname", 4),
+        ("workingdirectory", 2),
+        ("wd", 2),
+        ("version", 1),
+        ("psconsolefile", 2),
+        ("custompipename", 2),
+        ("settingsfile", 2),
     ];
+    let is = |o: &str, full: &str, min: usize| o.len() >= min && full.starts_with(o);
+    let stdin_or = |w: Option<&&'a str>, f: fn(&'a str) -> Run<'a>| match w {
+        None => Run::Nothing,
+        Some(&"-") => Run::Stdin,
+        Some(w) => f(w),
+    };
     let mut words = args.iter();
     while let Some(&a) = words.next() {
         let lower = a.to_ascii_lowercase();
-        match lower.as_str() {
-            "-" => return Run::Stdin,
-            "-c" | "-command" => return words.next().map_or(Run::Nothing, |c| Run::Code(c)),
-            "-f" | "-file" => return words.next().map_or(Run::Nothing, |f| Run::File(f)),
-            "-e" | "-ec" | "-encodedcommand" => return Run::Nothing,
-            l if VALUED.contains(&l) => {
-                words.next();
-            }
-            l if l.starts_with('-') => {}
-            _ => return Run::File(a),
+        let Some(o) = lower.strip_prefix('-') else {
+            return if name == "powershell" {
+                Run::Code(a)
+            } else {
+                Run::File(a)
+            };
+        };
+        if o.is_empty() {
+            return Run::Stdin;
+        }
+        if VALUED.iter().any(|&(full, min)| is(o, full, min)) {
+            words.next();
+        } else if is(o, "command", 1) {
+            return stdin_or(words.next(), Run::Code);
+        } else if is(o, "file", 1) {
+            return stdin_or(words.next(), Run::File);
+        } else if o == "ec" || is(o, "encodedcommand", 1) {
+            return Run::Nothing;
         }
     }
     Run::Stdin
@@ -3403,7 +3463,8 @@ fn powershell_run<'a>(args: &[&'a str]) -> Run<'a> {
 /// Where a shell given `args` gets its program, its words read as bash reads them
 /// (`parse_shell_options`): options come first, each group of letters at once (`-xc`,
 /// `-euo`); `c` (in a group of either sign, or fish's `--command`) makes the first word past
-/// the options the code; `s` reads standard input whatever follows; `o`/`O` take a word each
+/// the options the code; `s` reads standard input whatever follows; `n` only checks the
+/// syntax, running nothing; `o`/`O` take a word each
 /// (`-euo pipefail`), as do `--rcfile` and `--init-file`; long options may be written with one
 /// dash (`-norc`); `-` or `--` ends the options (a lone `+` is an empty group); and without `c`
 /// or `s` the first word past them is a script file (`bash -x install.sh`). One reader for
@@ -3426,7 +3487,7 @@ fn shell_run<'a>(args: &[&'a str]) -> Run<'a> {
         "version",
         "pretty-print",
     ];
-    let (mut code, mut stdin) = (false, false);
+    let (mut code, mut stdin, mut noexec) = (false, false, false);
     let mut operand = None;
     let mut words = args.iter().copied();
     while let Some(a) = words.next() {
@@ -3461,11 +3522,16 @@ fn shell_run<'a>(args: &[&'a str]) -> Run<'a> {
         };
         code |= flags.contains('c');
         stdin |= flags.contains('s');
+        // `-n` reads commands without running them (a syntax check); `+n` turns that off.
+        if flags.contains('n') {
+            noexec = a.starts_with('-');
+        }
         for _ in flags.chars().filter(|f| matches!(f, 'o' | 'O')) {
             words.next();
         }
     }
     match operand {
+        _ if noexec => Run::Nothing,
         Some(word) if code => Run::Code(word),
         None if code => Run::Nothing,
         _ if stdin => Run::Stdin,
@@ -3480,7 +3546,8 @@ fn shell_run<'a>(args: &[&'a str]) -> Run<'a> {
 struct Runs {
     /// By a file's base name, the commands that run it (in source order): a path run as a
     /// command (`/tmp/i.sh`, `./x`), a script given to an interpreter (`bash i.sh`, `python3 -u
-    /// /tmp/i.py`), or code that is one path (`bash -c /tmp/i.sh`, `eval /tmp/i.sh`).
+    /// /tmp/i.py`; not a syntax check, `php -l f`), or shell code that is one path (`bash -c
+    /// /tmp/i.sh`, `eval /tmp/i.sh`; Perl's `-e /tmp/x` is a pattern).
     files: HashMap<String, Vec<usize>>,
     /// By a variable's name, the commands that run its value (in source order): as the whole
     /// program (`eval "$X"`, `bash -c "${X:-}"` — not a version string in a URL of a longer
@@ -3493,16 +3560,16 @@ impl Runs {
     fn of(facts: &ShellFacts, eff: &[(String, Vec<&str>)]) -> Runs {
         let mut out = Runs::default();
         let path = |c: &str| c.contains('/') && !c.contains(char::is_whitespace);
-        for (j, o) in facts.commands.iter().enumerate() {
+        for (j, o) in facts.commands().iter().enumerate() {
             let (on, oa) = &eff[j];
             if o.name.contains('/') {
                 out.files.entry(base_name(&o.name)).or_default().push(j);
             }
             let program = program_text(on, oa);
+            let shell = SHELLS.contains(&on.as_str()) || on == "eval";
             let file = match interpreter_run(on, oa) {
                 Some(Run::File(f)) => Some(f.to_owned()),
-                Some(Run::Code(c)) if path(c) => Some(c.to_owned()),
-                _ => program.clone().filter(|c| on == "eval" && path(c)),
+                _ => program.clone().filter(|c| shell && path(c)),
             };
             if let Some(f) = file {
                 out.files.entry(base_name(&f)).or_default().push(j);
@@ -3586,7 +3653,7 @@ fn download_exec(
     code: &str,
 ) {
     let (name, args) = &eff[i];
-    let c = &facts.commands[i];
+    let c = &facts.commands()[i];
     let mut how: Option<String> = None;
     let mut host = Host::default();
     if DOWNLOADERS.contains(&name.as_str()) {
@@ -3613,7 +3680,8 @@ fn download_exec(
         if how.is_none()
             && let Some(file) = output_file(name, args, c)
         {
-            let run = Runs::after(runs.files.get(&base_name(&file)), i).map(|j| &facts.commands[j]);
+            let run =
+                Runs::after(runs.files.get(&base_name(&file)), i).map(|j| &facts.commands()[j]);
             if let Some(o) = run {
                 how = Some(format!("`{name}` saves `{file}` and `{}` runs it", o.name));
             }
@@ -3769,12 +3837,12 @@ fn variable_run<'c>(
     runs: &Runs,
     i: usize,
 ) -> Option<(&'c str, usize)> {
-    let c = &facts.commands[i];
+    let c = &facts.commands()[i];
     let var = c.assigned_to.as_deref()?;
     let after: Vec<usize> = facts.downstream(i).map(|(j, _)| j).collect();
     if after.iter().any(|&j| !passes_on(&eff[j].0, &eff[j].1))
         || after.iter().chain(std::iter::once(&i)).any(|&j| {
-            facts.commands[j]
+            facts.commands()[j]
                 .redirects
                 .iter()
                 .any(skg_syntax::Redirect::takes_stdout)
@@ -3822,7 +3890,7 @@ fn decode_exec(
     place: Place<'_>,
 ) {
     let (name, args) = &eff[i];
-    let c = &facts.commands[i];
+    let c = &facts.commands()[i];
     if !is_decoder(name, args) {
         return;
     }
@@ -3868,7 +3936,7 @@ fn reverse_shell(
     place: Place<'_>,
 ) {
     let (name, args) = &eff[i];
-    let c = &facts.commands[i];
+    let c = &facts.commands()[i];
     let net = matches!(
         name.as_str(),
         "nc" | "ncat" | "netcat" | "nc.traditional" | "telnet"
@@ -4630,8 +4698,9 @@ fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: P
 
 /// The rules for a program `runner` runs, read at line `at`: Python's and JavaScript's code
 /// rules, a shell's, else the rule for encoded blobs (Perl, Ruby, PHP, AppleScript,
-/// PowerShell: every line of a shell block is read as PowerShell already, and a second reading
-/// of `powershell -c "irm … | iex"` would only trade its finding's snippet for a shorter one).
+/// PowerShell: every line of a shell block is read as PowerShell already — a second reading of
+/// `powershell -c "irm … | iex"` would only trade its finding's snippet for a shorter one — and
+/// an MCP launch of PowerShell is read as its joined command line).
 fn program_rules(ctx: &mut Ctx<'_>, runner: &str, code: &str, at: u32, place: Place<'_>) {
     if runner.starts_with("python") {
         code_rules(ctx, Language::Python, code, at, place);
@@ -5180,6 +5249,11 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
                 .collect();
             shell_rules(ctx, &quoted.join(" "), line, Place::McpLaunch);
         }
+        // PowerShell joins its words into one command line, read as PowerShell (a shell
+        // block's lines are read so already; a launch's are not).
+        if matches!(name.as_str(), "pwsh" | "powershell") {
+            powershell_rules(ctx, &words.join(" "), line, Place::McpLaunch);
+        }
         for f in &mut ctx.out[before..] {
             f.line = line;
             f.message = format!("server `{server}`: {}", f.message);
@@ -5377,6 +5451,12 @@ mod tests {
         // bash sets `c` and `s` whatever the group's sign; a lone `+` is an empty group.
         assert_eq!(shell_run(&["+c", "x"]), Run::Code("x"));
         assert_eq!(shell_run(&["+", "-s"]), Run::Stdin);
+        // `-n` checks the syntax only.
+        assert_eq!(shell_run(&["-n", "install.sh"]), Run::Nothing);
+        assert_eq!(
+            shell_run(&["-n", "+n", "install.sh"]),
+            Run::File("install.sh")
+        );
     }
 
     #[test]
@@ -5442,6 +5522,41 @@ mod tests {
                 Some(Run::Code("x")),
             ),
             ("pwsh", &["-File", "i.ps1"], Some(Run::File("i.ps1"))),
+            ("node", &["-pe", "x"], Some(Run::Code("x"))),
+            ("node", &["--check", "lib.js"], Some(Run::Nothing)),
+            ("node", &["-c", "lib.js"], Some(Run::Nothing)),
+            (
+                "deno",
+                &["run", "-A", "-r", "x.ts"],
+                Some(Run::File("x.ts")),
+            ),
+            (
+                "deno",
+                &["run", "-c", "deno.json", "x.ts"],
+                Some(Run::File("x.ts")),
+            ),
+            (
+                "ruby",
+                &["--encoding", "UTF-8", "x.rb"],
+                Some(Run::File("x.rb")),
+            ),
+            ("ruby", &["-c", "lib.rb"], Some(Run::Nothing)),
+            ("php", &["-l", "plugin.php"], Some(Run::Nothing)),
+            (
+                "php",
+                &["-S", "0.0.0.0:8000", "router.php"],
+                Some(Run::File("router.php")),
+            ),
+            ("perl", &["-c", "x.pl"], Some(Run::Nothing)),
+            ("pwsh", &["-NoProfile", "-Command", "-"], Some(Run::Stdin)),
+            ("pwsh", &["-File", "-"], Some(Run::Stdin)),
+            (
+                "pwsh",
+                &["-ex", "bypass", "-enc", "SQBFAFgA"],
+                Some(Run::Nothing),
+            ),
+            ("pwsh", &["-co", "x"], Some(Run::Code("x"))),
+            ("powershell", &["-nop", "x"], Some(Run::Code("x"))),
             ("source", &["/dev/stdin"], Some(Run::Stdin)),
             ("source", &["env.sh"], Some(Run::File("env.sh"))),
             ("curl", &["-e", "x"], None),

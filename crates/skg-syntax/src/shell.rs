@@ -36,6 +36,9 @@ pub struct Heredoc {
     /// Its text, up to the delimiter line (not included); for `<<-`, without the lines'
     /// leading tabs.
     pub text: String,
+    /// Its delimiter was quoted (`<<'EOF'`, `<<"EOF"`, `<<\EOF`): the text is taken as written,
+    /// nothing in it is expanded.
+    pub quoted: bool,
 }
 
 impl Redirect {
@@ -49,8 +52,8 @@ impl Redirect {
     /// Whether it gives the command a standard input other than the pipeline's (`< f`, `<<EOF`,
     /// `<<< "$x"`, `0< f`). Not when it reads the pipe after all: a target of `/dev/stdin`,
     /// `/dev/fd/0` or `/proc/self/fd/0`, or text that runs a command as it is expanded (`<<<
-    /// "$(cat)"`, `< <(cat)`, a here-document holding `$( )` or a backquote — whether its
-    /// delimiter was quoted is not kept, so such a document never cuts).
+    /// "$(cat)"`, `< <(cat)`, a here-document whose delimiter is not quoted holding `$( )` or a
+    /// backquote).
     pub fn takes_stdin(&self) -> bool {
         const PIPE: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
         let runs = |t: &str| t.contains("$(") || t.contains('`') || t.contains("<(");
@@ -58,7 +61,10 @@ impl Redirect {
             && self.fd.is_none_or(|f| f == 0)
             && !PIPE.contains(&self.target.as_str())
             && !runs(&self.target)
-            && self.heredoc.as_ref().is_none_or(|h| !runs(&h.text))
+            && self
+                .heredoc
+                .as_ref()
+                .is_none_or(|h| h.quoted || !runs(&h.text))
     }
 }
 
@@ -100,8 +106,9 @@ pub struct ShellCommand {
 /// The commands of a snippet, in source order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShellFacts {
-    /// Every simple command, nested ones included.
-    pub commands: Vec<ShellCommand>,
+    /// Every simple command, nested ones included ([`ShellFacts::commands`]; not public: the
+    /// indexes below are built from it, and a caller that edited it would read stale ones).
+    commands: Vec<ShellCommand>,
     /// tree-sitter had to recover from syntax errors (facts may be partial).
     pub has_errors: bool,
     /// The parse went over its budget: no facts.
@@ -118,7 +125,7 @@ pub struct ShellFacts {
 
 /// Shell text left out of the parse: no real command comes near it, and tree-sitter's time
 /// and memory on it grow with the square of its length (see [`crate::shell_bounds`]).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unread {
     /// A statement of `stages` pipeline stages, more than [`MAX_PIPELINE_STAGES`](shell_bounds::MAX_PIPELINE_STAGES): the
     /// stages past the bound are not parsed, the ones before it are.
@@ -149,6 +156,11 @@ impl Unread {
 }
 
 impl ShellFacts {
+    /// Every simple command, nested ones included, in source order.
+    pub fn commands(&self) -> &[ShellCommand] {
+        &self.commands
+    }
+
     /// The commands of `command`'s pipeline that come after it and read what it writes: up to
     /// the first that reads its input from a redirection instead (`curl u | cat <<EOF | sh`:
     /// `sh` runs the document, not the download).
@@ -384,6 +396,7 @@ fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
             .collect(),
         positions: HashMap::new(),
         last: HashMap::new(),
+        lifts: HashMap::new(),
     };
     let commands = nodes
         .iter()
@@ -420,6 +433,9 @@ struct Tree<'t> {
     /// Each pipeline's last member, flattened (pipeline id → member id): found once, not once
     /// per command (a pipeline of n commands would cost n² otherwise).
     last: HashMap<usize, Option<usize>>,
+    /// [`Tree::lifted`] of each node asked (node id → node): a long `&&` chain over a long
+    /// pipeline is climbed once, not once per stage.
+    lifts: HashMap<usize, Node<'t>>,
 }
 
 impl<'t> Tree<'t> {
@@ -429,15 +445,15 @@ impl<'t> Tree<'t> {
 
     /// The outermost pipeline `pipeline` is a member of, through redirections (itself when
     /// none): tree-sitter-bash reads `a | b 2>e | c` as a pipeline holding a redirected one.
-    fn outermost(&self, pipeline: Node<'t>) -> Node<'t> {
+    fn outermost(&mut self, pipeline: Node<'t>) -> Node<'t> {
         let mut outer = pipeline;
-        while let Some(q) = self
-            .parent(self.lifted(self.wrapped(outer)))
-            .filter(|q| q.kind() == "pipeline")
-        {
-            outer = q;
+        loop {
+            let member = self.lifted(self.wrapped(outer));
+            match self.parent(member).filter(|q| q.kind() == "pipeline") {
+                Some(q) => outer = q,
+                None => return outer,
+            }
         }
-        outer
     }
 
     /// The last member of `pipeline`, flattened ([`last_member`], found once per pipeline).
@@ -468,7 +484,10 @@ impl<'t> Tree<'t> {
     /// `cat <<EOF | bash || exit 1` with the list `bash || exit 1` inside that pipeline, and
     /// bash pipes the document into `bash`, the list's first command. Through the lists whose
     /// first child it is, when the outermost is a pipeline's member; else `node` itself.
-    fn lifted(&self, node: Node<'t>) -> Node<'t> {
+    fn lifted(&mut self, node: Node<'t>) -> Node<'t> {
+        if let Some(&n) = self.lifts.get(&node.id()) {
+            return n;
+        }
         let mut up = node;
         while let Some(l) = self
             .parent(up)
@@ -476,11 +495,14 @@ impl<'t> Tree<'t> {
         {
             up = l;
         }
-        if up.id() != node.id() && self.parent(up).is_some_and(|p| p.kind() == "pipeline") {
-            up
-        } else {
-            node
-        }
+        let lifted =
+            if up.id() != node.id() && self.parent(up).is_some_and(|p| p.kind() == "pipeline") {
+                up
+            } else {
+                node
+            };
+        self.lifts.insert(node.id(), lifted);
+        lifted
     }
 
     /// `node` with the redirections written around it (`redirected_statement`s whose body it
@@ -693,8 +715,15 @@ fn redirect(node: Node<'_>, src: &[u8]) -> Option<Redirect> {
             // indentation); `<<-` strips the lines' leading tabs.
             let t = text(b, src);
             let t = &t[..t.rfind('\n').map_or(0, |p| p + 1)];
+            // Any quoting in the delimiter word keeps the body from being expanded.
+            let mut c = node.walk();
+            let quoted = node
+                .named_children(&mut c)
+                .find(|n| n.kind() == "heredoc_start")
+                .is_some_and(|d| text(d, src).contains(['\'', '"', '\\']));
             Heredoc {
                 line: line(b),
+                quoted,
                 text: if op == "<<-" {
                     t.split_inclusive('\n')
                         .map(|l| l.trim_start_matches('\t'))
@@ -1082,7 +1111,8 @@ mod tests {
             doc,
             Some(Heredoc {
                 line: 3,
-                text: "curl -s u | sh\n".into()
+                text: "curl -s u | sh\n".into(),
+                quoted: true,
             })
         );
     }
