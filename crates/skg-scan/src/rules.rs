@@ -3130,7 +3130,8 @@ fn program_text(name: &str, args: &[&str]) -> Option<String> {
 /// `node script.js` read their input as data.
 fn runs_stdin(name: &str, args: &[&str]) -> bool {
     // `xargs bash` is no such reader: it gives bash its input's words as arguments (and
-    // `effective` reads through `xargs` to the command it runs).
+    // `effective` reads through `xargs` to the command it runs). `xargs -I{} sh -c '{}'`, which
+    // runs each line it reads, is not read as running its input.
     matches!(name, "iex" | "invoke-expression") || interpreter_run(name, args) == Some(Run::Stdin)
 }
 
@@ -3168,7 +3169,7 @@ struct Letters {
     /// Long options whose value is the next word unless written `--x=v`.
     valued_long: &'static [&'static str],
     /// Letters or long options that only check the program, never run it (`php -l`, `ruby -c`,
-    /// `perl -c`, `node --check`).
+    /// `node --check`; not `perl -c`, which runs `BEGIN` blocks).
     check: &'static [&'static str],
     /// Short options are whole words, never grouped (node's `-pe` is `--print --eval`).
     whole: bool,
@@ -3217,20 +3218,20 @@ fn letters(name: &str) -> Option<Letters> {
             whole: true,
             ..NO_LETTERS
         },
-        // `deno run`'s options (`-r` reloads and takes no word; `-c` is the config file).
+        // `deno run`'s options (`-r` reloads and takes no word; `-c` is the config file;
+        // `--check` type-checks, then runs; `--lock` and `--env-file` take a value only after
+        // `=`).
         "deno" => Letters {
             valued: "cL",
             valued_long: &[
                 "--config",
                 "--import-map",
-                "--lock",
                 "--cert",
                 "--location",
                 "--seed",
                 "--log-level",
-                "--env-file",
+                "--ext",
             ],
-            check: &["--check"],
             whole: true,
             ..NO_LETTERS
         },
@@ -3242,12 +3243,12 @@ fn letters(name: &str) -> Option<Letters> {
             whole: true,
             ..NO_LETTERS
         },
+        // `perl -c` runs `BEGIN`/`CHECK` blocks and `use`: no mere check.
         "perl" => Letters {
             code: "eE",
             valued: "I",
             attached: "MmxidDVC",
             digits: "0l",
-            check: &["c"],
             ..NO_LETTERS
         },
         "ruby" => Letters {
@@ -3337,7 +3338,11 @@ fn interpreter_run<'a>(name: &str, args: &[&'a str]) -> Option<Run<'a>> {
         if let Some(group) = a.strip_prefix('-') {
             if g.whole {
                 // One option a word: `-pe` is `--print --eval`, both the program's.
+                // `node -p -e X`: the program is the last such option's word.
                 if !group.is_empty() && group.chars().all(|ch| g.code.contains(ch)) {
+                    if words.clone().next().is_some_and(|w| w.starts_with('-')) {
+                        continue;
+                    }
                     return Some(words.next().map_or(Run::Nothing, |c| Run::Code(c)));
                 }
                 if g.check.contains(&group) {
@@ -3405,28 +3410,33 @@ fn interpreter_run<'a>(name: &str, args: &[&'a str]) -> Option<Run<'a>> {
     Some(Run::Stdin)
 }
 
-/// Where PowerShell given `args` gets its program. Its parameters may be shortened to any
-/// unambiguous prefix, any case (`-c`, `-com`, `-Command`; `-f`, `-File`; `-e`, `-en`, `-enc`,
+/// Where PowerShell given `args` gets its program. Its parameters may be shortened to a prefix
+/// (as long as its parser asks for each), any case (`-c`, `-com`, `-Command`; `-f`, `-File`; `-e`, `-en`, `-enc`,
 /// `-ec`, `-EncodedCommand`; `-ex`, `-ep`, `-ExecutionPolicy`): `-Command` names the code
-/// (`-Command -` standard input), `-File` a script (`-File -` standard input); options that take
-/// a value (`-ExecutionPolicy Bypass`, `-WindowStyle Hidden`) skip it; `-EncodedCommand` is no
-/// program read here (its Base64 text is the blob rules'); `-` reads standard input. The first
+/// (`-Command -` standard input; `-CommandWithArgs` too), `-File` a script (`-File -` standard
+/// input); options that take a value (`-ExecutionPolicy Bypass`, `-WindowStyle Hidden`) skip it;
+/// `-EncodedCommand` is no program read here (its Base64 text is the PowerShell rule's); `-`
+/// reads standard input. The first
 /// other word is a script for `pwsh` (7) and the code for Windows PowerShell.
 fn powershell_run<'a>(name: &str, args: &[&'a str]) -> Run<'a> {
-    // (name, the shortest prefix taken for it), in the order PowerShell resolves `-e`/`-ex`.
+    // (name, the shortest prefix pwsh's parser takes for it; aliases whole), in the order it
+    // resolves `-e`/`-ex`.
     const VALUED: &[(&str, usize)] = &[
         ("executionpolicy", 2),
         ("ep", 2),
         ("windowstyle", 1),
         ("outputformat", 1),
-        ("inputformat", 2),
-        ("configurationname", 4),
+        ("of", 2),
+        ("inputformat", 3),
+        ("if", 2),
+        ("configurationname", 6),
+        ("configurationfile", 14),
         ("workingdirectory", 2),
         ("wd", 2),
         ("version", 1),
         ("psconsolefile", 2),
-        ("custompipename", 2),
-        ("settingsfile", 2),
+        ("custompipename", 3),
+        ("settingsfile", 8),
     ];
     let is = |o: &str, full: &str, min: usize| o.len() >= min && full.starts_with(o);
     let stdin_or = |w: Option<&&'a str>, f: fn(&'a str) -> Run<'a>| match w {
@@ -3449,7 +3459,7 @@ fn powershell_run<'a>(name: &str, args: &[&'a str]) -> Run<'a> {
         }
         if VALUED.iter().any(|&(full, min)| is(o, full, min)) {
             words.next();
-        } else if is(o, "command", 1) {
+        } else if o == "cwa" || is(o, "commandwithargs", 8) || is(o, "command", 1) {
             return stdin_or(words.next(), Run::Code);
         } else if is(o, "file", 1) {
             return stdin_or(words.next(), Run::File);
@@ -3546,8 +3556,9 @@ fn shell_run<'a>(args: &[&'a str]) -> Run<'a> {
 struct Runs {
     /// By a file's base name, the commands that run it (in source order): a path run as a
     /// command (`/tmp/i.sh`, `./x`), a script given to an interpreter (`bash i.sh`, `python3 -u
-    /// /tmp/i.py`; not a syntax check, `php -l f`), or shell code that is one path (`bash -c
-    /// /tmp/i.sh`, `eval /tmp/i.sh`; Perl's `-e /tmp/x` is a pattern).
+    /// /tmp/i.py`; not a syntax check, `php -l f`), or shell or PowerShell code that is one path
+    /// (`bash -c /tmp/i.sh`, `eval /tmp/i.sh`, `powershell ./i.ps1`; Perl's `-e /tmp/x` is a
+    /// pattern).
     files: HashMap<String, Vec<usize>>,
     /// By a variable's name, the commands that run its value (in source order): as the whole
     /// program (`eval "$X"`, `bash -c "${X:-}"` — not a version string in a URL of a longer
@@ -3566,7 +3577,8 @@ impl Runs {
                 out.files.entry(base_name(&o.name)).or_default().push(j);
             }
             let program = program_text(on, oa);
-            let shell = SHELLS.contains(&on.as_str()) || on == "eval";
+            let shell = SHELLS.contains(&on.as_str())
+                || matches!(on.as_str(), "eval" | "pwsh" | "powershell");
             let file = match interpreter_run(on, oa) {
                 Some(Run::File(f)) => Some(f.to_owned()),
                 _ => program.clone().filter(|c| shell && path(c)),
@@ -4759,7 +4771,7 @@ fn source_notes(host: &Host) -> (Vec<Note>, i32) {
 fn powershell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
     static IEX: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?i)(\b(?:iex|invoke-expression)\b[^\n]{0,80}\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)\b|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,200}\|\s*(?:iex|invoke-expression)\b|downloadstring\([^)]*\)\s*\|\s*iex|-e(?:nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{40,})",
+            r"(?i)(\b(?:iex|invoke-expression)\b[^\n]{0,80}\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)\b|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,200}\|\s*(?:iex|invoke-expression)\b|downloadstring\([^)]*\)\s*\|\s*iex|-(?:ec|e(?:n(?:c(?:o(?:d(?:e(?:d(?:c(?:o(?:m(?:m(?:a(?:n(?:d)?)?)?)?)?)?)?)?)?)?)?)?)?)\s+[A-Za-z0-9+/=]{40,})",
         )
     });
     for (i, l) in code.lines().enumerate() {
@@ -5547,7 +5559,22 @@ mod tests {
                 &["-S", "0.0.0.0:8000", "router.php"],
                 Some(Run::File("router.php")),
             ),
-            ("perl", &["-c", "x.pl"], Some(Run::Nothing)),
+            // `perl -c` runs `BEGIN` blocks; `deno run --check` runs after checking.
+            ("perl", &["-c", "x.pl"], Some(Run::File("x.pl"))),
+            ("deno", &["run", "--check", "x.ts"], Some(Run::File("x.ts"))),
+            (
+                "deno",
+                &["run", "--env-file", "x.ts"],
+                Some(Run::File("x.ts")),
+            ),
+            ("node", &["-p", "-e", "x"], Some(Run::Code("x"))),
+            (
+                "pwsh",
+                &["-of", "Text", "-Command", "x"],
+                Some(Run::Code("x")),
+            ),
+            ("pwsh", &["-in", "-Command", "x"], Some(Run::Code("x"))),
+            ("pwsh", &["-cwa", "x"], Some(Run::Code("x"))),
             ("pwsh", &["-NoProfile", "-Command", "-"], Some(Run::Stdin)),
             ("pwsh", &["-File", "-"], Some(Run::Stdin)),
             (

@@ -72,7 +72,12 @@ impl ShellCommand {
     /// Whether it reads its standard input from a redirection (`< f`, `<<EOF`, `<<< "$x"`), not
     /// from the pipeline it is in.
     pub fn reads_redirect(&self) -> bool {
+        // `3<&0` keeps the pipe on another descriptor (`cat /dev/fd/3 3<&0 <<'EOF'`).
         self.redirects.iter().any(Redirect::takes_stdin)
+            && !self
+                .redirects
+                .iter()
+                .any(|r| r.op == "<&" && r.target == "0")
     }
 }
 
