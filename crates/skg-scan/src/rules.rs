@@ -5515,8 +5515,8 @@ mod tests {
             ("deno", &["fmt"], Some(Run::Nothing)),
             ("bun", &["install"], Some(Run::Nothing)),
             ("bun", &["x.ts"], Some(Run::File("x.ts"))),
-            // `-l` takes digits only: `-lne` is `-l -n -e`; `-i` takes the rest: `-pie` backs
-            // up to `.e` and gives no code.
+            // `-l` takes digits only: `-lne` is `-l -n -e`; `-i` takes the rest: `-pie` edits
+            // in place keeping a copy with `e` added to its name, and gives no code.
             ("perl", &["-lne", "x"], Some(Run::Code("x"))),
             ("perl", &["-0777", "-ne", "x"], Some(Run::Code("x"))),
             ("perl", &["-pie", "x"], Some(Run::File("x"))),
