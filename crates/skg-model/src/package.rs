@@ -100,7 +100,8 @@ pub enum FileKind {
     TypeScript,
     /// `.ps1`.
     PowerShell,
-    /// Scripts read for blobs only: `.rb`, `.pl`, `.bat`, `.cmd`.
+    /// Scripts without a grammar in the scan: `.rb`, `.pl` (read lexically), `.bat`, `.cmd` (for
+    /// blobs only).
     OtherScript,
     /// Text and configuration: `.txt`, `.json`, `.yaml`, `.yml`, `.toml`.
     Text,

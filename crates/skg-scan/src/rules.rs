@@ -262,8 +262,8 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// The file being read is a program: what it holds runs. A script by its extension (the
-    /// languages the rules parse, and Ruby, Perl and Windows batch files, which they read as
-    /// text) or by a `#!` first line.
+    /// languages the rules parse, Ruby and Perl, which they read lexically, and Windows batch
+    /// files, which they read as text) or by a `#!` first line.
     fn is_script(&self) -> bool {
         FileKind::of(&self.file.path).is_script() || self.file.text.starts_with("#!")
     }
@@ -502,29 +502,35 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
         } else if fname == ".mcp.json" || fname == "mcp.json" {
             mcp_config(&mut ctx);
         } else {
-            match FileKind::of(&file.path) {
-                FileKind::Markdown => {
+            match Reading::of(&file.path, &file.text) {
+                Reading::Kind(FileKind::Markdown) => {
                     let segs = match main_segments.take().filter(|_| ctx.is_main()) {
                         Some(m) => m,
                         None => segments(&file.text),
                     };
                     markdown_rules(&mut ctx, segs);
                 }
-                FileKind::Shell => {
+                Reading::Kind(FileKind::Shell) => {
                     shell_rules(&mut ctx, &file.text, 1, Place::Script);
                     blob_rule(&mut ctx, &file.text, 1, Place::Script);
                 }
-                FileKind::Python => {
+                Reading::Kind(FileKind::Python) => {
                     code_rules(&mut ctx, Language::Python, &file.text, 1, Place::Script);
                 }
-                FileKind::JavaScript => {
+                Reading::Kind(FileKind::JavaScript) => {
                     code_rules(&mut ctx, Language::JavaScript, &file.text, 1, Place::Script);
                 }
-                FileKind::TypeScript => {
+                Reading::Kind(FileKind::TypeScript) => {
                     code_rules(&mut ctx, Language::TypeScript, &file.text, 1, Place::Script);
                 }
-                FileKind::PowerShell => powershell_rules(&mut ctx, &file.text, 1, Place::Script),
-                FileKind::OtherScript | FileKind::Text | FileKind::Other => {
+                Reading::Kind(FileKind::PowerShell) => {
+                    powershell_rules(&mut ctx, &file.text, 1, Place::Script);
+                }
+                Reading::Lexical => {
+                    script_rules(&mut ctx, &file.text, 1, Place::Script);
+                    blob_rule(&mut ctx, &file.text, 1, Place::Script);
+                }
+                Reading::Kind(FileKind::OtherScript | FileKind::Text | FileKind::Other) => {
                     blob_rule(&mut ctx, &file.text, 1, Place::Script);
                 }
             }
@@ -1134,6 +1140,69 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
     }
 }
 
+/// How a package file's text is read: by the kind its name says ([`FileKind::of`]), else, for a
+/// name that says nothing (`scripts/install`), by the interpreter its `#!` line names — a shell
+/// runs `#!/usr/bin/env bash` whatever the file is called. Perl, Ruby and PHP (by name or `#!`)
+/// are read lexically ([`script_rules`]): no grammar of theirs is compiled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Kind(FileKind),
+    Lexical,
+}
+
+impl Reading {
+    fn of(path: &str, text: &str) -> Reading {
+        let kind = FileKind::of(path);
+        let ext = path
+            .rsplit('/')
+            .next()
+            .and_then(|n| n.rsplit_once('.'))
+            .map(|(_, e)| e.to_ascii_lowercase());
+        match kind {
+            FileKind::OtherScript if matches!(ext.as_deref(), Some("rb" | "pl")) => {
+                Reading::Lexical
+            }
+            FileKind::Other if ext.as_deref() == Some("php") => Reading::Lexical,
+            FileKind::Other => shebang(text).map_or(Reading::Kind(kind), |i| {
+                Reading::of_interpreter(&i).unwrap_or(Reading::Kind(kind))
+            }),
+            _ => Reading::Kind(kind),
+        }
+    }
+
+    /// The reading of a program an interpreter runs, by the interpreter's base name.
+    fn of_interpreter(name: &str) -> Option<Reading> {
+        let bare = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        Some(match bare {
+            "sh" | "bash" | "zsh" | "ksh" | "dash" | "ash" | "mksh" | "busybox" => {
+                Reading::Kind(FileKind::Shell)
+            }
+            "python" | "pypy" => Reading::Kind(FileKind::Python),
+            "node" | "nodejs" | "deno" | "bun" => Reading::Kind(FileKind::JavaScript),
+            "pwsh" | "powershell" => Reading::Kind(FileKind::PowerShell),
+            "perl" | "ruby" | "php" => Reading::Lexical,
+            _ => return None,
+        })
+    }
+}
+
+/// The interpreter a `#!` first line names (its base name; through `env`, past its options and
+/// assignments: `#!/usr/bin/env -S bash -e` names `bash`).
+fn shebang(text: &str) -> Option<String> {
+    let line = text.strip_prefix("#!")?.lines().next()?;
+    let mut words = line.split_whitespace().map(|w| {
+        // `-S` takes the rest of the line as words (`-Sbash`: the word glued to it).
+        w.strip_prefix("-S").filter(|r| !r.is_empty()).unwrap_or(w)
+    });
+    let first = base_name(words.next()?);
+    if first != "env" {
+        return Some(first);
+    }
+    words
+        .find(|w| !w.starts_with('-') && !w.contains('='))
+        .map(base_name)
+}
+
 fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
     let place = Place::Markdown {
         section: &seg.section,
@@ -1159,12 +1228,24 @@ fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
         "powershell" | "ps1" | "pwsh" | "ps" => {
             powershell_rules(ctx, &seg.text, seg.line, place);
         }
+        "ruby" | "rb" | "php" => {
+            script_rules(ctx, &seg.text, seg.line, place);
+            shell_rules(ctx, &shell_lines(&seg.text), seg.line, place);
+            blob_rule(ctx, &seg.text, seg.line, place);
+        }
+        // Perl blocks are read as shell too, as blocks without a language are (one-liners are
+        // written in either).
+        "perl" | "pl" => {
+            script_rules(ctx, &seg.text, seg.line, place);
+            shell_rules(ctx, &strip_prompts(&seg.text), seg.line, place);
+            blob_rule(ctx, &seg.text, seg.line, place);
+        }
         "json" | "jsonc" | "json5" | "yaml" | "yml" | "toml" | "xml" | "html" | "css" | "sql"
         | "csv" | "diff" | "go" | "rust" | "rs" | "java" | "kotlin" | "swift" | "c" | "cpp"
         | "csharp" | "cs" | "mermaid" | "markdown" | "md" | "hcl" | "terraform" | "tf" | "ini"
         | "conf" | "nginx" | "properties" | "text" | "txt" | "plaintext" | "output" | "log"
-        | "graphql" | "proto" | "dot" | "latex" | "tex" | "r" | "scala" | "ruby" | "rb" | "php"
-        | "lua" | "elixir" | "haskell" => {
+        | "graphql" | "proto" | "dot" | "latex" | "tex" | "r" | "scala" | "lua" | "elixir"
+        | "haskell" => {
             blob_rule(ctx, &seg.text, seg.line, place);
         }
         // Shell, consoles, and blocks without a language: read as shell (rules fire only on
@@ -4721,7 +4802,66 @@ fn program_rules(ctx: &mut Ctx<'_>, runner: &str, code: &str, at: u32, place: Pl
     } else if SHELLS.contains(&runner) || matches!(runner, "source" | "." | "eval") {
         shell_rules(ctx, code, at, place);
     } else {
+        if matches!(runner, "perl" | "ruby" | "php") {
+            script_rules(ctx, code, at, place);
+        }
         blob_rule(ctx, code, at, place);
+    }
+}
+
+/// Perl, Ruby and PHP programs, read lexically (no grammar of theirs is compiled in): the
+/// commands they hand a shell (`system`, `exec`, `spawn`, `shell_exec`, `passthru`, `popen`,
+/// `proc_open`, `IO.popen`, `Open3`, backquotes, `qx`, `%x`) are read as shell, and a socket
+/// whose descriptor a shell is given as its standard streams (`open(STDIN, ">&S")`, `<&3`,
+/// `dup2`, `fdopen`, `reopen`, `proc_open`, Ruby's `:in =>`) is a reverse shell, as in
+/// [`code_rules`].
+fn script_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
+    static RUNS: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"(?:\b(?:system|exec|spawn|shell_exec|passthru|popen|proc_open|IO\.popen|Open3\.\w+)\s*\(?\s*(?:"([^"\n]{4,})"|'([^'\n]{4,})')|`([^`\n]{4,})`|(?:\bqx|%x)\s*[({]([^)}\n]{4,})[)}])"#,
+        )
+    });
+    static SOCKET: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"\b(?:socket\s*\(|IO::Socket|TCPSocket|Socket\.tcp|Socket\.new|p?fsockopen|stream_socket_client|socket_connect)",
+        )
+    });
+    static SHELL: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)/bin/(?:ba|z|da|k)?sh\b|\b(?:ba)?sh\s+-i\b|\bcmd\.exe\b"));
+    static WIRED: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"<&\s*(?:\d|%d|\$?\w)|\bopen\s*\(?\s*STD(?:IN|OUT|ERR)\s*,\s*["']?[+<>]*&|\bdup2\b|\bfdopen\b|\.reopen\s*\(|\bproc_open\b|:in\s*=>|\[\s*:in\s*,"#,
+        )
+    });
+    if code.len() > 500_000 {
+        return;
+    }
+    let line_of =
+        |offset: usize| line0 + u32::try_from(code[..offset].matches('\n').count()).unwrap_or(0);
+    for cap in RUNS.captures_iter(code) {
+        let Some(command) = (1..=4).find_map(|g| cap.get(g)) else {
+            continue;
+        };
+        shell_rules(ctx, command.as_str(), line_of(command.start()), place);
+    }
+    if let (Some(_), Some(shell), Some(_)) = (SOCKET.find(code), SHELL.find(code), WIRED.find(code))
+    {
+        let l = line_of(shell.start());
+        let snippet = code
+            .lines()
+            .nth((l - line0) as usize)
+            .unwrap_or("")
+            .to_owned();
+        ctx.emit(
+            SHELL_REVERSE,
+            0.85,
+            l,
+            &snippet,
+            "connects a socket to a shell's standard streams".into(),
+            Vec::new(),
+            place,
+            0,
+        );
     }
 }
 
@@ -5469,6 +5609,50 @@ mod tests {
             shell_run(&["-n", "+n", "install.sh"]),
             Run::File("install.sh")
         );
+    }
+
+    #[test]
+    fn a_file_is_read_by_its_name_else_by_its_first_line() {
+        assert_eq!(shebang("#!/bin/sh\nx"), Some("sh".into()));
+        assert_eq!(shebang("#!/usr/bin/env bash"), Some("bash".into()));
+        assert_eq!(shebang("#!/usr/bin/env -S bash -e"), Some("bash".into()));
+        assert_eq!(shebang("#!/usr/bin/env -Sbash -e"), Some("bash".into()));
+        assert_eq!(
+            shebang("#!/usr/bin/env -i PATH=/bin python3"),
+            Some("python3".into())
+        );
+        assert_eq!(shebang("#!"), None);
+        assert_eq!(shebang("echo"), None);
+        for (path, text, reading) in [
+            ("s/install", "#!/bin/bash\n", Reading::Kind(FileKind::Shell)),
+            (
+                "s/run",
+                "#!/usr/bin/env python3.12\n",
+                Reading::Kind(FileKind::Python),
+            ),
+            (
+                "s/run",
+                "#!/usr/bin/env node\n",
+                Reading::Kind(FileKind::JavaScript),
+            ),
+            ("s/run", "#!/usr/bin/perl -w\n", Reading::Lexical),
+            ("s/run", "#!/usr/bin/env ruby\n", Reading::Lexical),
+            (
+                "s/run",
+                "#!/usr/bin/awk -f\n",
+                Reading::Kind(FileKind::Other),
+            ),
+            ("s/notes", "plain text\n", Reading::Kind(FileKind::Other)),
+            ("s/x.rb", "", Reading::Lexical),
+            ("s/x.PL", "", Reading::Lexical),
+            ("s/x.php", "", Reading::Lexical),
+            ("s/x.bat", "", Reading::Kind(FileKind::OtherScript)),
+            // A name that says what the file is wins over its first line.
+            ("s/x.py", "#!/bin/sh\n", Reading::Kind(FileKind::Python)),
+            ("s/x.txt", "#!/bin/sh\n", Reading::Kind(FileKind::Text)),
+        ] {
+            assert_eq!(Reading::of(path, text), reading, "{path}");
+        }
     }
 
     #[test]
