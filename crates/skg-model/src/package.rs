@@ -100,8 +100,8 @@ pub enum FileKind {
     TypeScript,
     /// `.ps1`.
     PowerShell,
-    /// Scripts without a grammar in the scan: `.rb`, `.pl` (read lexically), `.bat`, `.cmd` (for
-    /// blobs only).
+    /// Scripts without a grammar in the scan: `.rb`, `.pl`, `.pm`, `.php` (read lexically),
+    /// `.bat`, `.cmd` (for blobs only).
     OtherScript,
     /// Text and configuration: `.txt`, `.json`, `.yaml`, `.yml`, `.toml`.
     Text,
@@ -123,7 +123,7 @@ impl FileKind {
             "js" | "mjs" | "cjs" | "jsx" => FileKind::JavaScript,
             "ts" | "mts" | "cts" => FileKind::TypeScript,
             "ps1" => FileKind::PowerShell,
-            "rb" | "pl" | "bat" | "cmd" => FileKind::OtherScript,
+            "rb" | "pl" | "pm" | "php" | "bat" | "cmd" => FileKind::OtherScript,
             "txt" | "json" | "yaml" | "yml" | "toml" => FileKind::Text,
             _ => FileKind::Other,
         }

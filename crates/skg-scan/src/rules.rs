@@ -262,8 +262,8 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// The file being read is a program: what it holds runs. A script by its extension (the
-    /// languages the rules parse, Ruby and Perl, which they read lexically, and Windows batch
-    /// files, which they read as text) or by a `#!` first line.
+    /// languages the rules parse, Ruby, Perl and PHP, which they read lexically, and Windows
+    /// batch files, which they read as text) or by a `#!` first line.
     fn is_script(&self) -> bool {
         FileKind::of(&self.file.path).is_script() || self.file.text.starts_with("#!")
     }
@@ -525,6 +525,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
                 }
                 Reading::Kind(FileKind::PowerShell) => {
                     powershell_rules(&mut ctx, &file.text, 1, Place::Script);
+                    blob_rule(&mut ctx, &file.text, 1, Place::Script);
                 }
                 Reading::Lexical => {
                     script_rules(&mut ctx, &file.text, 1, Place::Script);
@@ -1159,10 +1160,9 @@ impl Reading {
             .and_then(|n| n.rsplit_once('.'))
             .map(|(_, e)| e.to_ascii_lowercase());
         match kind {
-            FileKind::OtherScript if matches!(ext.as_deref(), Some("rb" | "pl")) => {
+            FileKind::OtherScript if !matches!(ext.as_deref(), Some("bat" | "cmd")) => {
                 Reading::Lexical
             }
-            FileKind::Other if ext.as_deref() == Some("php") => Reading::Lexical,
             FileKind::Other => shebang(text).map_or(Reading::Kind(kind), |i| {
                 Reading::of_interpreter(&i).unwrap_or(Reading::Kind(kind))
             }),
@@ -1170,11 +1170,18 @@ impl Reading {
         }
     }
 
-    /// The reading of a program an interpreter runs, by the interpreter's base name.
+    /// The reading of a program an interpreter runs, by the interpreter's base name (a version
+    /// after it, `python3.12`, `php8.2`, read as none): one table for a script's `#!` line and an
+    /// interpreter's inline program or input ([`program_rules`]). `ssh`'s is its remote shell's
+    /// (`ssh host <<EOF`), `eval`'s and `source`'s a shell's.
     fn of_interpreter(name: &str) -> Option<Reading> {
-        let bare = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        let bare = match name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
+            "" => name,
+            b => b,
+        };
         Some(match bare {
-            "sh" | "bash" | "zsh" | "ksh" | "dash" | "ash" | "mksh" | "busybox" => {
+            b if SHELLS.contains(&b) => Reading::Kind(FileKind::Shell),
+            "ash" | "mksh" | "busybox" | "source" | "." | "eval" | "ssh" => {
                 Reading::Kind(FileKind::Shell)
             }
             "python" | "pypy" => Reading::Kind(FileKind::Python),
@@ -1198,8 +1205,14 @@ fn shebang(text: &str) -> Option<String> {
     if first != "env" {
         return Some(first);
     }
+    // env's options that take the next word as their value.
+    let mut value = false;
     words
-        .find(|w| !w.starts_with('-') && !w.contains('='))
+        .find(|w| {
+            let skip = value || w.starts_with('-') || w.contains('=');
+            value = !value && matches!(*w, "-u" | "--unset" | "-C" | "--chdir" | "-P");
+            !skip
+        })
         .map(base_name)
 }
 
@@ -1233,11 +1246,12 @@ fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
             shell_rules(ctx, &shell_lines(&seg.text), seg.line, place);
             blob_rule(ctx, &seg.text, seg.line, place);
         }
-        // Perl blocks are read as shell too, as blocks without a language are (one-liners are
-        // written in either).
+        // Perl blocks are read as a block without a language is too (one-liners are written in
+        // a shell's and in PowerShell's lines).
         "perl" | "pl" => {
             script_rules(ctx, &seg.text, seg.line, place);
             shell_rules(ctx, &strip_prompts(&seg.text), seg.line, place);
+            powershell_rules(ctx, &seg.text, seg.line, place);
             blob_rule(ctx, &seg.text, seg.line, place);
         }
         "json" | "jsonc" | "json5" | "yaml" | "yml" | "toml" | "xml" | "html" | "css" | "sql"
@@ -2139,13 +2153,26 @@ fn wrapper_valued(name: &str) -> &'static [&'static str] {
 }
 
 /// The command actually run: `sudo -E bash -s` → (`bash`, [`-s`]), `sudo -u root bash -c …` →
-/// (`bash`, [`-c`, …]); paths reduced to names.
+/// (`bash`, [`-c`, …]); paths reduced to names. A command `xargs` gives each item it reads as
+/// its code (`xargs -I{} sh -c '{}'`, `xargs sh -c`) runs its input as a shell reading it
+/// does: (`sh`, []). (`ssh` stays itself, a sender; what it runs remotely is [`ssh_command`].)
 fn effective(c: &ShellCommand) -> (String, Vec<&str>) {
-    let mut name = base_name(&c.name);
-    let mut args: Vec<&str> = c.args.iter().map(String::as_str).collect();
+    effective_words(
+        base_name(&c.name),
+        c.args.iter().map(String::as_str).collect(),
+    )
+}
+
+/// [`effective`] of a command's name and words.
+fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>) {
+    // Through `xargs`: the string it replaces with each item (`None`: it appends the items).
+    let mut xargs: Option<Option<&str>> = None;
     let mut guard = 0;
     while WRAPPERS.contains(&name.as_str()) && guard < 4 {
         guard += 1;
+        if name == "xargs" {
+            xargs = Some(xargs_replace(&args));
+        }
         // Skip the wrapper's own options (with their values) and VAR=value pairs (timeout's
         // duration too).
         let valued = wrapper_valued(&name);
@@ -2171,7 +2198,97 @@ fn effective(c: &ShellCommand) -> (String, Vec<&str>) {
         name = base_name(args[i]);
         args = args[i + 1..].to_vec();
     }
+    if let Some(replace) = xargs {
+        let runs_items = match interpreter_run(&name, &args) {
+            Some(Run::Code(code)) => replace.is_some_and(|r| code.trim() == r),
+            // `xargs sh -c`: the first item is the code.
+            Some(Run::Nothing) => {
+                replace.is_none()
+                    && SHELLS.contains(&name.as_str())
+                    && args.last().is_some_and(|a| {
+                        a.starts_with('-') && !a.starts_with("--") && a.contains('c')
+                    })
+            }
+            _ => false,
+        };
+        if runs_items {
+            return (name, Vec::new());
+        }
+    }
     (name, args)
+}
+
+/// The string `xargs` replaces with each item it reads (`-I X`, `-IX`, `-i` and `--replace`:
+/// `{}`, `--replace=X`), read up to the command it runs; `None` when it appends the items.
+fn xargs_replace<'a>(args: &[&'a str]) -> Option<&'a str> {
+    let valued = wrapper_valued("xargs");
+    let mut k = 0;
+    while k < args.len() {
+        let a = args[k];
+        if a == "-I" {
+            return args.get(k + 1).copied();
+        }
+        if let Some(r) = a
+            .strip_prefix("-I")
+            .or_else(|| a.strip_prefix("--replace="))
+        {
+            return Some(r);
+        }
+        if a == "--replace" {
+            return Some("{}");
+        }
+        if let Some(r) = a.strip_prefix("-i") {
+            return Some(if r.is_empty() { "{}" } else { r });
+        }
+        if valued.contains(&a) {
+            k += 2;
+        } else if a.starts_with('-') {
+            k += 1;
+        } else {
+            return None;
+        }
+    }
+    None
+}
+
+/// The command `ssh` runs on the remote host, as [`effective`] reads it: past ssh's options
+/// (with their values) and the destination, the remote command's words (`ssh -p 22 host sudo
+/// bash -s` → `bash`, [`-s`]). The remote shell reads them joined: one word of plain words
+/// (`'bash -s'`) is split, one holding shell syntax is a shell's code (`ssh host 'curl … | sh'`
+/// → `sh -c '…'`). No command: the remote login shell, which reads its commands from ssh's
+/// input (`curl … | ssh host` runs the download there) → (`sh`, []). `None`: no destination.
+fn ssh_command<'a>(args: &[&'a str]) -> Option<(String, Vec<&'a str>)> {
+    // Options that take a value, from ssh(1).
+    const VALUED: &str = "BbcDEeFIiJLlmOopQRSWw";
+    let mut k = 0;
+    while let Some(a) = args.get(k) {
+        if *a == "--" {
+            k += 1;
+            break;
+        }
+        let Some(letters) = a.strip_prefix('-').filter(|l| !l.is_empty()) else {
+            break;
+        };
+        // A cluster of flags ends at the first letter taking a value: attached, or the next word.
+        let next = letters
+            .char_indices()
+            .find(|(_, l)| VALUED.contains(*l))
+            .is_some_and(|(at, _)| at + 1 == letters.len());
+        k += if next { 2 } else { 1 };
+    }
+    args.get(k)?;
+    let words = &args[k + 1..];
+    match words {
+        [] => Some(("sh".to_owned(), Vec::new())),
+        [one] if one.contains(|c: char| "|;&<>$`'\"(\\\n".contains(c)) => {
+            Some(("sh".to_owned(), vec!["-c", *one]))
+        }
+        _ => {
+            let mut split = words.iter().flat_map(|w| w.split_whitespace());
+            let first = split.next()?;
+            Some(effective_words(base_name(first), split.collect()))
+        }
+    }
 }
 
 fn base_name(s: &str) -> String {
@@ -3189,7 +3306,9 @@ fn is_interpreter(name: &str, args: &[&str]) -> bool {
         // `python script.py` runs a local file; `python -` or plain `python` reads stdin.
         return true;
     }
-    (name == "eval") || (name == "xargs" && args.iter().any(|a| INTERPRETERS.contains(a)))
+    (name == "eval")
+        || (name == "xargs" && args.iter().any(|a| INTERPRETERS.contains(a)))
+        || (name == "ssh" && ssh_command(args).is_some_and(|(n, a)| is_interpreter(&n, &a)))
 }
 
 /// The program an interpreter is given as an argument, which it runs: `eval`'s (and `iex`'s)
@@ -3199,6 +3318,10 @@ fn is_interpreter(name: &str, args: &[&str]) -> bool {
 fn program_text(name: &str, args: &[&str]) -> Option<String> {
     if matches!(name, "eval" | "iex" | "invoke-expression") {
         return Some(args.join(" "));
+    }
+    if name == "ssh" {
+        let (n, a) = ssh_command(args)?;
+        return program_text(&n, &a);
     }
     match interpreter_run(name, args)? {
         Run::Code(code) => Some(code.to_owned()),
@@ -3213,6 +3336,10 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
     // `xargs bash` is no such reader: it gives bash its input's words as arguments (and
     // `effective` reads through `xargs` to the command it runs). `xargs -I{} sh -c '{}'`, which
     // runs each line it reads, is not read as running its input.
+    if name == "ssh" {
+        // What the remote host runs reads ssh's input (`curl … | ssh host bash`).
+        return ssh_command(args).is_some_and(|(n, a)| runs_stdin(&n, &a));
+    }
     matches!(name, "iex" | "invoke-expression") || interpreter_run(name, args) == Some(Run::Stdin)
 }
 
@@ -3802,6 +3929,18 @@ fn download_exec(
             if host.plain.is_none() {
                 host.plain = first_plain(&args.join(" "));
             }
+        } else if let Some(Run::File(module)) = interpreter_run(name, args)
+            && ["http://", "https://"].iter().any(|p| {
+                module
+                    .get(..p.len())
+                    .is_some_and(|m| m.eq_ignore_ascii_case(p))
+            })
+        {
+            // `deno run https://…/x.ts`: the runtime fetches the module and runs it.
+            how = Some(format!(
+                "`{name}` runs a module it fetches from the network"
+            ));
+            host = host_of("", &[module]);
         }
     }
     let Some(how) = how else {
@@ -4783,6 +4922,13 @@ fn package_install(
 /// quotes the snippet's parse did not read them, and a finding both reads make at one line is
 /// kept once.
 fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: Place<'_>) {
+    if name == "ssh" {
+        // The remote command, by its own runner (`ssh host python3 -c '…'`).
+        if let Some((n, a)) = ssh_command(args) {
+            inline_code(ctx, &n, &a, line, place);
+        }
+        return;
+    }
     let Some(code) = program_text(name, args) else {
         return;
     };
@@ -4790,63 +4936,86 @@ fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: P
 }
 
 /// The rules for a program `runner` runs, read at line `at`: Python's and JavaScript's code
-/// rules, a shell's, else the rule for encoded blobs (Perl, Ruby, PHP, AppleScript,
+/// rules, a shell's (`ssh`'s is its remote shell's), Perl's, Ruby's and PHP's lexical reading
+/// ([`script_rules`]), and the rule for encoded blobs (for those three, AppleScript and
 /// PowerShell: every line of a shell block is read as PowerShell already — a second reading of
 /// `powershell -c "irm … | iex"` would only trade its finding's snippet for a shorter one — and
 /// an MCP launch of PowerShell is read as its joined command line).
 fn program_rules(ctx: &mut Ctx<'_>, runner: &str, code: &str, at: u32, place: Place<'_>) {
-    if runner.starts_with("python") {
-        code_rules(ctx, Language::Python, code, at, place);
-    } else if matches!(runner, "node" | "deno" | "bun") {
-        code_rules(ctx, Language::JavaScript, code, at, place);
-    } else if SHELLS.contains(&runner) || matches!(runner, "source" | "." | "eval") {
-        shell_rules(ctx, code, at, place);
-    } else {
-        if matches!(runner, "perl" | "ruby" | "php") {
-            script_rules(ctx, code, at, place);
+    match Reading::of_interpreter(runner) {
+        Some(Reading::Kind(FileKind::Python)) => {
+            code_rules(ctx, Language::Python, code, at, place);
         }
-        blob_rule(ctx, code, at, place);
+        Some(Reading::Kind(FileKind::JavaScript)) => {
+            code_rules(ctx, Language::JavaScript, code, at, place);
+        }
+        Some(Reading::Kind(FileKind::Shell)) => shell_rules(ctx, code, at, place),
+        Some(Reading::Lexical) => {
+            script_rules(ctx, code, at, place);
+            blob_rule(ctx, code, at, place);
+        }
+        _ => blob_rule(ctx, code, at, place),
     }
 }
 
-/// Perl, Ruby and PHP programs, read lexically (no grammar of theirs is compiled in): the
-/// commands they hand a shell (`system`, `exec`, `spawn`, `shell_exec`, `passthru`, `popen`,
-/// `proc_open`, `IO.popen`, `Open3`, backquotes, `qx`, `%x`) are read as shell, and a socket
-/// whose descriptor a shell is given as its standard streams (`open(STDIN, ">&S")`, `<&3`,
-/// `dup2`, `fdopen`, `reopen`, `proc_open`, Ruby's `:in =>`) is a reverse shell, as in
-/// [`code_rules`].
+/// Perl, Ruby and PHP programs, read lexically (no grammar of theirs is compiled in), comments
+/// and POD/`=begin` blocks left out ([`without_comments`]):
+/// - the commands they hand a shell are read as shell ([`script_commands`]);
+/// - a socket wired to a shell is a reverse shell, as in [`code_rules`]: a socket kept in a
+///   variable that is made a program's standard stream (`open(STDIN, ">&S")`, `fdopen($c`,
+///   `reopen(s)`, `in: s`, `0 => $sock`) in a program that names a shell (or runs each line it
+///   reads, `system $_ while <>`), or a shell given a descriptor as its input (`"/bin/sh -i
+///   <&3 >&3"`, `<&%d`) in a program that opens a socket.
 fn script_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
-    static RUNS: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r#"(?:\b(?:system|exec|spawn|shell_exec|passthru|popen|proc_open|IO\.popen|Open3\.\w+)\s*\(?\s*(?:"([^"\n]{4,})"|'([^'\n]{4,})')|`([^`\n]{4,})`|(?:\bqx|%x)\s*[({]([^)}\n]{4,})[)}])"#,
-        )
-    });
     static SOCKET: LazyLock<Regex> = LazyLock::new(|| {
         re(
             r"\b(?:socket\s*\(|IO::Socket|TCPSocket|Socket\.tcp|Socket\.new|p?fsockopen|stream_socket_client|socket_connect)",
         )
     });
-    static SHELL: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?i)/bin/(?:ba|z|da|k)?sh\b|\b(?:ba)?sh\s+-i\b|\bcmd\.exe\b"));
-    static WIRED: LazyLock<Regex> = LazyLock::new(|| {
+    // `$c = new IO::Socket::INET(…)`, `s = TCPSocket.new(…)`, `$sock = fsockopen(…)`,
+    // `socket(S, …)`: the variable a socket is kept in.
+    static SOCKET_VAR: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r#"<&\s*(?:\d|%d|\$?\w)|\bopen\s*\(?\s*STD(?:IN|OUT|ERR)\s*,\s*["']?[+<>]*&|\bdup2\b|\bfdopen\b|\.reopen\s*\(|\bproc_open\b|:in\s*=>|\[\s*:in\s*,"#,
+            r"(\$?[A-Za-z_]\w*)\s*=\s*(?:new\s+)?(?:IO::Socket(?:::INET|::IP)?|TCPSocket\.(?:new|open)|Socket\.tcp|p?fsockopen|stream_socket_client|socket_create)\b|\bsocket\s*\(\s*(\$?[A-Za-z_]\w*)\s*,",
+        )
+    });
+    static SHELL: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?i)/bin/(?:ba|z|da|k)?sh\b|\b(?:ba)?sh\s+-i\b|\bcmd\.exe\b|\bsystem\s*\(?\s*\$_\b")
+    });
+    // A shell whose input is a descriptor past the standard three, on the line naming it.
+    static FD_SHELL: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)(?:/bin/(?:ba|z|da|k)?sh\b|\b(?:ba)?sh\s+-i\b|\bcmd\.exe\b)[^\n]*<&\s*(?:[3-9]|%d|\$\w|#\{)",
         )
     });
     if code.len() > 500_000 {
         return;
     }
-    let line_of =
-        |offset: usize| line0 + u32::try_from(code[..offset].matches('\n').count()).unwrap_or(0);
-    for cap in RUNS.captures_iter(code) {
-        let Some(command) = (1..=4).find_map(|g| cap.get(g)) else {
-            continue;
-        };
-        shell_rules(ctx, command.as_str(), line_of(command.start()), place);
+    let code = &without_comments(code);
+    let index = LineIndex::new(code, line0);
+    for (at, command) in script_commands(code) {
+        shell_rules(ctx, &command, index.line(at), place);
     }
-    if let (Some(_), Some(shell), Some(_)) = (SOCKET.find(code), SHELL.find(code), WIRED.find(code))
-    {
-        let l = line_of(shell.start());
+    if !SOCKET.is_match(code) {
+        return;
+    }
+    let wired = || {
+        SOCKET_VAR.captures_iter(code).find_map(|cap| {
+            let var = cap.get(1).or_else(|| cap.get(2))?.as_str().trim_start_matches('$');
+            let v = regex::escape(var);
+            let wiring = Regex::new(&format!(
+                r"[<>]&\s*\$?{v}\b|\b(?:fdopen|dup2|reopen)\s*\(\s*\$?{v}\b|(?::in|:out|:err|\bin:|\bout:|\berr:)\s*(?:=>)?\s*\$?{v}\b|\b[0-2]\s*=>\s*\$?{v}\b|\]\s*=>\s*\$?{v}\b"
+            ))
+            .ok()?;
+            wiring.find(code).map(|m| m.start())
+        })
+    };
+    let at = FD_SHELL
+        .find(code)
+        .map(|m| m.start())
+        .or_else(|| SHELL.find(code).and_then(|m| wired().map(|_| m.start())));
+    if let Some(at) = at {
+        let l = index.line(at);
         let snippet = code
             .lines()
             .nth((l - line0) as usize)
@@ -4862,6 +5031,186 @@ fn script_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             place,
             0,
         );
+    }
+}
+
+/// Line numbers of byte offsets in a text, found by binary search over its line starts (a
+/// count of newlines per match would make many matches cost the text's length each).
+struct LineIndex {
+    starts: Vec<usize>,
+    line0: u32,
+}
+
+impl LineIndex {
+    fn new(text: &str, line0: u32) -> LineIndex {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { starts, line0 }
+    }
+
+    /// The line of byte `offset` (`line0` for the first line).
+    fn line(&self, offset: usize) -> u32 {
+        let index = self
+            .starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
+        self.line0 + u32::try_from(index).unwrap_or(u32::MAX - self.line0)
+    }
+}
+
+/// A Perl, Ruby or PHP program with its comment lines blank (line count kept): lines whose
+/// first word starts `#`, `//`, `/*` or `*`, and Perl's POD and Ruby's `=begin` blocks (from a
+/// line starting `=` and a letter to `=cut`/`=end`). A comment after code is kept: telling it
+/// from a `#` in a string would take the language's lexer.
+fn without_comments(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut pod = false;
+    for line in code.split_inclusive('\n') {
+        let t = line.trim_start();
+        let ending = if line.ends_with('\n') { "\n" } else { "" };
+        if pod {
+            if t.starts_with("=cut") || t.starts_with("=end") {
+                pod = false;
+            }
+            out.push_str(ending);
+        } else if t.starts_with('=') && t[1..].starts_with(|c: char| c.is_ascii_alphabetic()) {
+            pod = !(t.starts_with("=cut") || t.starts_with("=end"));
+            out.push_str(ending);
+        } else if t.starts_with('#')
+            || t.starts_with("//")
+            || t.starts_with("/*")
+            || t.starts_with('*')
+        {
+            out.push_str(ending);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// The commands a Perl, Ruby or PHP program hands a shell, each with the offset it starts at:
+/// the string literals given to `system`, `exec`, `spawn`, `shell_exec`, `passthru`, `popen`,
+/// `proc_open`, `IO.popen` or `Open3` (one literal: a command line; several: a command's words,
+/// quoted for the shell), a pipe `open` (`open(my $f, "curl … |")`, `open(my $f, '-|', …)`),
+/// backquotes, `qx` and `%x` with any delimiter. An interpolation reads as a shell variable
+/// (`#{url}` → `$x`; `$url` is one already).
+fn script_commands(code: &str) -> Vec<(usize, String)> {
+    static CALL: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"\b(?:system|exec|spawn|shell_exec|passthru|popen|proc_open|IO\.popen|Open3\.\w+)\s*\(?\s*|\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*|`|\b(?:qx|%x)\s*[^\w\s]|%x[^\w\s]",
+        )
+    });
+    let mut out = Vec::new();
+    for m in CALL.find_iter(code) {
+        let rest = &code[m.end()..];
+        let head = m.as_str();
+        let command = if head == "`" {
+            rest.find(['`', '\n'])
+                .filter(|&e| rest[e..].starts_with('`'))
+                .map(|e| rest[..e].to_owned())
+        } else if head.starts_with("qx") || head.starts_with("%x") {
+            let open = head.chars().last().unwrap_or('(');
+            let close = match open {
+                '(' => ')',
+                '{' => '}',
+                '[' => ']',
+                '<' => '>',
+                c => c,
+            };
+            rest.find([close, '\n'])
+                .filter(|&e| rest[e..].starts_with(close))
+                .map(|e| rest[..e].to_owned())
+        } else {
+            let words = string_literals(rest);
+            if head.trim_start().starts_with("open") {
+                match words.as_slice() {
+                    [mode, command @ ..]
+                        if matches!(mode.trim(), "-|" | "|-") && !command.is_empty() =>
+                    {
+                        Some(join_words(command))
+                    }
+                    [one] if one.trim_end().ends_with('|') || one.trim_start().starts_with('|') => {
+                        Some(one.trim().trim_matches('|').to_owned())
+                    }
+                    _ => None,
+                }
+            } else {
+                match words.as_slice() {
+                    [] => None,
+                    [one] => Some(one.clone()),
+                    many => Some(join_words(many)),
+                }
+            }
+        };
+        if let Some(c) = command.filter(|c| c.trim().len() >= 4) {
+            out.push((m.end(), interpolations_as_variables(&c)));
+        }
+    }
+    out
+}
+
+/// Several words a program hands a command, as one shell line (each quoted).
+fn join_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Ruby's `#{…}` read as a shell variable (`$x`): the shell would read `#` as a comment.
+fn interpolations_as_variables(command: &str) -> String {
+    static INTERPOLATION: LazyLock<Regex> = LazyLock::new(|| re(r"#\{[^}\n]*\}"));
+    INTERPOLATION.replace_all(command, "$$x").into_owned()
+}
+
+/// The string literals at the start of `text`, separated by commas (`"a", 'b'` → `a`, `b`),
+/// with their escapes read (`\"`, `\'`, `\\`); the list ends at anything else.
+fn string_literals(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
+            chars.next();
+        }
+        let Some(quote) = chars.next().filter(|c| *c == '"' || *c == '\'') else {
+            return out;
+        };
+        let mut word = String::new();
+        let mut closed = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some(e) if e == quote || e == '\\' => word.push(e),
+                    Some('n') if quote == '"' => word.push('\n'),
+                    Some(e) => {
+                        word.push('\\');
+                        word.push(e);
+                    }
+                    None => break,
+                },
+                '\n' => break,
+                c if c == quote => {
+                    closed = true;
+                    break;
+                }
+                c => word.push(c),
+            }
+        }
+        if !closed {
+            return out;
+        }
+        out.push(word);
+        while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
+            chars.next();
+        }
+        if chars.peek() == Some(&',') {
+            chars.next();
+        } else {
+            return out;
+        }
     }
 }
 
@@ -5033,8 +5382,8 @@ fn code_rules(ctx: &mut Ctx<'_>, language: Language, code: &str, line0: u32, pla
     } else {
         skg_syntax::ScriptFacts::default()
     };
-    let line_of =
-        |offset: usize| line0 + u32::try_from(code[..offset].matches('\n').count()).unwrap_or(0);
+    let index = LineIndex::new(code, line0);
+    let line_of = |offset: usize| index.line(offset);
     let src_line = |l: u32| {
         code.lines()
             .nth((l - line0) as usize)
@@ -5612,6 +5961,54 @@ mod tests {
     }
 
     #[test]
+    fn what_ssh_runs_remotely_and_what_xargs_runs() {
+        let ssh = |args: &[&'static str]| ssh_command(args);
+        let v = |n: &str, a: &[&'static str]| Some((n.to_owned(), a.to_vec()));
+        assert_eq!(ssh(&["host", "bash", "-s"]), v("bash", &["-s"]));
+        assert_eq!(
+            ssh(&["-p", "22", "-i", "k", "-tt", "host", "sudo", "bash"]),
+            v("bash", &[])
+        );
+        assert_eq!(
+            ssh(&["-p22", "-oBatchMode=yes", "host", "bash -s"]),
+            v("bash", &["-s"])
+        );
+        assert_eq!(ssh(&["-v", "--", "host"]), v("sh", &[]));
+        assert_eq!(
+            ssh(&["host", "curl x | sh"]),
+            v("sh", &["-c", "curl x | sh"])
+        );
+        assert_eq!(ssh(&["-p", "22"]), None);
+        let eff = |n: &str, a: &[&'static str]| effective_words(n.to_owned(), a.to_vec());
+        assert_eq!(
+            eff("xargs", &["-0", "-I{}", "bash", "-c", "{}"]),
+            ("bash".into(), vec![])
+        );
+        assert_eq!(
+            eff("xargs", &["-I", "X", "sh", "-c", " X "]),
+            ("sh".into(), vec![])
+        );
+        assert_eq!(
+            eff("xargs", &["-i", "sh", "-c", "{}"]),
+            ("sh".into(), vec![])
+        );
+        assert_eq!(eff("xargs", &["sh", "-c"]), ("sh".into(), vec![]));
+        assert_eq!(
+            eff("xargs", &["-I{}", "sh", "-c", "echo {}"]),
+            ("sh".into(), vec!["-c", "echo {}"])
+        );
+        assert_eq!(
+            eff("xargs", &["-I{}", "sh", "-c"]),
+            ("sh".into(), vec!["-c"])
+        );
+        assert_eq!(eff("xargs", &["bash", "-n"]), ("bash".into(), vec!["-n"]));
+        assert_eq!(
+            eff("sudo", &["-u", "root", "bash", "-c", "x"]),
+            ("bash".into(), vec!["-c", "x"])
+        );
+    }
+
+    #[test]
     fn a_file_is_read_by_its_name_else_by_its_first_line() {
         assert_eq!(shebang("#!/bin/sh\nx"), Some("sh".into()));
         assert_eq!(shebang("#!/usr/bin/env bash"), Some("bash".into()));
@@ -5623,6 +6020,15 @@ mod tests {
         );
         assert_eq!(shebang("#!"), None);
         assert_eq!(shebang("echo"), None);
+        assert_eq!(
+            Reading::of_interpreter("."),
+            Some(Reading::Kind(FileKind::Shell))
+        );
+        assert_eq!(
+            Reading::of_interpreter("python3"),
+            Some(Reading::Kind(FileKind::Python))
+        );
+        assert_eq!(Reading::of_interpreter("osascript"), None);
         for (path, text, reading) in [
             ("s/install", "#!/bin/bash\n", Reading::Kind(FileKind::Shell)),
             (
@@ -5642,10 +6048,17 @@ mod tests {
                 "#!/usr/bin/awk -f\n",
                 Reading::Kind(FileKind::Other),
             ),
+            ("s/run", "#!/usr/bin/env php8.2\n", Reading::Lexical),
+            (
+                "s/run",
+                "#!/bin/busybox sh\n",
+                Reading::Kind(FileKind::Shell),
+            ),
             ("s/notes", "plain text\n", Reading::Kind(FileKind::Other)),
             ("s/x.rb", "", Reading::Lexical),
             ("s/x.PL", "", Reading::Lexical),
             ("s/x.php", "", Reading::Lexical),
+            ("s/x.pm", "", Reading::Lexical),
             ("s/x.bat", "", Reading::Kind(FileKind::OtherScript)),
             // A name that says what the file is wins over its first line.
             ("s/x.py", "#!/bin/sh\n", Reading::Kind(FileKind::Python)),

