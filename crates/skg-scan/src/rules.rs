@@ -1171,9 +1171,10 @@ impl Reading {
     }
 
     /// The reading of a program an interpreter runs, by the interpreter's base name (a version
-    /// after it, `python3.12`, `php8.2`, read as none): one table for a script's `#!` line and an
-    /// interpreter's inline program or input ([`program_rules`]). `ssh`'s is its remote shell's
-    /// (`ssh host <<EOF`), `eval`'s and `source`'s a shell's.
+    /// after it, `python3.12`, `php8.2`, read as none): one table for a script's `#!` line and
+    /// for the program [`program_rules`] is given. (Which words of a command are its program is
+    /// [`interpreter_run`]'s, by the name as written: `php8.2 -r '…'` is not read as PHP.)
+    /// `ssh`'s is its remote shell's (`ssh host <<EOF`), `eval`'s and `source`'s a shell's.
     fn of_interpreter(name: &str) -> Option<Reading> {
         let bare = match name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
             "" => name,
@@ -2251,42 +2252,87 @@ fn xargs_replace<'a>(args: &[&'a str]) -> Option<&'a str> {
     None
 }
 
-/// The command `ssh` runs on the remote host, as [`effective`] reads it: past ssh's options
-/// (with their values) and the destination, the remote command's words (`ssh -p 22 host sudo
-/// bash -s` → `bash`, [`-s`]). The remote shell reads them joined: one word of plain words
-/// (`'bash -s'`) is split, one holding shell syntax is a shell's code (`ssh host 'curl … | sh'`
-/// → `sh -c '…'`). No command: the remote login shell, which reads its commands from ssh's
-/// input (`curl … | ssh host` runs the download there) → (`sh`, []). `None`: no destination.
-fn ssh_command<'a>(args: &[&'a str]) -> Option<(String, Vec<&'a str>)> {
+/// What `ssh` runs on the remote host ([`ssh_command`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Remote<'a> {
+    /// No command: the remote login shell, which reads its commands from ssh's input (`curl … |
+    /// ssh host` runs the download there).
+    Login,
+    /// A command of plain words, as [`effective`] reads it (`ssh host sudo bash -s` → `bash`,
+    /// [`-s`]).
+    Words(String, Vec<&'a str>),
+    /// Shell code: ssh joins the remote words with spaces and the remote shell parses them
+    /// (`ssh host 'curl … | sh'`, `ssh host curl -s URL '|' sh`).
+    Code(String),
+}
+
+/// What `ssh` runs remotely: past its options (with their values; also those written after
+/// the destination, which OpenSSH reads there too) and the destination, the remote command's
+/// words — plain words as a command ([`Remote::Words`]), words holding shell syntax joined as
+/// the remote shell reads them ([`Remote::Code`]), none the login shell. `None`: no
+/// destination, or nothing runs (`-N`, `-W`, `-O`; `-n` without a command: no input to read).
+fn ssh_command<'a>(args: &[&'a str]) -> Option<Remote<'a>> {
     // Options that take a value, from ssh(1).
-    const VALUED: &str = "BbcDEeFIiJLlmOopQRSWw";
+    const VALUED: &str = "BbcDEeFIiJLlmOoPpQRSWw";
     let mut k = 0;
+    let mut destination = None;
+    let mut quiet_input = false;
     while let Some(a) = args.get(k) {
         if *a == "--" {
             k += 1;
+            if destination.is_none() {
+                destination = args.get(k).copied();
+                k += 1;
+            }
             break;
         }
         let Some(letters) = a.strip_prefix('-').filter(|l| !l.is_empty()) else {
-            break;
+            if destination.is_some() {
+                break;
+            }
+            destination = Some(*a);
+            k += 1;
+            continue;
         };
         // A cluster of flags ends at the first letter taking a value: attached, or the next word.
-        let next = letters
-            .char_indices()
-            .find(|(_, l)| VALUED.contains(*l))
-            .is_some_and(|(at, _)| at + 1 == letters.len());
-        k += if next { 2 } else { 1 };
-    }
-    args.get(k)?;
-    let words = &args[k + 1..];
-    match words {
-        [] => Some(("sh".to_owned(), Vec::new())),
-        [one] if one.contains(|c: char| "|;&<>$`'\"(\\\n".contains(c)) => {
-            Some(("sh".to_owned(), vec!["-c", *one]))
+        let valued = letters.char_indices().find(|(_, l)| VALUED.contains(*l));
+        for l in letters[..valued.map_or(letters.len(), |(at, _)| at + 1)].chars() {
+            match l {
+                'N' | 'W' | 'O' => return None,
+                'n' => quiet_input = true,
+                _ => {}
+            }
         }
-        _ => {
-            let mut split = words.iter().flat_map(|w| w.split_whitespace());
-            let first = split.next()?;
-            Some(effective_words(base_name(first), split.collect()))
+        k += if valued.is_some_and(|(at, _)| at + 1 == letters.len()) {
+            2
+        } else {
+            1
+        };
+    }
+    destination?;
+    let words = args.get(k..).unwrap_or_default();
+    if words.is_empty() {
+        return (!quiet_input).then_some(Remote::Login);
+    }
+    if words
+        .iter()
+        .any(|w| w.contains(|c: char| "|;&<>$`'\"(\\\n".contains(c)))
+    {
+        return Some(Remote::Code(words.join(" ")));
+    }
+    let mut split = words.iter().flat_map(|w| w.split_whitespace());
+    let first = split.next()?;
+    let (name, args) = effective_words(base_name(first), split.collect());
+    Some(Remote::Words(name, args))
+}
+
+impl Remote<'_> {
+    /// The interpreter that reads what the remote host runs (`sh` for the login shell and for
+    /// code), for a here-document or input given to it.
+    fn runner(&self) -> &str {
+        match self {
+            Remote::Words(name, _) => name,
+            Remote::Login | Remote::Code(_) => "sh",
         }
     }
 }
@@ -3228,8 +3274,8 @@ fn heredoc_code(
     place: Place<'_>,
 ) {
     let (name, args) = &eff[i];
-    let runner = if runs_stdin(name, args) {
-        Some(name.as_str())
+    let reader = if runs_stdin(name, args) {
+        Some((name, args))
     } else if passes_on(name, args) && !is_decoder(name, args) {
         // Through filters that pass it on (`| tr -d '\r' | sh`) to the first that does not.
         facts
@@ -3237,13 +3283,19 @@ fn heredoc_code(
             .map(|(j, _)| &eff[j])
             .find(|(n, a)| !passes_on(n, a))
             .filter(|(n, a)| runs_stdin(n, a))
-            .map(|(n, _)| n.as_str())
+            .map(|(n, a)| (n, a))
     } else {
         None
     };
-    let Some(runner) = runner else {
+    let Some((reader, reader_args)) = reader else {
         return;
     };
+    // Over ssh, the remote command reads it (`ssh host python3 <<EOF`), for what it runs from
+    // the network only.
+    let remote = (reader == "ssh")
+        .then(|| ssh_command(reader_args))
+        .flatten();
+    let runner = remote.as_ref().map_or(reader.as_str(), Remote::runner);
     if ctx.heredoc_depth >= MAX_HEREDOC_DEPTH {
         if let Some(doc) = facts.commands()[i]
             .redirects
@@ -3270,7 +3322,12 @@ fn heredoc_code(
         .iter()
         .filter_map(|r| r.heredoc.as_ref())
     {
-        program_rules(ctx, runner, &doc.text, line0 + doc.line - 1, place);
+        let at = line0 + doc.line - 1;
+        if remote.is_some() {
+            remote_rules(ctx, |ctx| program_rules(ctx, runner, &doc.text, at, place));
+        } else {
+            program_rules(ctx, runner, &doc.text, at, place);
+        }
     }
     ctx.heredoc_depth -= 1;
 }
@@ -3306,9 +3363,7 @@ fn is_interpreter(name: &str, args: &[&str]) -> bool {
         // `python script.py` runs a local file; `python -` or plain `python` reads stdin.
         return true;
     }
-    (name == "eval")
-        || (name == "xargs" && args.iter().any(|a| INTERPRETERS.contains(a)))
-        || (name == "ssh" && ssh_command(args).is_some_and(|(n, a)| is_interpreter(&n, &a)))
+    (name == "eval") || (name == "xargs" && args.iter().any(|a| INTERPRETERS.contains(a)))
 }
 
 /// The program an interpreter is given as an argument, which it runs: `eval`'s (and `iex`'s)
@@ -3320,8 +3375,11 @@ fn program_text(name: &str, args: &[&str]) -> Option<String> {
         return Some(args.join(" "));
     }
     if name == "ssh" {
-        let (n, a) = ssh_command(args)?;
-        return program_text(&n, &a);
+        return match ssh_command(args)? {
+            Remote::Code(code) => Some(code),
+            Remote::Words(n, a) => program_text(&n, &a),
+            Remote::Login => None,
+        };
     }
     match interpreter_run(name, args)? {
         Run::Code(code) => Some(code.to_owned()),
@@ -3338,7 +3396,11 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
     // runs each line it reads, is not read as running its input.
     if name == "ssh" {
         // What the remote host runs reads ssh's input (`curl … | ssh host bash`).
-        return ssh_command(args).is_some_and(|(n, a)| runs_stdin(&n, &a));
+        return match ssh_command(args) {
+            Some(Remote::Login) => true,
+            Some(Remote::Words(n, a)) => runs_stdin(&n, &a),
+            Some(Remote::Code(_)) | None => false,
+        };
     }
     matches!(name, "iex" | "invoke-expression") || interpreter_run(name, args) == Some(Run::Stdin)
 }
@@ -3888,6 +3950,16 @@ fn download_exec(
                 "`{name}` output is piped into `{n}`, which runs it"
             ));
         }
+        // The input of an interpreter that runs its input (`bash < <(curl …)`).
+        if how.is_none()
+            && let Some(p) = c.feeds
+            && runs_stdin(&eff[p].0, &eff[p].1)
+        {
+            how = Some(format!(
+                "`{name}` output is the input of `{}`, which runs it",
+                eff[p].0
+            ));
+        }
         // Inside `$( )` of an interpreter's or eval's argument.
         if how.is_none()
             && let Some(p) = c.parent
@@ -3929,18 +4001,28 @@ fn download_exec(
             if host.plain.is_none() {
                 host.plain = first_plain(&args.join(" "));
             }
-        } else if let Some(Run::File(module)) = interpreter_run(name, args)
+        } else if name == "deno"
+            && let Some(Run::File(module)) = interpreter_run(name, args)
             && ["http://", "https://"].iter().any(|p| {
                 module
                     .get(..p.len())
                     .is_some_and(|m| m.eq_ignore_ascii_case(p))
             })
         {
-            // `deno run https://…/x.ts`: the runtime fetches the module and runs it.
-            how = Some(format!(
-                "`{name}` runs a module it fetches from the network"
-            ));
-            host = host_of("", &[module]);
+            // `deno run https://…/x.ts`: Deno fetches the module and runs it. A module registry's
+            // address (deno.land, jsr.io, esm.sh) is a published package, as `jsr:` and `npm:`
+            // specifiers are, and as `npx` is not reported; a Deno Deploy app (`*.deno.dev`) is
+            // anyone's, as any other host.
+            let remote = host_of("", &[module]);
+            let registry = ["deno.land", "jsr.io", "esm.sh"]
+                .iter()
+                .any(|h| under(&remote.name, h));
+            if !registry {
+                how = Some(format!(
+                    "`{name}` runs a module it fetches from the network"
+                ));
+                host = remote;
+            }
         }
     }
     let Some(how) = how else {
@@ -4136,7 +4218,8 @@ fn decode_exec(
     let parent = c
         .parent
         .map(|p| &eff[p])
-        .filter(|(n, a)| is_interpreter(n, a));
+        .filter(|(n, a)| is_interpreter(n, a))
+        .or_else(|| c.feeds.map(|p| &eff[p]).filter(|(n, a)| runs_stdin(n, a)));
     // Kept in a variable that a later command runs (`X=$(echo … | base64 -d); eval "$X"`).
     let kept = || variable_run(facts, eff, runs, i).map(|(_, j)| &eff[j]);
     if let Some((n, _)) = into.or(parent).or_else(kept) {
@@ -4923,9 +5006,16 @@ fn package_install(
 /// kept once.
 fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: Place<'_>) {
     if name == "ssh" {
-        // The remote command, by its own runner (`ssh host python3 -c '…'`).
-        if let Some((n, a)) = ssh_command(args) {
-            inline_code(ctx, &n, &a, line, place);
+        // The remote command, by its own runner (`ssh host python3 -c '…'`), for what it runs
+        // from the network only ([`remote_rules`]).
+        match ssh_command(args) {
+            Some(Remote::Code(code)) => {
+                remote_rules(ctx, |ctx| program_rules(ctx, "sh", &code, line, place));
+            }
+            Some(Remote::Words(n, a)) => {
+                remote_rules(ctx, |ctx| inline_code(ctx, &n, &a, line, place));
+            }
+            Some(Remote::Login) | None => {}
         }
         return;
     }
@@ -4933,6 +5023,21 @@ fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: P
         return;
     };
     program_rules(ctx, name, &code, line, place);
+}
+
+/// The rules run by `read` over a program another host runs (ssh's remote command or input),
+/// keeping what it runs from the network and hands to a connection (SKG-RCE-*, SKG-SHELL-001):
+/// what it changes there (a key in `authorized_keys`, a service restarted) is that host's
+/// administration, not this machine's.
+fn remote_rules(ctx: &mut Ctx<'_>, read: impl FnOnce(&mut Ctx<'_>)) {
+    let before = ctx.out.len();
+    read(ctx);
+    let kept: Vec<_> = ctx
+        .out
+        .drain(before..)
+        .filter(|f| [RCE_DOWNLOAD.id, RCE_DECODE.id, SHELL_REVERSE.id].contains(&f.rule.as_str()))
+        .collect();
+    ctx.out.extend(kept);
 }
 
 /// The rules for a program `runner` runs, read at line `at`: Python's and JavaScript's code
@@ -4973,14 +5078,24 @@ fn script_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         )
     });
     // `$c = new IO::Socket::INET(…)`, `s = TCPSocket.new(…)`, `$sock = fsockopen(…)`,
-    // `socket(S, …)`: the variable a socket is kept in.
+    // `socket(my $s, …)`: the variable a socket is kept in.
     static SOCKET_VAR: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(\$?[A-Za-z_]\w*)\s*=\s*(?:new\s+)?(?:IO::Socket(?:::INET|::IP)?|TCPSocket\.(?:new|open)|Socket\.tcp|p?fsockopen|stream_socket_client|socket_create)\b|\bsocket\s*\(\s*(\$?[A-Za-z_]\w*)\s*,",
+            r"\$?([A-Za-z_]\w*)\s*=\s*(?:new\s+)?(?:IO::Socket(?:::INET|::IP)?|TCPSocket\.(?:new|open)|Socket\.tcp|p?fsockopen|stream_socket_client|socket_create)\b|\bsocket\s*\(\s*(?:(?:my|our|local)\s+)?\$?([A-Za-z_]\w*)\s*,",
+        )
+    });
+    // A variable made a program's standard stream: `open(STDIN, ">&S")`, `open(STDIN, "<&",
+    // $s)`, `"<&=" . fileno($s)`, `fdopen($c`, `dup2(s`, `reopen(s)`, `in: s`, `:in => s`,
+    // `0 => $sock`, `[:in, :out, :err] => s`; or a socket made one where it is opened.
+    static WIRING: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r#"[<>]&=?\s*(?:["']\s*[,.]\s*)?(?:fileno\s*\(\s*)?\$?([A-Za-z_]\w*)|\b(?:fdopen|dup2|reopen)\s*\(\s*\$?([A-Za-z_]\w*)|(?::in|:out|:err|\bin:|\bout:|\berr:|\b[0-2]\s*=>|\]\s*=>)\s*(?:=>)?\s*\$?([A-Za-z_]\w*(?:\.(?:new|open))?)"#,
         )
     });
     static SHELL: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?i)/bin/(?:ba|z|da|k)?sh\b|\b(?:ba)?sh\s+-i\b|\bcmd\.exe\b|\bsystem\s*\(?\s*\$_\b")
+        re(
+            r#"(?i)/bin/(?:ba|z|da|k)?sh\b|\b(?:ba)?sh\s+-i\b|\bcmd\.exe\b|\bsystem\s*\(?\s*\$_\b|\b(?:proc_open|spawn|exec|system|popen)\s*\(?\s*["'](?:ba|z|da)?sh["']"#,
+        )
     });
     // A shell whose input is a descriptor past the standard three, on the line naming it.
     static FD_SHELL: LazyLock<Regex> = LazyLock::new(|| {
@@ -5000,20 +5115,22 @@ fn script_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         return;
     }
     let wired = || {
-        SOCKET_VAR.captures_iter(code).find_map(|cap| {
-            let var = cap.get(1).or_else(|| cap.get(2))?.as_str().trim_start_matches('$');
-            let v = regex::escape(var);
-            let wiring = Regex::new(&format!(
-                r"[<>]&\s*\$?{v}\b|\b(?:fdopen|dup2|reopen)\s*\(\s*\$?{v}\b|(?::in|:out|:err|\bin:|\bout:|\berr:)\s*(?:=>)?\s*\$?{v}\b|\b[0-2]\s*=>\s*\$?{v}\b|\]\s*=>\s*\$?{v}\b"
-            ))
-            .ok()?;
-            wiring.find(code).map(|m| m.start())
+        let sockets: HashSet<&str> = SOCKET_VAR
+            .captures_iter(code)
+            .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+            .map(|m| m.as_str())
+            .collect();
+        WIRING.captures_iter(code).any(|c| {
+            (1..=3).filter_map(|g| c.get(g)).any(|m| {
+                let v = m.as_str();
+                sockets.contains(v) || v.starts_with("TCPSocket.")
+            })
         })
     };
     let at = FD_SHELL
         .find(code)
         .map(|m| m.start())
-        .or_else(|| SHELL.find(code).and_then(|m| wired().map(|_| m.start())));
+        .or_else(|| SHELL.find(code).filter(|_| wired()).map(|m| m.start()));
     if let Some(at) = at {
         let l = index.line(at);
         let snippet = code
@@ -5060,42 +5177,48 @@ impl LineIndex {
 }
 
 /// A Perl, Ruby or PHP program with its comment lines blank (line count kept): lines whose
-/// first word starts `#`, `//`, `/*` or `*`, and Perl's POD and Ruby's `=begin` blocks (from a
-/// line starting `=` and a letter to `=cut`/`=end`). A comment after code is kept: telling it
-/// from a `#` in a string would take the language's lexer.
+/// first word starts `#` (not PHP's `#[` attributes) or `//`, the lines of a `/* … */` block,
+/// and Perl's POD and Ruby's `=begin` blocks (from a POD command at the start of a line —
+/// `=pod`, `=head1`, `=begin`, … — to `=cut` or `=end`). A comment after code is kept: telling
+/// it from a `#` in a string would take the language's lexer.
 fn without_comments(code: &str) -> String {
+    static POD: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^=(?:pod|head\d|begin|over|item|back|encoding|for|cut|end)\b"));
     let mut out = String::with_capacity(code.len());
     let mut pod = false;
+    let mut block = false;
     for line in code.split_inclusive('\n') {
         let t = line.trim_start();
         let ending = if line.ends_with('\n') { "\n" } else { "" };
-        if pod {
-            if t.starts_with("=cut") || t.starts_with("=end") {
-                pod = false;
-            }
-            out.push_str(ending);
-        } else if t.starts_with('=') && t[1..].starts_with(|c: char| c.is_ascii_alphabetic()) {
-            pod = !(t.starts_with("=cut") || t.starts_with("=end"));
-            out.push_str(ending);
-        } else if t.starts_with('#')
-            || t.starts_with("//")
-            || t.starts_with("/*")
-            || t.starts_with('*')
-        {
-            out.push_str(ending);
+        let blank = if pod {
+            pod = !(line.starts_with("=cut") || line.starts_with("=end"));
+            true
+        } else if block {
+            block = !line.contains("*/");
+            true
+        } else if POD.is_match(line) {
+            pod = !(line.starts_with("=cut") || line.starts_with("=end"));
+            true
+        } else if t.starts_with("/*") {
+            block = !t.contains("*/");
+            true
         } else {
-            out.push_str(line);
-        }
+            (t.starts_with('#') && !t.starts_with("#[")) || t.starts_with("//")
+        };
+        out.push_str(if blank { ending } else { line });
     }
     out
 }
 
 /// The commands a Perl, Ruby or PHP program hands a shell, each with the offset it starts at:
-/// the string literals given to `system`, `exec`, `spawn`, `shell_exec`, `passthru`, `popen`,
-/// `proc_open`, `IO.popen` or `Open3` (one literal: a command line; several: a command's words,
-/// quoted for the shell), a pipe `open` (`open(my $f, "curl … |")`, `open(my $f, '-|', …)`),
-/// backquotes, `qx` and `%x` with any delimiter. An interpolation reads as a shell variable
-/// (`#{url}` → `$x`; `$url` is one already).
+/// - the string literals given to `system`, `exec` or `spawn` (one: a command line; several:
+///   a command's words, quoted for the shell);
+/// - the first literal given to `shell_exec`, `passthru`, `popen`, `proc_open`, `IO.popen` or
+///   `Open3` (a command line; what follows is a mode or options);
+/// - a pipe `open` (`open(my $f, "curl … |")`, `open(my $f, '-|', …)`);
+/// - backquotes, and `qx` and `%x` with any delimiter.
+///
+/// An interpolation reads as a shell variable (`#{url}` → `$x`; `$url` is one already).
 fn script_commands(code: &str) -> Vec<(usize, String)> {
     static CALL: LazyLock<Regex> = LazyLock::new(|| {
         re(
@@ -5103,13 +5226,33 @@ fn script_commands(code: &str) -> Vec<(usize, String)> {
         )
     });
     let mut out = Vec::new();
+    // Where the next of a closing character (or the line's end) is, from the last search for
+    // it: many openers on one line would otherwise each search the line to its end.
+    let mut next_close: HashMap<char, usize> = HashMap::new();
+    let mut closing = |close: char, from: usize| -> Option<usize> {
+        let cached = next_close.get(&close).copied().filter(|&at| at >= from);
+        let at = cached.unwrap_or_else(|| {
+            code[from..]
+                .find([close, '\n'])
+                .map_or(code.len(), |e| from + e)
+        });
+        next_close.insert(close, at);
+        code[at..].starts_with(close).then_some(at)
+    };
+    // The end of the last quoted command: a backquote closing one opens none.
+    let mut resume = 0;
     for m in CALL.find_iter(code) {
-        let rest = &code[m.end()..];
+        if m.start() < resume {
+            continue;
+        }
         let head = m.as_str();
+        let from = m.end();
+        let quoted = |e: usize, resume: &mut usize| {
+            *resume = e + 1;
+            code[from..e].to_owned()
+        };
         let command = if head == "`" {
-            rest.find(['`', '\n'])
-                .filter(|&e| rest[e..].starts_with('`'))
-                .map(|e| rest[..e].to_owned())
+            closing('`', from).map(|e| quoted(e, &mut resume))
         } else if head.starts_with("qx") || head.starts_with("%x") {
             let open = head.chars().last().unwrap_or('(');
             let close = match open {
@@ -5119,33 +5262,39 @@ fn script_commands(code: &str) -> Vec<(usize, String)> {
                 '<' => '>',
                 c => c,
             };
-            rest.find([close, '\n'])
-                .filter(|&e| rest[e..].starts_with(close))
-                .map(|e| rest[..e].to_owned())
+            closing(close, from).map(|e| quoted(e, &mut resume))
         } else {
-            let words = string_literals(rest);
-            if head.trim_start().starts_with("open") {
+            let words = string_literals(&code[from..]);
+            let call = head.trim_start();
+            if call.starts_with("open") {
                 match words.as_slice() {
                     [mode, command @ ..]
                         if matches!(mode.trim(), "-|" | "|-") && !command.is_empty() =>
                     {
                         Some(join_words(command))
                     }
-                    [one] if one.trim_end().ends_with('|') || one.trim_start().starts_with('|') => {
+                    [one, ..]
+                        if one.trim_end().ends_with('|') || one.trim_start().starts_with('|') =>
+                    {
                         Some(one.trim().trim_matches('|').to_owned())
                     }
                     _ => None,
                 }
-            } else {
+            } else if call.starts_with("system")
+                || call.starts_with("exec")
+                || call.starts_with("spawn")
+            {
                 match words.as_slice() {
                     [] => None,
                     [one] => Some(one.clone()),
                     many => Some(join_words(many)),
                 }
+            } else {
+                words.into_iter().next()
             }
         };
         if let Some(c) = command.filter(|c| c.trim().len() >= 4) {
-            out.push((m.end(), interpolations_as_variables(&c)));
+            out.push((from, interpolations_as_variables(&c)));
         }
     }
     out
@@ -5963,7 +6112,8 @@ mod tests {
     #[test]
     fn what_ssh_runs_remotely_and_what_xargs_runs() {
         let ssh = |args: &[&'static str]| ssh_command(args);
-        let v = |n: &str, a: &[&'static str]| Some((n.to_owned(), a.to_vec()));
+        let v = |n: &str, a: &[&'static str]| Some(Remote::Words(n.to_owned(), a.to_vec()));
+        let code = |c: &str| Some(Remote::Code(c.to_owned()));
         assert_eq!(ssh(&["host", "bash", "-s"]), v("bash", &["-s"]));
         assert_eq!(
             ssh(&["-p", "22", "-i", "k", "-tt", "host", "sudo", "bash"]),
@@ -5973,11 +6123,19 @@ mod tests {
             ssh(&["-p22", "-oBatchMode=yes", "host", "bash -s"]),
             v("bash", &["-s"])
         );
-        assert_eq!(ssh(&["-v", "--", "host"]), v("sh", &[]));
+        assert_eq!(ssh(&["-v", "--", "host"]), Some(Remote::Login));
+        assert_eq!(ssh(&["host", "curl x | sh"]), code("curl x | sh"));
+        // Options after the destination; several words holding syntax are joined.
+        assert_eq!(ssh(&["host", "-t", "-P", "tag", "bash"]), v("bash", &[]));
         assert_eq!(
-            ssh(&["host", "curl x | sh"]),
-            v("sh", &["-c", "curl x | sh"])
+            ssh(&["host", "curl", "-s", "u", "|", "sh"]),
+            code("curl -s u | sh")
         );
+        // Nothing runs, or nothing is read.
+        assert_eq!(ssh(&["-N", "-L", "8080:localhost:80", "host"]), None);
+        assert_eq!(ssh(&["-fNT", "host"]), None);
+        assert_eq!(ssh(&["-n", "host"]), None);
+        assert_eq!(ssh(&["-n", "host", "uptime"]), v("uptime", &[]));
         assert_eq!(ssh(&["-p", "22"]), None);
         let eff = |n: &str, a: &[&'static str]| effective_words(n.to_owned(), a.to_vec());
         assert_eq!(

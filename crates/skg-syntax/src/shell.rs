@@ -101,6 +101,10 @@ pub struct ShellCommand {
     /// The command whose argument (or redirection) holds the command substitution this command
     /// runs in (`curl` in `bash -c "$(curl …)"` has the index of `bash`), if any.
     pub parent: Option<usize>,
+    /// The command whose standard input is the process substitution this command runs in
+    /// (`curl` in `bash < <(curl …)` has the index of `bash`), if any: its output is that
+    /// command's input, as through a pipe (not an argument: `parent` is `None` then).
+    pub feeds: Option<usize>,
     /// The variable whose value is the command substitution this command runs in, when no
     /// command takes it as an argument (`curl` in `X=$(curl …)`, `local X="$(curl …)"`).
     pub assigned_to: Option<String>,
@@ -384,6 +388,16 @@ fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
             } else {
                 at.substitution_holder
             },
+            substitution_input: if matches!(
+                n.kind(),
+                "command_substitution" | "process_substitution"
+            ) {
+                at.input
+            } else {
+                at.substitution_input
+            },
+            // Only as far as the substitution: a command there holds its own.
+            input: at.input && !matches!(n.kind(), "command" | "variable_assignment"),
         };
         // `bash < <(curl …)`: what a process substitution read as a command's input runs in is
         // that command's (as `bash <(curl …)`'s is `bash`'s), though the grammar puts the
@@ -398,6 +412,7 @@ fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
             let below = match reader {
                 Some(body) if reads_substitution(child, src) => Context {
                     holder: Some(body),
+                    input: true,
                     ..below
                 },
                 _ => below,
@@ -448,6 +463,10 @@ struct Context<'t> {
     /// The nearest command or variable assignment above the nearest command or process
     /// substitution above it.
     substitution_holder: Option<Node<'t>>,
+    /// `holder` is the command whose input redirection (`< <(…)`) it is in.
+    input: bool,
+    /// `substitution_holder` reads the substitution as its input ([`ShellCommand::feeds`]).
+    substitution_input: bool,
 }
 
 /// What [`command`] reads of the whole tree, computed once.
@@ -553,9 +572,11 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
         .map(|n| unquote(text(n, src)))
         .unwrap_or_default();
     let mut args = Vec::new();
+    let mut last_arg = None;
     let mut c = node.walk();
     for a in node.children_by_field_name("argument", &mut c) {
         args.push(unquote(text(a, src)));
+        last_arg = Some(a);
     }
     let mut redirects = Vec::new();
     let mut c = node.walk();
@@ -570,7 +591,17 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
         if p.kind() == "redirected_statement" {
             let mut c = p.walk();
             for child in p.children_by_field_name("redirect", &mut c) {
-                if let Some(r) = redirect(child, src) {
+                if let Some(mut r) = redirect(child, src) {
+                    // The grammar reads `sh 0< <(…)`'s `0` as an argument: a number written
+                    // against a redirection's operator is its descriptor, as bash reads it.
+                    if let Some(a) = last_arg.take_if(|a| {
+                        a.end_byte() == child.start_byte()
+                            && r.fd.is_none()
+                            && text(*a, src).bytes().all(|b| b.is_ascii_digit())
+                    }) {
+                        r.fd = text(a, src).parse().ok();
+                        args.pop();
+                    }
                     redirects.push(r);
                 }
             }
@@ -628,6 +659,11 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
         ),
         None => (None, None),
     };
+    let (parent, feeds) = if at.substitution_input {
+        (None, parent)
+    } else {
+        (parent, None)
+    };
     let statement = at.statement.unwrap_or(node);
     ShellCommand {
         name,
@@ -637,6 +673,7 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
         position: u32::try_from(position).unwrap_or(u32::MAX),
         statement: u32::try_from(statement.start_byte()).unwrap_or(u32::MAX),
         parent,
+        feeds,
         assigned_to,
         redirects,
     }
@@ -877,8 +914,8 @@ mod tests {
         assert_ne!(f.commands[0].statement, f.commands[2].statement);
     }
 
-    /// `bash < <(curl …)` reads the substitution as `bash <(curl …)` runs it: its command is
-    /// `bash`'s; an output substitution (`> >(tee log)`) and a loop's input are no command's.
+    /// `bash < <(curl …)`: the substitution's command feeds `bash` (its input, not an argument);
+    /// an output substitution (`> >(tee log)`) and a loop's input feed no command.
     #[test]
     fn a_substitution_read_as_input_belongs_to_its_reader() {
         let f = shell_commands(
@@ -891,10 +928,13 @@ mod tests {
                 "bash", "curl", "sudo", "wget", "make", "tee", "read", "echo", "curl"
             ]
         );
-        assert_eq!(f.commands[1].parent, Some(0));
-        assert_eq!(f.commands[3].parent, Some(2));
-        assert_eq!(f.commands[5].parent, None);
-        assert_eq!(f.commands[8].parent, None);
+        assert_eq!((f.commands[1].parent, f.commands[1].feeds), (None, Some(0)));
+        assert_eq!((f.commands[3].parent, f.commands[3].feeds), (None, Some(2)));
+        // `0<` is a descriptor, not an argument `0`.
+        assert!(f.commands[2].args == ["sh"], "{:?}", f.commands[2].args);
+        assert_eq!(f.commands[2].redirects[0].fd, Some(0));
+        assert_eq!((f.commands[5].parent, f.commands[5].feeds), (None, None));
+        assert_eq!((f.commands[8].parent, f.commands[8].feeds), (None, None));
     }
 
     #[test]
