@@ -527,8 +527,8 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
                     powershell_rules(&mut ctx, &file.text, 1, Place::Script);
                     blob_rule(&mut ctx, &file.text, 1, Place::Script);
                 }
-                Reading::Lexical => {
-                    script_rules(&mut ctx, &file.text, 1, Place::Script);
+                Reading::Lexical(script) => {
+                    script_rules(&mut ctx, script, &file.text, 1, Place::Script);
                     blob_rule(&mut ctx, &file.text, 1, Place::Script);
                 }
                 Reading::Kind(FileKind::OtherScript | FileKind::Text | FileKind::Other) => {
@@ -1148,7 +1148,15 @@ fn markdown_rules(ctx: &mut Ctx<'_>, segs: Vec<Segment>) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reading {
     Kind(FileKind),
-    Lexical,
+    Lexical(Script),
+}
+
+/// A language [`script_rules`] reads lexically: its comments differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Perl,
+    Ruby,
+    Php,
 }
 
 impl Reading {
@@ -1160,9 +1168,12 @@ impl Reading {
             .and_then(|n| n.rsplit_once('.'))
             .map(|(_, e)| e.to_ascii_lowercase());
         match kind {
-            FileKind::OtherScript if !matches!(ext.as_deref(), Some("bat" | "cmd")) => {
-                Reading::Lexical
-            }
+            FileKind::OtherScript => match ext.as_deref() {
+                Some("rb") => Reading::Lexical(Script::Ruby),
+                Some("php") => Reading::Lexical(Script::Php),
+                Some("pl" | "pm") => Reading::Lexical(Script::Perl),
+                _ => Reading::Kind(kind),
+            },
             FileKind::Other => shebang(text).map_or(Reading::Kind(kind), |i| {
                 Reading::of_interpreter(&i).unwrap_or(Reading::Kind(kind))
             }),
@@ -1188,7 +1199,9 @@ impl Reading {
             "python" | "pypy" => Reading::Kind(FileKind::Python),
             "node" | "nodejs" | "deno" | "bun" => Reading::Kind(FileKind::JavaScript),
             "pwsh" | "powershell" => Reading::Kind(FileKind::PowerShell),
-            "perl" | "ruby" | "php" => Reading::Lexical,
+            "perl" => Reading::Lexical(Script::Perl),
+            "ruby" => Reading::Lexical(Script::Ruby),
+            "php" => Reading::Lexical(Script::Php),
             _ => return None,
         })
     }
@@ -1243,14 +1256,19 @@ fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
             powershell_rules(ctx, &seg.text, seg.line, place);
         }
         "ruby" | "rb" | "php" => {
-            script_rules(ctx, &seg.text, seg.line, place);
+            let script = if lang == "php" {
+                Script::Php
+            } else {
+                Script::Ruby
+            };
+            script_rules(ctx, script, &seg.text, seg.line, place);
             shell_rules(ctx, &shell_lines(&seg.text), seg.line, place);
             blob_rule(ctx, &seg.text, seg.line, place);
         }
         // Perl blocks are read as a block without a language is too (one-liners are written in
         // a shell's and in PowerShell's lines).
         "perl" | "pl" => {
-            script_rules(ctx, &seg.text, seg.line, place);
+            script_rules(ctx, Script::Perl, &seg.text, seg.line, place);
             shell_rules(ctx, &strip_prompts(&seg.text), seg.line, place);
             powershell_rules(ctx, &seg.text, seg.line, place);
             blob_rule(ctx, &seg.text, seg.line, place);
@@ -3317,9 +3335,11 @@ fn heredoc_code(
         return;
     }
     ctx.heredoc_depth += 1;
+    // A document on another descriptor (`bash 3<<EOF`) is not the reader's input.
     for doc in facts.commands()[i]
         .redirects
         .iter()
+        .filter(|r| r.fd.is_none_or(|f| f == 0))
         .filter_map(|r| r.heredoc.as_ref())
     {
         let at = line0 + doc.line - 1;
@@ -3960,6 +3980,21 @@ fn download_exec(
                 eff[p].0
             ));
         }
+        // The remote command ssh is given (`ssh host "$(curl …)"`: the download is the code the
+        // remote shell reads; one inside an argument, `ufw allow from $(curl …)`, is data).
+        if how.is_none()
+            && let Some(p) = c.parent
+            && eff[p].0 == "ssh"
+            && let Some(Remote::Code(remote)) = ssh_command(&eff[p].1)
+            && {
+                let t = remote.trim_start();
+                t.starts_with("$(") || t.starts_with('`')
+            }
+        {
+            how = Some(format!(
+                "`ssh` runs what `{name}` downloads on the remote host"
+            ));
+        }
         // Inside `$( )` of an interpreter's or eval's argument.
         if how.is_none()
             && let Some(p) = c.parent
@@ -4013,10 +4048,14 @@ fn download_exec(
             // address (deno.land, jsr.io, esm.sh) is a published package, as `jsr:` and `npm:`
             // specifiers are, and as `npx` is not reported; a Deno Deploy app (`*.deno.dev`) is
             // anyone's, as any other host.
-            let remote = host_of("", &[module]);
+            // (Read as the shell passes it: `https://deno.land\@10.0.0.9/x.ts` is 10.0.0.9's.
+            // esm.sh's `/gh/…` serves any GitHub repository, not a published package.)
+            let unescaped = module.replace('\\', "");
+            let remote = host_of("", &[unescaped.as_str()]);
             let registry = ["deno.land", "jsr.io", "esm.sh"]
                 .iter()
-                .any(|h| under(&remote.name, h));
+                .any(|h| under(&remote.name, h))
+                && !unescaped.to_ascii_lowercase().contains("esm.sh/gh/");
             if !registry {
                 how = Some(format!(
                     "`{name}` runs a module it fetches from the network"
@@ -5026,16 +5065,26 @@ fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: P
 }
 
 /// The rules run by `read` over a program another host runs (ssh's remote command or input),
-/// keeping what it runs from the network and hands to a connection (SKG-RCE-*, SKG-SHELL-001):
-/// what it changes there (a key in `authorized_keys`, a service restarted) is that host's
-/// administration, not this machine's.
+/// keeping what it runs from the network, hands to a connection or sends away (SKG-RCE-*,
+/// SKG-SHELL-001, SKG-EXFIL-*, SKG-CRED-001): what it changes there (a key in
+/// `authorized_keys`, a service restarted) is that host's administration, not this machine's.
 fn remote_rules(ctx: &mut Ctx<'_>, read: impl FnOnce(&mut Ctx<'_>)) {
     let before = ctx.out.len();
     read(ctx);
     let kept: Vec<_> = ctx
         .out
         .drain(before..)
-        .filter(|f| [RCE_DOWNLOAD.id, RCE_DECODE.id, SHELL_REVERSE.id].contains(&f.rule.as_str()))
+        .filter(|f| {
+            [
+                RCE_DOWNLOAD.id,
+                RCE_DECODE.id,
+                SHELL_REVERSE.id,
+                EXFIL_CMD.id,
+                EXFIL_CODE.id,
+                CRED_READ.id,
+            ]
+            .contains(&f.rule.as_str())
+        })
         .collect();
     ctx.out.extend(kept);
 }
@@ -5055,8 +5104,8 @@ fn program_rules(ctx: &mut Ctx<'_>, runner: &str, code: &str, at: u32, place: Pl
             code_rules(ctx, Language::JavaScript, code, at, place);
         }
         Some(Reading::Kind(FileKind::Shell)) => shell_rules(ctx, code, at, place),
-        Some(Reading::Lexical) => {
-            script_rules(ctx, code, at, place);
+        Some(Reading::Lexical(script)) => {
+            script_rules(ctx, script, code, at, place);
             blob_rule(ctx, code, at, place);
         }
         _ => blob_rule(ctx, code, at, place),
@@ -5071,7 +5120,7 @@ fn program_rules(ctx: &mut Ctx<'_>, runner: &str, code: &str, at: u32, place: Pl
 ///   `reopen(s)`, `in: s`, `0 => $sock`) in a program that names a shell (or runs each line it
 ///   reads, `system $_ while <>`), or a shell given a descriptor as its input (`"/bin/sh -i
 ///   <&3 >&3"`, `<&%d`) in a program that opens a socket.
-fn script_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
+fn script_rules(ctx: &mut Ctx<'_>, script: Script, code: &str, line0: u32, place: Place<'_>) {
     static SOCKET: LazyLock<Regex> = LazyLock::new(|| {
         re(
             r"\b(?:socket\s*\(|IO::Socket|TCPSocket|Socket\.tcp|Socket\.new|p?fsockopen|stream_socket_client|socket_connect)",
@@ -5084,14 +5133,22 @@ fn script_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             r"\$?([A-Za-z_]\w*)\s*=\s*(?:new\s+)?(?:IO::Socket(?:::INET|::IP)?|TCPSocket\.(?:new|open)|Socket\.tcp|p?fsockopen|stream_socket_client|socket_create)\b|\bsocket\s*\(\s*(?:(?:my|our|local)\s+)?\$?([A-Za-z_]\w*)\s*,",
         )
     });
-    // A variable made a program's standard stream: `open(STDIN, ">&S")`, `open(STDIN, "<&",
-    // $s)`, `"<&=" . fileno($s)`, `fdopen($c`, `dup2(s`, `reopen(s)`, `in: s`, `:in => s`,
-    // `0 => $sock`, `[:in, :out, :err] => s`; or a socket made one where it is opened.
-    static WIRING: LazyLock<Regex> = LazyLock::new(|| {
+    // A variable made this program's standard stream (`open(STDIN, ">&S")`, `open(STDOUT,
+    // ">&", $s)`, `"<&=" . fileno($s)`, `STDIN->fdopen($c`, `dup2(s`, `$stdin.reopen(s)`),
+    // or a child's (on a `spawn`/`exec`/`system`/`popen` line: `in: s`, `:in => s`,
+    // `[:in, :out, :err] => TCPSocket.new(…)`); PHP's descriptor array counts when the same
+    // variable is both 0 and 1 (`array(0=>$sock, 1=>$sock, …)`).
+    static STREAM: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r#"[<>]&=?\s*(?:["']\s*[,.]\s*)?(?:fileno\s*\(\s*)?\$?([A-Za-z_]\w*)|\b(?:fdopen|dup2|reopen)\s*\(\s*\$?([A-Za-z_]\w*)|(?::in|:out|:err|\bin:|\bout:|\berr:|\b[0-2]\s*=>|\]\s*=>)\s*(?:=>)?\s*\$?([A-Za-z_]\w*(?:\.(?:new|open))?)"#,
+            r#"\bopen\s*\(?\s*STD(?:IN|OUT|ERR)\s*,\s*["'][+<>]*&=?\s*(?:["']\s*[,.]\s*)?(?:fileno\s*\(\s*)?\$?([A-Za-z_]\w*)|\b(?:fdopen|dup2)\s*\(\s*\$?([A-Za-z_]\w*)|(?i:\$?std(?:in|out|err))\.reopen\s*\(\s*\$?([A-Za-z_]\w*)"#,
         )
     });
+    static CHILD: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"\b(?:spawn|exec|system|popen)\b[^\n]*?(?::in\s*=>|\bin:|\]\s*=>)\s*\$?([A-Za-z_]\w*(?:\.(?:new|open))?)",
+        )
+    });
+    static DESCRIPTOR: LazyLock<Regex> = LazyLock::new(|| re(r"\b([01])\s*=>\s*\$([A-Za-z_]\w*)"));
     static SHELL: LazyLock<Regex> = LazyLock::new(|| {
         re(
             r#"(?i)/bin/(?:ba|z|da|k)?sh\b|\b(?:ba)?sh\s+-i\b|\bcmd\.exe\b|\bsystem\s*\(?\s*\$_\b|\b(?:proc_open|spawn|exec|system|popen)\s*\(?\s*["'](?:ba|z|da)?sh["']"#,
@@ -5106,7 +5163,7 @@ fn script_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
     if code.len() > 500_000 {
         return;
     }
-    let code = &without_comments(code);
+    let code = &without_comments(code, script);
     let index = LineIndex::new(code, line0);
     for (at, command) in script_commands(code) {
         shell_rules(ctx, &command, index.line(at), place);
@@ -5120,12 +5177,19 @@ fn script_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             .filter_map(|c| c.get(1).or_else(|| c.get(2)))
             .map(|m| m.as_str())
             .collect();
-        WIRING.captures_iter(code).any(|c| {
-            (1..=3).filter_map(|g| c.get(g)).any(|m| {
-                let v = m.as_str();
-                sockets.contains(v) || v.starts_with("TCPSocket.")
-            })
-        })
+        let socket = |v: &str| sockets.contains(v) || v.starts_with("TCPSocket.");
+        let stream = STREAM
+            .captures_iter(code)
+            .chain(CHILD.captures_iter(code))
+            .any(|c| (1..=3).filter_map(|g| c.get(g)).any(|m| socket(m.as_str())));
+        let mut fds: [HashSet<&str>; 2] = [HashSet::new(), HashSet::new()];
+        for c in DESCRIPTOR.captures_iter(code) {
+            let (Some(fd), Some(v)) = (c.get(1), c.get(2)) else {
+                continue;
+            };
+            fds[usize::from(fd.as_str() == "1")].insert(v.as_str());
+        }
+        stream || fds[0].iter().any(|v| fds[1].contains(v) && socket(v))
     };
     let at = FD_SHELL
         .find(code)
@@ -5176,34 +5240,60 @@ impl LineIndex {
     }
 }
 
-/// A Perl, Ruby or PHP program with its comment lines blank (line count kept): lines whose
-/// first word starts `#` (not PHP's `#[` attributes) or `//`, the lines of a `/* … */` block,
-/// and Perl's POD and Ruby's `=begin` blocks (from a POD command at the start of a line —
-/// `=pod`, `=head1`, `=begin`, … — to `=cut` or `=end`). A comment after code is kept: telling
-/// it from a `#` in a string would take the language's lexer.
-fn without_comments(code: &str) -> String {
-    static POD: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^=(?:pod|head\d|begin|over|item|back|encoding|for|cut|end)\b"));
+/// A Perl, Ruby or PHP program with its comments blank (line count kept), as its language
+/// reads them: lines whose first word starts `#` (in PHP not its `#[` attributes); in PHP
+/// `//` lines and `/* … */` (the rest of the line after `*/` is kept); Perl's POD (a POD
+/// command — `=pod`, `=head1`, … — alone or before a space at a line's start, to `=cut`) and
+/// Ruby's `=begin` to `=end`. A comment after code is kept: telling it from a `#` in a string
+/// would take the language's lexer.
+fn without_comments(code: &str, script: Script) -> String {
+    static POD: LazyLock<Regex> = LazyLock::new(|| re(r"^=[A-Za-z]\w*(?:\s|$)"));
+    static RUBY_BEGIN: LazyLock<Regex> = LazyLock::new(|| re(r"^=begin(?:\s|$)"));
+    static RUBY_END: LazyLock<Regex> = LazyLock::new(|| re(r"^=end(?:\s|$)"));
     let mut out = String::with_capacity(code.len());
     let mut pod = false;
     let mut block = false;
     for line in code.split_inclusive('\n') {
         let t = line.trim_start();
         let ending = if line.ends_with('\n') { "\n" } else { "" };
-        let blank = if pod {
-            pod = !(line.starts_with("=cut") || line.starts_with("=end"));
-            true
-        } else if block {
-            block = !line.contains("*/");
-            true
-        } else if POD.is_match(line) {
-            pod = !(line.starts_with("=cut") || line.starts_with("=end"));
-            true
-        } else if t.starts_with("/*") {
-            block = !t.contains("*/");
-            true
-        } else {
-            (t.starts_with('#') && !t.starts_with("#[")) || t.starts_with("//")
+        if block {
+            // Inside a PHP `/* … */`: what follows its end is code.
+            if let Some(end) = line.find("*/") {
+                block = false;
+                out.push_str(&line[end + 2..]);
+            } else {
+                out.push_str(ending);
+            }
+            continue;
+        }
+        let blank = match script {
+            Script::Perl if pod => {
+                pod = !line.starts_with("=cut");
+                true
+            }
+            Script::Ruby if pod => {
+                pod = !RUBY_END.is_match(line);
+                true
+            }
+            Script::Perl if POD.is_match(line) => {
+                pod = !line.starts_with("=cut");
+                true
+            }
+            Script::Ruby if RUBY_BEGIN.is_match(line) => {
+                pod = true;
+                true
+            }
+            Script::Php if t.starts_with("/*") => {
+                if let Some(end) = t[2..].find("*/") {
+                    out.push_str(&t[end + 4..]);
+                } else {
+                    block = true;
+                    out.push_str(ending);
+                }
+                continue;
+            }
+            Script::Php => (t.starts_with('#') && !t.starts_with("#[")) || t.starts_with("//"),
+            Script::Perl | Script::Ruby => t.starts_with('#'),
         };
         out.push_str(if blank { ending } else { line });
     }
@@ -6199,24 +6289,36 @@ mod tests {
                 "#!/usr/bin/env node\n",
                 Reading::Kind(FileKind::JavaScript),
             ),
-            ("s/run", "#!/usr/bin/perl -w\n", Reading::Lexical),
-            ("s/run", "#!/usr/bin/env ruby\n", Reading::Lexical),
+            (
+                "s/run",
+                "#!/usr/bin/perl -w\n",
+                Reading::Lexical(Script::Perl),
+            ),
+            (
+                "s/run",
+                "#!/usr/bin/env ruby\n",
+                Reading::Lexical(Script::Ruby),
+            ),
             (
                 "s/run",
                 "#!/usr/bin/awk -f\n",
                 Reading::Kind(FileKind::Other),
             ),
-            ("s/run", "#!/usr/bin/env php8.2\n", Reading::Lexical),
+            (
+                "s/run",
+                "#!/usr/bin/env php8.2\n",
+                Reading::Lexical(Script::Php),
+            ),
             (
                 "s/run",
                 "#!/bin/busybox sh\n",
                 Reading::Kind(FileKind::Shell),
             ),
             ("s/notes", "plain text\n", Reading::Kind(FileKind::Other)),
-            ("s/x.rb", "", Reading::Lexical),
-            ("s/x.PL", "", Reading::Lexical),
-            ("s/x.php", "", Reading::Lexical),
-            ("s/x.pm", "", Reading::Lexical),
+            ("s/x.rb", "", Reading::Lexical(Script::Ruby)),
+            ("s/x.PL", "", Reading::Lexical(Script::Perl)),
+            ("s/x.php", "", Reading::Lexical(Script::Php)),
+            ("s/x.pm", "", Reading::Lexical(Script::Perl)),
             ("s/x.bat", "", Reading::Kind(FileKind::OtherScript)),
             // A name that says what the file is wins over its first line.
             ("s/x.py", "#!/bin/sh\n", Reading::Kind(FileKind::Python)),
