@@ -1207,27 +1207,14 @@ impl Reading {
     }
 }
 
-/// The interpreter a `#!` first line names (its base name; through `env`, past its options and
-/// assignments: `#!/usr/bin/env -S bash -e` names `bash`).
+/// The interpreter a `#!` first line names (its base name), read as a command is
+/// ([`effective_words`]): through `env` (its options and assignments, `-S`: `#!/usr/bin/env -S
+/// bash -e` names `bash`) and the other wrappers.
 fn shebang(text: &str) -> Option<String> {
     let line = text.strip_prefix("#!")?.lines().next()?;
-    let mut words = line.split_whitespace().map(|w| {
-        // `-S` takes the rest of the line as words (`-Sbash`: the word glued to it).
-        w.strip_prefix("-S").filter(|r| !r.is_empty()).unwrap_or(w)
-    });
+    let mut words = line.split_whitespace();
     let first = base_name(words.next()?);
-    if first != "env" {
-        return Some(first);
-    }
-    // env's options that take the next word as their value.
-    let mut value = false;
-    words
-        .find(|w| {
-            let skip = value || w.starts_with('-') || w.contains('=');
-            value = !value && matches!(*w, "-u" | "--unset" | "-C" | "--chdir" | "-P");
-            !skip
-        })
-        .map(base_name)
+    Some(effective_words(first, words.collect()).0)
 }
 
 fn code_block(ctx: &mut Ctx<'_>, lang: &str, seg: &Segment) {
@@ -2144,7 +2131,8 @@ fn wrapper_valued(name: &str) -> &'static [&'static str] {
             "--other-user",
         ],
         "doas" => &["-u", "-C"],
-        "env" => &["-u", "-C", "--unset", "--chdir"],
+        // `-P` is BSD env's search path.
+        "env" => &["-u", "-C", "-P", "--unset", "--chdir"],
         "nice" => &["-n", "--adjustment"],
         "timeout" => &["-s", "-k", "--signal", "--kill-after"],
         "xargs" => &[
@@ -2199,6 +2187,24 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
         let mut k = 0;
         while k < args.len() {
             let a = args[k];
+            if name == "env"
+                && let Some((string, next)) = env_split_string(&args, k)
+            {
+                // `env -S STRING`: env splits the string into words, which are its own
+                // arguments again (`env -S 'A=1 bash -e'`). Quoted or escaped, its words are
+                // read as a shell reads them (`sh -c STRING`; what follows it is data then).
+                if string.contains(['\'', '"', '\\', '$']) {
+                    "sh".clone_into(&mut name);
+                    args = vec!["-c", string];
+                    at = None;
+                    break;
+                }
+                let mut words: Vec<&str> = string.split_whitespace().collect();
+                words.extend_from_slice(&args[next..]);
+                args = words;
+                k = 0;
+                continue;
+            }
             if valued.contains(&a) {
                 k += 2;
             } else if a.starts_with('-')
@@ -2212,6 +2218,7 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
             }
         }
         let Some(i) = at else {
+            // Only options: env's own command, or `env -S` read as `sh -c` (above).
             break;
         };
         name = base_name(args[i]);
@@ -2235,6 +2242,18 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
         }
     }
     (name, args)
+}
+
+/// `env`'s split string at `args[k]` (`-S STRING`, `-SSTRING`, `--split-string[=]STRING`) and
+/// the index of the word after it.
+fn env_split_string<'a>(args: &[&'a str], k: usize) -> Option<(&'a str, usize)> {
+    let a = args[k];
+    if a == "-S" || a == "--split-string" {
+        return args.get(k + 1).map(|s| (*s, k + 2));
+    }
+    a.strip_prefix("--split-string=")
+        .or_else(|| a.strip_prefix("-S").filter(|s| !s.is_empty()))
+        .map(|s| (s, k + 1))
 }
 
 /// The string `xargs` replaces with each item it reads (`-I X`, `-IX`, `-i` and `--replace`:
@@ -2284,17 +2303,31 @@ enum Remote<'a> {
     Code(String),
 }
 
-/// What `ssh` runs remotely: past its options (with their values; also those written after
-/// the destination, which OpenSSH reads there too) and the destination, the remote command's
-/// words — plain words as a command ([`Remote::Words`]), words holding shell syntax joined as
-/// the remote shell reads them ([`Remote::Code`]), none the login shell. `None`: no
-/// destination, or nothing runs (`-N`, `-W`, `-O`; `-n` without a command: no input to read).
-fn ssh_command<'a>(args: &[&'a str]) -> Option<Remote<'a>> {
+/// What `ssh` runs: on the remote host ([`Ssh::remote`]) and on this one ([`Ssh::local`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Ssh<'a> {
+    /// The remote command ([`ssh_command`]).
+    remote: Option<Remote<'a>>,
+    /// Commands ssh hands this host's shell: `-o ProxyCommand=…` (`-oProxyCommand …`, `-o
+    /// 'ProxyCommand …'`) and `-o LocalCommand=…`, in order.
+    local: Vec<&'a str>,
+}
+
+/// `ssh`'s words read as ssh(1) reads them: past its options (with their values; also those
+/// written after the destination, which OpenSSH reads there too) and the destination, the
+/// remote command's words — plain words as a command ([`Remote::Words`]), words holding shell
+/// syntax joined as the remote shell reads them ([`Remote::Code`]), none the login shell; no
+/// remote command without a destination or when nothing runs there (`-N`, `-W`, `-O`; `-n`
+/// without a command: no input to read). The commands its `-o` options run here are read
+/// whatever runs remotely.
+fn ssh_words<'a>(args: &[&'a str]) -> Ssh<'a> {
     // Options that take a value, from ssh(1).
     const VALUED: &str = "BbcDEeFIiJLlmOoPpQRSWw";
+    let mut out = Ssh::default();
     let mut k = 0;
     let mut destination = None;
     let mut quiet_input = false;
+    let mut runs_nothing = false;
     while let Some(a) = args.get(k) {
         if *a == "--" {
             k += 1;
@@ -2316,32 +2349,60 @@ fn ssh_command<'a>(args: &[&'a str]) -> Option<Remote<'a>> {
         let valued = letters.char_indices().find(|(_, l)| VALUED.contains(*l));
         for l in letters[..valued.map_or(letters.len(), |(at, _)| at + 1)].chars() {
             match l {
-                'N' | 'W' | 'O' => return None,
+                'N' | 'W' | 'O' => runs_nothing = true,
                 'n' => quiet_input = true,
                 _ => {}
             }
         }
-        k += if valued.is_some_and(|(at, _)| at + 1 == letters.len()) {
-            2
-        } else {
-            1
+        let value = match valued {
+            Some((at, _)) if at + 1 == letters.len() => {
+                k += 1;
+                args.get(k).copied()
+            }
+            Some((at, _)) => Some(&letters[at + 1..]),
+            None => None,
         };
+        if let Some(v) = value.filter(|_| valued.is_some_and(|(_, l)| l == 'o')) {
+            out.local.extend(ssh_local_command(v));
+        }
+        k += 1;
     }
-    destination?;
+    if runs_nothing || destination.is_none() {
+        return out;
+    }
     let words = args.get(k..).unwrap_or_default();
-    if words.is_empty() {
-        return (!quiet_input).then_some(Remote::Login);
-    }
-    if words
+    out.remote = if words.is_empty() {
+        (!quiet_input).then_some(Remote::Login)
+    } else if words
         .iter()
         .any(|w| w.contains(|c: char| "|;&<>$`'\"(\\\n".contains(c)))
     {
-        return Some(Remote::Code(words.join(" ")));
+        Some(Remote::Code(words.join(" ")))
+    } else {
+        let mut split = words.iter().flat_map(|w| w.split_whitespace());
+        split.next().map(|first| {
+            let (name, args) = effective_words(base_name(first), split.collect());
+            Remote::Words(name, args)
+        })
+    };
+    out
+}
+
+/// What ssh runs remotely ([`ssh_words`]).
+fn ssh_command<'a>(args: &[&'a str]) -> Option<Remote<'a>> {
+    ssh_words(args).remote
+}
+
+/// The command an ssh `-o` option runs on this host: `ProxyCommand` and `LocalCommand`, the
+/// keyword in any case, its value after `=` or blanks (ssh_config(5)); `none` runs nothing.
+fn ssh_local_command(option: &str) -> Option<&str> {
+    let at = option.find(|c: char| c == '=' || c.is_whitespace())?;
+    let (key, rest) = option.split_at(at);
+    if !(key.eq_ignore_ascii_case("ProxyCommand") || key.eq_ignore_ascii_case("LocalCommand")) {
+        return None;
     }
-    let mut split = words.iter().flat_map(|w| w.split_whitespace());
-    let first = split.next()?;
-    let (name, args) = effective_words(base_name(first), split.collect());
-    Some(Remote::Words(name, args))
+    let command = rest.trim_start().strip_prefix('=').unwrap_or(rest).trim();
+    (!command.is_empty() && !command.eq_ignore_ascii_case("none")).then_some(command)
 }
 
 impl Remote<'_> {
@@ -3386,25 +3447,59 @@ fn is_interpreter(name: &str, args: &[&str]) -> bool {
     (name == "eval") || (name == "xargs" && args.iter().any(|a| INTERPRETERS.contains(a)))
 }
 
-/// The program an interpreter is given as an argument, which it runs: `eval`'s (and `iex`'s)
-/// words, or the code its options name, as [`interpreter_run`] reads them (`bash -ec '…'`,
-/// `python3 -W ignore -c '…'`, `node -r dotenv/config -e '…'`, `perl -lne '…'`). `None`: it
-/// runs a file or its input (`bash install.sh "$VERSION"` passes the variable as data).
-fn program_text(name: &str, args: &[&str]) -> Option<String> {
+/// A program a command is given as words, and who runs it ([`given_programs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Given {
+    /// The interpreter that reads it ([`program_rules`]).
+    runner: String,
+    code: String,
+    /// Another host runs it (ssh's remote command): read for what it runs from the network,
+    /// hands to a connection or sends away only ([`remote_rules`]).
+    remote: bool,
+}
+
+/// The programs a command is given as words, which it runs: `eval`'s (and `iex`'s) words, the
+/// code an interpreter's options name, as [`interpreter_run`] reads them (`bash -ec '…'`,
+/// `python3 -W ignore -c '…'`, `node -r dotenv/config -e '…'`, `perl -lne '…'`), and ssh's —
+/// the commands its options run on this host (`-o ProxyCommand=…`) and its remote command, read
+/// by its own runner (`ssh host python3 -c '…'`). None when it runs a file or its input (`bash
+/// install.sh "$VERSION"` passes the variable as data).
+fn given_programs(name: &str, args: &[&str]) -> Vec<Given> {
+    let given = |runner: &str, code: String| Given {
+        runner: runner.to_owned(),
+        code,
+        remote: false,
+    };
     if matches!(name, "eval" | "iex" | "invoke-expression") {
-        return Some(args.join(" "));
+        return vec![given(name, args.join(" "))];
     }
     if name == "ssh" {
-        return match ssh_command(args)? {
-            Remote::Code(code) => Some(code),
-            Remote::Words(n, a) => program_text(&n, &a),
-            Remote::Login => None,
+        let ssh = ssh_words(args);
+        let mut out: Vec<Given> = ssh
+            .local
+            .iter()
+            .map(|c| given("sh", (*c).to_owned()))
+            .collect();
+        let remote = match ssh.remote {
+            Some(Remote::Code(code)) => vec![given("sh", code)],
+            Some(Remote::Words(n, a)) => given_programs(&n, &a),
+            Some(Remote::Login) | None => Vec::new(),
         };
+        out.extend(remote.into_iter().map(|g| Given { remote: true, ..g }));
+        return out;
     }
-    match interpreter_run(name, args)? {
-        Run::Code(code) => Some(code.to_owned()),
-        Run::Stdin | Run::File(_) | Run::Nothing => None,
+    match interpreter_run(name, args) {
+        Some(Run::Code(code)) => vec![given(name, code.to_owned())],
+        _ => Vec::new(),
     }
+}
+
+/// The program a command runs as words ([`given_programs`]; ssh's local one first).
+fn program_text(name: &str, args: &[&str]) -> Option<String> {
+    given_programs(name, args)
+        .into_iter()
+        .next()
+        .map(|g| g.code)
 }
 
 /// An interpreter that runs what it reads on standard input: no program given (`sh`, `sudo
@@ -3970,15 +4065,26 @@ fn download_exec(
                 "`{name}` output is piped into `{n}`, which runs it"
             ));
         }
-        // The input of an interpreter that runs its input (`bash < <(curl …)`).
+        // The input of an interpreter that runs its input (`bash < <(curl …)`), or of a
+        // filter that passes it on to one (`cat < <(curl …) | bash`).
         if how.is_none()
             && let Some(p) = c.feeds
-            && runs_stdin(&eff[p].0, &eff[p].1)
         {
-            how = Some(format!(
-                "`{name}` output is the input of `{}`, which runs it",
-                eff[p].0
-            ));
+            let (reader, reader_args) = &eff[p];
+            if runs_stdin(reader, reader_args) {
+                how = Some(format!(
+                    "`{name}` output is the input of `{reader}`, which runs it"
+                ));
+            } else if passes_on(reader, reader_args)
+                && let Some((_, (n, _))) = facts
+                    .downstream(p)
+                    .map(|(j, _)| (j, &eff[j]))
+                    .find(|(_, (n, a))| runs_stdin(n, a))
+            {
+                how = Some(format!(
+                    "`{name}` output is the input of `{reader}`, piped into `{n}`, which runs it"
+                ));
+            }
         }
         // The remote command ssh is given (`ssh host "$(curl …)"`: the download is the code the
         // remote shell reads; one inside an argument, `ufw allow from $(curl …)`, is data).
@@ -5039,29 +5145,25 @@ fn package_install(
     }
 }
 
-/// `python -c "…"`, `node -e "…"`, `bash -ec "…"`, `eval '…'`: the program an interpreter is
-/// given as a word ([`program_text`]) is read too — substitutions in it as well: in single
-/// quotes the snippet's parse did not read them, and a finding both reads make at one line is
-/// kept once.
+/// `python -c "…"`, `node -e "…"`, `bash -ec "…"`, `eval '…'`, `ssh host '…'`: the programs a
+/// command is given as words ([`given_programs`]) are read too — substitutions in them as well:
+/// in single quotes the snippet's parse did not read them, and a finding both reads make at one
+/// line is kept once.
 fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: Place<'_>) {
-    if name == "ssh" {
-        // The remote command, by its own runner (`ssh host python3 -c '…'`), for what it runs
-        // from the network only ([`remote_rules`]).
-        match ssh_command(args) {
-            Some(Remote::Code(code)) => {
-                remote_rules(ctx, |ctx| program_rules(ctx, "sh", &code, line, place));
-            }
-            Some(Remote::Words(n, a)) => {
-                remote_rules(ctx, |ctx| inline_code(ctx, &n, &a, line, place));
-            }
-            Some(Remote::Login) | None => {}
+    read_given(ctx, given_programs(name, args), line, place);
+}
+
+/// The rules for programs a command is given ([`given_programs`]), at line `line`.
+fn read_given(ctx: &mut Ctx<'_>, programs: Vec<Given>, line: u32, place: Place<'_>) {
+    for g in programs {
+        if g.remote {
+            remote_rules(ctx, |ctx| {
+                program_rules(ctx, &g.runner, &g.code, line, place);
+            });
+        } else {
+            program_rules(ctx, &g.runner, &g.code, line, place);
         }
-        return;
     }
-    let Some(code) = program_text(name, args) else {
-        return;
-    };
-    program_rules(ctx, name, &code, line, place);
 }
 
 /// The rules run by `read` over a program another host runs (ssh's remote command or input),
@@ -5977,17 +6079,20 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
                 if stdin { -1 } else { -2 },
             );
         }
-        // An interpreter given its program inline: read the program itself. Otherwise the launch
-        // as one shell line, each argument quoted as the client passes it (no shell expands it).
+        // An interpreter (or ssh) given its program inline: read the program itself, as the
+        // command's own reader does (ssh's remote command for what it runs from the network
+        // only). Otherwise the launch as one shell line, each argument quoted as the client
+        // passes it (no shell expands it).
         let name = base_name(command);
         let words: Vec<&str> = args.iter().map(String::as_str).collect();
-        if let Some(code) = program_text(&name, &words) {
-            program_rules(ctx, &name, &code, line, Place::McpLaunch);
-        } else {
+        let programs = given_programs(&name, &words);
+        if programs.is_empty() {
             let quoted: Vec<String> = std::iter::once(command.to_owned())
                 .chain(args.iter().map(|a| shell_quote(a)))
                 .collect();
             shell_rules(ctx, &quoted.join(" "), line, Place::McpLaunch);
+        } else {
+            read_given(ctx, programs, line, Place::McpLaunch);
         }
         // PowerShell joins its words into one command line, read as PowerShell (a shell
         // block's lines are read so already; a launch's are not).
@@ -6254,6 +6359,45 @@ mod tests {
             eff("sudo", &["-u", "root", "bash", "-c", "x"]),
             ("bash".into(), vec!["-c", "x"])
         );
+        // env's split string: its words are env's arguments again; quoted, a shell's code.
+        assert_eq!(
+            eff("env", &["-S", "A=1 bash -e", "x.sh"]),
+            ("bash".into(), vec!["-e", "x.sh"])
+        );
+        assert_eq!(
+            eff("env", &["--split-string=-i  python3"]),
+            ("python3".into(), vec![])
+        );
+        assert_eq!(
+            eff("env", &["-S", "bash -c 'id'"]),
+            ("sh".into(), vec!["-c", "bash -c 'id'"])
+        );
+        assert_eq!(eff("env", &["-S"]), ("env".into(), vec!["-S"]));
+        // The commands ssh's options run on this host, whatever runs remotely.
+        let local = |args: &[&'static str]| ssh_words(args).local;
+        assert_eq!(
+            local(&["-o", "ProxyCommand=nc %h %p", "host"]),
+            vec!["nc %h %p"]
+        );
+        assert_eq!(
+            local(&["-vNoproxycommand  sh -c x", "host"]),
+            vec!["sh -c x"]
+        );
+        assert_eq!(
+            local(&[
+                "-o",
+                "LocalCommand = id",
+                "-o",
+                "PermitLocalCommand=yes",
+                "h"
+            ]),
+            vec!["id"]
+        );
+        assert_eq!(
+            local(&["-o", "ProxyCommand=none", "-o", "ProxyJump=b", "h"]),
+            Vec::<&str>::new()
+        );
+        assert_eq!(ssh(&["-N", "-o", "ProxyCommand=x", "h"]), None);
     }
 
     #[test]

@@ -344,11 +344,89 @@ fn line_at(src: &str, at: usize) -> u32 {
     u32::try_from(lines).unwrap_or(u32::MAX)
 }
 
+/// Parses made at most to mend here-documents on a numbered descriptor
+/// ([`parse_descriptors_mended`]); past them the rest of the piece stays as the grammar read it.
+const MAX_DESCRIPTOR_PASSES: usize = 16;
+
+/// A parse of `source` in which a here-document written on a numbered descriptor (`bash
+/// 0<<'EOF'`) is one: tree-sitter-bash lexes `0<<EOF` as a delimiter word `0<<EOF`, which no line
+/// ends, so the document swallows the rest of the piece (whatever follows would go unread). The
+/// number is blanked and the piece parsed again (a document swallowed by one is found by the next
+/// pass).
+fn parse_descriptors_mended(
+    source: &str,
+    budget: std::time::Duration,
+) -> Result<Mended<'_>, ParseStop> {
+    let grammar: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
+    let started = std::time::Instant::now();
+    let mut text = std::borrow::Cow::Borrowed(source);
+    let mut fds = HashMap::new();
+    let mut tree = parse_grammar(&grammar, &text, budget)?;
+    for _ in 0..MAX_DESCRIPTOR_PASSES {
+        let misread = misread_descriptors(&tree, text.as_bytes());
+        if misread.is_empty() {
+            break;
+        }
+        let mut bytes = text.as_bytes().to_vec();
+        for (digits, fd) in misread {
+            fds.insert(digits.end, fd);
+            blank(&mut bytes, digits);
+        }
+        // Only ASCII digits were replaced, by blanks.
+        text = std::borrow::Cow::Owned(String::from_utf8(bytes).map_err(|_| ParseStop::Failed)?);
+        let left = budget
+            .checked_sub(started.elapsed())
+            .ok_or(ParseStop::TimedOut)?;
+        tree = parse_grammar(&grammar, &text, left)?;
+    }
+    Ok(Mended {
+        text,
+        tree,
+        heredoc_fds: fds,
+    })
+}
+
+/// [`parse_descriptors_mended`]'s parse: the text parsed, its tree, and each mended document's
+/// descriptor by the byte offset of its `<<`.
+struct Mended<'a> {
+    text: std::borrow::Cow<'a, str>,
+    tree: tree_sitter::Tree,
+    heredoc_fds: HashMap<usize, u32>,
+}
+
+/// The here-document starts read with their descriptor's number as part of the delimiter
+/// (`0<<EOF`): the number's bytes and its value.
+fn misread_descriptors(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<(std::ops::Range<usize>, u32)> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    let mut stack = vec![tree.root_node()];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "heredoc_start" {
+            let t = &src[n.byte_range()];
+            let digits = t.iter().take_while(|b| b.is_ascii_digit()).count();
+            if digits > 0
+                && t[digits..].starts_with(b"<<")
+                && let Some(fd) = std::str::from_utf8(&t[..digits])
+                    .ok()
+                    .and_then(|d| d.parse().ok())
+            {
+                out.push((n.start_byte()..n.start_byte() + digits, fd));
+            }
+            continue;
+        }
+        stack.extend(n.children(&mut cursor));
+    }
+    out
+}
+
 /// The commands of one piece of text, read from one parse.
 fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
-    let grammar: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
-    let tree = match parse_grammar(&grammar, source, budget) {
-        Ok(t) => t,
+    let Mended {
+        text,
+        tree,
+        heredoc_fds,
+    } = match parse_descriptors_mended(source, budget) {
+        Ok(parsed) => parsed,
         Err(stop) => {
             return ShellFacts {
                 timed_out: stop == ParseStop::TimedOut,
@@ -356,6 +434,7 @@ fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
             };
         }
     };
+    let source: &str = &text;
     let root = tree.root_node();
     let src = source.as_bytes();
     let mut nodes: Vec<(Node<'_>, Context<'_>)> = Vec::new();
@@ -431,6 +510,7 @@ fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
         positions: HashMap::new(),
         last: HashMap::new(),
         lifts: HashMap::new(),
+        heredoc_fds,
     };
     let commands = nodes
         .iter()
@@ -483,11 +563,24 @@ struct Tree<'t> {
     /// [`Tree::lifted`] of each node asked (node id → node): a long `&&` chain over a long
     /// pipeline is climbed once, not once per stage.
     lifts: HashMap<usize, Node<'t>>,
+    /// The descriptor of each here-document mended by [`parse_descriptors_mended`], by the byte
+    /// offset of its `<<`.
+    heredoc_fds: HashMap<usize, u32>,
 }
 
 impl<'t> Tree<'t> {
     fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
         self.parents.get(&node.id()).copied()
+    }
+
+    /// [`redirect`], with the descriptor of a here-document whose number the grammar misread
+    /// ([`parse_descriptors_mended`]).
+    fn redirect(&self, node: Node<'_>, src: &[u8]) -> Option<Redirect> {
+        let mut r = redirect(node, src)?;
+        if r.fd.is_none() && node.kind() == "heredoc_redirect" {
+            r.fd = self.heredoc_fds.get(&node.start_byte()).copied();
+        }
+        Some(r)
     }
 
     /// The outermost pipeline `pipeline` is a member of, through redirections (itself when
@@ -571,17 +664,27 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
         .child_by_field_name("name")
         .map(|n| unquote(text(n, src)))
         .unwrap_or_default();
-    let mut args = Vec::new();
-    let mut last_arg = None;
     let mut c = node.walk();
-    for a in node.children_by_field_name("argument", &mut c) {
-        args.push(unquote(text(a, src)));
-        last_arg = Some(a);
-    }
+    let mut arg_nodes: Vec<Node<'t>> = node.children_by_field_name("argument", &mut c).collect();
+    // The grammar reads `sh 0< <(…)`'s and `bash 0<<<"$X"`'s `0` as an argument: a number
+    // written against a redirection's operator is its descriptor, as bash reads it.
+    let descriptor = |arg_nodes: &mut Vec<Node<'t>>, r: &mut Redirect, at: usize| {
+        if r.fd.is_some() {
+            return;
+        }
+        if let Some(k) = arg_nodes
+            .iter()
+            .position(|a| a.end_byte() == at && text(*a, src).bytes().all(|b| b.is_ascii_digit()))
+        {
+            r.fd = text(arg_nodes[k], src).parse().ok();
+            arg_nodes.remove(k);
+        }
+    };
     let mut redirects = Vec::new();
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
-        if let Some(r) = redirect(child, src) {
+        if let Some(mut r) = tree.redirect(child, src) {
+            descriptor(&mut arg_nodes, &mut r, child.start_byte());
             redirects.push(r);
         }
     }
@@ -591,17 +694,8 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
         if p.kind() == "redirected_statement" {
             let mut c = p.walk();
             for child in p.children_by_field_name("redirect", &mut c) {
-                if let Some(mut r) = redirect(child, src) {
-                    // The grammar reads `sh 0< <(…)`'s `0` as an argument: a number written
-                    // against a redirection's operator is its descriptor, as bash reads it.
-                    if let Some(a) = last_arg.take_if(|a| {
-                        a.end_byte() == child.start_byte()
-                            && r.fd.is_none()
-                            && text(*a, src).bytes().all(|b| b.is_ascii_digit())
-                    }) {
-                        r.fd = text(a, src).parse().ok();
-                        args.pop();
-                    }
+                if let Some(mut r) = tree.redirect(child, src) {
+                    descriptor(&mut arg_nodes, &mut r, child.start_byte());
                     redirects.push(r);
                 }
             }
@@ -630,7 +724,7 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
                     if last {
                         let mut c = r.walk();
                         for child in r.children_by_field_name("redirect", &mut c) {
-                            if let Some(red) = redirect(child, src) {
+                            if let Some(red) = tree.redirect(child, src) {
                                 redirects.push(red);
                             }
                         }
@@ -665,6 +759,7 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
         (parent, None)
     };
     let statement = at.statement.unwrap_or(node);
+    let args = arg_nodes.iter().map(|a| unquote(text(*a, src))).collect();
     ShellCommand {
         name,
         args,
@@ -935,6 +1030,40 @@ mod tests {
         assert_eq!(f.commands[2].redirects[0].fd, Some(0));
         assert_eq!((f.commands[5].parent, f.commands[5].feeds), (None, None));
         assert_eq!((f.commands[8].parent, f.commands[8].feeds), (None, None));
+    }
+
+    /// `bash 0<<'EOF'`: tree-sitter-bash reads `0<<EOF` as one delimiter word that no line
+    /// ends, and the document would swallow the rest of the piece; the number is the document's
+    /// descriptor, the document ends at its delimiter, and what follows is read (also past a
+    /// second such document). `bash 0<<<"$X"`'s `0` is the here-string's descriptor.
+    #[test]
+    fn a_here_document_on_a_numbered_descriptor_ends_at_its_delimiter() {
+        let f = shell_commands(
+            "bash 0<<'EOF'\necho one\nEOF\ncat 3<<X\ntwo\nX\ncurl -s h | sh\nbash 0<<<\"$X\"\nexpr 1 '<' 2\n",
+        );
+        let names: Vec<&str> = f.commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["bash", "cat", "curl", "sh", "bash", "expr"]);
+        let doc = |i: usize| {
+            let r = &f.commands[i].redirects[0];
+            (
+                r.op.as_str(),
+                r.fd,
+                r.heredoc.as_ref().map(|d| (d.line, d.text.as_str())),
+            )
+        };
+        assert_eq!(doc(0), ("<<", Some(0), Some((2, "echo one\n"))));
+        assert_eq!(doc(1), ("<<", Some(3), Some((5, "two\n"))));
+        assert_eq!(f.commands[2].line, 7);
+        assert!(f.commands[4].args.is_empty(), "{:?}", f.commands[4].args);
+        assert_eq!(
+            (
+                f.commands[4].redirects[0].op.as_str(),
+                f.commands[4].redirects[0].fd
+            ),
+            ("<<<", Some(0))
+        );
+        // A number that is a word of its own stays an argument.
+        assert_eq!(f.commands[5].args, ["1", "<", "2"]);
     }
 
     #[test]
