@@ -11,7 +11,7 @@ use regex::Regex;
 use skg_model::{FileKind, FileText, PackageText, SkillKind};
 use skg_syntax::{
     Language, ShellCommand, ShellFacts, Unread,
-    shell_bounds::{MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE},
+    shell_bounds::{MAX_DESCRIPTOR_PASSES, MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE},
 };
 
 use crate::{
@@ -2049,30 +2049,6 @@ const DOWNLOADERS: &[&str] = &[
     "ftp",
     "tftp",
 ];
-const INTERPRETERS: &[&str] = &[
-    "sh",
-    "bash",
-    "zsh",
-    "dash",
-    "ksh",
-    "fish",
-    "python",
-    "python2",
-    "python3",
-    "perl",
-    "ruby",
-    "node",
-    "php",
-    "pwsh",
-    "powershell",
-    "iex",
-    "invoke-expression",
-    "source",
-    ".",
-    "osascript",
-    "deno",
-    "bun",
-];
 /// The shells among the interpreters (what a reverse shell hands out).
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish"];
 const SENDERS: &[&str] = &[
@@ -2175,6 +2151,7 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
     // Through `xargs`: the string it replaces with each item (`None`: it appends the items).
     let mut xargs: Option<Option<&str>> = None;
     let mut guard = 0;
+    let mut splits = 0;
     while WRAPPERS.contains(&name.as_str()) && guard < 4 {
         guard += 1;
         if name == "xargs" {
@@ -2187,23 +2164,24 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
         let mut k = 0;
         while k < args.len() {
             let a = args[k];
-            if name == "env"
-                && let Some((string, next)) = env_split_string(&args, k)
-            {
-                // `env -S STRING`: env splits the string into words, which are its own
-                // arguments again (`env -S 'A=1 bash -e'`). Quoted or escaped, its words are
-                // read as a shell reads them (`sh -c STRING`; what follows it is data then).
-                if string.contains(['\'', '"', '\\', '$']) {
-                    "sh".clone_into(&mut name);
-                    args = vec!["-c", string];
-                    at = None;
-                    break;
+            if name == "env" {
+                match env_option(&args, k) {
+                    // `env -S STRING`: env splits the string into words, which are its own
+                    // arguments again, before the words after it (`env -S 'A=1 bash -e' x`).
+                    Some(EnvOption::Split(string, next)) if splits < MAX_ENV_SPLITS => {
+                        splits += 1;
+                        let mut words = env_split(string);
+                        words.extend_from_slice(&args[next..]);
+                        args = words;
+                        k = 0;
+                        continue;
+                    }
+                    Some(EnvOption::Split(_, next) | EnvOption::Skip(next)) => {
+                        k = next;
+                        continue;
+                    }
+                    None => {}
                 }
-                let mut words: Vec<&str> = string.split_whitespace().collect();
-                words.extend_from_slice(&args[next..]);
-                args = words;
-                k = 0;
-                continue;
             }
             if valued.contains(&a) {
                 k += 2;
@@ -2218,7 +2196,6 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
             }
         }
         let Some(i) = at else {
-            // Only options: env's own command, or `env -S` read as `sh -c` (above).
             break;
         };
         name = base_name(args[i]);
@@ -2244,16 +2221,151 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
     (name, args)
 }
 
-/// `env`'s split string at `args[k]` (`-S STRING`, `-SSTRING`, `--split-string[=]STRING`) and
-/// the index of the word after it.
-fn env_split_string<'a>(args: &[&'a str], k: usize) -> Option<(&'a str, usize)> {
+/// `env -S` strings read at most in one command (`env -S '-S …'` nests them).
+const MAX_ENV_SPLITS: usize = 4;
+
+/// What an `env` option is ([`env_option`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EnvOption<'a> {
+    /// `-S STRING`, `-SSTRING`, `-iS'…'`, `--split-string[=]STRING` (or any prefix of it,
+    /// `--split`): the string and the index of the word after it.
+    Split(&'a str, usize),
+    /// Any other option, with its value: the index of the word after it.
+    Skip(usize),
+}
+
+/// The option `env` reads at `args[k]`, as GNU and BSD env parse them: short options grouped
+/// (`-iu NAME`, `-vS 'bash -e'`), a value attached or the next word; long ones by any
+/// unambiguous prefix, a value after `=` or the next word. `None`: not an option (an assignment
+/// or the command).
+fn env_option<'a>(args: &[&'a str], k: usize) -> Option<EnvOption<'a>> {
     let a = args[k];
-    if a == "-S" || a == "--split-string" {
-        return args.get(k + 1).map(|s| (*s, k + 2));
+    let value = |rest: &'a str| {
+        if rest.is_empty() {
+            args.get(k + 1).map(|v| (*v, k + 2))
+        } else {
+            Some((rest, k + 1))
+        }
+    };
+    if a == "-" || a == "--" {
+        return Some(EnvOption::Skip(k + 1));
     }
-    a.strip_prefix("--split-string=")
-        .or_else(|| a.strip_prefix("-S").filter(|s| !s.is_empty()))
-        .map(|s| (s, k + 1))
+    if let Some(long) = a.strip_prefix("--") {
+        let (key, inline) = long
+            .split_once('=')
+            .map_or((long, None), |(k, v)| (k, Some(v)));
+        let is = |full: &str| full.starts_with(key);
+        let valued = |next| inline.map_or(next, |v| Some((v, k + 1)));
+        return Some(if is("split-string") {
+            valued(args.get(k + 1).map(|v| (*v, k + 2)))
+                .map_or(EnvOption::Skip(k + 1), |(s, n)| EnvOption::Split(s, n))
+        } else if is("unset") || is("chdir") || is("argv0") {
+            EnvOption::Skip(if inline.is_some() { k + 1 } else { k + 2 })
+        } else {
+            EnvOption::Skip(k + 1)
+        });
+    }
+    let letters = a.strip_prefix('-')?;
+    for (at, l) in letters.char_indices() {
+        let rest = &letters[at + l.len_utf8()..];
+        match l {
+            'S' => {
+                return Some(
+                    value(rest).map_or(EnvOption::Skip(k + 1), |(s, n)| EnvOption::Split(s, n)),
+                );
+            }
+            // `-u NAME`, `-C DIR`, BSD's `-P PATH`, `-a ARG0`.
+            'u' | 'C' | 'P' | 'a' => {
+                return Some(EnvOption::Skip(value(rest).map_or(k + 1, |(_, n)| n)));
+            }
+            _ => {}
+        }
+    }
+    Some(EnvOption::Skip(k + 1))
+}
+
+/// `env -S`'s string split into words as env splits it, each borrowed from the string: blanks
+/// and `\_` separate words outside quotes; `#` at a word's start and `\c` end the string; a
+/// word wholly in one pair of quotes is read without them (`'bash'`); a word with quotes or
+/// escapes inside is kept as written (`A="x y"` is still an assignment).
+fn env_split(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut chars = s.char_indices().peekable();
+    'words: while let Some(&(start, c)) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        if c == '#' {
+            break;
+        }
+        if c == '\\' {
+            match s[start + 1..].chars().next() {
+                Some('_') => {
+                    chars.next();
+                    chars.next();
+                    continue;
+                }
+                Some('c') => break,
+                _ => {}
+            }
+        }
+        let mut quote = None;
+        let mut end = s.len();
+        let mut stop = false;
+        while let Some(&(at, c)) = chars.peek() {
+            match quote {
+                Some(q) => {
+                    chars.next();
+                    if c == '\\' && q == '"' {
+                        chars.next();
+                    } else if c == q {
+                        quote = None;
+                    }
+                }
+                None if c.is_whitespace() => {
+                    end = at;
+                    break;
+                }
+                None if c == '\\' => match s[at + 1..].chars().next() {
+                    Some('_') => {
+                        end = at;
+                        break;
+                    }
+                    Some('c') => {
+                        end = at;
+                        stop = true;
+                        break;
+                    }
+                    _ => {
+                        chars.next();
+                        chars.next();
+                    }
+                },
+                None => {
+                    chars.next();
+                    if c == '\'' || c == '"' {
+                        quote = Some(c);
+                    }
+                }
+            }
+        }
+        let word = &s[start..end];
+        out.push(
+            ['\'', '"']
+                .iter()
+                .find_map(|q| {
+                    word.strip_prefix(*q)
+                        .and_then(|w| w.strip_suffix(*q))
+                        .filter(|inner| !inner.contains(*q) && !inner.contains('\\'))
+                })
+                .unwrap_or(word),
+        );
+        if stop {
+            break 'words;
+        }
+    }
+    out
 }
 
 /// The string `xargs` replaces with each item it reads (`-I X`, `-IX`, `-i` and `--replace`:
@@ -2309,7 +2421,7 @@ struct Ssh<'a> {
     /// The remote command ([`ssh_command`]).
     remote: Option<Remote<'a>>,
     /// Commands ssh hands this host's shell: `-o ProxyCommand=…` (`-oProxyCommand …`, `-o
-    /// 'ProxyCommand …'`) and `-o LocalCommand=…`, in order.
+    /// 'ProxyCommand …'`), `LocalCommand` and `KnownHostsCommand`, in order ([`SshOption`]).
     local: Vec<&'a str>,
 }
 
@@ -2328,6 +2440,7 @@ fn ssh_words<'a>(args: &[&'a str]) -> Ssh<'a> {
     let mut destination = None;
     let mut quiet_input = false;
     let mut runs_nothing = false;
+    let mut remote_option = None;
     while let Some(a) = args.get(k) {
         if *a == "--" {
             k += 1;
@@ -2351,6 +2464,8 @@ fn ssh_words<'a>(args: &[&'a str]) -> Ssh<'a> {
             match l {
                 'N' | 'W' | 'O' => runs_nothing = true,
                 'n' => quiet_input = true,
+                // `-G` prints the configuration and `-Q` answers a query: nothing runs.
+                'G' | 'Q' => return Ssh::default(),
                 _ => {}
             }
         }
@@ -2363,7 +2478,11 @@ fn ssh_words<'a>(args: &[&'a str]) -> Ssh<'a> {
             None => None,
         };
         if let Some(v) = value.filter(|_| valued.is_some_and(|(_, l)| l == 'o')) {
-            out.local.extend(ssh_local_command(v));
+            match ssh_option_command(v) {
+                Some(SshOption::Local(c)) => out.local.push(c),
+                Some(SshOption::Remote(c)) => remote_option = Some(c),
+                None => {}
+            }
         }
         k += 1;
     }
@@ -2372,7 +2491,11 @@ fn ssh_words<'a>(args: &[&'a str]) -> Ssh<'a> {
     }
     let words = args.get(k..).unwrap_or_default();
     out.remote = if words.is_empty() {
-        (!quiet_input).then_some(Remote::Login)
+        // `-o RemoteCommand=…` is the command when none is written.
+        remote_option.map_or_else(
+            || (!quiet_input).then_some(Remote::Login),
+            |c| Some(Remote::Code(c.to_owned())),
+        )
     } else if words
         .iter()
         .any(|w| w.contains(|c: char| "|;&<>$`'\"(\\\n".contains(c)))
@@ -2393,16 +2516,65 @@ fn ssh_command<'a>(args: &[&'a str]) -> Option<Remote<'a>> {
     ssh_words(args).remote
 }
 
-/// The command an ssh `-o` option runs on this host: `ProxyCommand` and `LocalCommand`, the
-/// keyword in any case, its value after `=` or blanks (ssh_config(5)); `none` runs nothing.
-fn ssh_local_command(option: &str) -> Option<&str> {
+/// A command an ssh `-o` option runs ([`ssh_option_command`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SshOption<'a> {
+    /// On this host: `ProxyCommand`, `LocalCommand`, `KnownHostsCommand`.
+    Local(&'a str),
+    /// On the remote host when no command is written: `RemoteCommand`.
+    Remote(&'a str),
+}
+
+/// The command an ssh `-o` option runs, the keyword in any case and its value after `=` or
+/// blanks (ssh_config(5)); `none` runs nothing.
+fn ssh_option_command(option: &str) -> Option<SshOption<'_>> {
     let at = option.find(|c: char| c == '=' || c.is_whitespace())?;
     let (key, rest) = option.split_at(at);
-    if !(key.eq_ignore_ascii_case("ProxyCommand") || key.eq_ignore_ascii_case("LocalCommand")) {
+    let command = rest.trim_start().strip_prefix('=').unwrap_or(rest).trim();
+    if command.is_empty() || command.eq_ignore_ascii_case("none") {
         return None;
     }
-    let command = rest.trim_start().strip_prefix('=').unwrap_or(rest).trim();
-    (!command.is_empty() && !command.eq_ignore_ascii_case("none")).then_some(command)
+    let is = |k: &str| key.eq_ignore_ascii_case(k);
+    if is("ProxyCommand") || is("LocalCommand") || is("KnownHostsCommand") {
+        Some(SshOption::Local(command))
+    } else if is("RemoteCommand") {
+        Some(SshOption::Remote(command))
+    } else {
+        None
+    }
+}
+
+/// The values of option letter `want` in `args`, read as a getopt program reads its options
+/// (anywhere before `--`): grouped, a value attached or the next word, `valued` the letters
+/// that take one (`scp -o ProxyCommand=…`, `rsync -avze 'ssh …'`).
+fn option_values<'a>(args: &[&'a str], valued: &str, want: char) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while let Some(a) = args.get(k) {
+        k += 1;
+        if *a == "--" {
+            break;
+        }
+        let Some(letters) = a
+            .strip_prefix('-')
+            .filter(|l| !l.is_empty() && !l.starts_with('-'))
+        else {
+            continue;
+        };
+        if let Some((at, l)) = letters.char_indices().find(|(_, l)| valued.contains(*l)) {
+            let rest = &letters[at + l.len_utf8()..];
+            let value = if rest.is_empty() {
+                k += 1;
+                args.get(k - 1).copied()
+            } else {
+                Some(rest)
+            };
+            if l == want {
+                out.extend(value);
+            }
+        }
+    }
+    out
 }
 
 impl Remote<'_> {
@@ -3193,11 +3365,37 @@ static SHELL_TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// Shell text longer than this (in bytes) is not parsed, and is reported.
+const MAX_SHELL_BYTES: usize = 200_000;
+
 fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
-    if code.len() > 200_000 || !SHELL_TRIGGER.is_match(code) {
+    if !SHELL_TRIGGER.is_match(code) {
+        return;
+    }
+    let first_line = || code.lines().next().unwrap_or("");
+    if code.len() > MAX_SHELL_BYTES {
+        report_unread(
+            ctx,
+            line0,
+            first_line(),
+            format!(
+                "shell text of {} bytes, past the {MAX_SHELL_BYTES} the scanner parses: it was not read",
+                code.len()
+            ),
+            place,
+        );
         return;
     }
     let facts = skg_syntax::shell_commands(code);
+    if facts.timed_out {
+        report_unread(
+            ctx,
+            line0,
+            first_line(),
+            "shell text whose parse ran past its time: it was not read".into(),
+            place,
+        );
+    }
     let code_lines: Vec<&str> = code.lines().collect();
     for unread in &facts.unread {
         let message = match unread {
@@ -3206,6 +3404,9 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             ),
             Unread::Pipes { pipes, .. } => format!(
                 "a statement holding {pipes} `|` characters, past the {MAX_PIPES_PER_PARSE} one parse takes, most of them seemingly quoted: it was not read"
+            ),
+            Unread::Documents { .. } => format!(
+                "a here-document on a numbered descriptor past the {MAX_DESCRIPTOR_PASSES} the scanner mends in a row (or its time): what follows it was not read"
             ),
         };
         let at = unread.line();
@@ -3439,12 +3640,18 @@ const MINERS: &[&str] = &[
     "gminer",
 ];
 
+/// A program that runs code it is given — a file, a word or its input (`python script.py`,
+/// `python -`, `eval`): whatever [`Reading::of_interpreter`] reads, AppleScript's and
+/// PowerShell's `iex`; not ssh, whose remote command another host runs ([`given_programs`]).
+fn runs_code(name: &str) -> bool {
+    name != "ssh"
+        && (Reading::of_interpreter(name).is_some()
+            || matches!(name, "osascript" | "iex" | "invoke-expression"))
+}
+
+/// [`runs_code`], also through `xargs` (`xargs bash`).
 fn is_interpreter(name: &str, args: &[&str]) -> bool {
-    if INTERPRETERS.contains(&name) {
-        // `python script.py` runs a local file; `python -` or plain `python` reads stdin.
-        return true;
-    }
-    (name == "eval") || (name == "xargs" && args.iter().any(|a| INTERPRETERS.contains(a)))
+    runs_code(name) || (name == "xargs" && args.iter().any(|a| runs_code(a)))
 }
 
 /// A program a command is given as words, and who runs it ([`given_programs`]).
@@ -3460,9 +3667,10 @@ struct Given {
 
 /// The programs a command is given as words, which it runs: `eval`'s (and `iex`'s) words, the
 /// code an interpreter's options name, as [`interpreter_run`] reads them (`bash -ec '…'`,
-/// `python3 -W ignore -c '…'`, `node -r dotenv/config -e '…'`, `perl -lne '…'`), and ssh's —
-/// the commands its options run on this host (`-o ProxyCommand=…`) and its remote command, read
-/// by its own runner (`ssh host python3 -c '…'`). None when it runs a file or its input (`bash
+/// `python3 -W ignore -c '…'`, `node -r dotenv/config -e '…'`, `perl -lne '…'`), ssh's — the
+/// commands its options run on this host (`-o ProxyCommand=…`) and its remote command, read by
+/// its own runner (`ssh host python3 -c '…'`) —, the commands scp's and sftp's ssh options run
+/// here, and rsync's remote shell (`-e 'ssh …'`, a command line run here). None when it runs a file or its input (`bash
 /// install.sh "$VERSION"` passes the variable as data).
 fn given_programs(name: &str, args: &[&str]) -> Vec<Given> {
     let given = |runner: &str, code: String| Given {
@@ -3472,6 +3680,38 @@ fn given_programs(name: &str, args: &[&str]) -> Vec<Given> {
     };
     if matches!(name, "eval" | "iex" | "invoke-expression") {
         return vec![given(name, args.join(" "))];
+    }
+    // What scp's and sftp's ssh options run here, and rsync's remote shell (`-e`, `--rsh`).
+    let local_options = |valued: &str| {
+        option_values(args, valued, 'o')
+            .into_iter()
+            .filter_map(|o| match ssh_option_command(o) {
+                Some(SshOption::Local(c)) => Some(given("sh", c.to_owned())),
+                _ => None,
+            })
+            .collect()
+    };
+    match name {
+        "scp" => return local_options("cDFiJloPSX"),
+        "sftp" => return local_options("BbcDFiJloPRSsX"),
+        "rsync" => {
+            let long = args
+                .iter()
+                .take_while(|a| **a != "--")
+                .enumerate()
+                .find_map(|(k, a)| match a.strip_prefix("--rsh") {
+                    Some(v) if v.starts_with('=') => Some(v[1..].to_owned()),
+                    Some("") => args.get(k + 1).map(|v| (*v).to_owned()),
+                    _ => None,
+                });
+            return option_values(args, "BefTM", 'e')
+                .into_iter()
+                .map(str::to_owned)
+                .chain(long)
+                .map(|c| given("sh", c))
+                .collect();
+        }
+        _ => {}
     }
     if name == "ssh" {
         let ssh = ssh_words(args);
@@ -3492,14 +3732,6 @@ fn given_programs(name: &str, args: &[&str]) -> Vec<Given> {
         Some(Run::Code(code)) => vec![given(name, code.to_owned())],
         _ => Vec::new(),
     }
-}
-
-/// The program a command runs as words ([`given_programs`]; ssh's local one first).
-fn program_text(name: &str, args: &[&str]) -> Option<String> {
-    given_programs(name, args)
-        .into_iter()
-        .next()
-        .map(|g| g.code)
 }
 
 /// An interpreter that runs what it reads on standard input: no program given (`sh`, `sudo
@@ -3961,18 +4193,27 @@ impl Runs {
             if o.name.contains('/') {
                 out.files.entry(base_name(&o.name)).or_default().push(j);
             }
-            let program = program_text(on, oa);
-            let shell = SHELLS.contains(&on.as_str())
-                || matches!(on.as_str(), "eval" | "pwsh" | "powershell");
+            // Every program it is given: ssh's remote command as well as its ProxyCommand.
+            let programs = given_programs(on, oa);
+            // A path given to a shell as its code runs that file here (`bash -c /tmp/i.sh`,
+            // `ssh -o ProxyCommand=/tmp/p.sh`; another host's path is that host's file).
             let file = match interpreter_run(on, oa) {
-                Some(Run::File(f)) => Some(f.to_owned()),
-                _ => program.clone().filter(|c| shell && path(c)),
+                Some(Run::File(f)) => Some(f),
+                _ => programs
+                    .iter()
+                    .find(|g| {
+                        !g.remote
+                            && (SHELLS.contains(&g.runner.as_str())
+                                || matches!(g.runner.as_str(), "eval" | "pwsh" | "powershell"))
+                            && path(&g.code)
+                    })
+                    .map(|g| g.code.as_str()),
             };
             if let Some(f) = file {
-                out.files.entry(base_name(&f)).or_default().push(j);
+                out.files.entry(base_name(f)).or_default().push(j);
             }
             let mut vars: Vec<&str> = Vec::new();
-            vars.extend(program.as_deref().and_then(whole_var));
+            vars.extend(programs.iter().filter_map(|g| whole_var(&g.code)));
             if is_interpreter(on, oa) {
                 for a in oa.iter().filter(|a| a.starts_with("<(")) {
                     vars.extend(vars_used(a));
@@ -4055,18 +4296,23 @@ fn download_exec(
     let mut host = Host::default();
     if DOWNLOADERS.contains(&name.as_str()) {
         host = host_of(name, args);
+        // The first command downstream of `j` in its pipeline that runs its input.
+        let runner_after = |j: usize| {
+            facts
+                .downstream(j)
+                .map(|(k, _)| &eff[k])
+                .find(|(n, a)| runs_stdin(n, a))
+                .map(|(n, _)| n)
+        };
         // Piped into an interpreter.
-        if let Some((_, (n, _))) = facts
-            .downstream(i)
-            .map(|(j, _)| (j, &eff[j]))
-            .find(|(_, (n, a))| runs_stdin(n, a))
-        {
+        if let Some(n) = runner_after(i) {
             how = Some(format!(
                 "`{name}` output is piped into `{n}`, which runs it"
             ));
         }
         // The input of an interpreter that runs its input (`bash < <(curl …)`), or of a
-        // filter that passes it on to one (`cat < <(curl …) | bash`).
+        // command piped into one (`cat < <(curl …) | bash`, `jq -r .x < <(curl …) | sh`), as a
+        // pipe into it would be.
         if how.is_none()
             && let Some(p) = c.feeds
         {
@@ -4075,31 +4321,45 @@ fn download_exec(
                 how = Some(format!(
                     "`{name}` output is the input of `{reader}`, which runs it"
                 ));
-            } else if passes_on(reader, reader_args)
-                && let Some((_, (n, _))) = facts
-                    .downstream(p)
-                    .map(|(j, _)| (j, &eff[j]))
-                    .find(|(_, (n, a))| runs_stdin(n, a))
-            {
+            } else if let Some(n) = runner_after(p) {
                 how = Some(format!(
                     "`{name}` output is the input of `{reader}`, piped into `{n}`, which runs it"
                 ));
             }
         }
+        // Printed, as an argument, into a pipe that runs it (`cat <(curl …) | bash`, `echo
+        // "$(curl …)" | sh`, `cat <<< "$(curl …)" | sh`).
+        if how.is_none()
+            && let Some(p) = c.parent
+            && (matches!(eff[p].0.as_str(), "echo" | "printf") || passes_on(&eff[p].0, &eff[p].1))
+            && let Some(n) = runner_after(p)
+        {
+            how = Some(format!(
+                "`{}` prints what `{name}` downloads into `{n}`, which runs it",
+                eff[p].0
+            ));
+        }
         // The remote command ssh is given (`ssh host "$(curl …)"`: the download is the code the
-        // remote shell reads; one inside an argument, `ufw allow from $(curl …)`, is data).
+        // remote shell reads; one inside an argument, `ufw allow from $(curl …)`, is data), or a
+        // command its options run here (`ssh -o ProxyCommand="$(curl …)" host`).
         if how.is_none()
             && let Some(p) = c.parent
             && eff[p].0 == "ssh"
-            && let Some(Remote::Code(remote)) = ssh_command(&eff[p].1)
-            && {
-                let t = remote.trim_start();
-                t.starts_with("$(") || t.starts_with('`')
-            }
         {
-            how = Some(format!(
-                "`ssh` runs what `{name}` downloads on the remote host"
-            ));
+            let whole = |t: &str| {
+                let t = t.trim_start();
+                t.starts_with("$(") || t.starts_with('`')
+            };
+            let ssh = ssh_words(&eff[p].1);
+            if matches!(&ssh.remote, Some(Remote::Code(remote)) if whole(remote)) {
+                how = Some(format!(
+                    "`ssh` runs what `{name}` downloads on the remote host"
+                ));
+            } else if ssh.local.iter().any(|l| whole(l)) {
+                how = Some(format!(
+                    "`ssh` runs what `{name}` downloads as a command of its options"
+                ));
+            }
         }
         // Inside `$( )` of an interpreter's or eval's argument.
         if how.is_none()
@@ -4368,7 +4628,7 @@ fn decode_exec(
     // Kept in a variable that a later command runs (`X=$(echo … | base64 -d); eval "$X"`).
     let kept = || variable_run(facts, eff, runs, i).map(|(_, j)| &eff[j]);
     if let Some((n, _)) = into.or(parent).or_else(kept) {
-        let runs = INTERPRETERS.contains(&n.as_str()) || n == "eval" || n == "xargs";
+        let runs = runs_code(n) || n == "xargs";
         ctx.emit(
             RCE_DECODE,
             0.9,
@@ -6079,14 +6339,15 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
                 if stdin { -1 } else { -2 },
             );
         }
-        // An interpreter (or ssh) given its program inline: read the program itself, as the
-        // command's own reader does (ssh's remote command for what it runs from the network
-        // only). Otherwise the launch as one shell line, each argument quoted as the client
-        // passes it (no shell expands it).
+        // An interpreter given its program inline: read the program itself. Otherwise the
+        // launch as one shell line, each argument quoted as the client passes it (no shell
+        // expands it) — ssh's too, read there as a shell block's ssh is: what it sends, the
+        // commands its options run here, and its remote command for what that runs from the
+        // network only.
         let name = base_name(command);
         let words: Vec<&str> = args.iter().map(String::as_str).collect();
         let programs = given_programs(&name, &words);
-        if programs.is_empty() {
+        if programs.is_empty() || name == "ssh" {
             let quoted: Vec<String> = std::iter::once(command.to_owned())
                 .chain(args.iter().map(|a| shell_quote(a)))
                 .collect();
@@ -6369,10 +6630,21 @@ mod tests {
             ("python3".into(), vec![])
         );
         assert_eq!(
-            eff("env", &["-S", "bash -c 'id'"]),
-            ("sh".into(), vec!["-c", "bash -c 'id'"])
+            eff("env", &["-S", "bash -c 'id -u'", "x"]),
+            ("bash".into(), vec!["-c", "id -u", "x"])
+        );
+        assert_eq!(
+            eff("env", &["-vS", "A=\"x y\" B='z' python3\\_-u # c", "x"]),
+            ("python3".into(), vec!["-u", "x"])
+        );
+        assert_eq!(
+            eff("env", &["-iu", "HOME", "--split=bash\\c -x", "y"]),
+            ("bash".into(), vec!["y"])
         );
         assert_eq!(eff("env", &["-S"]), ("env".into(), vec!["-S"]));
+        // Nested split strings are read to a bound.
+        let nested = ["-S"; 9];
+        assert_eq!(eff("env", &nested).0, "env");
         // The commands ssh's options run on this host, whatever runs remotely.
         let local = |args: &[&'static str]| ssh_words(args).local;
         assert_eq!(
@@ -6398,6 +6670,30 @@ mod tests {
             Vec::<&str>::new()
         );
         assert_eq!(ssh(&["-N", "-o", "ProxyCommand=x", "h"]), None);
+        assert_eq!(
+            local(&["-G", "-o", "ProxyCommand=x", "h"]),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            ssh(&["-o", "RemoteCommand=id -u", "h"]),
+            Some(Remote::Code("id -u".into()))
+        );
+        assert_eq!(
+            ssh(&["-o", "RemoteCommand=id", "h", "uptime"]),
+            Some(Remote::Words("uptime".into(), vec![]))
+        );
+        assert_eq!(
+            option_values(&["-avze", "ssh -p 2", "--", "-e", "x"], "BefTM", 'e'),
+            vec!["ssh -p 2"]
+        );
+        assert_eq!(
+            option_values(
+                &["-Co", "ProxyCommand=a", "-oB", "-P", "-o"],
+                "cDFiJloPSX",
+                'o'
+            ),
+            vec!["ProxyCommand=a", "B"]
+        );
     }
 
     #[test]
@@ -6406,6 +6702,10 @@ mod tests {
         assert_eq!(shebang("#!/usr/bin/env bash"), Some("bash".into()));
         assert_eq!(shebang("#!/usr/bin/env -S bash -e"), Some("bash".into()));
         assert_eq!(shebang("#!/usr/bin/env -Sbash -e"), Some("bash".into()));
+        assert_eq!(
+            shebang("#!/usr/bin/env -S ${HOME}/.venv/bin/python3"),
+            Some("python3".into())
+        );
         assert_eq!(
             shebang("#!/usr/bin/env -i PATH=/bin python3"),
             Some("python3".into())

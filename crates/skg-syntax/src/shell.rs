@@ -11,7 +11,7 @@ use tree_sitter::Node;
 
 use crate::{
     ParseStop, line, parse_grammar,
-    shell_bounds::{self, MAX_PIPES_PER_PARSE},
+    shell_bounds::{self, MAX_DESCRIPTOR_PASSES, MAX_PIPES_PER_PARSE},
     text,
 };
 
@@ -153,13 +153,23 @@ pub enum Unread {
         /// Its `|` characters (`||` included).
         pipes: usize,
     },
+    /// A here-document on a numbered descriptor (`true 0<<X`) past the
+    /// [`MAX_DESCRIPTOR_PASSES`] parses (or the time) its piece is given to mend them: the
+    /// grammar reads it as a document no line ends, so the rest of the piece is not read as
+    /// commands.
+    Documents {
+        /// 1-based line where it starts.
+        line: u32,
+    },
 }
 
 impl Unread {
     /// The 1-based line it starts at.
     pub fn line(&self) -> u32 {
         match self {
-            Unread::Pipeline { line, .. } | Unread::Pipes { line, .. } => *line,
+            Unread::Pipeline { line, .. }
+            | Unread::Pipes { line, .. }
+            | Unread::Documents { line } => *line,
         }
     }
 }
@@ -292,6 +302,10 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
         let offset = u32::try_from(piece.start).unwrap_or(u32::MAX);
         let before = facts.commands.len();
         facts.has_errors |= part_facts.has_errors;
+        unread.extend(part_facts.unread.into_iter().map(|u| match u {
+            Unread::Documents { line } => Unread::Documents { line: line + lines },
+            other => other,
+        }));
         facts
             .commands
             .extend(part_facts.commands.into_iter().map(|mut c| {
@@ -344,10 +358,6 @@ fn line_at(src: &str, at: usize) -> u32 {
     u32::try_from(lines).unwrap_or(u32::MAX)
 }
 
-/// Parses made at most to mend here-documents on a numbered descriptor
-/// ([`parse_descriptors_mended`]); past them the rest of the piece stays as the grammar read it.
-const MAX_DESCRIPTOR_PASSES: usize = 16;
-
 /// A parse of `source` in which a here-document written on a numbered descriptor (`bash
 /// 0<<'EOF'`) is one: tree-sitter-bash lexes `0<<EOF` as a delimiter word `0<<EOF`, which no line
 /// ends, so the document swallows the rest of the piece (whatever follows would go unread). The
@@ -362,24 +372,35 @@ fn parse_descriptors_mended(
     let mut text = std::borrow::Cow::Borrowed(source);
     let mut fds = HashMap::new();
     let mut tree = parse_grammar(&grammar, &text, budget)?;
-    for _ in 0..MAX_DESCRIPTOR_PASSES {
+    let mut passes = 0;
+    let unmended = loop {
         let misread = misread_descriptors(&tree, text.as_bytes());
-        if misread.is_empty() {
-            break;
+        let Some(first) = misread.iter().map(|(d, _)| d.start).min() else {
+            break None;
+        };
+        let left = budget.checked_sub(started.elapsed());
+        if passes == MAX_DESCRIPTOR_PASSES || left.is_none() {
+            break Some(first);
         }
+        passes += 1;
         let mut bytes = text.as_bytes().to_vec();
-        for (digits, fd) in misread {
-            fds.insert(digits.end, fd);
-            blank(&mut bytes, digits);
+        for (digits, _) in &misread {
+            blank(&mut bytes, digits.clone());
         }
         // Only ASCII digits were replaced, by blanks.
-        text = std::borrow::Cow::Owned(String::from_utf8(bytes).map_err(|_| ParseStop::Failed)?);
-        let left = budget
-            .checked_sub(started.elapsed())
-            .ok_or(ParseStop::TimedOut)?;
-        tree = parse_grammar(&grammar, &text, left)?;
-    }
+        let Ok(next) = String::from_utf8(bytes) else {
+            break Some(first);
+        };
+        // Out of time, the last parse stands and what it did not mend is reported.
+        let Ok(next_tree) = parse_grammar(&grammar, &next, left.unwrap_or_default()) else {
+            break Some(first);
+        };
+        fds.extend(misread.into_iter().map(|(d, fd)| (d.end, fd)));
+        text = std::borrow::Cow::Owned(next);
+        tree = next_tree;
+    };
     Ok(Mended {
+        unmended: unmended.map(|at| line_at(&text, at)),
         text,
         tree,
         heredoc_fds: fds,
@@ -392,6 +413,8 @@ struct Mended<'a> {
     text: std::borrow::Cow<'a, str>,
     tree: tree_sitter::Tree,
     heredoc_fds: HashMap<usize, u32>,
+    /// The line of the first document left unmended (past the passes or the time).
+    unmended: Option<u32>,
 }
 
 /// The here-document starts read with their descriptor's number as part of the delimiter
@@ -425,6 +448,7 @@ fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
         text,
         tree,
         heredoc_fds,
+        unmended,
     } = match parse_descriptors_mended(source, budget) {
         Ok(parsed) => parsed,
         Err(stop) => {
@@ -520,6 +544,10 @@ fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
         commands,
         has_errors: root.has_error(),
         timed_out: false,
+        unread: unmended
+            .map(|line| Unread::Documents { line })
+            .into_iter()
+            .collect(),
         ..ShellFacts::default()
     }
 }
@@ -660,14 +688,16 @@ impl<'t> Tree<'t> {
 }
 
 fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>) -> ShellCommand {
-    let name = node
-        .child_by_field_name("name")
-        .map(|n| unquote(text(n, src)))
-        .unwrap_or_default();
+    // Its words: the name, then the arguments.
+    let named = node.child_by_field_name("name");
     let mut c = node.walk();
-    let mut arg_nodes: Vec<Node<'t>> = node.children_by_field_name("argument", &mut c).collect();
-    // The grammar reads `sh 0< <(…)`'s and `bash 0<<<"$X"`'s `0` as an argument: a number
-    // written against a redirection's operator is its descriptor, as bash reads it.
+    let mut arg_nodes: Vec<Node<'t>> = named
+        .into_iter()
+        .chain(node.children_by_field_name("argument", &mut c))
+        .collect();
+    // The grammar reads `sh 0< <(…)`'s and `bash 0<<<"$X"`'s `0` as an argument (and `0<<<"$X"
+    // bash`'s as the name): a number written against a redirection's operator is its
+    // descriptor, as bash reads it.
     let descriptor = |arg_nodes: &mut Vec<Node<'t>>, r: &mut Redirect, at: usize| {
         if r.fd.is_some() {
             return;
@@ -697,6 +727,10 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
                 if let Some(mut r) = tree.redirect(child, src) {
                     descriptor(&mut arg_nodes, &mut r, child.start_byte());
                     redirects.push(r);
+                    // Words the grammar hangs on a redirection after its target are the
+                    // command's (`0< <(curl …) bash`: the name; `cat < a b`: an argument).
+                    let mut d = child.walk();
+                    arg_nodes.extend(child.children_by_field_name("destination", &mut d).skip(1));
                 }
             }
             unit = p;
@@ -759,7 +793,13 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
         (parent, None)
     };
     let statement = at.statement.unwrap_or(node);
-    let args = arg_nodes.iter().map(|a| unquote(text(*a, src))).collect();
+    let mut words = arg_nodes.iter().map(|a| unquote(text(*a, src)));
+    let name = if named.is_some() {
+        words.next().unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let args = words.collect();
     ShellCommand {
         name,
         args,
@@ -1064,6 +1104,17 @@ mod tests {
         );
         // A number that is a word of its own stays an argument.
         assert_eq!(f.commands[5].args, ["1", "<", "2"]);
+        // Written before the command: `0<<<"$X" bash` (the grammar's name `0`) and `0< <(…)
+        // bash` (the grammar's `bash`, a second target of the redirection).
+        let f = shell_commands("0<<<\"$X\" bash -s\n0< <(curl -s h) bash\n");
+        let read: Vec<(&str, Option<u32>)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.redirects.first().and_then(|r| r.fd)))
+            .collect();
+        assert_eq!(read, [("bash", Some(0)), ("bash", Some(0)), ("curl", None)]);
+        assert_eq!(f.commands[0].args, ["-s"]);
+        assert_eq!(f.commands[2].feeds, Some(1));
     }
 
     #[test]
