@@ -1182,9 +1182,9 @@ impl Reading {
     }
 
     /// The reading of a program an interpreter runs, by the interpreter's base name (a version
-    /// after it, `python3.12`, `php8.2`, read as none): one table for a script's `#!` line and
-    /// for the program [`program_rules`] is given. (Which words of a command are its program is
-    /// [`interpreter_run`]'s, by the name as written: `php8.2 -r '…'` is not read as PHP.)
+    /// after it dropped: `python3.12`, `php8.2`): one table for a script's `#!` line and for the
+    /// program [`program_rules`] is given. (Which words of a command are its program is
+    /// [`interpreter_run`]'s, by [`grammar_name`].)
     /// `ssh`'s is its remote shell's (`ssh host <<EOF`), `eval`'s and `source`'s a shell's.
     fn of_interpreter(name: &str) -> Option<Reading> {
         let bare = match name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
@@ -3365,25 +3365,51 @@ static SHELL_TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Shell text longer than this (in bytes) is not parsed, and is reported.
+/// Shell text longer than this (in bytes) is read in parts of whole lines of at most this
+/// size; a single line longer than it is reported, not read.
 const MAX_SHELL_BYTES: usize = 200_000;
 
 fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
     if !SHELL_TRIGGER.is_match(code) {
         return;
     }
-    let first_line = || code.lines().next().unwrap_or("");
     if code.len() > MAX_SHELL_BYTES {
-        report_unread(
-            ctx,
-            line0,
-            first_line(),
-            format!(
-                "shell text of {} bytes, past the {MAX_SHELL_BYTES} the scanner parses: it was not read",
-                code.len()
-            ),
-            place,
-        );
+        let mut start = 0;
+        let mut line = line0;
+        while start < code.len() {
+            let mut end = code.len();
+            if end - start > MAX_SHELL_BYTES {
+                // Up to the last line end within the bound (a line end is a character
+                // boundary); a line longer than the bound alone.
+                end = code[start..start + MAX_SHELL_BYTES]
+                    .rfind('\n')
+                    .map_or_else(
+                        || {
+                            code[start..]
+                                .find('\n')
+                                .map_or(code.len(), |p| start + p + 1)
+                        },
+                        |p| start + p + 1,
+                    );
+            }
+            let part = &code[start..end];
+            if part.len() > MAX_SHELL_BYTES {
+                report_unread(
+                    ctx,
+                    line,
+                    "",
+                    format!(
+                        "a shell line of {} bytes, past the {MAX_SHELL_BYTES} the scanner parses: it was not read",
+                        part.len()
+                    ),
+                    place,
+                );
+            } else {
+                shell_rules(ctx, part, line, place);
+            }
+            line += u32::try_from(part.matches('\n').count()).unwrap_or(u32::MAX);
+            start = end;
+        }
         return;
     }
     let facts = skg_syntax::shell_commands(code);
@@ -3391,7 +3417,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         report_unread(
             ctx,
             line0,
-            first_line(),
+            code.lines().next().unwrap_or(""),
             "shell text whose parse ran past its time: it was not read".into(),
             place,
         );
@@ -3406,7 +3432,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
                 "a statement holding {pipes} `|` characters, past the {MAX_PIPES_PER_PARSE} one parse takes, most of them seemingly quoted: it was not read"
             ),
             Unread::Documents { .. } => format!(
-                "a here-document on a numbered descriptor past the {MAX_DESCRIPTOR_PASSES} the scanner mends in a row (or its time): what follows it was not read"
+                "a here-document on a numbered descriptor past the {MAX_DESCRIPTOR_PASSES} the scanner mends in one text (or its time): what follows it was not read"
             ),
         };
         let at = unread.line();
@@ -3752,6 +3778,19 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
     matches!(name, "iex" | "invoke-expression") || interpreter_run(name, args) == Some(Run::Stdin)
 }
 
+/// The name an interpreter's option grammar is known by ([`interpreter_run`]): a version after
+/// it dropped (`python3.12`, `bash5`) and its other names read as the one they are (`ash` and
+/// `mksh` as `sh`, `pypy` as `python`, `nodejs` as `node`); any other name as written.
+fn grammar_name(name: &str) -> &str {
+    match name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
+        "ash" | "mksh" => "sh",
+        "pypy" | "python" => "python",
+        "nodejs" | "node" => "node",
+        b if SHELLS.contains(&b) => b,
+        _ => name,
+    }
+}
+
 /// Where an interpreter given some words gets the program it runs ([`interpreter_run`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Run<'a> {
@@ -3901,6 +3940,7 @@ fn letters(name: &str) -> Option<Letters> {
 /// `bun run` first, `deno eval` code; another of their subcommands runs nothing of its own).
 /// `None`: not an interpreter whose words are read.
 fn interpreter_run<'a>(name: &str, args: &[&'a str]) -> Option<Run<'a>> {
+    let name = grammar_name(name);
     if SHELLS.contains(&name) {
         return Some(shell_run(args));
     }
@@ -4327,11 +4367,17 @@ fn download_exec(
                 ));
             }
         }
-        // Printed, as an argument, into a pipe that runs it (`cat <(curl …) | bash`, `echo
-        // "$(curl …)" | sh`, `cat <<< "$(curl …)" | sh`).
+        // Printed, as an argument, into a pipe that runs it (`echo "$(curl …)" | sh`, `cat <<<
+        // "$(curl …)" | sh`), or read as a file by a command piped into one (`cat <(curl …) |
+        // bash`, `jq -r .x <(curl …) | sh`); a `$( )` in another command's argument is data.
         if how.is_none()
             && let Some(p) = c.parent
-            && (matches!(eff[p].0.as_str(), "echo" | "printf") || passes_on(&eff[p].0, &eff[p].1))
+            && (matches!(eff[p].0.as_str(), "echo" | "printf")
+                || passes_on(&eff[p].0, &eff[p].1)
+                || eff[p]
+                    .1
+                    .iter()
+                    .any(|a| a.starts_with("<(") && a.contains(name.as_str())))
             && let Some(n) = runner_after(p)
         {
             how = Some(format!(
@@ -4344,27 +4390,36 @@ fn download_exec(
         // command its options run here (`ssh -o ProxyCommand="$(curl …)" host`).
         if how.is_none()
             && let Some(p) = c.parent
-            && eff[p].0 == "ssh"
+            && matches!(eff[p].0.as_str(), "ssh" | "scp" | "sftp" | "rsync")
         {
             let whole = |t: &str| {
                 let t = t.trim_start();
                 t.starts_with("$(") || t.starts_with('`')
             };
-            let ssh = ssh_words(&eff[p].1);
-            if matches!(&ssh.remote, Some(Remote::Code(remote)) if whole(remote)) {
+            let by = &eff[p].0;
+            let programs = given_programs(by, &eff[p].1);
+            if programs.iter().any(|g| g.remote && whole(&g.code)) {
                 how = Some(format!(
-                    "`ssh` runs what `{name}` downloads on the remote host"
+                    "`{by}` runs what `{name}` downloads on the remote host"
                 ));
-            } else if ssh.local.iter().any(|l| whole(l)) {
+            } else if programs.iter().any(|g| !g.remote && whole(&g.code)) {
                 how = Some(format!(
-                    "`ssh` runs what `{name}` downloads as a command of its options"
+                    "`{by}` runs what `{name}` downloads as a command of its options"
                 ));
             }
         }
-        // Inside `$( )` of an interpreter's or eval's argument.
+        // Inside `$( )` of the program an interpreter runs (`bash -c "$(curl …)"`, `eval`'s
+        // words, `source <(curl …)`), not of a script's argument (`python3 report.py --version
+        // "$(curl …)"` passes data).
         if how.is_none()
             && let Some(p) = c.parent
             && is_interpreter(&eff[p].0, &eff[p].1)
+            && match interpreter_run(&eff[p].0, &eff[p].1) {
+                Some(Run::Code(code)) => code.contains("$(") || code.contains('`'),
+                Some(Run::File(f)) => f.starts_with("<(") || f.contains("$("),
+                Some(Run::Stdin | Run::Nothing) => false,
+                None => true,
+            }
         {
             how = Some(format!("`{}` runs what `{name}` downloads", eff[p].0));
         }
@@ -5156,10 +5211,16 @@ fn exfil(
                 .find(|a| SENT_FILE.is_match(a))
                 .map(|s| (*s).to_owned())
         });
-    let secret = body
-        .iter()
-        .find_map(|b| SECRET_VAR.captures(b).map(|c| c[1].to_owned()))
-        .or(upstream_secret);
+    // An MCP client expands `${NAME}` in a launch's words (Claude Code, Cursor) and nothing
+    // else: a `$NAME` there reaches the remote command as written, and that host expands its
+    // own.
+    let expanded = |b: &&str| {
+        SECRET_VAR
+            .captures_iter(b)
+            .find(|c| !matches!(place, Place::McpLaunch) || c[0].starts_with("${"))
+            .map(|c| c[1].to_owned())
+    };
+    let secret = body.iter().find_map(expanded).or(upstream_secret);
     let host = host_of(name, args);
     let mut shown = host.name.clone();
     let (why, adjust) = if whole_env {

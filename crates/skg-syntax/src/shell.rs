@@ -154,7 +154,7 @@ pub enum Unread {
         pipes: usize,
     },
     /// A here-document on a numbered descriptor (`true 0<<X`) past the
-    /// [`MAX_DESCRIPTOR_PASSES`] parses (or the time) its piece is given to mend them: the
+    /// [`MAX_DESCRIPTOR_PASSES`] parses (or the time) its text is given to mend them: the
     /// grammar reads it as a document no line ends, so the rest of the piece is not read as
     /// commands.
     Documents {
@@ -287,13 +287,14 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
         std::borrow::Cow::Owned(String::from_utf8_lossy(&b).into_owned())
     });
     let mut facts = ShellFacts::default();
+    let mut passes_left = MAX_DESCRIPTOR_PASSES;
     for piece in shell_bounds::pieces(&text, &statements, MAX_PIPES_PER_PARSE) {
         let part = &text[piece.clone()];
         let Some(left) = budget.checked_sub(started.elapsed()) else {
             facts.timed_out = true;
             break;
         };
-        let part_facts = parse_piece(part, left);
+        let part_facts = parse_piece(part, left, &mut passes_left);
         if part_facts.timed_out {
             facts.timed_out = true;
             break;
@@ -363,26 +364,26 @@ fn line_at(src: &str, at: usize) -> u32 {
 /// ends, so the document swallows the rest of the piece (whatever follows would go unread). The
 /// number is blanked and the piece parsed again (a document swallowed by one is found by the next
 /// pass).
-fn parse_descriptors_mended(
-    source: &str,
+fn parse_descriptors_mended<'a>(
+    source: &'a str,
     budget: std::time::Duration,
-) -> Result<Mended<'_>, ParseStop> {
+    passes_left: &mut usize,
+) -> Result<Mended<'a>, ParseStop> {
     let grammar: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
     let started = std::time::Instant::now();
     let mut text = std::borrow::Cow::Borrowed(source);
     let mut fds = HashMap::new();
     let mut tree = parse_grammar(&grammar, &text, budget)?;
-    let mut passes = 0;
     let unmended = loop {
         let misread = misread_descriptors(&tree, text.as_bytes());
         let Some(first) = misread.iter().map(|(d, _)| d.start).min() else {
             break None;
         };
         let left = budget.checked_sub(started.elapsed());
-        if passes == MAX_DESCRIPTOR_PASSES || left.is_none() {
+        if *passes_left == 0 || left.is_none() {
             break Some(first);
         }
-        passes += 1;
+        *passes_left -= 1;
         let mut bytes = text.as_bytes().to_vec();
         for (digits, _) in &misread {
             blank(&mut bytes, digits.clone());
@@ -443,13 +444,13 @@ fn misread_descriptors(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<(std::ops::R
 }
 
 /// The commands of one piece of text, read from one parse.
-fn parse_piece(source: &str, budget: std::time::Duration) -> ShellFacts {
+fn parse_piece(source: &str, budget: std::time::Duration, passes_left: &mut usize) -> ShellFacts {
     let Mended {
         text,
         tree,
         heredoc_fds,
         unmended,
-    } = match parse_descriptors_mended(source, budget) {
+    } = match parse_descriptors_mended(source, budget, passes_left) {
         Ok(parsed) => parsed,
         Err(stop) => {
             return ShellFacts {
@@ -723,14 +724,30 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
     while let Some(p) = tree.parent(unit) {
         if p.kind() == "redirected_statement" {
             let mut c = p.walk();
+            // Where the last input redirection's target ends (`<id` of a `<id>` placeholder).
+            let mut input_end = None;
             for child in p.children_by_field_name("redirect", &mut c) {
                 if let Some(mut r) = tree.redirect(child, src) {
                     descriptor(&mut arg_nodes, &mut r, child.start_byte());
-                    redirects.push(r);
                     // Words the grammar hangs on a redirection after its target are the
-                    // command's (`0< <(curl …) bash`: the name; `cat < a b`: an argument).
+                    // command's (`0< <(curl …) bash`: the name; `cat < a b`: an argument) —
+                    // but not after a placeholder's `>` (`curl …/<id> -H "…"` in
+                    // documentation: bash fails on the missing file `id` and runs nothing).
+                    let placeholder =
+                        r.op.starts_with('>') && input_end == Some(child.start_byte());
+                    if !placeholder {
+                        let mut d = child.walk();
+                        arg_nodes
+                            .extend(child.children_by_field_name("destination", &mut d).skip(1));
+                    }
+                    // And those written after a here-document's delimiter (`bash <<EOF -c '…'`).
                     let mut d = child.walk();
-                    arg_nodes.extend(child.children_by_field_name("destination", &mut d).skip(1));
+                    arg_nodes.extend(child.children_by_field_name("argument", &mut d));
+                    input_end = (r.op == "<")
+                        .then(|| child.child_by_field_name("destination"))
+                        .flatten()
+                        .map(|d| d.end_byte());
+                    redirects.push(r);
                 }
             }
             unit = p;

@@ -21,11 +21,11 @@ pub const MAX_PIPELINE_STAGES: usize = 256;
 /// `|` characters (`||` included) one parse may be given.
 pub const MAX_PIPES_PER_PARSE: usize = 1_024;
 
-/// Parses of one piece made at most to mend here-documents on a numbered descriptor (`bash
-/// 0<<EOF`, which tree-sitter-bash reads as a document no line ends), one per document in a row
-/// (each hides the next); past them the rest of the piece stays as the grammar read it and is
-/// reported.
-pub const MAX_DESCRIPTOR_PASSES: usize = 64;
+/// Parses of one shell text made at most, over its pieces, to mend here-documents on a
+/// numbered descriptor (`bash 0<<EOF`, which tree-sitter-bash reads as a document no line
+/// ends): one per document in a row (each hides the next), each a parse of the whole piece;
+/// past them the rest of the piece stays as the grammar read it and is reported.
+pub const MAX_DESCRIPTOR_PASSES: usize = 8;
 
 /// One statement as the shell splits the text. The statements cover the text in order: each
 /// runs from the end of the separator before it to the end of its own (line ends and
