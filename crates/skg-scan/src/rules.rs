@@ -4416,8 +4416,16 @@ fn download_exec(
             && is_interpreter(&eff[p].0, &eff[p].1)
             && match interpreter_run(&eff[p].0, &eff[p].1) {
                 Some(Run::Code(code)) => code.contains("$(") || code.contains('`'),
-                Some(Run::File(f)) => f.starts_with("<(") || f.contains("$("),
-                Some(Run::Stdin | Run::Nothing) => false,
+                Some(Run::File(f)) => {
+                    f.starts_with("<(") || f.contains("$(") || f.starts_with("/dev/fd/")
+                }
+                // Its input: a here-string or a process substitution it reads (`bash <<<
+                // "$(curl …)"`, `< <(curl …) bash`).
+                Some(Run::Stdin) => facts.commands()[p].redirects.iter().any(|r| {
+                    (r.op == "<<<" || r.op == "<")
+                        && (r.target.contains("$(") || r.target.starts_with("<("))
+                }),
+                Some(Run::Nothing) => false,
                 None => true,
             }
         {
