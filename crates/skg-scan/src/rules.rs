@@ -258,6 +258,9 @@ struct Ctx<'a> {
     /// below it, so the depth is bounded: a text of nested documents would cost its length
     /// times its depth, and the stack).
     heredoc_depth: usize,
+    /// The shell text being read is an MCP launch's words, which no shell expands (the client
+    /// expands `${NAME}` only), or a program ssh hands another host from them.
+    unexpanded: bool,
 }
 
 impl Ctx<'_> {
@@ -472,6 +475,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             out: Vec::new(),
             install_steps: BTreeMap::new(),
             heredoc_depth: 0,
+            unexpanded: false,
         };
         let lower = file.path.to_ascii_lowercase();
         let fname = lower.rsplit('/').next().unwrap_or("");
@@ -549,6 +553,7 @@ pub(crate) fn scan_package(pkg: &PackageText, names: &NameIndex) -> Vec<Finding>
             out: Vec::new(),
             install_steps: BTreeMap::new(),
             heredoc_depth: 0,
+            unexpanded: false,
         };
         // A tool is called by its name, not installed by it: no name to squat on.
         if !tool {
@@ -3365,51 +3370,26 @@ static SHELL_TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Shell text longer than this (in bytes) is read in parts of whole lines of at most this
-/// size; a single line longer than it is reported, not read.
-const MAX_SHELL_BYTES: usize = 200_000;
+/// Shell text longer than this (in bytes) is not parsed, and is reported (the syntax crate
+/// parses a long text in pieces of whole statements, `MAX_BYTES_PER_PARSE` each, within one
+/// time budget).
+const MAX_SHELL_BYTES: usize = 1_000_000;
 
 fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
     if !SHELL_TRIGGER.is_match(code) {
         return;
     }
     if code.len() > MAX_SHELL_BYTES {
-        let mut start = 0;
-        let mut line = line0;
-        while start < code.len() {
-            let mut end = code.len();
-            if end - start > MAX_SHELL_BYTES {
-                // Up to the last line end within the bound (a line end is a character
-                // boundary); a line longer than the bound alone.
-                end = code[start..start + MAX_SHELL_BYTES]
-                    .rfind('\n')
-                    .map_or_else(
-                        || {
-                            code[start..]
-                                .find('\n')
-                                .map_or(code.len(), |p| start + p + 1)
-                        },
-                        |p| start + p + 1,
-                    );
-            }
-            let part = &code[start..end];
-            if part.len() > MAX_SHELL_BYTES {
-                report_unread(
-                    ctx,
-                    line,
-                    "",
-                    format!(
-                        "a shell line of {} bytes, past the {MAX_SHELL_BYTES} the scanner parses: it was not read",
-                        part.len()
-                    ),
-                    place,
-                );
-            } else {
-                shell_rules(ctx, part, line, place);
-            }
-            line += u32::try_from(part.matches('\n').count()).unwrap_or(u32::MAX);
-            start = end;
-        }
+        report_unread(
+            ctx,
+            line0,
+            code.lines().next().unwrap_or(""),
+            format!(
+                "shell text of {} bytes, past the {MAX_SHELL_BYTES} the scanner parses: it was not read",
+                code.len()
+            ),
+            place,
+        );
         return;
     }
     let facts = skg_syntax::shell_commands(code);
@@ -3432,7 +3412,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
                 "a statement holding {pipes} `|` characters, past the {MAX_PIPES_PER_PARSE} one parse takes, most of them seemingly quoted: it was not read"
             ),
             Unread::Documents { .. } => format!(
-                "a here-document on a numbered descriptor past the {MAX_DESCRIPTOR_PASSES} the scanner mends in one text (or its time): what follows it was not read"
+                "a here-document start the grammar misreads (a numbered descriptor, or a metacharacter after its word) past the {MAX_DESCRIPTOR_PASSES} the scanner mends in one text (or its time): what follows it was not read"
             ),
         };
         let at = unread.line();
@@ -4414,19 +4394,28 @@ fn download_exec(
         if how.is_none()
             && let Some(p) = c.parent
             && is_interpreter(&eff[p].0, &eff[p].1)
-            && match interpreter_run(&eff[p].0, &eff[p].1) {
-                Some(Run::Code(code)) => code.contains("$(") || code.contains('`'),
-                Some(Run::File(f)) => {
-                    f.starts_with("<(") || f.contains("$(") || f.starts_with("/dev/fd/")
-                }
+            && {
                 // Its input: a here-string or a process substitution it reads (`bash <<<
                 // "$(curl …)"`, `< <(curl …) bash`).
-                Some(Run::Stdin) => facts.commands()[p].redirects.iter().any(|r| {
-                    (r.op == "<<<" || r.op == "<")
-                        && (r.target.contains("$(") || r.target.starts_with("<("))
-                }),
-                Some(Run::Nothing) => false,
-                None => true,
+                let input = || {
+                    facts.commands()[p].redirects.iter().any(|r| {
+                        (r.op == "<<<" || r.op == "<")
+                            && (r.target.contains("$(") || r.target.starts_with("<("))
+                    })
+                };
+                match interpreter_run(&eff[p].0, &eff[p].1) {
+                    // In the code, or in the words after it, which the code reads (`bash -c
+                    // 'eval "$1"' _ "$(curl …)"`); eval's and the others' words.
+                    Some(Run::Code(_)) | None => true,
+                    Some(Run::File(f)) => {
+                        f.starts_with("<(")
+                            || f.contains("$(")
+                            || f.starts_with("/dev/fd/")
+                            || ((f == "/dev/stdin" || f.starts_with("/proc/")) && input())
+                    }
+                    Some(Run::Stdin) => input(),
+                    Some(Run::Nothing) => false,
+                }
             }
         {
             how = Some(format!("`{}` runs what `{name}` downloads", eff[p].0));
@@ -5222,10 +5211,11 @@ fn exfil(
     // An MCP client expands `${NAME}` in a launch's words (Claude Code, Cursor) and nothing
     // else: a `$NAME` there reaches the remote command as written, and that host expands its
     // own.
+    let unexpanded = ctx.unexpanded;
     let expanded = |b: &&str| {
         SECRET_VAR
             .captures_iter(b)
-            .find(|c| !matches!(place, Place::McpLaunch) || c[0].starts_with("${"))
+            .find(|c| !unexpanded || c[0].starts_with("${"))
             .map(|c| c[1].to_owned())
     };
     let secret = body.iter().find_map(expanded).or(upstream_secret);
@@ -5485,6 +5475,9 @@ fn inline_code(ctx: &mut Ctx<'_>, name: &str, args: &[&str], line: u32, place: P
 /// The rules for programs a command is given ([`given_programs`]), at line `line`.
 fn read_given(ctx: &mut Ctx<'_>, programs: Vec<Given>, line: u32, place: Place<'_>) {
     for g in programs {
+        // A program run here is read by a shell that expands its variables.
+        let unexpanded = ctx.unexpanded;
+        ctx.unexpanded = unexpanded && g.remote;
         if g.remote {
             remote_rules(ctx, |ctx| {
                 program_rules(ctx, &g.runner, &g.code, line, place);
@@ -5492,6 +5485,7 @@ fn read_given(ctx: &mut Ctx<'_>, programs: Vec<Given>, line: u32, place: Place<'
         } else {
             program_rules(ctx, &g.runner, &g.code, line, place);
         }
+        ctx.unexpanded = unexpanded;
     }
 }
 
@@ -6420,7 +6414,9 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
             let quoted: Vec<String> = std::iter::once(command.to_owned())
                 .chain(args.iter().map(|a| shell_quote(a)))
                 .collect();
+            ctx.unexpanded = true;
             shell_rules(ctx, &quoted.join(" "), line, Place::McpLaunch);
+            ctx.unexpanded = false;
         } else {
             read_given(ctx, programs, line, Place::McpLaunch);
         }

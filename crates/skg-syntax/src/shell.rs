@@ -359,11 +359,13 @@ fn line_at(src: &str, at: usize) -> u32 {
     u32::try_from(lines).unwrap_or(u32::MAX)
 }
 
-/// A parse of `source` in which a here-document written on a numbered descriptor (`bash
-/// 0<<'EOF'`) is one: tree-sitter-bash lexes `0<<EOF` as a delimiter word `0<<EOF`, which no line
-/// ends, so the document swallows the rest of the piece (whatever follows would go unread). The
-/// number is blanked and the piece parsed again (a document swallowed by one is found by the next
-/// pass).
+/// A parse of `source` in which every here-document start is read as bash reads it.
+/// tree-sitter-bash lexes a start with its descriptor's number before it (`0<<EOF`) or with a
+/// metacharacter after its word (`cat <<EOF;`, `cat <<EOF|sh`, `cat <<EOF>f`) as
+/// one delimiter word, which no line ends, so the document swallows the rest of the piece
+/// (whatever follows would go unread). The number is blanked (the document keeps it as its
+/// descriptor), a blank is put between the word and what follows it, and the piece is parsed
+/// again (a document swallowed by one is found by the next pass).
 fn parse_descriptors_mended<'a>(
     source: &'a str,
     budget: std::time::Duration,
@@ -372,11 +374,11 @@ fn parse_descriptors_mended<'a>(
     let grammar: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
     let started = std::time::Instant::now();
     let mut text = std::borrow::Cow::Borrowed(source);
-    let mut fds = HashMap::new();
+    let mut fds: HashMap<usize, u32> = HashMap::new();
     let mut tree = parse_grammar(&grammar, &text, budget)?;
     let unmended = loop {
-        let misread = misread_descriptors(&tree, text.as_bytes());
-        let Some(first) = misread.iter().map(|(d, _)| d.start).min() else {
+        let misread = misread_starts(&tree, text.as_bytes());
+        let Some(first) = misread.iter().map(|m| m.start).min() else {
             break None;
         };
         let left = budget.checked_sub(started.elapsed());
@@ -384,11 +386,18 @@ fn parse_descriptors_mended<'a>(
             break Some(first);
         }
         *passes_left -= 1;
+        let mut inserts: Vec<usize> = misread.iter().filter_map(|m| m.glued).collect();
+        inserts.sort_unstable();
+        // Where a byte at `at` of this text lands in the next.
+        let moved = |at: usize| at + inserts.partition_point(|&i| i <= at);
         let mut bytes = text.as_bytes().to_vec();
-        for (digits, _) in &misread {
+        for (digits, _) in misread.iter().filter_map(|m| m.digits.as_ref()) {
             blank(&mut bytes, digits.clone());
         }
-        // Only ASCII digits were replaced, by blanks.
+        for &at in inserts.iter().rev() {
+            bytes.insert(at, b' ');
+        }
+        // Only ASCII digits were replaced, by blanks, and blanks put between characters.
         let Ok(next) = String::from_utf8(bytes) else {
             break Some(first);
         };
@@ -396,7 +405,13 @@ fn parse_descriptors_mended<'a>(
         let Ok(next_tree) = parse_grammar(&grammar, &next, left.unwrap_or_default()) else {
             break Some(first);
         };
-        fds.extend(misread.into_iter().map(|(d, fd)| (d.end, fd)));
+        fds = fds.into_iter().map(|(at, fd)| (moved(at), fd)).collect();
+        fds.extend(
+            misread
+                .iter()
+                .filter_map(|m| m.digits.as_ref())
+                .map(|(d, fd)| (moved(d.end), *fd)),
+        );
         text = std::borrow::Cow::Owned(next);
         tree = next_tree;
     };
@@ -418,29 +433,73 @@ struct Mended<'a> {
     unmended: Option<u32>,
 }
 
-/// The here-document starts read with their descriptor's number as part of the delimiter
-/// (`0<<EOF`): the number's bytes and its value.
-fn misread_descriptors(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<(std::ops::Range<usize>, u32)> {
+/// A here-document start the grammar misread ([`misread_starts`]).
+struct Misread {
+    /// Where its node starts.
+    start: usize,
+    /// The descriptor's number read into the delimiter (`0<<EOF`): its bytes and value.
+    digits: Option<(std::ops::Range<usize>, u32)>,
+    /// Where a metacharacter read into the delimiter starts (`EOF;`, `EOF|sh`).
+    glued: Option<usize>,
+}
+
+/// The here-document starts the grammar read with more than their delimiter word.
+fn misread_starts(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<Misread> {
     let mut out = Vec::new();
     let mut cursor = tree.walk();
     let mut stack = vec![tree.root_node()];
     while let Some(n) = stack.pop() {
-        if n.kind() == "heredoc_start" {
-            let t = &src[n.byte_range()];
-            let digits = t.iter().take_while(|b| b.is_ascii_digit()).count();
-            if digits > 0
-                && t[digits..].starts_with(b"<<")
-                && let Some(fd) = std::str::from_utf8(&t[..digits])
-                    .ok()
-                    .and_then(|d| d.parse().ok())
-            {
-                out.push((n.start_byte()..n.start_byte() + digits, fd));
-            }
+        if n.kind() != "heredoc_start" {
+            stack.extend(n.children(&mut cursor));
             continue;
         }
-        stack.extend(n.children(&mut cursor));
+        let start = n.start_byte();
+        let t = &src[n.byte_range()];
+        let count = t.iter().take_while(|b| b.is_ascii_digit()).count();
+        let mut word = 0;
+        let mut digits = None;
+        if count > 0 && t[count..].starts_with(b"<<") {
+            digits = std::str::from_utf8(&t[..count])
+                .ok()
+                .and_then(|d| d.parse().ok())
+                .map(|fd| (start..start + count, fd));
+            word = count + 2 + usize::from(t.get(count + 2) == Some(&b'-'));
+            word += t[word..]
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .count();
+        }
+        let end = word + word_end(&t[word..]);
+        // Not before a `)` (`(cat <<EOF)`): the grammar reads the document's lines as
+        // commands then, which would take data for code.
+        let glued = (end < t.len() && t[end] != b')').then_some(start + end);
+        if digits.is_some() || glued.is_some() {
+            out.push(Misread {
+                start,
+                digits,
+                glued,
+            });
+        }
     }
     out
+}
+
+/// The length of the shell word `t` starts with: up to its first metacharacter outside quotes
+/// (a blank, `|`, `&`, `;`, `(`, `)`, `<`, `>`).
+fn word_end(t: &[u8]) -> usize {
+    let mut quote = None;
+    let mut i = 0;
+    while let Some(&c) = t.get(i) {
+        match quote {
+            Some(q) if c == q => quote = None,
+            None if c == b'\\' => i += 1,
+            None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if b" \t\n|&;()<>".contains(&c) => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    t.len()
 }
 
 /// The commands of one piece of text, read from one parse.
@@ -733,8 +792,7 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
                     // command's (`0< <(curl …) bash`: the name; `cat < a b`: an argument) —
                     // but not after a placeholder's `>` (`curl …/<id> -H "…"` in
                     // documentation: bash fails on the missing file `id` and runs nothing).
-                    let placeholder =
-                        r.op.starts_with('>') && input_end == Some(child.start_byte());
+                    let placeholder = r.op == ">" && input_end == Some(child.start_byte());
                     if !placeholder {
                         let mut d = child.walk();
                         arg_nodes
@@ -743,9 +801,17 @@ fn command<'t>(node: Node<'t>, at: Context<'t>, src: &[u8], tree: &mut Tree<'t>)
                     // And those written after a here-document's delimiter (`bash <<EOF -c '…'`).
                     let mut d = child.walk();
                     arg_nodes.extend(child.children_by_field_name("argument", &mut d));
+                    // A placeholder's word names a value, not a file: `<id>`, `<project-id>`,
+                    // not `</dev/null>`.
                     input_end = (r.op == "<")
                         .then(|| child.child_by_field_name("destination"))
                         .flatten()
+                        .filter(|d| {
+                            let w = text(*d, src);
+                            w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                                && w.bytes()
+                                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                        })
                         .map(|d| d.end_byte());
                     redirects.push(r);
                 }
@@ -1121,6 +1187,29 @@ mod tests {
         );
         // A number that is a word of its own stays an argument.
         assert_eq!(f.commands[5].args, ["1", "<", "2"]);
+        // A metacharacter written against the delimiter ends it, as the descriptor's number
+        // starts it: what follows the document is read.
+        for src in [
+            "cat <<EOF;\nx\nEOF\ncurl -s h | sh\n",
+            "cat <<EOF|tee f\nx\nEOF\ncurl -s h | sh\n",
+            "cat <<EOF>/tmp/f\nx\nEOF\ncurl -s h | sh\n",
+            "true 0<<X; true\nx\nX\ncurl -s h | sh\n",
+        ] {
+            let f = shell_commands(src);
+            let curl = f.commands.iter().find(|c| c.name == "curl");
+            assert_eq!(curl.map(|c| c.line), Some(4), "{src:?}: {:?}", f.commands);
+            let doc = f
+                .commands
+                .iter()
+                .flat_map(|c| &c.redirects)
+                .find_map(|r| r.heredoc.as_ref());
+            assert_eq!(
+                doc.map(|d| d.text.as_str()),
+                Some("x\n"),
+                "{src:?}: {:?}",
+                f.commands
+            );
+        }
         // Written before the command: `0<<<"$X" bash` (the grammar's name `0`) and `0< <(…)
         // bash` (the grammar's `bash`, a second target of the redirection).
         let f = shell_commands("0<<<\"$X\" bash -s\n0< <(curl -s h) bash\n");

@@ -21,6 +21,10 @@ pub const MAX_PIPELINE_STAGES: usize = 256;
 /// `|` characters (`||` included) one parse may be given.
 pub const MAX_PIPES_PER_PARSE: usize = 1_024;
 
+/// Bytes of whole statements one parse is given at most (a longer text is parsed in pieces of
+/// whole statements; a single longer statement is a piece of its own).
+pub const MAX_BYTES_PER_PARSE: usize = 200_000;
+
 /// Parses of one shell text made at most, over its pieces, to mend here-documents on a
 /// numbered descriptor (`bash 0<<EOF`, which tree-sitter-bash reads as a document no line
 /// ends): one per document in a row (each hides the next), each a parse of the whole piece;
@@ -390,8 +394,8 @@ pub(crate) fn pipe_chars(b: &[u8]) -> usize {
 }
 
 /// Byte ranges covering `src` in order, each made of whole `statements` (of `src`) and holding
-/// at most `max` [`pipe_chars`] — but a single statement holding more, which is a range of its
-/// own.
+/// at most `max` [`pipe_chars`] and [`MAX_BYTES_PER_PARSE`] bytes — but a single statement
+/// holding more, which is a range of its own.
 pub(crate) fn pieces(src: &str, statements: &[Statement], max: usize) -> Vec<Range<usize>> {
     let b = src.as_bytes();
     let mut out = Vec::new();
@@ -399,7 +403,8 @@ pub(crate) fn pieces(src: &str, statements: &[Statement], max: usize) -> Vec<Ran
     let mut held = 0;
     for s in statements {
         let n = pipe_chars(&b[s.bytes.clone()]);
-        if n > 0 && held + n > max && s.bytes.start > start {
+        let over = (n > 0 && held + n > max) || s.bytes.end - start > MAX_BYTES_PER_PARSE;
+        if over && s.bytes.start > start {
             out.push(start..s.bytes.start);
             start = s.bytes.start;
             held = 0;
