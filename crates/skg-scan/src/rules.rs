@@ -11,7 +11,7 @@ use regex::Regex;
 use skg_model::{FileKind, FileText, PackageText, SkillKind};
 use skg_syntax::{
     Language, ShellCommand, ShellFacts, Unread,
-    shell_bounds::{MAX_DESCRIPTOR_PASSES, MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE},
+    shell_bounds::{MAX_MENDING_PASSES, MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE},
 };
 
 use crate::{
@@ -1186,23 +1186,18 @@ impl Reading {
         }
     }
 
-    /// The reading of a program an interpreter runs, by the interpreter's base name (a version
-    /// after it dropped: `python3.12`, `php8.2`): one table for a script's `#!` line and for the
-    /// program [`program_rules`] is given. (Which words of a command are its program is
-    /// [`interpreter_run`]'s, by [`grammar_name`].)
-    /// `ssh`'s is its remote shell's (`ssh host <<EOF`), `eval`'s and `source`'s a shell's.
+    /// The reading of a program an interpreter runs, by the name it is known by
+    /// ([`interpreter_name`]: `python3.12`, `php8.2`, `perl5.36` as `python`, `php`, `perl`): one
+    /// table for a script's `#!` line and for the program [`program_rules`] is given. (Which
+    /// words of a command are its program is [`interpreter_run`]'s, by the same name.)
+    /// `eval`'s and `source`'s is a shell's; ssh's remote command is its own runner's
+    /// ([`Remote::runner`]).
     fn of_interpreter(name: &str) -> Option<Reading> {
-        let bare = match name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
-            "" => name,
-            b => b,
-        };
-        Some(match bare {
+        Some(match interpreter_name(name) {
             b if SHELLS.contains(&b) => Reading::Kind(FileKind::Shell),
-            "ash" | "mksh" | "busybox" | "source" | "." | "eval" | "ssh" => {
-                Reading::Kind(FileKind::Shell)
-            }
-            "python" | "pypy" => Reading::Kind(FileKind::Python),
-            "node" | "nodejs" | "deno" | "bun" => Reading::Kind(FileKind::JavaScript),
+            "busybox" | "source" | "." | "eval" => Reading::Kind(FileKind::Shell),
+            "python" => Reading::Kind(FileKind::Python),
+            "node" | "deno" | "bun" => Reading::Kind(FileKind::JavaScript),
             "pwsh" | "powershell" => Reading::Kind(FileKind::PowerShell),
             "perl" => Reading::Lexical(Script::Perl),
             "ruby" => Reading::Lexical(Script::Ruby),
@@ -2212,7 +2207,7 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
             // `xargs sh -c`: the first item is the code.
             Some(Run::Nothing) => {
                 replace.is_none()
-                    && SHELLS.contains(&name.as_str())
+                    && is_shell(&name)
                     && args.last().is_some_and(|a| {
                         a.starts_with('-') && !a.starts_with("--") && a.contains('c')
                     })
@@ -2577,6 +2572,143 @@ fn option_values<'a>(args: &[&'a str], valued: &str, want: char) -> Vec<&'a str>
             if l == want {
                 out.extend(value);
             }
+        }
+    }
+    out
+}
+
+/// Environment variables whose value a program runs as a command line (through `sh -c`): git's
+/// ssh, proxy, editor, pager, diff and password programs, the editor and pager other programs
+/// start, `less`'s input filters, bash's prompt command, sudo's and ssh's password programs, the
+/// browser programs open links with.
+const COMMAND_VARIABLES: &[&str] = &[
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_PROXY_COMMAND",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "MANPAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PROMPT_COMMAND",
+    "BROWSER",
+];
+
+/// The command line variable `name` holds when a program runs its value
+/// ([`COMMAND_VARIABLES`]; `LESSOPEN='|lesspipe %s'` holds `lesspipe %s`).
+fn command_variable<'v>(name: &str, value: &'v str) -> Option<&'v str> {
+    COMMAND_VARIABLES
+        .contains(&name)
+        .then(|| value.trim_start_matches('|').trim())
+        .filter(|v| !v.is_empty())
+}
+
+/// The command line git setting `key` holds when git runs its value (keys as `git config`
+/// documents them, any case): ssh, proxy, editor, pager, password and file-system monitor
+/// programs, diff and merge tools and drivers, filters, signing programs; an alias or a
+/// credential helper starting with `!` (the rest is a shell command).
+fn command_setting<'v>(key: &str, value: &'v str) -> Option<&'v str> {
+    let key = key.to_ascii_lowercase();
+    let (section, rest) = key.split_once('.')?;
+    let last = rest.rsplit('.').next().unwrap_or(rest);
+    let runs = match section {
+        "core" => matches!(
+            rest,
+            "sshcommand" | "editor" | "pager" | "askpass" | "fsmonitor" | "gitproxy"
+        ),
+        "sequence" => rest == "editor",
+        "pager" => true,
+        "diff" => rest == "external" || matches!(last, "command" | "textconv"),
+        "difftool" | "mergetool" => last == "cmd",
+        "merge" => last == "driver",
+        "filter" => matches!(last, "clean" | "smudge" | "process"),
+        "gpg" => last == "program",
+        "alias" => value.starts_with('!'),
+        "credential" => last == "helper" && value.starts_with('!'),
+        _ => false,
+    };
+    let value = value.strip_prefix('!').unwrap_or(value).trim();
+    (runs && !value.is_empty()).then_some(value)
+}
+
+/// The command lines git is given to run ([`command_setting`]): `-c key=value` before its
+/// subcommand, `git config [options] key value` (kept for later commands), `clone`'s `-c` /
+/// `--config`, and the programs `--upload-pack` (`-u`), `--receive-pack` and `--exec` name.
+fn git_programs<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let setting = |kv: &'a str| kv.split_once('=').and_then(|(k, v)| command_setting(k, v));
+    let mut k = 0;
+    // Git's own options, then its subcommand.
+    let sub = loop {
+        let Some(&a) = args.get(k) else {
+            return out;
+        };
+        k += 1;
+        match a {
+            "-c" => {
+                out.extend(args.get(k).and_then(|kv| setting(kv)));
+                k += 1;
+            }
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+            | "--super-prefix" => k += 1,
+            _ if a.starts_with('-') => {
+                out.extend(
+                    a.strip_prefix("-c")
+                        .filter(|kv| !kv.is_empty())
+                        .and_then(setting),
+                );
+            }
+            _ => break a,
+        }
+    };
+    let rest = &args[k..];
+    if sub == "config" {
+        // `git config [--global] [--add] key value`, `git config set key value`; `--file f`
+        // and the other valued options' words are no key.
+        let mut words = Vec::new();
+        let mut k = 0;
+        while let Some(&w) = rest.get(k) {
+            k += 1;
+            if matches!(
+                w,
+                "-f" | "--file" | "--blob" | "--type" | "--default" | "--comment" | "--value"
+            ) {
+                k += 1;
+            } else if !w.starts_with('-') && (!words.is_empty() || w != "set") {
+                words.push(w);
+            }
+        }
+        if let [key, value, ..] = words[..] {
+            out.extend(command_setting(key, value));
+        }
+        return out;
+    }
+    let mut words = rest.iter();
+    while let Some(&a) = words.next() {
+        if a == "--" {
+            break;
+        }
+        let (key, inline) = match a.split_once('=') {
+            Some((key, v)) if key.starts_with("--") => (key, Some(v)),
+            _ => (a, None),
+        };
+        let value =
+            |words: &mut std::slice::Iter<'_, &'a str>| inline.or_else(|| words.next().copied());
+        match key {
+            "-c" | "--config" if sub == "clone" => {
+                out.extend(value(&mut words).and_then(setting));
+            }
+            "-u" if matches!(sub, "clone" | "ls-remote") => out.extend(value(&mut words)),
+            "--upload-pack" | "--receive-pack" | "--exec" => out.extend(value(&mut words)),
+            _ => {}
         }
     }
     out
@@ -3412,7 +3544,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
                 "a statement holding {pipes} `|` characters, past the {MAX_PIPES_PER_PARSE} one parse takes, most of them seemingly quoted: it was not read"
             ),
             Unread::Documents { .. } => format!(
-                "a here-document start the grammar misreads (a numbered descriptor, or a metacharacter after its word) past the {MAX_DESCRIPTOR_PASSES} the scanner mends in one text (or its time): what follows it was not read"
+                "a here-document the shell grammar reads otherwise than bash, not mended (past the {MAX_MENDING_PASSES} parses the scanner mends one text in, its time, or of a kind it cannot mend): what follows it was not read"
             ),
         };
         let at = unread.line();
@@ -3421,6 +3553,18 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             .copied()
             .unwrap_or("");
         report_unread(ctx, line0 + at - 1, snippet, message, place);
+    }
+    // A command line kept in a variable a program runs (`GIT_SSH_COMMAND='…' git fetch`,
+    // `export EDITOR=…`): read as the shell line it is, at the assignment's line.
+    for a in facts.assignments() {
+        if let Some(code) = command_variable(&a.name, &a.value) {
+            read_given(
+                ctx,
+                vec![Given::local("sh", code)],
+                line0 + a.line - 1,
+                place,
+            );
+        }
     }
     if facts.commands().is_empty() {
         return;
@@ -3543,9 +3687,27 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         package_install(ctx, name, args, line, &snippet, place);
         // Interpreters given code inline: read that code too.
         inline_code(ctx, name, args, line, place);
+        // `env GIT_SSH_COMMAND='…' git fetch`: a command line kept in a variable a program runs.
+        if base_name(&c.name) == "env" {
+            let programs = env_assignments(&c.args)
+                .filter_map(|(k, v)| command_variable(k, v))
+                .map(|code| Given::local("sh", code))
+                .collect();
+            read_given(ctx, programs, line, place);
+        }
         // Here-documents a program runs: read as that program.
         heredoc_code(ctx, &facts, &eff, i, line0, place);
     }
+}
+
+/// The `NAME=value` words `env` is given before its command (after its options).
+fn env_assignments(args: &[String]) -> impl Iterator<Item = (&str, &str)> {
+    args.iter()
+        .skip_while(|a| a.starts_with('-'))
+        .map_while(|a| {
+            a.split_once('=')
+                .filter(|(k, _)| !k.is_empty() && !k.starts_with('-'))
+        })
 }
 
 /// A here-document that a program runs is that program's code: `bash <<EOF`, `python3 - <<EOF`,
@@ -3650,9 +3812,8 @@ const MINERS: &[&str] = &[
 /// `python -`, `eval`): whatever [`Reading::of_interpreter`] reads, AppleScript's and
 /// PowerShell's `iex`; not ssh, whose remote command another host runs ([`given_programs`]).
 fn runs_code(name: &str) -> bool {
-    name != "ssh"
-        && (Reading::of_interpreter(name).is_some()
-            || matches!(name, "osascript" | "iex" | "invoke-expression"))
+    Reading::of_interpreter(name).is_some()
+        || matches!(name, "osascript" | "iex" | "invoke-expression")
 }
 
 /// [`runs_code`], also through `xargs` (`xargs bash`).
@@ -3671,6 +3832,17 @@ struct Given {
     remote: bool,
 }
 
+impl Given {
+    /// `code`, run on this host by `runner`.
+    fn local(runner: &str, code: &str) -> Given {
+        Given {
+            runner: runner.to_owned(),
+            code: code.to_owned(),
+            remote: false,
+        }
+    }
+}
+
 /// The programs a command is given as words, which it runs: `eval`'s (and `iex`'s) words, the
 /// code an interpreter's options name, as [`interpreter_run`] reads them (`bash -ec '…'`,
 /// `python3 -W ignore -c '…'`, `node -r dotenv/config -e '…'`, `perl -lne '…'`), ssh's — the
@@ -3679,20 +3851,15 @@ struct Given {
 /// here, and rsync's remote shell (`-e 'ssh …'`, a command line run here). None when it runs a file or its input (`bash
 /// install.sh "$VERSION"` passes the variable as data).
 fn given_programs(name: &str, args: &[&str]) -> Vec<Given> {
-    let given = |runner: &str, code: String| Given {
-        runner: runner.to_owned(),
-        code,
-        remote: false,
-    };
     if matches!(name, "eval" | "iex" | "invoke-expression") {
-        return vec![given(name, args.join(" "))];
+        return vec![Given::local(name, &args.join(" "))];
     }
     // What scp's and sftp's ssh options run here, and rsync's remote shell (`-e`, `--rsh`).
     let local_options = |valued: &str| {
         option_values(args, valued, 'o')
             .into_iter()
             .filter_map(|o| match ssh_option_command(o) {
-                Some(SshOption::Local(c)) => Some(given("sh", c.to_owned())),
+                Some(SshOption::Local(c)) => Some(Given::local("sh", c)),
                 _ => None,
             })
             .collect()
@@ -3714,20 +3881,26 @@ fn given_programs(name: &str, args: &[&str]) -> Vec<Given> {
                 .into_iter()
                 .map(str::to_owned)
                 .chain(long)
-                .map(|c| given("sh", c))
+                .map(|c| Given::local("sh", &c))
                 .collect();
         }
         _ => {}
+    }
+    if name == "git" {
+        return git_programs(args)
+            .into_iter()
+            .map(|c| Given::local("sh", c))
+            .collect();
     }
     if name == "ssh" {
         let ssh = ssh_words(args);
         let mut out: Vec<Given> = ssh
             .local
             .iter()
-            .map(|c| given("sh", (*c).to_owned()))
+            .map(|c| Given::local("sh", c))
             .collect();
         let remote = match ssh.remote {
-            Some(Remote::Code(code)) => vec![given("sh", code)],
+            Some(Remote::Code(code)) => vec![Given::local("sh", &code)],
             Some(Remote::Words(n, a)) => given_programs(&n, &a),
             Some(Remote::Login) | None => Vec::new(),
         };
@@ -3735,7 +3908,7 @@ fn given_programs(name: &str, args: &[&str]) -> Vec<Given> {
         return out;
     }
     match interpreter_run(name, args) {
-        Some(Run::Code(code)) => vec![given(name, code.to_owned())],
+        Some(Run::Code(code)) => vec![Given::local(name, code)],
         _ => Vec::new(),
     }
 }
@@ -3758,17 +3931,24 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
     matches!(name, "iex" | "invoke-expression") || interpreter_run(name, args) == Some(Run::Stdin)
 }
 
-/// The name an interpreter's option grammar is known by ([`interpreter_run`]): a version after
-/// it dropped (`python3.12`, `bash5`) and its other names read as the one they are (`ash` and
-/// `mksh` as `sh`, `pypy` as `python`, `nodejs` as `node`); any other name as written.
-fn grammar_name(name: &str) -> &str {
+/// The name an interpreter is known by, for its reading ([`Reading::of_interpreter`]), its
+/// option grammar ([`interpreter_run`]) and whether it is a shell ([`is_shell`]): a version
+/// after it dropped (`python3.12`, `bash5`, `perl5.36`, `php8.2`, `ruby3.2`), and its other
+/// names read as the one they are (`ash` and `mksh` as `sh`, `pypy` as `python`, `nodejs` as
+/// `node`). A name that is only digits and dots (`.`) stays as written.
+fn interpreter_name(name: &str) -> &str {
     match name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
+        "" => name,
         "ash" | "mksh" => "sh",
-        "pypy" | "python" => "python",
-        "nodejs" | "node" => "node",
-        b if SHELLS.contains(&b) => b,
-        _ => name,
+        "pypy" => "python",
+        "nodejs" => "node",
+        bare => bare,
     }
+}
+
+/// A shell, by any of its names ([`interpreter_name`]: `bash5`, `ash`).
+fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&interpreter_name(name))
 }
 
 /// Where an interpreter given some words gets the program it runs ([`interpreter_run`]).
@@ -3828,7 +4008,7 @@ const NO_LETTERS: Letters = Letters {
 /// their manuals: what takes the program, a file or a value.
 fn letters(name: &str) -> Option<Letters> {
     Some(match name {
-        "python" | "python2" | "python3" => Letters {
+        "python" => Letters {
             code: "c",
             valued: "WXQ",
             other: "m",
@@ -3920,7 +4100,7 @@ fn letters(name: &str) -> Option<Letters> {
 /// `bun run` first, `deno eval` code; another of their subcommands runs nothing of its own).
 /// `None`: not an interpreter whose words are read.
 fn interpreter_run<'a>(name: &str, args: &[&'a str]) -> Option<Run<'a>> {
-    let name = grammar_name(name);
+    let name = interpreter_name(name);
     if SHELLS.contains(&name) {
         return Some(shell_run(args));
     }
@@ -4223,7 +4403,7 @@ impl Runs {
                     .iter()
                     .find(|g| {
                         !g.remote
-                            && (SHELLS.contains(&g.runner.as_str())
+                            && (is_shell(&g.runner)
                                 || matches!(g.runner.as_str(), "eval" | "pwsh" | "powershell"))
                             && path(&g.code)
                     })
@@ -4314,6 +4494,7 @@ fn download_exec(
     let c = &facts.commands()[i];
     let mut how: Option<String> = None;
     let mut host = Host::default();
+    let mut confidence = 0.9;
     if DOWNLOADERS.contains(&name.as_str()) {
         host = host_of(name, args);
         // The first command downstream of `j` in its pipeline that runs its input.
@@ -4323,6 +4504,25 @@ fn download_exec(
                 .map(|(k, _)| &eff[k])
                 .find(|(n, a)| runs_stdin(n, a))
                 .map(|(n, _)| n)
+        };
+        // What runs what command `j` writes: a runner it is piped into, one whose input it is
+        // (`bash < <(echo …)`), or one that runs it as its program file (`bash <(echo …)`).
+        let runs_output = |j: usize| {
+            let cj = &facts.commands()[j];
+            runner_after(j)
+                .or_else(|| {
+                    cj.feeds
+                        .filter(|&q| runs_stdin(&eff[q].0, &eff[q].1))
+                        .map(|q| &eff[q].0)
+                })
+                .or_else(|| {
+                    cj.parent
+                        .filter(|&q| {
+                            matches!(interpreter_run(&eff[q].0, &eff[q].1),
+                                Some(Run::File(f)) if f.starts_with("<(") && f.contains(eff[j].0.as_str()))
+                        })
+                        .map(|q| &eff[q].0)
+                })
         };
         // Piped into an interpreter.
         if let Some(n) = runner_after(i) {
@@ -4358,12 +4558,35 @@ fn download_exec(
                     .1
                     .iter()
                     .any(|a| a.starts_with("<(") && a.contains(name.as_str())))
-            && let Some(n) = runner_after(p)
+            && let Some(n) = runs_output(p)
         {
             how = Some(format!(
                 "`{}` prints what `{name}` downloads into `{n}`, which runs it",
                 eff[p].0
             ));
+        }
+        // The command a substitution names (`$(curl …)`, `sudo "$(curl …)" -y`): the
+        // download's words are the program run and its arguments.
+        if how.is_none()
+            && let Some(p) = c.parent
+            && {
+                // The word the command's name comes from, through its wrappers (`sudo`).
+                let cp = &facts.commands()[p];
+                std::iter::once(&cp.name).chain(&cp.args).any(|w| {
+                    let t = w.trim_start();
+                    (t.starts_with("$(") || t.starts_with('`'))
+                        && t.contains(name.as_str())
+                        && base_name(w) == eff[p].0
+                })
+            }
+        {
+            how = Some(format!(
+                "`{name}` output names the command run (its words are the program and its arguments)"
+            ));
+            // Weaker than a shell reading it (no pipes, no quotes): an interpreter that runs the
+            // same download as code (`bash -c "$(curl …)"`, read again as its program) is the
+            // finding kept on the line.
+            confidence = 0.85;
         }
         // The remote command ssh is given (`ssh host "$(curl …)"`: the download is the code the
         // remote shell reads; one inside an argument, `ufw allow from $(curl …)`, is data), or a
@@ -4496,7 +4719,7 @@ fn download_exec(
     }
     ctx.emit(
         RCE_DOWNLOAD,
-        0.9,
+        confidence,
         line,
         snippet,
         format!(
@@ -4715,10 +4938,7 @@ fn reverse_shell(
     );
     let shellish = |a: &&str| {
         let b = base_name(a);
-        matches!(
-            b.as_str(),
-            "sh" | "bash" | "zsh" | "dash" | "cmd" | "powershell" | "pwsh"
-        )
+        is_shell(&b) || matches!(b.as_str(), "cmd" | "powershell" | "pwsh")
     };
     let why = if net
         && args.iter().any(|a| {
@@ -4743,9 +4963,9 @@ fn reverse_shell(
     {
         Some("`socat exec:` hands a program to the connection".to_owned())
     } else if net
-        && facts.pipeline(i).any(|(j, _)| {
-            j != i && is_interpreter(&eff[j].0, &eff[j].1) && SHELLS.contains(&eff[j].0.as_str())
-        })
+        && facts
+            .pipeline(i)
+            .any(|(j, _)| j != i && is_interpreter(&eff[j].0, &eff[j].1) && is_shell(&eff[j].0))
     {
         Some(format!("`{name}` is piped to or from a shell"))
     } else {
@@ -6429,10 +6649,19 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
             f.line = line;
             f.message = format!("server `{server}`: {}", f.message);
         }
-        // Secrets given literally in the config's env.
+        // Secrets given literally in the config's env, and command lines kept in a variable
+        // a program runs (`"GIT_SSH_COMMAND": "…"`).
         if let Some(env) = cfg.get("env").and_then(serde_json::Value::as_object) {
             for (k, v) in env {
                 let v = v.as_str().unwrap_or("");
+                if let Some(code) = command_variable(k, v) {
+                    read_given(
+                        ctx,
+                        vec![Given::local("sh", code)],
+                        line_of(k),
+                        Place::McpLaunch,
+                    );
+                }
                 let Some(decoded) = decode_blob(v).filter(|_| v.len() >= 16) else {
                     continue;
                 };

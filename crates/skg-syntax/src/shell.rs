@@ -11,7 +11,7 @@ use tree_sitter::Node;
 
 use crate::{
     ParseStop, line, parse_grammar,
-    shell_bounds::{self, MAX_DESCRIPTOR_PASSES, MAX_PIPES_PER_PARSE},
+    shell_bounds::{self, MAX_MENDING_PASSES, MAX_PIPES_PER_PARSE},
     text,
 };
 
@@ -124,12 +124,28 @@ pub struct ShellFacts {
     pub timed_out: bool,
     /// Text left out of the parse as past the reader's bounds, in order.
     pub unread: Vec<Unread>,
+    /// Every variable assignment, in source order ([`ShellFacts::assignments`]).
+    assignments: Vec<Assignment>,
     /// Each pipeline's commands in source order (pipeline id → indexes): what
     /// [`ShellFacts::downstream`] and [`ShellFacts::pipeline`] read, so that a snippet of many
     /// commands costs each of them its own pipeline, not the whole snippet.
     members: BTreeMap<u32, Vec<usize>>,
     /// The commands whose [`ShellCommand::parent`] each command is (index → indexes).
     inner: BTreeMap<usize, Vec<usize>>,
+}
+
+/// A variable assignment: alone (`X=v`), declared (`export X=v`, `local X="$(…)"`) or written
+/// before a command (`GIT_SSH_COMMAND=… git fetch`, that command's environment only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// The variable's name.
+    pub name: String,
+    /// Its value, unquoted as an argument is (expansions kept as written: `$(curl …)`).
+    pub value: String,
+    /// 1-based line.
+    pub line: u32,
+    /// The command it is written before, if any (an index into [`ShellFacts::commands`]).
+    pub command: Option<usize>,
 }
 
 /// Shell text left out of the parse: no real command comes near it, and tree-sitter's time
@@ -153,10 +169,10 @@ pub enum Unread {
         /// Its `|` characters (`||` included).
         pipes: usize,
     },
-    /// A here-document on a numbered descriptor (`true 0<<X`) past the
-    /// [`MAX_DESCRIPTOR_PASSES`] parses (or the time) its text is given to mend them: the
-    /// grammar reads it as a document no line ends, so the rest of the piece is not read as
-    /// commands.
+    /// A here-document the grammar reads otherwise than bash (as one no line ends, so the
+    /// rest of the piece is not read as commands) that was not mended: past the
+    /// [`MAX_MENDING_PASSES`] parses (or the time) its text is given to mend them, or of a kind
+    /// no edit mends.
     Documents {
         /// 1-based line where it starts.
         line: u32,
@@ -178,6 +194,11 @@ impl ShellFacts {
     /// Every simple command, nested ones included, in source order.
     pub fn commands(&self) -> &[ShellCommand] {
         &self.commands
+    }
+
+    /// Every variable assignment, nested ones included, in source order.
+    pub fn assignments(&self) -> &[Assignment] {
+        &self.assignments
     }
 
     /// The commands of `command`'s pipeline that come after it and read what it writes: up to
@@ -287,7 +308,7 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
         std::borrow::Cow::Owned(String::from_utf8_lossy(&b).into_owned())
     });
     let mut facts = ShellFacts::default();
-    let mut passes_left = MAX_DESCRIPTOR_PASSES;
+    let mut passes_left = MAX_MENDING_PASSES;
     for piece in shell_bounds::pieces(&text, &statements, MAX_PIPES_PER_PARSE) {
         let part = &text[piece.clone()];
         let Some(left) = budget.checked_sub(started.elapsed()) else {
@@ -302,6 +323,13 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
         let lines = line_at(&text, piece.start) - 1;
         let offset = u32::try_from(piece.start).unwrap_or(u32::MAX);
         let before = facts.commands.len();
+        facts
+            .assignments
+            .extend(part_facts.assignments.into_iter().map(|mut a| {
+                a.line += lines;
+                a.command = a.command.map(|c| c + before);
+                a
+            }));
         facts.has_errors |= part_facts.has_errors;
         unread.extend(part_facts.unread.into_iter().map(|u| match u {
             Unread::Documents { line } => Unread::Documents { line: line + lines },
@@ -314,6 +342,7 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
                 c.pipeline = c.pipeline.saturating_add(offset);
                 c.statement = c.statement.saturating_add(offset);
                 c.parent = c.parent.map(|p| p + before);
+                c.feeds = c.feeds.map(|p| p + before);
                 for doc in c.redirects.iter_mut().filter_map(|r| r.heredoc.as_mut()) {
                     doc.line += lines;
                 }
@@ -323,6 +352,7 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
     if facts.timed_out {
         // Over the budget: no facts, as a parse stopped whole gives none.
         facts.commands.clear();
+        facts.assignments.clear();
     }
     unread.sort_by_key(Unread::line);
     facts.unread = unread;
@@ -359,14 +389,14 @@ fn line_at(src: &str, at: usize) -> u32 {
     u32::try_from(lines).unwrap_or(u32::MAX)
 }
 
-/// A parse of `source` in which every here-document start is read as bash reads it.
-/// tree-sitter-bash lexes a start with its descriptor's number before it (`0<<EOF`) or with a
-/// metacharacter after its word (`cat <<EOF;`, `cat <<EOF|sh`, `cat <<EOF>f`) as
-/// one delimiter word, which no line ends, so the document swallows the rest of the piece
-/// (whatever follows would go unread). The number is blanked (the document keeps it as its
-/// descriptor), a blank is put between the word and what follows it, and the piece is parsed
-/// again (a document swallowed by one is found by the next pass).
-fn parse_descriptors_mended<'a>(
+/// A parse of `source` in which every here-document is read as bash reads it. tree-sitter-bash
+/// reads some as documents no line ends, so the document swallows the rest of the piece
+/// (whatever follows would go unread): a start with its descriptor's number before it
+/// (`0<<EOF`) or a metacharacter after its word (`cat <<EOF;`, `cat <<EOF|sh`), a redirection
+/// after the delimiter that a pipe follows, a subshell closed on the start's line, a delimiter
+/// past ASCII. The text is edited as [`misread_starts`] says, every line kept where it was,
+/// and the piece is parsed again (a document swallowed by one is found by the next pass).
+fn parse_mended<'a>(
     source: &'a str,
     budget: std::time::Duration,
     passes_left: &mut usize,
@@ -386,18 +416,32 @@ fn parse_descriptors_mended<'a>(
             break Some(first);
         }
         *passes_left -= 1;
-        let mut inserts: Vec<usize> = misread.iter().filter_map(|m| m.glued).collect();
-        inserts.sort_unstable();
+        let mut edits: Vec<&Edit> = misread.iter().flat_map(|m| &m.edits).collect();
+        if edits.is_empty() {
+            break Some(first);
+        }
+        edits.sort_by_key(|e| (e.range.start, e.range.end));
+        // Edits that overlap one before them wait for the next pass.
+        let mut reach = 0;
+        edits.retain(|e| {
+            let keep = e.range.start >= reach;
+            if keep {
+                reach = e.range.end.max(e.range.start + 1);
+            }
+            keep
+        });
         // Where a byte at `at` of this text lands in the next.
-        let moved = |at: usize| at + inserts.partition_point(|&i| i <= at);
+        let moved = |at: usize| {
+            let before = edits.iter().filter(|e| e.range.end <= at);
+            let grown: usize = before.clone().map(|e| e.with.len()).sum();
+            let shrunk: usize = before.map(|e| e.range.len()).sum();
+            at + grown - shrunk
+        };
         let mut bytes = text.as_bytes().to_vec();
-        for (digits, _) in misread.iter().filter_map(|m| m.digits.as_ref()) {
-            blank(&mut bytes, digits.clone());
+        for e in edits.iter().rev() {
+            bytes.splice(e.range.clone(), e.with.iter().copied());
         }
-        for &at in inserts.iter().rev() {
-            bytes.insert(at, b' ');
-        }
-        // Only ASCII digits were replaced, by blanks, and blanks put between characters.
+        // Only whole ASCII characters were replaced, and ASCII put between characters.
         let Ok(next) = String::from_utf8(bytes) else {
             break Some(first);
         };
@@ -423,7 +467,7 @@ fn parse_descriptors_mended<'a>(
     })
 }
 
-/// [`parse_descriptors_mended`]'s parse: the text parsed, its tree, and each mended document's
+/// [`parse_mended`]'s parse: the text parsed, its tree, and each mended document's
 /// descriptor by the byte offset of its `<<`.
 struct Mended<'a> {
     text: std::borrow::Cow<'a, str>,
@@ -433,22 +477,44 @@ struct Mended<'a> {
     unmended: Option<u32>,
 }
 
-/// A here-document start the grammar misread ([`misread_starts`]).
+/// A here-document start the grammar misread ([`misread_starts`]), and how its text is mended.
 struct Misread {
     /// Where its node starts.
     start: usize,
     /// The descriptor's number read into the delimiter (`0<<EOF`): its bytes and value.
     digits: Option<(std::ops::Range<usize>, u32)>,
-    /// Where a metacharacter read into the delimiter starts (`EOF;`, `EOF|sh`).
-    glued: Option<usize>,
+    /// The text's edits that mend it.
+    edits: Vec<Edit>,
 }
 
-/// The here-document starts the grammar read with more than their delimiter word.
+/// Bytes of a text replaced: `range` by `with` (an insertion when `range` is empty).
+struct Edit {
+    range: std::ops::Range<usize>,
+    with: Vec<u8>,
+}
+
+/// The here-document starts the grammar misread, and the edits that have them read as bash
+/// reads them, each keeping every line where it was:
+/// - a descriptor's number read into the delimiter (`0<<EOF`): blanked;
+/// - a metacharacter read into it (`cat <<EOF;`, `cat <<EOF|sh`): a blank put before it;
+/// - a redirection after the delimiter, which the grammar reads a following pipe into (`cat
+///   <<EOF 2>/dev/null | sh`: `sh` a second destination): put before the `<<` (`cat
+///   2>/dev/null <<EOF | sh`, the same command);
+/// - a delimiter of other than ASCII characters (`<<é`), whose line the grammar does not
+///   find: each of its other bytes made `_`, at the start and on that line. Another document
+///   the grammar finds no end of where bash does is left as it is (no edit: reported).
+/// - a subshell or substitution closed on the start's line (`(cat <<EOF)`, `(cat <<EOF) | sh`,
+///   `x=$(cat <<EOF)`), which the grammar reads no document in: its `)` moved to after the
+///   document's last line.
 fn misread_starts(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<Misread> {
     let mut out = Vec::new();
     let mut cursor = tree.walk();
     let mut stack = vec![tree.root_node()];
     while let Some(n) = stack.pop() {
+        if n.kind() == "heredoc_redirect" {
+            out.extend(redirect_before_pipe(n, src));
+            out.extend(unended(n, src));
+        }
         if n.kind() != "heredoc_start" {
             stack.extend(n.children(&mut cursor));
             continue;
@@ -458,11 +524,16 @@ fn misread_starts(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<Misread> {
         let count = t.iter().take_while(|b| b.is_ascii_digit()).count();
         let mut word = 0;
         let mut digits = None;
+        let mut edits = Vec::new();
         if count > 0 && t[count..].starts_with(b"<<") {
             digits = std::str::from_utf8(&t[..count])
                 .ok()
                 .and_then(|d| d.parse().ok())
                 .map(|fd| (start..start + count, fd));
+            edits.push(Edit {
+                range: start..start + count,
+                with: vec![b' '; count],
+            });
             word = count + 2 + usize::from(t.get(count + 2) == Some(&b'-'));
             word += t[word..]
                 .iter()
@@ -470,18 +541,175 @@ fn misread_starts(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<Misread> {
                 .count();
         }
         let end = word + word_end(&t[word..]);
-        // Not before a `)` (`(cat <<EOF)`): the grammar reads the document's lines as
-        // commands then, which would take data for code.
-        let glued = (end < t.len() && t[end] != b')').then_some(start + end);
-        if digits.is_some() || glued.is_some() {
+        edits.extend(ascii_delimiter(src, start + word, start + end));
+        let after = src[start + end..]
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t'))
+            .map_or(src.len(), |p| start + end + p);
+        if src.get(after) == Some(&b')') {
+            edits.extend(subshell_closed(src, start + word, after));
+        } else if end < t.len() {
+            edits.push(Edit {
+                range: start + end..start + end,
+                with: vec![b' '],
+            });
+        }
+        if !edits.is_empty() {
             out.push(Misread {
                 start,
                 digits,
-                glued,
+                edits,
             });
         }
     }
     out
+}
+
+/// [`misread_starts`]' redirection after a delimiter that a pipe follows (`cat <<EOF 2>/dev/null
+/// | sh`, read with `|` an error and `sh` a destination): the redirections put before the `<<`,
+/// within the same bytes.
+fn redirect_before_pipe(h: Node<'_>, src: &[u8]) -> Option<Misread> {
+    let mut c = h.walk();
+    let start = h
+        .children(&mut c)
+        .find(|k| k.kind() == "heredoc_start")?
+        .end_byte();
+    let mut c = h.walk();
+    let mut pipe = None;
+    for r in h.children_by_field_name("redirect", &mut c) {
+        let mut d = r.walk();
+        pipe = pipe.or_else(|| {
+            r.children(&mut d)
+                .find(|e| e.kind() == "ERROR" && src[e.byte_range()].starts_with(b"|"))
+                .map(|e| e.start_byte())
+        });
+    }
+    let pipe = pipe?;
+    let region = h.start_byte()..pipe;
+    let redirections = src[start..pipe].trim_ascii();
+    let doc = &src[h.start_byte()..start];
+    let len = redirections.len() + 1 + doc.len();
+    if src[region.clone()].contains(&b'\n') || len > region.len() {
+        return None;
+    }
+    let mut with = Vec::with_capacity(region.len());
+    with.extend_from_slice(redirections);
+    with.push(b' ');
+    with.extend_from_slice(doc);
+    with.resize(region.len(), b' ');
+    Some(Misread {
+        start: h.start_byte(),
+        digits: None,
+        edits: vec![Edit {
+            range: region,
+            with,
+        }],
+    })
+}
+
+/// [`misread_starts`]' document whose end the grammar did not find (its `heredoc_end` is
+/// missing) where a line bash reads as its end follows, its delimiter ASCII (else
+/// [`ascii_delimiter`] mends it): no edit is known, so it is reported as not read.
+fn unended(h: Node<'_>, src: &[u8]) -> Option<Misread> {
+    let mut c = h.walk();
+    let children: Vec<Node<'_>> = h.children(&mut c).collect();
+    if !children
+        .iter()
+        .any(|k| k.kind() == "heredoc_end" && k.is_missing())
+    {
+        return None;
+    }
+    let start = children.iter().find(|k| k.kind() == "heredoc_start")?;
+    let body = children.iter().find(|k| k.kind() == "heredoc_body")?;
+    let (delimiter, strip) = delimiter_at(src, start.start_byte());
+    if !delimiter.is_ascii() {
+        return None;
+    }
+    crate::shell_bounds::heredoc_end(src, body.start_byte(), &delimiter, strip)?;
+    Some(Misread {
+        start: start.start_byte(),
+        digits: None,
+        edits: Vec::new(),
+    })
+}
+
+/// The delimiter of the here-document whose word starts at `word` (quotes removed), and
+/// whether the body's leading tabs are stripped (`<<-`).
+fn delimiter_at(src: &[u8], word: usize) -> (Vec<u8>, bool) {
+    let (delimiter, _, _) = crate::shell_bounds::heredoc_delimiter(src, word);
+    let strip = src[..word].trim_ascii_end().ends_with(b"<<-");
+    (delimiter, strip)
+}
+
+/// [`misread_starts`]' delimiter with bytes past ASCII (`<<é`), whose end line the grammar does
+/// not find: those bytes made `_` at the start (from `word` to `end`) and on the line that ends
+/// the document (the first after the start's line). Nothing when no line ends it.
+fn ascii_delimiter(src: &[u8], word: usize, end: usize) -> Vec<Edit> {
+    let (delimiter, strip) = delimiter_at(src, word);
+    if delimiter.is_ascii() {
+        return Vec::new();
+    }
+    let Some(body) = src[end..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|p| end + p + 1)
+    else {
+        return Vec::new();
+    };
+    let Some(after) = crate::shell_bounds::heredoc_end(src, body, &delimiter, strip) else {
+        return Vec::new();
+    };
+    let line_end = if src[after - 1] == b'\n' {
+        after - 1
+    } else {
+        after
+    };
+    let line_start = src[..line_end]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    (word..end)
+        .chain(line_start..line_end)
+        .filter(|&at| !src[at].is_ascii())
+        .map(|at| Edit {
+            range: at..at + 1,
+            with: vec![b'_'],
+        })
+        .collect()
+}
+
+/// [`misread_starts`]' subshell closed on a here-document's line: the `)` at `paren` blanked
+/// and put after the document's last line (`);` when a line follows). The delimiter word starts
+/// at `word` (bash 5.2 reads the document from the next line on, in a substitution too: `x=$(cat
+/// <<EOF)` sets `x` to it). Nothing when the line holds another `<<` or no line ends the
+/// document.
+fn subshell_closed(src: &[u8], word: usize, paren: usize) -> Vec<Edit> {
+    let line_end = src[paren..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(src.len(), |p| paren + p);
+    if src[paren..line_end].windows(2).any(|w| w == b"<<") || line_end == src.len() {
+        return Vec::new();
+    }
+    let (delimiter, strip) = delimiter_at(src, word);
+    let Some(end) = crate::shell_bounds::heredoc_end(src, line_end + 1, &delimiter, strip) else {
+        return Vec::new();
+    };
+    let close = match src.get(end - 1) {
+        Some(b'\n') if end < src.len() => b");".to_vec(),
+        Some(b'\n') => b")".to_vec(),
+        _ => b"\n)".to_vec(),
+    };
+    vec![
+        Edit {
+            range: paren..paren + 1,
+            with: vec![b' '],
+        },
+        Edit {
+            range: end..end,
+            with: close,
+        },
+    ]
 }
 
 /// The length of the shell word `t` starts with: up to its first metacharacter outside quotes
@@ -509,7 +737,7 @@ fn parse_piece(source: &str, budget: std::time::Duration, passes_left: &mut usiz
         tree,
         heredoc_fds,
         unmended,
-    } = match parse_descriptors_mended(source, budget, passes_left) {
+    } = match parse_mended(source, budget, passes_left) {
         Ok(parsed) => parsed,
         Err(stop) => {
             return ShellFacts {
@@ -529,9 +757,12 @@ fn parse_piece(source: &str, budget: std::time::Duration, passes_left: &mut usiz
     // command).
     let mut parents: HashMap<usize, Node<'_>> = HashMap::new();
     let mut stack = vec![(root, Context::default())];
+    let mut assigned: Vec<Node<'_>> = Vec::new();
     while let Some((n, at)) = stack.pop() {
-        if n.kind() == "command" {
-            nodes.push((n, at));
+        match n.kind() {
+            "command" => nodes.push((n, at)),
+            "variable_assignment" => assigned.push(n),
+            _ => {}
         }
         let below = Context {
             statement: if n.id() == root.id() {
@@ -600,8 +831,27 @@ fn parse_piece(source: &str, budget: std::time::Duration, passes_left: &mut usiz
         .iter()
         .map(|&(n, at)| command(n, at, src, &mut tree))
         .collect();
+    assigned.sort_by_key(Node::start_byte);
+    let assignments = assigned
+        .iter()
+        .filter_map(|n| {
+            Some(Assignment {
+                name: self::text(n.child_by_field_name("name")?, src).to_owned(),
+                value: n
+                    .child_by_field_name("value")
+                    .map(|v| unquote(self::text(v, src)))
+                    .unwrap_or_default(),
+                line: line(*n),
+                command: tree
+                    .parent(*n)
+                    .filter(|p| p.kind() == "command")
+                    .and_then(|p| tree.index.get(&p.id()).copied()),
+            })
+        })
+        .collect();
     ShellFacts {
         commands,
+        assignments,
         has_errors: root.has_error(),
         timed_out: false,
         unread: unmended
@@ -651,7 +901,7 @@ struct Tree<'t> {
     /// [`Tree::lifted`] of each node asked (node id → node): a long `&&` chain over a long
     /// pipeline is climbed once, not once per stage.
     lifts: HashMap<usize, Node<'t>>,
-    /// The descriptor of each here-document mended by [`parse_descriptors_mended`], by the byte
+    /// The descriptor of each here-document mended by [`parse_mended`], by the byte
     /// offset of its `<<`.
     heredoc_fds: HashMap<usize, u32>,
 }
@@ -662,7 +912,7 @@ impl<'t> Tree<'t> {
     }
 
     /// [`redirect`], with the descriptor of a here-document whose number the grammar misread
-    /// ([`parse_descriptors_mended`]).
+    /// ([`parse_mended`]).
     fn redirect(&self, node: Node<'_>, src: &[u8]) -> Option<Redirect> {
         let mut r = redirect(node, src)?;
         if r.fd.is_none() && node.kind() == "heredoc_redirect" {
@@ -1221,6 +1471,102 @@ mod tests {
         assert_eq!(read, [("bash", Some(0)), ("bash", Some(0)), ("curl", None)]);
         assert_eq!(f.commands[0].args, ["-s"]);
         assert_eq!(f.commands[2].feeds, Some(1));
+    }
+
+    #[test]
+    fn here_documents_the_grammar_reads_otherwise_end_where_bash_ends_them() {
+        // Each: the document's text, and `curl` read at line 4 after it (bash 5.2 reads these
+        // documents from the line after their start, and runs what follows them).
+        for src in [
+            // A redirection after the delimiter, then a pipe (the grammar read `sh` as a
+            // second destination).
+            "cat <<'EOF' 2>/dev/null | sh\nx\nEOF\ncurl -s h | sh\n",
+            // A subshell or substitution closed on the start's line.
+            "(cat <<EOF)\nx\nEOF\ncurl -s h | sh\n",
+            "(cat <<EOF ) | sh\nx\nEOF\ncurl -s h | sh\n",
+            "v=$(cat <<'EOF')\nx\nEOF\ncurl -s h | sh\n",
+            // A delimiter past ASCII, with and without a last line end.
+            "cat <<é\nx\né\ncurl -s h | sh\n",
+            "cat <<'ÉOF'\nx\nÉOF\ncurl -s h | sh",
+        ] {
+            let f = shell_commands(src);
+            let curl = f.commands.iter().find(|c| c.name == "curl");
+            assert_eq!(curl.map(|c| c.line), Some(4), "{src:?}: {:?}", f.commands);
+            let docs: Vec<&str> = f
+                .commands
+                .iter()
+                .flat_map(|c| &c.redirects)
+                .filter_map(|r| r.heredoc.as_ref())
+                .map(|d| d.text.as_str())
+                .collect();
+            assert_eq!(docs, ["x\n"], "{src:?}: {:?}", f.commands);
+            assert!(!f.commands.iter().any(|c| c.name == "x"), "{src:?}");
+            assert!(f.unread.is_empty(), "{src:?}: {:?}", f.unread);
+        }
+        // The pipe after the redirection joins `cat` and `sh`: `sh` reads the document.
+        let f = shell_commands("cat <<'EOF' 2>/dev/null | sh\nx\nEOF\n");
+        let names: Vec<(&str, u32)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.position))
+            .collect();
+        assert_eq!(names, [("cat", 0), ("sh", 1)]);
+        assert_eq!(f.commands[0].pipeline, f.commands[1].pipeline);
+        let ops: Vec<&str> = f.commands[0]
+            .redirects
+            .iter()
+            .map(|r| r.op.as_str())
+            .collect();
+        assert_eq!(ops, [">", "<<"]);
+        // A document no line ends stays one (no edit invents its end).
+        let f = shell_commands("(cat <<EOF)\nx\ncurl -s h | sh\n");
+        assert!(
+            !f.commands.iter().any(|c| c.name == "curl"),
+            "{:?}",
+            f.commands
+        );
+    }
+
+    #[test]
+    fn assignments_are_read_with_the_command_they_go_before() {
+        let f = shell_commands(
+            "GIT_SSH_COMMAND='ssh -i k' git fetch\nexport PAGER=\"less -R\"\nlocal X=$(curl -s u)\nA=1 B= env\n",
+        );
+        let read: Vec<(&str, &str, u32, Option<&str>)> = f
+            .assignments()
+            .iter()
+            .map(|a| {
+                (
+                    a.name.as_str(),
+                    a.value.as_str(),
+                    a.line,
+                    a.command.map(|c| f.commands[c].name.as_str()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            read,
+            [
+                ("GIT_SSH_COMMAND", "ssh -i k", 1, Some("git")),
+                ("PAGER", "less -R", 2, None),
+                ("X", "$(curl -s u)", 3, None),
+                ("A", "1", 4, Some("env")),
+                ("B", "", 4, Some("env")),
+            ]
+        );
+        // Past the first piece of a long text, lines and command indexes are the whole text's
+        // (and so is the command a process substitution feeds).
+        let pad = "true\n".repeat(shell_bounds::MAX_BYTES_PER_PARSE / 5 + 1);
+        let lines = u32::try_from(pad.lines().count()).expect("lines fit u32");
+        let f = shell_commands(&format!("{pad}E=vi git commit\nbash < <(curl -s u)\n"));
+        let a = &f.assignments()[0];
+        assert_eq!(
+            (a.line, a.command.map(|c| f.commands[c].name.as_str())),
+            (lines + 1, Some("git"))
+        );
+        let at = |name: &str| f.commands.iter().position(|c| c.name == name);
+        let curl = at("curl").expect("curl is read");
+        assert_eq!(f.commands[curl].feeds, at("bash"));
     }
 
     #[test]

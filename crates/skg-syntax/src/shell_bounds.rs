@@ -25,11 +25,12 @@ pub const MAX_PIPES_PER_PARSE: usize = 1_024;
 /// whole statements; a single longer statement is a piece of its own).
 pub const MAX_BYTES_PER_PARSE: usize = 200_000;
 
-/// Parses of one shell text made at most, over its pieces, to mend here-documents on a
-/// numbered descriptor (`bash 0<<EOF`, which tree-sitter-bash reads as a document no line
-/// ends): one per document in a row (each hides the next), each a parse of the whole piece;
-/// past them the rest of the piece stays as the grammar read it and is reported.
-pub const MAX_DESCRIPTOR_PASSES: usize = 8;
+/// Parses of one shell text made at most, over its pieces, to mend here-documents the grammar
+/// reads otherwise than bash (`bash 0<<EOF`, `cat <<EOF;`, `(cat <<EOF)`, which tree-sitter-bash
+/// reads as documents no line ends; see `misread_starts` in the shell module): one per
+/// document in a row (each hides the next), each a parse of the whole piece; past them the
+/// rest of the piece stays as the grammar read it and is reported.
+pub const MAX_MENDING_PASSES: usize = 8;
 
 /// One statement as the shell splits the text. The statements cover the text in order: each
 /// runs from the end of the separator before it to the end of its own (line ends and
@@ -333,7 +334,7 @@ fn skip_single(b: &[u8], from: usize, escapes: bool) -> usize {
 /// The delimiter of the here-document whose `<<` ends just before `from` (quotes and
 /// backslashes removed), whether it is `<<-` (leading tabs of the body are stripped), and the
 /// index after it.
-fn heredoc_delimiter(b: &[u8], from: usize) -> (Vec<u8>, bool, usize) {
+pub(crate) fn heredoc_delimiter(b: &[u8], from: usize) -> (Vec<u8>, bool, usize) {
     let mut i = from;
     let strip = b.get(i) == Some(&b'-');
     if strip {
@@ -360,30 +361,38 @@ fn heredoc_delimiter(b: &[u8], from: usize) -> (Vec<u8>, bool, usize) {
 fn skip_heredocs(b: &[u8], from: usize, heredocs: &[(Vec<u8>, bool)]) -> usize {
     let mut i = from;
     for (delimiter, strip) in heredocs {
-        loop {
-            if i >= b.len() {
-                return b.len();
-            }
-            let end = b[i..]
-                .iter()
-                .position(|&x| x == b'\n')
-                .map_or(b.len(), |p| i + p);
-            let mut line = &b[i..end];
-            if *strip {
-                while let [b'\t', rest @ ..] = line {
-                    line = rest;
-                }
-            }
-            if let [rest @ .., b'\r'] = line {
-                line = rest;
-            }
-            i = (end + 1).min(b.len());
-            if line == delimiter.as_slice() {
-                break;
-            }
+        match heredoc_end(b, i, delimiter, *strip) {
+            Some(end) => i = end,
+            None => return b.len(),
         }
     }
     i
+}
+
+/// The index after the line that ends the here-document whose body starts at `from` (the line
+/// that is `delimiter`, after leading tabs when `strip`), or `None` when no line does.
+pub(crate) fn heredoc_end(b: &[u8], from: usize, delimiter: &[u8], strip: bool) -> Option<usize> {
+    let mut i = from;
+    while i < b.len() {
+        let end = b[i..]
+            .iter()
+            .position(|&x| x == b'\n')
+            .map_or(b.len(), |p| i + p);
+        let mut line = &b[i..end];
+        if strip {
+            while let [b'\t', rest @ ..] = line {
+                line = rest;
+            }
+        }
+        if let [rest @ .., b'\r'] = line {
+            line = rest;
+        }
+        i = (end + 1).min(b.len());
+        if line == delimiter {
+            return Some(i);
+        }
+    }
+    None
 }
 
 /// `|` characters of `b`, `||` included (an upper bound on what a parse of it could read as
