@@ -3722,15 +3722,19 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         })
         .collect();
     let runs = Runs::of(&facts, &eff);
-    // `history -r` or `-n` from the history file, and nothing that writes the list to it.
-    let history = |flag: &str| {
+    // After command `i`, the next `history` that reads or writes the file reads it (`history
+    // -r`, `-n`, from any file but /dev/null), not writes the list over it (`-w`).
+    let reloads_after = |i: usize| {
         eff.iter()
-            .any(|(n, a)| n == "history" && a.first() == Some(&flag) && a.len() == 1)
+            .skip(i + 1)
+            .filter(|(n, _)| n == "history")
+            .find_map(|(_, a)| match a.first().copied() {
+                Some("-r" | "-n") => Some(a.get(1).is_none_or(|f| *f != "/dev/null")),
+                Some(w) if w.starts_with("-w") => Some(false),
+                _ => None,
+            })
+            .unwrap_or(false)
     };
-    let reloads_history = (history("-r") || history("-n"))
-        && !eff
-            .iter()
-            .any(|(n, a)| n == "history" && a.iter().any(|x| x.starts_with("-w")));
     for (i, c) in facts.commands().iter().enumerate() {
         let (name, args) = &eff[i];
         let line = line_at(c);
@@ -3739,7 +3743,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         decode_exec(ctx, &facts, &eff, &runs, i, line, &snippet, place);
         reverse_shell(ctx, &facts, &eff, i, line, &snippet, place);
         persistence(ctx, c, name, args, line, &snippet, place);
-        evasion(ctx, c, name, args, reloads_history, line, &snippet, place);
+        evasion(ctx, c, name, args, reloads_after(i), line, &snippet, place);
         privesc(ctx, c, name, args, line, &snippet, place);
         exfil(ctx, &facts, &eff, i, line, &snippet, place);
         // Credential stores read by a command that does not send them (sending is EXFIL).
@@ -4790,7 +4794,7 @@ fn download_exec(
                 (w.contains("$(") || w.contains('`'))
                     && w.contains(name.as_str())
                     && base_name(w) == eff[p].0
-                    && !in_a_path(w, name)
+                    && !in_a_path(w, name, snippet)
             })
         };
         if how.is_none()
@@ -5039,35 +5043,54 @@ fn output_file(name: &str, args: &[&str], c: &ShellCommand) -> Option<String> {
 }
 
 /// Whether the substitution in word `w` that holds `inner` (`$(…)` or `` `…` ``) is a folder of
-/// a path: a `/` follows it (`$HOME/tools/$(curl …)/bin/tool`), so what it writes names a
-/// folder, not the program and its arguments (`/usr/bin/$(curl …)` names the program).
-fn in_a_path(w: &str, inner: &str) -> bool {
-    let mut from = 0;
-    while let Some(found) = w[from..].find("$(").or_else(|| w[from..].find('`')) {
-        let at = from + found;
-        let paren = w[at..].starts_with("$(");
-        let open = if paren { at + 2 } else { at + 1 };
-        let mut depth = 1usize;
-        let mut end = w.len();
-        for (k, ch) in w[open..].char_indices() {
-            match ch {
-                '(' if paren => depth += 1,
-                ')' if paren => depth -= 1,
-                '`' if !paren => depth = 0,
-                _ => {}
-            }
-            if depth == 0 {
-                end = open + k + 1;
-                break;
-            }
+/// a path, `/` following it, in double quotes on source line `line`
+/// (`"$HOME/tools/$(curl …)/bin/tool"`): what it writes then names a folder, not the program
+/// and its arguments. Unquoted, its output is split into words, and its first is the program
+/// (`$(curl …)/x` runs `sh -c id x` when the download says `sh -c id`).
+fn in_a_path(w: &str, inner: &str, line: &str) -> bool {
+    let Some(at) = w
+        .find(&format!("$({inner}"))
+        .or_else(|| w.find(&format!("`{inner}")))
+    else {
+        return false;
+    };
+    let paren = w[at..].starts_with("$(");
+    let open = if paren { at + 2 } else { at + 1 };
+    let mut depth = 1usize;
+    let mut end = w.len();
+    for (k, ch) in w[open..].char_indices() {
+        match ch {
+            '(' if paren => depth += 1,
+            ')' if paren => depth -= 1,
+            '`' if !paren => depth = 0,
+            _ => {}
         }
-        if w[open..end].contains(inner) {
-            return w[end..].starts_with('/')
-                || w[end..].trim_start_matches(['"', '\'']).starts_with('/');
+        if depth == 0 {
+            end = open + k + 1;
+            break;
         }
-        from = end.max(at + 1);
     }
-    false
+    if !w[end..].starts_with('/') {
+        return false;
+    }
+    // In double quotes where the line writes it: an odd number of `"` before it, outside
+    // single quotes and escapes.
+    let Some(written) = line.find(&w[at..end]) else {
+        return false;
+    };
+    let mut single = false;
+    let mut double = false;
+    let mut escaped = false;
+    for ch in line[..written].chars() {
+        match ch {
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            _ => {}
+        }
+    }
+    double
 }
 
 /// The command that runs what command `j` writes as a program: a runner it is piped into
@@ -5349,9 +5372,9 @@ fn persistence(
     );
 }
 
-/// `reloads_history`: the snippet reads the history file back (`history -c; history -r`, the
-/// shared-history `PROMPT_COMMAND`) and never writes the list over it, so clearing the list in
-/// memory hides nothing.
+/// `reloads_history`: the snippet reads the history file back after this command (`history -c;
+/// history -r`, the shared-history `PROMPT_COMMAND`) before it writes the list over it, so
+/// clearing the list in memory hides nothing.
 #[allow(clippy::too_many_arguments)]
 fn evasion(
     ctx: &mut Ctx<'_>,

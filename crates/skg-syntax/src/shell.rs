@@ -716,10 +716,11 @@ fn in_backquotes(src: &[u8], at: usize) -> bool {
     inside
 }
 
-/// Where a comment starts in shell `line`: a `#` at a word's start, outside quotes, read
-/// through command substitutions (`echo "$(cat <<EOF)" " #"` has none).
+/// Where a comment starts in shell `line`: a `#` at a word's start, outside quotes, parameter
+/// expansions and command substitutions (`echo "$(cat <<EOF)" " #"` and `${x:- #}` have none).
 fn comment_start(line: &[u8]) -> Option<usize> {
-    // The open contexts: `"` a double-quoted string, `(` a command substitution.
+    // The open contexts: `"` a double-quoted string, `(` a command substitution, `{` a
+    // parameter expansion.
     let mut open: Vec<u8> = Vec::new();
     let mut k = 0;
     while let Some(&b) = line.get(k) {
@@ -736,14 +737,17 @@ fn comment_start(line: &[u8]) -> Option<usize> {
                 open.pop();
             }
             b'"' => open.push(b'"'),
-            b'$' if line.get(k + 1) == Some(&b'(') => {
-                open.push(b'(');
+            b'$' if matches!(line.get(k + 1), Some(b'(' | b'{')) => {
+                open.push(line[k + 1]);
                 k += 1;
             }
             b')' if open.last() == Some(&b'(') => {
                 open.pop();
             }
-            b'#' if !quoted && (k == 0 || matches!(line[k - 1], b' ' | b'\t' | b';')) => {
+            b'}' if open.last() == Some(&b'{') => {
+                open.pop();
+            }
+            b'#' if open.is_empty() && (k == 0 || matches!(line[k - 1], b' ' | b'\t' | b';')) => {
                 return Some(k);
             }
             _ => {}
@@ -1438,35 +1442,69 @@ fn unquote(s: &str) -> String {
     // Drop quote characters that open or close a part; in double quotes a backslash before
     // `"`, `\`, `$` or `` ` `` is dropped, as bash drops it (`"sh -c \"x\""` is `sh -c "x"`).
     // A command substitution is kept as written, its quotes its own (`"a $(b "'")"`).
+    let cs: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len());
     let mut quote: Option<char> = None;
-    let mut depth = 0usize;
-    let mut chars = s.chars().peekable();
-    while let Some(ch) = chars.next() {
-        if depth > 0 {
-            out.push(ch);
-            match ch {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                _ => {}
-            }
-            continue;
-        }
+    let mut at = 0;
+    while let Some(&ch) = cs.get(at) {
+        let next = cs.get(at + 1).copied();
         match (quote, ch) {
-            (None | Some('"'), '$') if chars.peek() == Some(&'(') => {
-                out.push('$');
-                out.extend(chars.next());
-                depth = 1;
+            (None | Some('"'), '$') if next == Some('(') => {
+                let end = substitution_end(&cs, at + 2);
+                out.extend(&cs[at..end]);
+                at = end;
+                continue;
             }
-            (Some('"'), '\\') if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
-                out.extend(chars.next());
+            (Some('"'), '\\') if matches!(next, Some('"' | '\\' | '$' | '`')) => {
+                out.extend(next);
+                at += 1;
             }
             (None, '"' | '\'') => quote = Some(ch),
-            (Some(q), c) if c == q => quote = None,
+            (Some(open), _) if ch == open => quote = None,
             _ => out.push(ch),
         }
+        at += 1;
     }
     out
+}
+
+/// The index just past the `)` that closes the command substitution whose text starts at
+/// `from` (after its `$(`), read as bash reads it: quotes and escapes inside are its own,
+/// parentheses and substitutions nest (without recursion: `cs.len()` when it never closes).
+fn substitution_end(cs: &[char], from: usize) -> usize {
+    // The open contexts: `(` a parenthesis or substitution, `"` a double-quoted string.
+    let mut open = vec!['('];
+    let mut k = from;
+    while let Some(&ch) = cs.get(k) {
+        let quoted = open.last() == Some(&'"');
+        match ch {
+            '\\' => k += 1,
+            '\'' if !quoted => {
+                k += cs[k + 1..]
+                    .iter()
+                    .position(|&c| c == '\'')
+                    .map_or(cs.len(), |p| p + 1);
+            }
+            '"' if quoted => {
+                open.pop();
+            }
+            '"' => open.push('"'),
+            '(' if !quoted => open.push('('),
+            '$' if quoted && cs.get(k + 1) == Some(&'(') => {
+                open.push('(');
+                k += 1;
+            }
+            ')' if !quoted => {
+                open.pop();
+                if open.is_empty() {
+                    return k + 1;
+                }
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    cs.len()
 }
 
 #[cfg(test)]
