@@ -2135,12 +2135,18 @@ fn wrapper_valued(name: &str) -> &'static [&'static str] {
     }
 }
 
+/// A command's name and arguments as it is run ([`effective`]).
+type Words<'a> = (String, Vec<&'a str>);
+/// The `NAME=value` words a command's wrappers give its environment ([`unwrapped`]).
+type Environment<'a> = Vec<(&'a str, &'a str)>;
+
 /// The command actually run: `sudo -E bash -s` → (`bash`, [`-s`]), `sudo -u root bash -c …` →
 /// (`bash`, [`-c`, …]); paths reduced to names. A command `xargs` gives each item it reads as
 /// its code (`xargs -I{} sh -c '{}'`, `xargs sh -c`) runs its input as a shell reading it
 /// does: (`sh`, []). (`ssh` stays itself, a sender; what it runs remotely is [`ssh_command`].)
-fn effective(c: &ShellCommand) -> (String, Vec<&str>) {
-    effective_words(
+/// Also the `NAME=value` words its wrappers give its environment ([`unwrapped`]).
+fn effective(c: &ShellCommand) -> (String, Vec<&str>, Vec<(&str, &str)>) {
+    unwrapped(
         base_name(&c.name),
         c.args.iter().map(String::as_str).collect(),
     )
@@ -2692,6 +2698,18 @@ fn command_setting<'v>(key: &str, value: &'v str) -> Option<&'v str> {
     (runs && !value.is_empty()).then_some(value)
 }
 
+/// The command lines `variables` hold for the programs that run them: each variable's own
+/// ([`command_variable`]) and the git settings they give ([`environment_settings`]), each with
+/// the index of the variable it comes from.
+fn variable_command_lines(variables: &[(&str, &str)]) -> Vec<(usize, String)> {
+    variables
+        .iter()
+        .enumerate()
+        .filter_map(|(at, (name, value))| command_variable(name, value).map(|code| (at, code)))
+        .chain(environment_settings(variables))
+        .collect()
+}
+
 /// The command lines git settings given through the environment hold ([`command_setting`]):
 /// `GIT_CONFIG_KEY_n` with the `GIT_CONFIG_VALUE_n` of the same `n`, and the `'key'='value'`
 /// pairs of `GIT_CONFIG_PARAMETERS`, among `variables` (the last of each name, as git reads
@@ -2815,15 +2833,18 @@ fn ext_command(url: &str) -> String {
     let mut words = vec![String::new()];
     let mut chars = url.chars().peekable();
     while let Some(ch) = chars.next() {
-        match ch {
-            '%' if matches!(chars.peek(), Some(' ' | '%')) => {
-                words
-                    .last_mut()
-                    .into_iter()
-                    .for_each(|w| w.extend(chars.next()));
-            }
-            ' ' => words.push(String::new()),
-            _ => words.last_mut().into_iter().for_each(|w| w.push(ch)),
+        if ch == ' ' {
+            words.push(String::new());
+            continue;
+        }
+        // `% ` and `%%` stand for the character after the `%`.
+        let ch = if ch == '%' && matches!(chars.peek(), Some(' ' | '%')) {
+            chars.next().unwrap_or(ch)
+        } else {
+            ch
+        };
+        if let Some(word) = words.last_mut() {
+            word.push(ch);
         }
     }
     words
@@ -3686,11 +3707,7 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         .iter()
         .map(|a| (a.name.as_str(), a.value.as_str()))
         .collect();
-    let from_variables = assigned
-        .iter()
-        .enumerate()
-        .filter_map(|(at, (k, v))| command_variable(k, v).map(|code| (at, code)));
-    for (at, code) in from_variables.chain(environment_settings(&assigned)) {
+    for (at, code) in variable_command_lines(&assigned) {
         let line = line0 + facts.assignments()[at].line - 1;
         read_given(ctx, vec![Given::local("sh", &code)], line, place);
     }
@@ -3705,7 +3722,8 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
             .unwrap_or("")
             .to_owned()
     };
-    let eff: Vec<(String, Vec<&str>)> = facts
+    // What each command runs, and the environment its wrappers give it.
+    let (eff, environments): (Vec<Words>, Vec<Environment>) = facts
         .commands()
         .iter()
         .map(|c| {
@@ -3715,15 +3733,17 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
                 .is_some_and(|a| a == "=" || a.starts_with('='))
                 || c.name.ends_with(':')
             {
-                (String::new(), Vec::new())
+                ((String::new(), Vec::new()), Vec::new())
             } else {
-                effective(c)
+                let (name, args, environment) = effective(c);
+                ((name, args), environment)
             }
         })
-        .collect();
-    let runs = Runs::of(&facts, &eff);
+        .unzip();
+    let runs = Runs::of(&facts, &eff, &environments);
     // After command `i`, the next `history` that reads or writes the file reads it (`history
-    // -r`, `-n`, from any file but /dev/null), not writes the list over it (`-w`).
+    // -r`, `-n`, from any file but /dev/null), not writes the list over it (`-w`). Asked of
+    // `history -c` only: it reads the rest of the snippet.
     let reloads_after = |i: usize| {
         eff.iter()
             .skip(i + 1)
@@ -3743,7 +3763,8 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         decode_exec(ctx, &facts, &eff, &runs, i, line, &snippet, place);
         reverse_shell(ctx, &facts, &eff, i, line, &snippet, place);
         persistence(ctx, c, name, args, line, &snippet, place);
-        evasion(ctx, c, name, args, reloads_after(i), line, &snippet, place);
+        let reloads = name == "history" && reloads_after(i);
+        evasion(ctx, c, name, args, reloads, line, &snippet, place);
         privesc(ctx, c, name, args, line, &snippet, place);
         exfil(ctx, &facts, &eff, i, line, &snippet, place);
         // Credential stores read by a command that does not send them (sending is EXFIL).
@@ -3830,19 +3851,9 @@ fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Place<'_>) {
         inline_code(ctx, name, args, line, place);
         // `env GIT_SSH_COMMAND='…' git fetch`, `sudo PAGER=… man x`: a command line kept in a
         // variable a program runs, given through a wrapper.
-        let (_, _, environment) = unwrapped(
-            base_name(&c.name),
-            c.args.iter().map(String::as_str).collect(),
-        );
-        let programs = environment
+        let programs = variable_command_lines(&environments[i])
             .iter()
-            .filter_map(|(k, v)| command_variable(k, v))
-            .chain(
-                environment_settings(&environment)
-                    .into_iter()
-                    .map(|(_, c)| c),
-            )
-            .map(|code| Given::local("sh", &code))
+            .map(|(_, code)| Given::local("sh", code))
             .collect();
         read_given(ctx, programs, line, place);
         // Here-documents a program runs: read as that program.
@@ -4571,31 +4582,36 @@ struct Runs {
 }
 
 impl Runs {
-    fn of(facts: &ShellFacts, eff: &[(String, Vec<&str>)]) -> Runs {
+    /// `environments`: the `NAME=value` words each command's wrappers give it ([`effective`]).
+    fn of(
+        facts: &ShellFacts,
+        eff: &[(String, Vec<&str>)],
+        environments: &[Vec<(&str, &str)>],
+    ) -> Runs {
         let mut out = Runs::default();
         let path = |c: &str| c.contains('/') && !c.contains(char::is_whitespace);
-        // The command lines kept in variables a program runs, by the command that sees them:
-        // the one they are written before, else the next (an assignment alone, `export`).
+        // The command lines kept in variables a program runs ([`variable_command_lines`]), by
+        // the command that sees them: the one they are written before, else the next (an
+        // assignment alone, `export`); and those given through a wrapper (`env
+        // GIT_SSH_COMMAND=/tmp/w git fetch`).
         let mut variable_lines: HashMap<usize, Vec<String>> = HashMap::new();
-        for a in facts.assignments() {
+        let assigned: Vec<(&str, &str)> = facts
+            .assignments()
+            .iter()
+            .map(|a| (a.name.as_str(), a.value.as_str()))
+            .collect();
+        for (at, code) in variable_command_lines(&assigned) {
+            let a = &facts.assignments()[at];
             let seen_by = a.command.or_else(|| {
                 let k = facts.commands().partition_point(|c| c.line <= a.line);
                 (k < facts.commands().len()).then_some(k)
             });
-            if let (Some(k), Some(code)) = (seen_by, command_variable(&a.name, &a.value)) {
+            if let Some(k) = seen_by {
                 variable_lines.entry(k).or_default().push(code);
             }
         }
-        // And those given through a wrapper (`env GIT_SSH_COMMAND=/tmp/w git fetch`).
-        for (k, c) in facts.commands().iter().enumerate() {
-            let (_, _, environment) = unwrapped(
-                base_name(&c.name),
-                c.args.iter().map(String::as_str).collect(),
-            );
-            for code in environment
-                .into_iter()
-                .filter_map(|(name, value)| command_variable(name, value))
-            {
+        for (k, environment) in environments.iter().enumerate() {
+            for (_, code) in variable_command_lines(environment) {
                 variable_lines.entry(k).or_default().push(code);
             }
         }
@@ -5054,22 +5070,13 @@ fn in_a_path(w: &str, inner: &str, line: &str) -> bool {
     else {
         return false;
     };
-    let paren = w[at..].starts_with("$(");
-    let open = if paren { at + 2 } else { at + 1 };
-    let mut depth = 1usize;
-    let mut end = w.len();
-    for (k, ch) in w[open..].char_indices() {
-        match ch {
-            '(' if paren => depth += 1,
-            ')' if paren => depth -= 1,
-            '`' if !paren => depth = 0,
-            _ => {}
-        }
-        if depth == 0 {
-            end = open + k + 1;
-            break;
-        }
-    }
+    // Where it ends, read as the syntax crate reads a substitution (its own quotes and
+    // parentheses); a backquoted one at its next backquote.
+    let end = if w[at..].starts_with("$(") {
+        skg_syntax::substitution_len(&w[at..]).map_or(w.len(), |len| at + len)
+    } else {
+        w[at + 1..].find('`').map_or(w.len(), |p| at + p + 2)
+    };
     if !w[end..].starts_with('/') {
         return false;
     }
@@ -6996,18 +7003,11 @@ fn mcp_config(ctx: &mut Ctx<'_>) {
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("")))
                 .collect();
-            let settings = environment_settings(&variables);
-            let lines = variables
-                .iter()
-                .enumerate()
-                .filter_map(|(at, (k, v))| command_variable(k, v).map(|code| (at, code)))
-                .chain(settings);
-            for (at, code) in lines {
+            for (at, code) in variable_command_lines(&variables) {
                 let line = line_of(variables[at].0);
                 read_given(ctx, vec![Given::local("sh", &code)], line, Place::McpLaunch);
             }
-            for (k, v) in env {
-                let v = v.as_str().unwrap_or("");
+            for &(k, v) in &variables {
                 let Some(decoded) = decode_blob(v).filter(|_| v.len() >= 16) else {
                     continue;
                 };

@@ -21,7 +21,8 @@ mod tools;
 pub use crate::{
     language::Language,
     shell::{
-        Heredoc, Redirect, ShellCommand, ShellFacts, Unread, shell_commands, shell_commands_within,
+        Assignment, Heredoc, Redirect, ShellCommand, ShellFacts, Unread, shell_commands,
+        shell_commands_within, substitution_len,
     },
     structure::{Structure, plain_structure, structure, structure_within},
     tools::{ToolDef, tool_definitions},

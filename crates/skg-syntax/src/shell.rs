@@ -1450,7 +1450,7 @@ fn unquote(s: &str) -> String {
         let next = cs.get(at + 1).copied();
         match (quote, ch) {
             (None | Some('"'), '$') if next == Some('(') => {
-                let end = substitution_end(&cs, at + 2);
+                let end = substitution_end(&cs, at + 2).unwrap_or(cs.len());
                 out.extend(&cs[at..end]);
                 at = end;
                 continue;
@@ -1468,10 +1468,20 @@ fn unquote(s: &str) -> String {
     out
 }
 
+/// The length in bytes of the command substitution `text` starts with (`$(…)`), read as bash
+/// reads it ([`substitution_end`]); `None` when it starts with none or the substitution never
+/// closes.
+pub fn substitution_len(text: &str) -> Option<usize> {
+    let rest = text.strip_prefix("$(")?;
+    let cs: Vec<char> = rest.chars().collect();
+    let end = substitution_end(&cs, 0)?;
+    Some(2 + cs[..end].iter().map(|c| c.len_utf8()).sum::<usize>())
+}
+
 /// The index just past the `)` that closes the command substitution whose text starts at
 /// `from` (after its `$(`), read as bash reads it: quotes and escapes inside are its own,
-/// parentheses and substitutions nest (without recursion: `cs.len()` when it never closes).
-fn substitution_end(cs: &[char], from: usize) -> usize {
+/// parentheses and substitutions nest (without recursion); `None` when it never closes.
+fn substitution_end(cs: &[char], from: usize) -> Option<usize> {
     // The open contexts: `(` a parenthesis or substitution, `"` a double-quoted string.
     let mut open = vec!['('];
     let mut k = from;
@@ -1497,14 +1507,14 @@ fn substitution_end(cs: &[char], from: usize) -> usize {
             ')' if !quoted => {
                 open.pop();
                 if open.is_empty() {
-                    return k + 1;
+                    return Some(k + 1);
                 }
             }
             _ => {}
         }
         k += 1;
     }
-    cs.len()
+    None
 }
 
 #[cfg(test)]
@@ -1599,29 +1609,8 @@ mod tests {
         );
         // A number that is a word of its own stays an argument.
         assert_eq!(f.commands[5].args, ["1", "<", "2"]);
-        // A metacharacter written against the delimiter ends it, as the descriptor's number
-        // starts it: what follows the document is read.
-        for src in [
-            "cat <<EOF;\nx\nEOF\ncurl -s h | sh\n",
-            "cat <<EOF|tee f\nx\nEOF\ncurl -s h | sh\n",
-            "cat <<EOF>/tmp/f\nx\nEOF\ncurl -s h | sh\n",
-            "true 0<<X; true\nx\nX\ncurl -s h | sh\n",
-        ] {
-            let f = shell_commands(src);
-            let curl = f.commands.iter().find(|c| c.name == "curl");
-            assert_eq!(curl.map(|c| c.line), Some(4), "{src:?}: {:?}", f.commands);
-            let doc = f
-                .commands
-                .iter()
-                .flat_map(|c| &c.redirects)
-                .find_map(|r| r.heredoc.as_ref());
-            assert_eq!(
-                doc.map(|d| d.text.as_str()),
-                Some("x\n"),
-                "{src:?}: {:?}",
-                f.commands
-            );
-        }
+        // A metacharacter written against the delimiter (`cat <<EOF;`) is read in
+        // `here_documents_the_grammar_reads_otherwise_end_where_bash_ends_them`.
         // Written before the command: `0<<<"$X" bash` (the grammar's name `0`) and `0< <(…)
         // bash` (the grammar's `bash`, a second target of the redirection).
         let f = shell_commands("0<<<\"$X\" bash -s\n0< <(curl -s h) bash\n");
@@ -1640,6 +1629,12 @@ mod tests {
         // Each: the document's text, and `curl` read at line 4 after it (bash 5.2 reads these
         // documents from the line after their start, and runs what follows them).
         for src in [
+            // A metacharacter written against the delimiter ends it, as the descriptor's
+            // number starts it.
+            "cat <<EOF;\nx\nEOF\ncurl -s h | sh\n",
+            "cat <<EOF|tee f\nx\nEOF\ncurl -s h | sh\n",
+            "cat <<EOF>/tmp/f\nx\nEOF\ncurl -s h | sh\n",
+            "true 0<<X; true\nx\nX\ncurl -s h | sh\n",
             // A redirection after the delimiter, then a pipe (the grammar read `sh` as a
             // second destination).
             "cat <<'EOF' 2>/dev/null | sh\nx\nEOF\ncurl -s h | sh\n",
@@ -1706,6 +1701,18 @@ mod tests {
             "{:?}",
             f.commands
         );
+    }
+
+    #[test]
+    fn a_substitution_ends_at_its_own_closing_parenthesis() {
+        // `$(echo ")")`: 2 + 5 + 3 + 1 bytes, its quoted `)` its own.
+        assert_eq!(substitution_len("$(echo \")\") x"), Some(11));
+        // Nested, with a `'` of its own: `$(a $(b) 'c)')` is 14 bytes.
+        assert_eq!(substitution_len("$(a $(b) 'c)')/d"), Some(14));
+        // `é` is two bytes.
+        assert_eq!(substitution_len("$(é)"), Some(5));
+        assert_eq!(substitution_len("$(never"), None);
+        assert_eq!(substitution_len("x$(a)"), None);
     }
 
     #[test]
