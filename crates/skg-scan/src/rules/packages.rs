@@ -1,0 +1,194 @@
+//! Package installs from foreign indexes, and credentials named after the vendor whose API they
+//! belong to.
+
+use super::{
+    Ctx, INDEX, Place, TYPO,
+    hosts::{host_of, under},
+    re,
+};
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// Credentials named after a vendor, and the domains that vendor's APIs live on.
+pub(super) const VENDORS: &[(&str, &str, &[&str])] = &[
+    (
+        "AWS_",
+        "AWS",
+        &["amazonaws.com", "aws.amazon.com", "amazon.com"],
+    ),
+    ("ANTHROPIC_", "Anthropic", &["anthropic.com", "claude.ai"]),
+    ("OPENAI_", "OpenAI", &["openai.com", "openai.azure.com"]),
+    (
+        "GITHUB_",
+        "GitHub",
+        &["github.com", "githubusercontent.com", "ghcr.io"],
+    ),
+    (
+        "GH_",
+        "GitHub",
+        &["github.com", "githubusercontent.com", "ghcr.io"],
+    ),
+    ("NPM_", "npm", &["npmjs.org", "npmjs.com"]),
+    ("SLACK_", "Slack", &["slack.com"]),
+    ("STRIPE_", "Stripe", &["stripe.com"]),
+    ("HF_", "Hugging Face", &["huggingface.co"]),
+    ("HUGGINGFACE_", "Hugging Face", &["huggingface.co"]),
+    ("DOCKER_", "Docker", &["docker.com", "docker.io"]),
+    ("TELEGRAM_", "Telegram", &["telegram.org"]),
+    ("DISCORD_", "Discord", &["discord.com", "discordapp.com"]),
+    ("GOOGLE_", "Google", &["googleapis.com", "google.com"]),
+    ("GEMINI_", "Google", &["googleapis.com", "google.com"]),
+    (
+        "AZURE_",
+        "Azure",
+        &[
+            "azure.com",
+            "microsoft.com",
+            "windows.net",
+            "microsoftonline.com",
+            "azure.net",
+        ],
+    ),
+];
+
+/// The vendor of credential `var` when `host` is known and is not one of its domains.
+pub(super) fn foreign_vendor(var: &str, host: &str) -> Option<&'static str> {
+    if host.is_empty() {
+        return None;
+    }
+    let (_, vendor, domains) = VENDORS
+        .iter()
+        .find(|(prefix, _, _)| var.starts_with(prefix))?;
+    let own = domains.iter().any(|d| under(host, d));
+    (!own).then_some(*vendor)
+}
+
+pub(super) static INDEX_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:--extra-index-url|--index-url|-i|--registry|--trusted-host|--find-links|-f)(?:=(.*))?$",
+    )
+});
+
+pub(super) fn package_install(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    args: &[&str],
+    line: u32,
+    snippet: &str,
+    place: Place<'_>,
+) {
+    static INTERNAL_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\b(?:internal|private|corporate|company)\s+(?:registry|index|package\s+(?:registry|repository|feed)|npm\s+registry|pypi|artifactory|feed)\b",
+        )
+    });
+    static INTERNAL_NAME: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^@[^/]*(?:internal|corp|private|intra)[^/]*/|(?:^|[-_@/])(?:internal|private|intra)(?:[-_]|$)|^(?:my)?corp[-_]",
+        )
+    });
+    let pip = matches!(name, "pip" | "pip3" | "uv" | "pipx" | "poetry")
+        || (name.starts_with("python") && args.contains(&"pip"));
+    let npm = matches!(name, "npm" | "yarn" | "pnpm" | "bun" | "npx");
+    if !(pip || npm)
+        || !args
+            .iter()
+            .any(|a| matches!(*a, "install" | "i" | "add" | "-y" | "--yes"))
+    {
+        return;
+    }
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if let Some(cap) = INDEX_FLAG.captures(a) {
+            let value = cap
+                .get(1)
+                .map(|m| m.as_str().to_owned())
+                .or_else(|| it.next().map(|s| (*s).to_owned()));
+            let Some(value) = value else { continue };
+            let host = host_of("", &[value.as_str()]);
+            let public = [
+                "pypi.org",
+                "pythonhosted.org",
+                "registry.npmjs.org",
+                "npmjs.org",
+                "download.pytorch.org",
+                "registry.yarnpkg.com",
+                "pypi.nvidia.com",
+                "data.pyg.org",
+            ]
+            .iter()
+            .any(|h| under(&host.name, h));
+            if !public
+                && (a.starts_with("--extra")
+                    || a.starts_with("--registry")
+                    || a.starts_with("--trusted"))
+            {
+                ctx.emit(
+                    INDEX,
+                    0.7,
+                    line,
+                    snippet,
+                    format!("installs packages from `{value}` besides the public index: a name there shadows the public one"),
+                    Vec::new(),
+                    place,
+                    0,
+                );
+            }
+        }
+    }
+    // Dependency confusion the other way round: a package the skill calls internal, installed
+    // without naming the internal index — the public registry answers, and anyone can publish
+    // that name there.
+    let index_given = args.iter().any(|a| INDEX_FLAG.is_match(a));
+    let says_internal = ctx
+        .pkg
+        .files
+        .first()
+        .is_some_and(|f| INTERNAL_SOURCE.is_match(&f.text));
+    if !index_given
+        && let Some(a) = args.iter().find(|a| {
+            !a.starts_with('-')
+                && !matches!(**a, "install" | "i" | "add" | "pip" | "exec" | "dlx" | "x")
+                && (INTERNAL_NAME.is_match(a) || says_internal)
+        })
+    {
+        ctx.emit(
+            INDEX,
+            0.7,
+            line,
+            snippet,
+            format!(
+                "installs the internal package `{a}` without naming the internal index: the public registry answers, where anyone can publish that name (dependency confusion)"
+            ),
+            if says_internal {
+                vec!["raised: the skill says the package comes from an internal registry".into()]
+            } else {
+                Vec::new()
+            },
+            place,
+            0,
+        );
+    }
+    for a in args
+        .iter()
+        .filter(|a| !a.starts_with('-') && !matches!(**a, "install" | "i" | "add" | "pip"))
+    {
+        let pkg = a
+            .split(['=', '<', '>', '[', '@', '~'])
+            .next()
+            .unwrap_or(a)
+            .to_ascii_lowercase();
+        if let Some(near) = ctx.names.near(&pkg) {
+            ctx.emit(
+                TYPO,
+                0.8,
+                line,
+                snippet,
+                format!("installs `{pkg}`, one edit away from the popular `{near}`"),
+                vec!["raised: the misspelt name is installed, not only shown".into()],
+                place,
+                1,
+            );
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Command lines kept in variables programs run (`GIT_SSH_COMMAND`, `EDITOR`, `PAGER`, …) and git
+//! settings that are commands.
+
+use super::{mcp::shell_quote, re};
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// Environment variables whose value a program runs as a command line (through `sh -c`): git's
+/// ssh, proxy, editor, pager, diff and password programs, the editor and pager other programs
+/// start (sudo's, kubectl's, gh's, systemd's, `fc`'s), `less`'s input filters, bash's prompt
+/// command and prompt strings, sudo's and ssh's password programs, the browser programs open
+/// links with. (`BASH_ENV` and `ENV` name files a shell sources: not read.)
+pub(super) const COMMAND_VARIABLES: &[&str] = &[
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_PROXY_COMMAND",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "MANPAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PROMPT_COMMAND",
+    "BROWSER",
+    "SUDO_EDITOR",
+    "KUBE_EDITOR",
+    "FCEDIT",
+    "SYSTEMD_PAGER",
+    "GH_PAGER",
+    "GH_EDITOR",
+    // Prompt strings: the shell expands them (their `$( )` runs) at each prompt.
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS4",
+];
+
+/// The command line variable `name` holds when a program runs its value
+/// ([`COMMAND_VARIABLES`]; `LESSOPEN='|lesspipe %s'` holds `lesspipe %s`; a prompt string's
+/// value is the words of `:`, so that only its substitutions count as run).
+pub(super) fn command_variable(name: &str, value: &str) -> Option<String> {
+    if !COMMAND_VARIABLES.contains(&name) {
+        return None;
+    }
+    let line = value.trim_start_matches('|').trim();
+    if line.is_empty() {
+        return None;
+    }
+    // A prompt string is expanded, not run: only its substitutions run (`PS1='$(git branch) $ '`),
+    // read as the words of a command that runs nothing.
+    Some(if name.starts_with("PS") {
+        format!(": {line}")
+    } else {
+        line.to_owned()
+    })
+}
+
+/// The command line git setting `key` holds when git runs its value (keys as `git config`
+/// documents them, any case): ssh, proxy, editor, pager, password and file-system monitor
+/// programs, a remote's upload and receive programs, diff and merge tools and drivers, filters,
+/// signing programs, archive and mail commands, hooks; an alias or a credential helper
+/// starting with `!` (the rest is a shell command).
+pub(super) fn command_setting<'v>(key: &str, value: &'v str) -> Option<&'v str> {
+    let key = key.to_ascii_lowercase();
+    let (section, rest) = key.split_once('.')?;
+    let last = rest.rsplit('.').next().unwrap_or(rest);
+    let runs = match section {
+        "core" => matches!(
+            rest,
+            "sshcommand" | "editor" | "pager" | "askpass" | "fsmonitor" | "gitproxy"
+        ),
+        "sequence" => rest == "editor",
+        "pager" => true,
+        "diff" => rest == "external" || matches!(last, "command" | "textconv"),
+        "difftool" | "mergetool" => last == "cmd",
+        "merge" => last == "driver",
+        "filter" => matches!(last, "clean" | "smudge" | "process"),
+        "gpg" => last == "program" || rest == "ssh.defaultkeycommand",
+        "remote" => matches!(last, "uploadpack" | "receivepack"),
+        "interactive" => rest == "difffilter",
+        "tar" | "browser" | "man" => last == "cmd" || last == "command",
+        "sendemail" => last == "sendmailcmd",
+        "uploadpack" => rest == "packobjectshook",
+        "alias" => value.starts_with('!'),
+        "credential" => last == "helper" && value.starts_with('!'),
+        _ => false,
+    };
+    let value = value.strip_prefix('!').unwrap_or(value).trim();
+    (runs && !value.is_empty()).then_some(value)
+}
+
+/// The command lines `variables` hold for the programs that run them: each variable's own
+/// ([`command_variable`]) and the git settings they give ([`environment_settings`]), each with
+/// the index of the variable it comes from.
+pub(super) fn variable_command_lines(variables: &[(&str, &str)]) -> Vec<(usize, String)> {
+    variables
+        .iter()
+        .enumerate()
+        .filter_map(|(at, (name, value))| command_variable(name, value).map(|code| (at, code)))
+        .chain(environment_settings(variables))
+        .collect()
+}
+
+/// The command lines git settings given through the environment hold ([`command_setting`]):
+/// `GIT_CONFIG_KEY_n` with the `GIT_CONFIG_VALUE_n` of the same `n`, and the `'key'='value'`
+/// pairs of `GIT_CONFIG_PARAMETERS`, among `variables` (the last of each name, as git reads
+/// them) — each with the index of the variable that names the key.
+pub(super) fn environment_settings(variables: &[(&str, &str)]) -> Vec<(usize, String)> {
+    static PARAMETER: LazyLock<Regex> = LazyLock::new(|| re(r"'([^']*)'='([^']*)'"));
+    let mut out = Vec::new();
+    // By `n`, the last key (with its variable's index) and the last value: what git reads.
+    let mut keys: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    let mut values: BTreeMap<&str, &str> = BTreeMap::new();
+    for (at, &(name, value)) in variables.iter().enumerate() {
+        if let Some(n) = name.strip_prefix("GIT_CONFIG_KEY_") {
+            keys.insert(n, (at, value));
+        } else if let Some(n) = name.strip_prefix("GIT_CONFIG_VALUE_") {
+            values.insert(n, value);
+        } else if name == "GIT_CONFIG_PARAMETERS" {
+            out.extend(PARAMETER.captures_iter(value).filter_map(|c| {
+                let (_, [key, v]) = c.extract();
+                command_setting(key, v).map(|code| (at, code.to_owned()))
+            }));
+        }
+    }
+    for (n, (at, key)) in keys {
+        out.extend(
+            values
+                .get(n)
+                .and_then(|v| command_setting(key, v))
+                .map(|code| (at, code.to_owned())),
+        );
+    }
+    out
+}
+
+/// The command lines git is given to run ([`command_setting`]): `-c key=value` before its
+/// subcommand, `git config [options] key value` (kept for later commands), `clone`'s `-c` /
+/// `--config`, and the programs `--upload-pack` (`-u`), `--receive-pack` and `--exec` name.
+pub(super) fn git_programs(args: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let setting = |kv: &str| {
+        kv.split_once('=')
+            .and_then(|(k, v)| command_setting(k, v))
+            .map(str::to_owned)
+    };
+    let mut k = 0;
+    // Git's own options, then its subcommand.
+    let sub = loop {
+        let Some(&a) = args.get(k) else {
+            return out;
+        };
+        k += 1;
+        match a {
+            "-c" => {
+                out.extend(args.get(k).and_then(|kv| setting(kv)));
+                k += 1;
+            }
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+            | "--super-prefix" => k += 1,
+            _ if a.starts_with('-') => {
+                out.extend(
+                    a.strip_prefix("-c")
+                        .filter(|kv| !kv.is_empty())
+                        .and_then(setting),
+                );
+            }
+            _ => break a,
+        }
+    };
+    let rest = &args[k..];
+    if sub == "config" {
+        // `git config [--global] [--add] key value`, `git config set key value`; `--file f`
+        // and the other valued options' words are no key.
+        let mut words = Vec::new();
+        let mut k = 0;
+        while let Some(&w) = rest.get(k) {
+            k += 1;
+            if matches!(
+                w,
+                "-f" | "--file" | "--blob" | "--type" | "--default" | "--comment" | "--value"
+            ) {
+                k += 1;
+            } else if !w.starts_with('-') && (!words.is_empty() || w != "set") {
+                words.push(w);
+            }
+        }
+        if let [key, value, ..] = words[..] {
+            out.extend(command_setting(key, value).map(str::to_owned));
+        }
+        return out;
+    }
+    let mut words = rest.iter();
+    while let Some(&a) = words.next() {
+        if a == "--" {
+            break;
+        }
+        let (key, inline) = match a.split_once('=') {
+            Some((key, v)) if key.starts_with("--") => (key, Some(v)),
+            _ => (a, None),
+        };
+        let value = |words: &mut std::slice::Iter<'_, &str>| {
+            inline.or_else(|| words.next().copied()).map(str::to_owned)
+        };
+        match key {
+            "-c" | "--config" if sub == "clone" => {
+                out.extend(value(&mut words).and_then(|kv| setting(&kv)));
+            }
+            "-u" if matches!(sub, "clone" | "ls-remote") => out.extend(value(&mut words)),
+            "--upload-pack" | "--receive-pack" | "--exec" => out.extend(value(&mut words)),
+            // The `ext::` transport runs its URL as a command (`ext::sh -c touch% /tmp/x`; git
+            // refuses it unless `protocol.ext.allow` lets it).
+            _ if a.starts_with("ext::") => out.push(ext_command(&a["ext::".len()..])),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The command line an `ext::` URL runs, its words quoted as git passes them (git-remote-ext:
+/// blanks separate arguments, `% ` is a blank inside one, `%%` a `%`; no shell reads it):
+/// `sh -c curl% -s% u|sh` is `sh` `-c` `curl -s u|sh`.
+pub(super) fn ext_command(url: &str) -> String {
+    let mut words = vec![String::new()];
+    let mut chars = url.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch == ' ' {
+            words.push(String::new());
+            continue;
+        }
+        // `% ` and `%%` stand for the character after the `%`.
+        let ch = if ch == '%' && matches!(chars.peek(), Some(' ' | '%')) {
+            chars.next().unwrap_or(ch)
+        } else {
+            ch
+        };
+        if let Some(word) = words.last_mut() {
+            word.push(ch);
+        }
+    }
+    words
+        .iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let plain = w
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_./:@%+=,-".contains(&b));
+            if plain { w.clone() } else { shell_quote(w) }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
