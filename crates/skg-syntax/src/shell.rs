@@ -269,6 +269,17 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
     let mut unread = Vec::new();
     let mut blanked: Option<Vec<u8>> = None;
     for s in &statements {
+        // Delimiters past ASCII, whose documents the grammar ends nowhere, are given to it as
+        // `_` here, all at once: mended one parse at a time (`ascii_delimiter`), each such
+        // document would cost one of the passes.
+        for range in &s.past_ascii {
+            let text = blanked.get_or_insert_with(|| source.as_bytes().to_vec());
+            for b in &mut text[range.clone()] {
+                if !b.is_ascii() {
+                    *b = b'_';
+                }
+            }
+        }
         let line = || line_at(source, first_word(source, s.bytes.start));
         let mut kept = s.bytes.clone();
         if let Some(cut) = s.cut {
@@ -303,7 +314,8 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
             );
         }
     }
-    // Blanking keeps every line end and replaces whole characters, so the text stays UTF-8.
+    // Blanking and `_` for a delimiter's bytes keep every line end and replace whole
+    // characters, so the text stays UTF-8.
     let text = blanked.map_or(std::borrow::Cow::Borrowed(source), |b| {
         std::borrow::Cow::Owned(String::from_utf8_lossy(&b).into_owned())
     });
@@ -652,7 +664,7 @@ fn unended(h: Node<'_>, src: &[u8]) -> Option<Misread> {
 /// The delimiter of the here-document whose word starts at `word` (quotes removed), and
 /// whether the body's leading tabs are stripped (`<<-`).
 fn delimiter_at(src: &[u8], word: usize) -> (Vec<u8>, bool) {
-    let (delimiter, _, _) = crate::shell_bounds::heredoc_delimiter(src, word);
+    let delimiter = crate::shell_bounds::heredoc_delimiter(src, word).word;
     let strip = src[..word].trim_ascii_end().ends_with(b"<<-");
     (delimiter, strip)
 }
@@ -1694,6 +1706,18 @@ mod tests {
         // A substitution in them keeps its own quotes.
         let f = shell_commands("echo \"a $(b \"'\") c\"\n");
         assert_eq!(f.commands[0].args, ["a $(b \"'\") c"]);
+        // More documents with delimiters past ASCII than there are mending passes, each
+        // hiding the next from the grammar: all are given to it mended at once, and `curl`
+        // after the last is read (line 3n + 1), nothing reported.
+        let n = MAX_MENDING_PASSES + 2;
+        let src = format!("{}curl -s h | sh\n", "cat <<'FÍN'\nx\nFÍN\n".repeat(n));
+        let f = shell_commands(&src);
+        let curl = f.commands.iter().find(|c| c.name == "curl");
+        let line = u32::try_from(3 * n + 1).ok();
+        assert_eq!(curl.map(|c| c.line), line, "{:?}", f.commands);
+        let docs = f.commands.iter().flat_map(|c| &c.redirects);
+        assert_eq!(docs.filter(|r| r.heredoc.is_some()).count(), n);
+        assert!(f.unread.is_empty(), "{:?}", f.unread);
         // A document no line ends stays one (no edit invents its end).
         let f = shell_commands("(cat <<EOF)\nx\ncurl -s h | sh\n");
         assert!(

@@ -45,6 +45,10 @@ pub(crate) struct Statement {
     /// Where its [`MAX_PIPELINE_STAGES`]-th pipe operator is, when it has that many: the
     /// stages from there on are past the bound.
     pub cut: Option<Cut>,
+    /// Bytes of its here-documents' delimiters past ASCII: each such document's word (`<<'FÍN'`)
+    /// and the line that ends it. tree-sitter-bash finds no end line for such a delimiter, so
+    /// the document would swallow the rest of the text; the parse is given these bytes as `_`.
+    pub past_ascii: Vec<Range<usize>>,
 }
 
 /// The pipe operator past which a statement's stages are not read.
@@ -83,8 +87,8 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
     let mut after_pipe = false;
     // Only blanks so far on this line.
     let mut line_start = true;
-    // Here-documents whose bodies start at the next line end: (delimiter, `<<-`).
-    let mut heredocs: Vec<(Vec<u8>, bool)> = Vec::new();
+    // Here-documents whose bodies start at the next line end.
+    let mut heredocs: Vec<Delimiter> = Vec::new();
     let mut within: Vec<Within> = Vec::new();
     let mut i = 0;
     while i < b.len() {
@@ -156,7 +160,7 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
             b'\n' => {
                 let mut j = i + 1;
                 if !heredocs.is_empty() {
-                    j = skip_heredocs(b, j, &heredocs);
+                    j = skip_heredocs(b, j, &heredocs, &mut split.past_ascii);
                     heredocs.clear();
                 }
                 if top && !after_pipe {
@@ -238,17 +242,15 @@ pub(crate) fn statements(src: &str) -> Vec<Statement> {
                 && b.get(i + 2) != Some(&b'<')
                 && (i == 0 || b[i - 1] != b'<') =>
             {
-                let (delimiter, strip, end) = heredoc_delimiter(b, i + 2);
+                let d = heredoc_delimiter(b, i + 2);
+                i = d.bytes.end;
                 // A heuristic, not bash: a delimiter of digits (`1 << 2`) or after `=`
                 // (`x<<=1`) is taken for a shift, which in text read as shell it nearly always
                 // is (C, arithmetic), rather than a here-document swallowing the rest.
-                if !delimiter.is_empty()
-                    && delimiter[0] != b'='
-                    && !delimiter.iter().all(u8::is_ascii_digit)
+                if !d.word.is_empty() && d.word[0] != b'=' && !d.word.iter().all(u8::is_ascii_digit)
                 {
-                    heredocs.push((delimiter, strip));
+                    heredocs.push(d);
                 }
-                i = end;
             }
             _ => i = open(b, i, &mut within).unwrap_or(i + 1),
         }
@@ -290,6 +292,7 @@ struct Split {
     start: usize,
     pipes: usize,
     cut: Option<Cut>,
+    past_ascii: Vec<Range<usize>>,
 }
 
 impl Split {
@@ -309,6 +312,7 @@ impl Split {
                 bytes: self.start..end,
                 pipes: self.pipes,
                 cut: self.cut,
+                past_ascii: std::mem::take(&mut self.past_ascii),
             });
         }
         self.start = end;
@@ -331,10 +335,18 @@ fn skip_single(b: &[u8], from: usize, escapes: bool) -> usize {
     b.len()
 }
 
-/// The delimiter of the here-document whose `<<` ends just before `from` (quotes and
-/// backslashes removed), whether it is `<<-` (leading tabs of the body are stripped), and the
-/// index after it.
-pub(crate) fn heredoc_delimiter(b: &[u8], from: usize) -> (Vec<u8>, bool, usize) {
+/// A here-document's delimiter as [`heredoc_delimiter`] reads it.
+pub(crate) struct Delimiter {
+    /// The word, quotes and backslashes removed: the line that ends the body.
+    pub word: Vec<u8>,
+    /// `<<-`: the body's leading tabs are stripped.
+    pub strip: bool,
+    /// The word as written.
+    pub bytes: Range<usize>,
+}
+
+/// The delimiter of the here-document whose `<<` ends just before `from`.
+pub(crate) fn heredoc_delimiter(b: &[u8], from: usize) -> Delimiter {
     let mut i = from;
     let strip = b.get(i) == Some(&b'-');
     if strip {
@@ -343,6 +355,7 @@ pub(crate) fn heredoc_delimiter(b: &[u8], from: usize) -> (Vec<u8>, bool, usize)
     while matches!(b.get(i), Some(b' ' | b'\t')) {
         i += 1;
     }
+    let start = i;
     let mut word = Vec::new();
     while let Some(&x) = b.get(i) {
         if x.is_ascii_whitespace() || b";&|()<>`".contains(&x) {
@@ -353,18 +366,38 @@ pub(crate) fn heredoc_delimiter(b: &[u8], from: usize) -> (Vec<u8>, bool, usize)
         }
         i += 1;
     }
-    (word, strip, i)
+    Delimiter {
+        word,
+        strip,
+        bytes: start..i,
+    }
 }
 
 /// The index after the bodies of `heredocs`, read in order from `from` (each up to the line
-/// that is its delimiter), or the end when one is never closed.
-fn skip_heredocs(b: &[u8], from: usize, heredocs: &[(Vec<u8>, bool)]) -> usize {
+/// that is its delimiter), or the end when one is never closed. A closed document's delimiter
+/// past ASCII adds its word and its end line to `past_ascii`.
+fn skip_heredocs(
+    b: &[u8],
+    from: usize,
+    heredocs: &[Delimiter],
+    past_ascii: &mut Vec<Range<usize>>,
+) -> usize {
     let mut i = from;
-    for (delimiter, strip) in heredocs {
-        match heredoc_end(b, i, delimiter, *strip) {
-            Some(end) => i = end,
-            None => return b.len(),
+    for d in heredocs {
+        let Some(end) = heredoc_end(b, i, &d.word, d.strip) else {
+            return b.len();
+        };
+        if !d.word.is_ascii() {
+            let line = b[..end]
+                .strip_suffix(b"\n")
+                .unwrap_or(&b[..end])
+                .iter()
+                .rposition(|&x| x == b'\n')
+                .map_or(0, |p| p + 1);
+            past_ascii.push(d.bytes.clone());
+            past_ascii.push(line.max(i)..end);
         }
+        i = end;
     }
     i
 }
@@ -504,6 +537,20 @@ mod tests {
             let got = counted(&src);
             assert_eq!(got.last(), Some(&("a | b | c", 2)), "{first}: {got:?}");
         }
+    }
+
+    #[test]
+    fn a_delimiter_past_ascii_is_found_at_its_word_and_its_end_line() {
+        // `cat <<-'É' | sh` (7 bytes before the word), a body line, the end line after a tab
+        // (`<<-`), and a second document whose end line is missing.
+        let src = "cat <<-'É' | sh\nx\n\tÉ\ncat <<Ö\ny\n";
+        let all = statements(src);
+        let word = 7..11; // `'É'`: a quote, two bytes, a quote
+        let end_line = 19..23; // after ` | sh\n` and `x\n`: a tab, two bytes, a line end
+        assert_eq!(&src[word.clone()], "'É'");
+        assert_eq!(&src[end_line.clone()], "\tÉ\n");
+        let found: Vec<Range<usize>> = all.iter().flat_map(|s| s.past_ascii.clone()).collect();
+        assert_eq!(found, [word, end_line]);
     }
 
     #[test]
