@@ -370,11 +370,86 @@ pub(super) const READERS: &[&str] = &[
 pub(super) static WHOLE_ENV: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(\$\(\s*(?:env|printenv|set|export -p)\b|`\s*(?:env|printenv)\b|/proc/self/environ)")
 });
-pub(super) static SECRET_VAR: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"\$\{?\(?([A-Z][A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH|COOKIE|SESSION|DATABASE_URL|DB_URL|DSN|CONNECTION_STRING)[A-Z0-9_]*)",
-    )
-});
+/// A variable's expansion (`$NAME`, `${NAME}`, `${NAME:-…}`), its name upper case.
+static VARIABLE: LazyLock<Regex> = LazyLock::new(|| re(r"\$\{?\(?([A-Z][A-Z0-9_]*)"));
+
+/// The secret variables `text` expands ([`secret_name`]), in order: each name, and whether it
+/// is written in braces (`${NAME}`).
+pub(super) fn secret_vars(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    VARIABLE.captures_iter(text).filter_map(|c| {
+        let name = c.get(1)?.as_str();
+        secret_name(name).then(|| (name, c[0].starts_with("${")))
+    })
+}
+
+/// The first secret variable `text` expands.
+pub(super) fn secret_var(text: &str) -> Option<&str> {
+    secret_vars(text).next().map(|(name, _)| name)
+}
+
+/// A variable named for a secret, read by its `_`-separated words: a word that is or ends in
+/// a secret's noun (`TOKEN`, `SECRET`, `KEY`, `PASSWORD`, `PASSWD`, `PASS`, `CREDENTIAL(S)`,
+/// `AUTH`, `COOKIE`, `SESSION`, `DSN`: `GITHUB_TOKEN`, `APIKEY`, `OPENAI_API_KEY`), or a
+/// connection string (`DATABASE_URL`, `DB_URL`, `CONNECTION_STRING`). Not a secret:
+/// - a noun that only starts a word (`AUTHOR`, `KEYWORD`, `PASSPORT`, `SESSIONS`);
+/// - a key named public (`PUBLIC_KEY`, `PUBKEY`, `SSH_PUB_KEY`);
+/// - a token that is a count or an asset: plural (`MAX_TOKENS`), after `MAX`/`NUM`, or a
+///   trade's side or fee (`SELL_TOKEN`, `SRC_TOKEN`, `FROM_TOKEN`, `INPUT_TOKEN`,
+///   `SWAP_FEE_TOKEN`) or followed by what names an asset or its side (`TOKEN_MINT`,
+///   `TOKEN_ADDRESS`, `TOKEN_SYMBOL`, `TOKEN_IN`);
+/// - a session's id or name (`SESSION_ID`, `TMUX_SESSION_NAME`).
+pub(super) fn secret_name(name: &str) -> bool {
+    const NOUNS: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "KEY",
+        "PASSWORD",
+        "PASSWD",
+        "PASS",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "SECRETS",
+        "KEYS",
+        "PASSWORDS",
+        "COOKIES",
+        "AUTH",
+        "COOKIE",
+        "SESSION",
+        "DSN",
+    ];
+    const SIDES: &[&str] = &[
+        "SELL", "BUY", "SRC", "SOURCE", "DST", "DEST", "FROM", "TO", "IN", "OUT", "INPUT",
+        "OUTPUT", "BASE", "QUOTE", "FEE", "MAX", "NUM",
+    ];
+    const ASSET: &[&str] = &[
+        "MINT", "ADDRESS", "ADDR", "SYMBOL", "DECIMALS", "AMOUNT", "CONTRACT", "IN", "OUT",
+    ];
+    if ["DATABASE_URL", "DB_URL", "CONNECTION_STRING"]
+        .iter()
+        .any(|c| name.contains(c))
+    {
+        return true;
+    }
+    let words: Vec<&str> = name.split('_').collect();
+    words.iter().enumerate().any(|(k, w)| {
+        let Some(noun) = NOUNS.iter().find(|n| w.ends_with(*n)) else {
+            return false;
+        };
+        let before = k.checked_sub(1).map(|p| words[p]);
+        let after = words.get(k + 1).copied();
+        match *noun {
+            "KEY" => !w.starts_with("PUB") && !before.is_some_and(|b| b.starts_with("PUB")),
+            "TOKEN" => {
+                !before.is_some_and(|b| SIDES.contains(&b))
+                    && !after.is_some_and(|a| ASSET.contains(&a))
+            }
+            // A session's id or name names it (an API resource's `SESSION_ID`,
+            // `TMUX_SESSION_NAME`).
+            "SESSION" => !after.is_some_and(|a| matches!(a, "ID" | "NAME")),
+            _ => true,
+        }
+    })
+}
 
 pub(super) fn exfil(
     ctx: &mut Ctx<'_>,
@@ -392,11 +467,11 @@ pub(super) fn exfil(
         "dig" | "nslookup" | "host" | "drill" | "resolvectl"
     ) && args
         .iter()
-        .any(|a| a.contains("$(") || a.contains("${") || a.contains('`') || SECRET_VAR.is_match(a))
+        .any(|a| a.contains("$(") || a.contains("${") || a.contains('`') || secret_var(a).is_some())
     {
         let secret = args
             .iter()
-            .any(|a| SECRET_VAR.is_match(a) || WHOLE_ENV.is_match(a) || CRED_PATH.is_match(a));
+            .any(|a| secret_var(a).is_some() || WHOLE_ENV.is_match(a) || CRED_PATH.is_match(a));
         ctx.emit(
             EXFIL_CMD,
             0.85,
@@ -410,6 +485,16 @@ pub(super) fn exfil(
         return;
     }
     if !SENDERS.contains(&name.as_str()) {
+        return;
+    }
+    // openssl sends only as a client (`s_client`, `s_time`; `ocsp` to its `-url`): `openssl dgst
+    // -hmac "$SECRET"` signs here.
+    if name == "openssl"
+        && !args
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .is_some_and(|c| matches!(*c, "s_client" | "s_time" | "ocsp"))
+    {
         return;
     }
     // What the command sends: its body/upload arguments, the URL's interpolations, and what is
@@ -482,7 +567,7 @@ pub(super) fn exfil(
             body.push(a);
         } else if a.contains("://") || !a.starts_with('-') {
             // URL or host: data interpolated into it leaves too.
-            if a.contains("$(") || SECRET_VAR.is_match(a) {
+            if a.contains("$(") || secret_var(a).is_some() {
                 body.push(a);
             }
         }
@@ -498,7 +583,7 @@ pub(super) fn exfil(
     let upstream_secret = upstream
         .iter()
         .flat_map(|(_, a)| a.iter())
-        .find_map(|a| SECRET_VAR.captures(a).map(|c| c[1].to_owned()));
+        .find_map(|a| secret_var(a).map(str::to_owned));
     let upstream_file = upstream
         .iter()
         .find(|(n, a)| {
@@ -510,8 +595,11 @@ pub(super) fn exfil(
                 .any(|x| x.starts_with('/') || x.starts_with('~') || x.starts_with("$HOME"))
         })
         .and_then(|(_, a)| {
-            a.iter()
-                .find(|x| x.starts_with('/') || x.starts_with('~') || x.starts_with("$HOME"))
+            // A public key (`~/.ssh/id_ed25519.pub`) is meant to be given away.
+            a.iter().find(|x| {
+                (x.starts_with('/') || x.starts_with('~') || x.starts_with("$HOME"))
+                    && !x.to_ascii_lowercase().ends_with(".pub")
+            })
         })
         .map(|s| (*s).to_owned());
     let cred = body
@@ -530,10 +618,9 @@ pub(super) fn exfil(
     // own.
     let unexpanded = ctx.unexpanded;
     let expanded = |b: &&str| {
-        SECRET_VAR
-            .captures_iter(b)
-            .find(|c| !unexpanded || c[0].starts_with("${"))
-            .map(|c| c[1].to_owned())
+        secret_vars(b)
+            .find(|(_, braced)| !unexpanded || *braced)
+            .map(|(name, _)| name.to_owned())
     };
     let secret = body.iter().find_map(expanded).or(upstream_secret);
     let host = host_of(name, args);

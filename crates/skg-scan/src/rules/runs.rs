@@ -29,9 +29,12 @@ pub(super) struct Runs {
 }
 
 impl Runs {
-    /// `environments`: the `NAME=value` words each command's wrappers give it ([`effective`]).
+    /// `assigned`: the block's assignments as `(name, value)`, in the order of
+    /// [`ShellFacts::assignments`] ([`assigned_values`]); `environments`: the `NAME=value`
+    /// words each command's wrappers give it ([`effective`]).
     pub(super) fn of(
         facts: &ShellFacts,
+        assigned: &[(&str, &str)],
         eff: &[(String, Vec<&str>)],
         environments: &[Vec<(&str, &str)>],
     ) -> Runs {
@@ -42,12 +45,7 @@ impl Runs {
         // assignment alone, `export`); and those given through a wrapper (`env
         // GIT_SSH_COMMAND=/tmp/w git fetch`).
         let mut variable_lines: HashMap<usize, Vec<String>> = HashMap::new();
-        let assigned: Vec<(&str, &str)> = facts
-            .assignments()
-            .iter()
-            .map(|a| (a.name.as_str(), a.value.as_str()))
-            .collect();
-        for (at, code) in variable_command_lines(&assigned) {
+        for (at, code) in variable_command_lines(assigned) {
             let a = &facts.assignments()[at];
             let seen_by = a.command.or_else(|| {
                 let k = facts.commands().partition_point(|c| c.line <= a.line);

@@ -2,9 +2,51 @@
 //! settings that are commands.
 
 use super::{mcp::shell_quote, re};
-use regex::Regex;
-use std::collections::BTreeMap;
+use regex::{Captures, Regex};
+use skg_syntax::Assignment;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
+
+/// Bytes a value may grow to when the variables it expands are put in ([`assigned_values`]):
+/// `X=$X$X` forty times over would otherwise double its way past any memory.
+const MAX_EXPANDED_BYTES: usize = 65_536;
+
+/// Each assignment of a block as `(name, value)`, the variables its value expands that the
+/// block set before it — alone or declared (`X='curl … | sh'; GIT_SSH_COMMAND=$X`, `export
+/// EDITOR="$X"`), not before one command only (`X=… cmd`) — put in as they were set (so a copy
+/// of a copy holds the first value). A value is put in whole (`$X`, `${X}`; not `${X:-…}` or
+/// another expansion's form) while the value stays under [`MAX_EXPANDED_BYTES`]; what is not
+/// known stays as written. Nothing is run: a `$( )` stays its text.
+pub(super) fn assigned_values(assignments: &[Assignment]) -> Vec<(&str, String)> {
+    static EXPANSION: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"));
+    let mut known: HashMap<&str, String> = HashMap::new();
+    let mut out = Vec::with_capacity(assignments.len());
+    for a in assignments {
+        let value = if known.is_empty() || !a.value.contains('$') {
+            a.value.clone()
+        } else {
+            let mut room = MAX_EXPANDED_BYTES.saturating_sub(a.value.len());
+            EXPANSION
+                .replace_all(&a.value, |c: &Captures<'_>| {
+                    let name = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+                    match known.get(name) {
+                        Some(v) if v.len() <= room => {
+                            room -= v.len();
+                            v.clone()
+                        }
+                        _ => c[0].to_owned(),
+                    }
+                })
+                .into_owned()
+        };
+        if a.command.is_none() {
+            known.insert(&a.name, value.clone());
+        }
+        out.push((a.name.as_str(), value));
+    }
+    out
+}
 
 /// Environment variables whose value a program runs as a command line (through `sh -c`): git's
 /// ssh, proxy, editor, pager, diff and password programs, the editor and pager other programs

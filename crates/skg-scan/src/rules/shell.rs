@@ -11,7 +11,7 @@ use super::{
     re,
     runs::Runs,
     scripts::{inline_code, program_rules, read_given, remote_rules},
-    settings::variable_command_lines,
+    settings::{assigned_values, variable_command_lines},
 };
 use regex::Regex;
 use skg_syntax::shell_bounds::{MAX_MENDING_PASSES, MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE};
@@ -81,11 +81,9 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
     }
     // A command line kept in a variable a program runs (`GIT_SSH_COMMAND='…' git fetch`,
     // `export EDITOR=…`): read as the shell line it is, at the assignment's line.
-    let assigned: Vec<(&str, &str)> = facts
-        .assignments()
-        .iter()
-        .map(|a| (a.name.as_str(), a.value.as_str()))
-        .collect();
+    // Values as the block set them (`GIT_SSH_COMMAND=$X` holds what `X` was set to).
+    let values = assigned_values(facts.assignments());
+    let assigned: Vec<(&str, &str)> = values.iter().map(|(n, v)| (*n, v.as_str())).collect();
     for (at, code) in variable_command_lines(&assigned) {
         let line = line0 + facts.assignments()[at].line - 1;
         read_given(ctx, vec![Given::local("sh", &code)], line, place);
@@ -119,7 +117,7 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
             }
         })
         .unzip();
-    let runs = Runs::of(&facts, &eff, &environments);
+    let runs = Runs::of(&facts, &assigned, &eff, &environments);
     // After command `i`, the next `history` that reads or writes the file reads it (`history
     // -r`, `-n`, from any file but /dev/null), not writes the list over it (`-w`). Asked of
     // `history -c` only: it reads the rest of the snippet.

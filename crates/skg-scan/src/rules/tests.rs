@@ -1,6 +1,7 @@
 //! The rules' unit tests: option grammars and readings checked case by case.
 
 use super::{
+    attacks::secret_name,
     blocks::{Reading, Script, shebang},
     commands::{Remote, effective_words, option_values, ssh_command, ssh_words},
     interpreters::{Run, interpreter_run, shell_run},
@@ -372,5 +373,54 @@ fn an_interpreter_s_words_are_read_by_its_option_grammar() {
     ];
     for (name, args, want) in cases {
         assert_eq!(interpreter_run(name, args), *want, "{name} {args:?}");
+    }
+}
+
+#[test]
+fn a_variable_is_a_secret_by_its_words() {
+    for name in [
+        "GITHUB_TOKEN",
+        "OPENAI_API_KEY",
+        "APIKEY",
+        "AWS_SECRET_ACCESS_KEY",
+        "DB_PASSWORD",
+        "SSH_PASS",
+        "OAUTH",
+        "DATABASE_URL",
+        "SENTRY_DSN",
+        "API_KEYS",
+        "BOT_TOKEN_2",
+        "TOKEN",
+        "PASSWORD",
+    ] {
+        assert!(secret_name(name), "{name}");
+    }
+    for name in [
+        // A noun that only starts a word.
+        "AUTHOR",
+        "KEYWORD",
+        "PASSPORT",
+        // Keys named public.
+        "PUBLIC_KEY",
+        "PUBKEY",
+        "SSH_PUB_KEY",
+        "STRIPE_PUBLISHABLE_KEY",
+        // Tokens that are counts or assets.
+        "MAX_TOKENS",
+        "NUM_TOKEN",
+        "SELL_TOKEN",
+        "SRC_TOKEN",
+        "INPUT_TOKEN",
+        "BAGS_TOKEN_MINT",
+        "TOKEN_ADDRESS",
+        "SWAP_FEE_TOKEN",
+        "TOKEN_IN",
+        "SESSION_ID",
+        "TMUX_SESSION_NAME",
+        // No noun at all.
+        "HOME",
+        "CHAIN_ID",
+    ] {
+        assert!(!secret_name(name), "{name}");
     }
 }
