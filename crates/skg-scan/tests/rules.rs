@@ -3982,3 +3982,45 @@ fn a_command_line_copied_between_variables_is_read_where_a_program_runs_it() {
     let s = run_bash(&code);
     assert!(has(&s, "SKG-RCE-001"), "{:?}", found(&s));
 }
+
+#[test]
+fn a_word_the_scan_s_packages_use_is_no_typosquat_and_a_runner_s_arguments_are_no_packages() {
+    let named = |name: &str, description: &str| {
+        let mut p = skill(name, description, "Use it.\n");
+        p.id = SkillId::new(&p.registry, name);
+        p
+    };
+    // `slack` is one edit from the popular `black`; three packages that are not copies of one
+    // another use the word, so it is a word, in the name of any of them. `reqeusts` is used by
+    // none: still a misspelling of `requests`.
+    let packages = [
+        named("slack-bolt-events", "Debug Slack Bolt event subscriptions"),
+        named("channel-summary", "Summarize a Slack channel"),
+        named("standup-bot", "Post the standup to Slack"),
+        named("reqeusts-helper", "Drop-in helper"),
+    ];
+    let s = scan(&packages, &Options::default(), &NoProgress);
+    let flagged: Vec<&str> = s
+        .findings
+        .iter()
+        .filter(|f| f.rule == "SKG-SUPPLY-001")
+        .map(|f| f.skill_id.as_str())
+        .collect();
+    assert_eq!(flagged.len(), 1, "{:?}", s.findings);
+    assert!(flagged[0].ends_with("reqeusts-helper"), "{flagged:?}");
+    // Copies count once: the same name and description three times is one package.
+    let copies = [
+        named("slack-bolt-events", "Debug Slack Bolt event subscriptions"),
+        named("slack-bolt-events", "Debug Slack Bolt event subscriptions"),
+        named("slack-bolt-events", "Debug Slack Bolt event subscriptions"),
+    ];
+    let s = scan(&copies, &Options::default(), &NoProgress);
+    assert!(has(&s, "SKG-SUPPLY-001"), "{:?}", found(&s));
+    // A runner's first word is the package it runs; the rest are its program's arguments.
+    let s = run_bash("npx -y endurance-coach@latest query \"SELECT 1\"\n");
+    assert!(!has(&s, "SKG-SUPPLY-001"), "{:?}", found(&s));
+    let s = run_bash("npx -y expresss@latest serve\n");
+    assert!(has(&s, "SKG-SUPPLY-001"), "{:?}", found(&s));
+    let s = run_bash("npm install lodash expresss\n");
+    assert!(has(&s, "SKG-SUPPLY-001"), "{:?}", found(&s));
+}

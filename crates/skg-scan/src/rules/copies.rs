@@ -1,15 +1,21 @@
 //! Names and copies: typosquats of popular names, and copies of a package that add dangerous code.
 
-use super::{BACKDOOR, Ctx, Place, TYPO};
+use super::{BACKDOOR, Ctx, Place, TYPO, name_parts};
 use crate::{Category, Finding, Severity};
 use skg_model::PackageText;
 use std::collections::BTreeMap;
 
+/// A package's name, or a word of it, one edit away from a popular name ([`NameIndex::near`]),
+/// unless it is a word the scan's packages use ([`NameIndex::is_common`]: `slack-bolt-events`
+/// is no misspelling of `black`).
 pub(super) fn typosquat_rule(ctx: &mut Ctx<'_>, name: &str) {
     let lower = name.to_ascii_lowercase();
-    let candidates = std::iter::once(lower.as_str()).chain(lower.split(['-', '_', ' ', '.']));
+    let candidates = std::iter::once(lower.clone()).chain(name_parts(&lower));
     for word in candidates {
-        if let Some(near) = ctx.names.near(word) {
+        if ctx.names.is_common(&word) {
+            continue;
+        }
+        if let Some(near) = ctx.names.near(&word) {
             let near = near.to_owned();
             ctx.emit(
                 TYPO,

@@ -39,7 +39,7 @@ use crate::{Category, Finding, Severity};
 use regex::Regex;
 use skg_model::{FileKind, FileText, PackageText, SkillKind};
 use skg_syntax::Language;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// A rule: its id, category, severity before context, and what it means.
@@ -133,9 +133,14 @@ rules! {
 #[derive(Debug)]
 pub(crate) struct NameIndex {
     popular: HashSet<String>,
+    /// Words the scan's packages use: found in the names and descriptions of at least
+    /// [`COMMON_IN`] packages that are not copies of one another. A word of a skill's name that
+    /// people write this often is a word (`slack`, `query`, `block`), not a misspelling of the
+    /// popular name one edit away (`black`, `jquery`).
+    common: HashSet<String>,
     /// Every popular name of at least five letters, and every one-letter deletion of it → the
     /// names it came from (a symmetric-delete index: two words one edit apart share a key).
-    deletes: std::collections::HashMap<String, Vec<String>>,
+    deletes: HashMap<String, Vec<String>>,
 }
 
 const POPULAR: &str = include_str!("../popular-names.txt");
@@ -144,6 +149,17 @@ const POPULAR: &str = include_str!("../popular-names.txt");
 /// square of its length, and a crafted name of a megabyte (in two registries, so "popular")
 /// would stall the scan; no package name people type is this long.
 const MAX_NAME_BYTES: usize = 64;
+
+/// Distinct packages (by name and description) whose name or description must use a word for
+/// it to be a common word of the scan ([`NameIndex::is_common`]).
+const COMMON_IN: usize = 3;
+
+/// The lowercase ASCII words of `text` (split at anything not a letter or digit).
+fn name_parts(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+}
 
 impl NameIndex {
     pub(crate) fn new(packages: &[PackageText]) -> NameIndex {
@@ -167,8 +183,37 @@ impl NameIndex {
                 .filter(|(_, r)| r.len() >= 2)
                 .map(|(n, _)| n),
         );
-        let mut deletes: std::collections::HashMap<String, Vec<String>> =
-            std::collections::HashMap::new();
+        // Copies (the same name and description) count once.
+        let mut distinct: HashSet<(String, String)> = HashSet::new();
+        let mut uses: HashMap<String, usize> = HashMap::new();
+        for p in packages {
+            let norm = |s: &Option<String>| {
+                s.as_deref()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .to_lowercase()
+            };
+            if !distinct.insert((norm(&p.name), norm(&p.description))) {
+                continue;
+            }
+            let text = format!(
+                "{} {}",
+                p.name.as_deref().unwrap_or(""),
+                p.description.as_deref().unwrap_or("")
+            );
+            let words: HashSet<String> = name_parts(&text).collect();
+            for w in words {
+                *uses.entry(w).or_default() += 1;
+            }
+        }
+        let common = uses
+            .into_iter()
+            .filter(|(_, n)| *n >= COMMON_IN)
+            .map(|(w, _)| w)
+            .collect();
+        let mut deletes: HashMap<String, Vec<String>> = HashMap::new();
         for p in popular
             .iter()
             .filter(|p| (5..=MAX_NAME_BYTES).contains(&p.len()))
@@ -181,7 +226,16 @@ impl NameIndex {
             v.sort();
             v.dedup();
         }
-        NameIndex { popular, deletes }
+        NameIndex {
+            popular,
+            common,
+            deletes,
+        }
+    }
+
+    /// `word` is a common word of the scan (see [`NameIndex::common`]).
+    fn is_common(&self, word: &str) -> bool {
+        self.common.contains(word)
     }
 
     /// The popular name `word` is one edit (insert, delete, substitute, swap) away from.

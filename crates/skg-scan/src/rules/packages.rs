@@ -69,6 +69,33 @@ pub(super) static INDEX_FLAG: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// The packages a package manager's words install or run: every word of an install (`npm i a
+/// b`, `pip install x`), but only the first of a runner (`npx`, `bunx`, `uvx`, `npm exec`,
+/// `pnpm dlx`, `yarn dlx`, `bun x`, `pipx run`), whose other words are its program's arguments
+/// (`npx -y tool@latest query "…"` runs `tool`).
+fn installed<'a>(name: &str, args: &[&'a str]) -> Vec<&'a str> {
+    let words: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let runner = match (name, words.first().copied()) {
+        ("npx" | "bunx" | "uvx", _) => Some(0),
+        ("npm", Some("exec" | "x")) | ("pnpm" | "yarn", Some("dlx")) | ("bun", Some("x")) => {
+            Some(1)
+        }
+        ("pipx", Some("run")) => Some(1),
+        _ => None,
+    };
+    match runner {
+        Some(k) => words.get(k).copied().into_iter().collect(),
+        None => words
+            .into_iter()
+            .filter(|a| !matches!(*a, "install" | "i" | "add" | "pip"))
+            .collect(),
+    }
+}
+
 pub(super) fn package_install(
     ctx: &mut Ctx<'_>,
     name: &str,
@@ -169,10 +196,7 @@ pub(super) fn package_install(
             0,
         );
     }
-    for a in args
-        .iter()
-        .filter(|a| !a.starts_with('-') && !matches!(**a, "install" | "i" | "add" | "pip"))
-    {
+    for a in installed(name, args) {
         let pkg = a
             .split(['=', '<', '>', '[', '@', '~'])
             .next()
