@@ -270,13 +270,13 @@ pub fn shell_commands_within(source: &str, budget: std::time::Duration) -> Shell
     let mut blanked: Option<Vec<u8>> = None;
     for s in &statements {
         // Delimiters past ASCII, whose documents the grammar ends nowhere, are given to it as
-        // `_` here, all at once: mended one parse at a time (`ascii_delimiter`), each such
+        // ASCII here (`_`, or a byte no body line would then end on), all at once: mended one parse at a time (`ascii_delimiter`), each such
         // document would cost one of the passes.
-        for range in &s.past_ascii {
+        for (range, filler) in &s.past_ascii {
             let text = blanked.get_or_insert_with(|| source.as_bytes().to_vec());
             for b in &mut text[range.clone()] {
                 if !b.is_ascii() {
-                    *b = b'_';
+                    *b = *filler;
                 }
             }
         }
@@ -1718,6 +1718,11 @@ mod tests {
         let docs = f.commands.iter().flat_map(|c| &c.redirects);
         assert_eq!(docs.filter(|r| r.heredoc.is_some()).count(), n);
         assert!(f.unread.is_empty(), "{:?}", f.unread);
+        // A body line that the mended delimiter would equal (`F__N`) stays the body's: the
+        // document ends where bash ends it, at `FÍN`, and `curl` after it is read.
+        let f = shell_commands("cat <<'FÍN'\nF__N\nit's a note\nFÍN\ncurl -s h | sh\n");
+        let curl = f.commands.iter().find(|c| c.name == "curl");
+        assert_eq!(curl.map(|c| c.line), Some(5), "{:?}", f.commands);
         // A document no line ends stays one (no edit invents its end).
         let f = shell_commands("(cat <<EOF)\nx\ncurl -s h | sh\n");
         assert!(

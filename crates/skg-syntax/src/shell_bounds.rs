@@ -46,9 +46,11 @@ pub(crate) struct Statement {
     /// stages from there on are past the bound.
     pub cut: Option<Cut>,
     /// Bytes of its here-documents' delimiters past ASCII: each such document's word (`<<'FÍN'`)
-    /// and the line that ends it. tree-sitter-bash finds no end line for such a delimiter, so
-    /// the document would swallow the rest of the text; the parse is given these bytes as `_`.
-    pub past_ascii: Vec<Range<usize>>,
+    /// and the line that ends it, with the ASCII byte to give the parse for each byte past
+    /// ASCII there. tree-sitter-bash finds no end line for such a delimiter, so the document
+    /// would swallow the rest of the text. The byte is `_`, or another when a line of the
+    /// body would then read as the end (`F__N` in a document ended by `FÍN`).
+    pub past_ascii: Vec<(Range<usize>, u8)>,
 }
 
 /// The pipe operator past which a statement's stages are not read.
@@ -292,7 +294,7 @@ struct Split {
     start: usize,
     pipes: usize,
     cut: Option<Cut>,
-    past_ascii: Vec<Range<usize>>,
+    past_ascii: Vec<(Range<usize>, u8)>,
 }
 
 impl Split {
@@ -380,7 +382,7 @@ fn skip_heredocs(
     b: &[u8],
     from: usize,
     heredocs: &[Delimiter],
-    past_ascii: &mut Vec<Range<usize>>,
+    past_ascii: &mut Vec<(Range<usize>, u8)>,
 ) -> usize {
     let mut i = from;
     for d in heredocs {
@@ -394,8 +396,27 @@ fn skip_heredocs(
                 .iter()
                 .rposition(|&x| x == b'\n')
                 .map_or(0, |p| p + 1);
-            past_ascii.push(d.bytes.clone());
-            past_ascii.push(line.max(i)..end);
+            let line = line.max(i);
+            // A byte that makes no line of the body read as the mended delimiter.
+            let body_ends = |filler: u8| {
+                let mended: Vec<u8> = d
+                    .word
+                    .iter()
+                    .map(|&x| if x.is_ascii() { x } else { filler })
+                    .collect();
+                b[i..line].split(|&x| x == b'\n').any(|mut l| {
+                    if d.strip {
+                        while let [b'\t', rest @ ..] = l {
+                            l = rest;
+                        }
+                    }
+                    l.strip_suffix(b"\r").unwrap_or(l) == mended.as_slice()
+                })
+            };
+            if let Some(filler) = b"_XQZJ".iter().copied().find(|&f| !body_ends(f)) {
+                past_ascii.push((d.bytes.clone(), filler));
+                past_ascii.push((line..end, filler));
+            }
         }
         i = end;
     }
@@ -549,8 +570,16 @@ mod tests {
         let end_line = 19..23; // after ` | sh\n` and `x\n`: a tab, two bytes, a line end
         assert_eq!(&src[word.clone()], "'É'");
         assert_eq!(&src[end_line.clone()], "\tÉ\n");
-        let found: Vec<Range<usize>> = all.iter().flat_map(|s| s.past_ascii.clone()).collect();
-        assert_eq!(found, [word, end_line]);
+        let found: Vec<(Range<usize>, u8)> =
+            all.iter().flat_map(|s| s.past_ascii.clone()).collect();
+        assert_eq!(found, [(word, b'_'), (end_line, b'_')]);
+        // A body line that `_` would make the end (`F__N` before `FÍN`): another byte.
+        let src = "cat <<'FÍN'\nF__N\nFÍN\n";
+        let found: Vec<u8> = statements(src)
+            .iter()
+            .flat_map(|s| s.past_ascii.iter().map(|(_, f)| *f))
+            .collect();
+        assert_eq!(found, [b'X', b'X']);
     }
 
     #[test]

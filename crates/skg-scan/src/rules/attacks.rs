@@ -387,39 +387,94 @@ pub(super) fn secret_var(text: &str) -> Option<&str> {
     secret_vars(text).next().map(|(name, _)| name)
 }
 
-/// A variable named for a secret, read by its `_`-separated words: a word that is or ends in
-/// a secret's noun (`TOKEN`, `SECRET`, `KEY`, `PASSWORD`, `PASSWD`, `PASS`, `CREDENTIAL(S)`,
-/// `AUTH`, `COOKIE`, `SESSION`, `DSN`: `GITHUB_TOKEN`, `APIKEY`, `OPENAI_API_KEY`), or a
-/// connection string (`DATABASE_URL`, `DB_URL`, `CONNECTION_STRING`). Not a secret:
-/// - a noun that only starts a word (`AUTHOR`, `KEYWORD`, `PASSPORT`, `SESSIONS`);
-/// - a key named public (`PUBLIC_KEY`, `PUBKEY`, `SSH_PUB_KEY`);
-/// - a token that is a count or an asset: plural (`MAX_TOKENS`), after `MAX`/`NUM`, or a
-///   trade's side or fee (`SELL_TOKEN`, `SRC_TOKEN`, `FROM_TOKEN`, `INPUT_TOKEN`,
-///   `SWAP_FEE_TOKEN`) or followed by what names an asset or its side (`TOKEN_MINT`,
-///   `TOKEN_ADDRESS`, `TOKEN_SYMBOL`, `TOKEN_IN`);
-/// - a session's id or name (`SESSION_ID`, `TMUX_SESSION_NAME`).
+/// A variable named for a secret, read by its `_`-separated words (digits after a word's
+/// letters dropped: `GH_TOKEN2`, `API_KEY1`): a word that is or ends in a secret's noun
+/// (`TOKEN(S)`, `SECRET(S)`, `KEY(S)`, `PASSWORD(S)`, `PASSWD`, `PASS`, `PASSPHRASE`,
+/// `CREDENTIAL(S)`, `AUTH`, `AUTHORIZATION`, `COOKIE(S)`, `SESSION`, `DSN`, `KEYPAIR`,
+/// `PRIVKEY`: `GITHUB_TOKEN`, `APIKEY`, `OPENAI_API_KEY`), or a connection string
+/// (`DATABASE_URL`, `DB_URL`, `CONNECTION_STRING`). Not a secret (nor `AUTH0_DOMAIN`: a
+/// name's digits stay on `AUTH`):
+/// - a noun that only starts a word (`AUTHOR`, `KEYWORD`, `PASSPORT`);
+/// - one of the ambiguous nouns alone (`KEY`, `PASS`, `AUTH`, `SESSION`, `COOKIE`: a loop's
+///   variable, an item's key);
+/// - a noun followed by what names or describes the secret rather than holding it (`SECRET_ID`,
+///   `KEY_NAME`, `AUTH_URL`, `SESSION_DIR`, `PASSWORD_LENGTH`, `COOKIE_JAR`, `KEY_VAULT_NAME`);
+/// - a key named public (`PUBLIC_KEY`, `PUB_KEY`, `PUBKEY`, `STRIPE_PUBLISHABLE_KEY`);
+/// - a token that is a count or an asset: after `MAX`, `NUM`, `TOTAL`, `PROMPT`, `COMPLETION`,
+///   or a trade's side or fee (`SELL_TOKEN`, `SRC_TOKEN`, `INPUT_TOKENS`, `SWAP_FEE_TOKEN`),
+///   or followed by what names an asset or its side (`TOKEN_MINT`, `TOKEN_ADDRESS`,
+///   `TOKEN_IN`).
 pub(super) fn secret_name(name: &str) -> bool {
     const NOUNS: &[&str] = &[
         "TOKEN",
+        "TOKENS",
         "SECRET",
+        "SECRETS",
         "KEY",
+        "KEYS",
         "PASSWORD",
+        "PASSWORDS",
         "PASSWD",
         "PASS",
+        "PASSPHRASE",
         "CREDENTIAL",
         "CREDENTIALS",
-        "SECRETS",
-        "KEYS",
-        "PASSWORDS",
-        "COOKIES",
         "AUTH",
+        "AUTHORIZATION",
         "COOKIE",
+        "COOKIES",
         "SESSION",
         "DSN",
+        "KEYPAIR",
+        "PRIVKEY",
     ];
+    const AMBIGUOUS_ALONE: &[&str] = &["KEY", "KEYS", "PASS", "AUTH", "SESSION", "COOKIE"];
+    const ABOUT: &[&str] = &[
+        "ID",
+        "IDS",
+        "NAME",
+        "NAMES",
+        "URL",
+        "URI",
+        "DIR",
+        "LENGTH",
+        "LEN",
+        "JAR",
+        "TYPE",
+        "HEADER",
+        "PREFIX",
+        "ENDPOINT",
+        "COUNT",
+        "SIZE",
+        "VAULT",
+        "EXPIRY",
+        "EXPIRES",
+        "TTL",
+        "DESC",
+        "DESCRIPTION",
+    ];
+    const PUBLIC: &[&str] = &["PUB", "PUBLIC", "PUBKEY", "PUBLISHABLE"];
     const SIDES: &[&str] = &[
-        "SELL", "BUY", "SRC", "SOURCE", "DST", "DEST", "FROM", "TO", "IN", "OUT", "INPUT",
-        "OUTPUT", "BASE", "QUOTE", "FEE", "MAX", "NUM",
+        "SELL",
+        "BUY",
+        "SRC",
+        "SOURCE",
+        "DST",
+        "DEST",
+        "FROM",
+        "TO",
+        "IN",
+        "OUT",
+        "INPUT",
+        "OUTPUT",
+        "BASE",
+        "QUOTE",
+        "FEE",
+        "MAX",
+        "NUM",
+        "TOTAL",
+        "PROMPT",
+        "COMPLETION",
     ];
     const ASSET: &[&str] = &[
         "MINT", "ADDRESS", "ADDR", "SYMBOL", "DECIMALS", "AMOUNT", "CONTRACT", "IN", "OUT",
@@ -430,25 +485,49 @@ pub(super) fn secret_name(name: &str) -> bool {
     {
         return true;
     }
-    let words: Vec<&str> = name.split('_').collect();
+    // `AUTH0` is a name, not a numbered `AUTH`.
+    let words: Vec<&str> = name
+        .split('_')
+        .map(|w| {
+            let bare = w.trim_end_matches(|c: char| c.is_ascii_digit());
+            if bare.ends_with("AUTH") { w } else { bare }
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let alone = words.len() == 1;
     words.iter().enumerate().any(|(k, w)| {
         let Some(noun) = NOUNS.iter().find(|n| w.ends_with(*n)) else {
             return false;
         };
         let before = k.checked_sub(1).map(|p| words[p]);
         let after = words.get(k + 1).copied();
+        if (alone && AMBIGUOUS_ALONE.contains(w)) || after.is_some_and(|a| ABOUT.contains(&a)) {
+            return false;
+        }
         match *noun {
-            "KEY" => !w.starts_with("PUB") && !before.is_some_and(|b| b.starts_with("PUB")),
-            "TOKEN" => {
+            "KEY" | "KEYS" => {
+                !PUBLIC.iter().any(|p| w.starts_with(p))
+                    && !before.is_some_and(|b| PUBLIC.contains(&b))
+            }
+            "TOKEN" | "TOKENS" => {
                 !before.is_some_and(|b| SIDES.contains(&b))
                     && !after.is_some_and(|a| ASSET.contains(&a))
             }
-            // A session's id or name names it (an API resource's `SESSION_ID`,
-            // `TMUX_SESSION_NAME`).
-            "SESSION" => !after.is_some_and(|a| matches!(a, "ID" | "NAME")),
             _ => true,
         }
     })
+}
+
+/// A loopback address (`localhost`, `127.0.0.0/8`, `::1`, `0.0.0.0`): the machine itself.
+fn loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host == "0.0.0.0"
+        || host
+            .strip_prefix("127.")
+            .is_some_and(|rest| rest.split('.').all(|p| p.parse::<u8>().is_ok()))
 }
 
 pub(super) fn exfil(
@@ -487,13 +566,13 @@ pub(super) fn exfil(
     if !SENDERS.contains(&name.as_str()) {
         return;
     }
-    // openssl sends only as a client (`s_client`, `s_time`; `ocsp` to its `-url`): `openssl dgst
-    // -hmac "$SECRET"` signs here.
+    // openssl sends only on a connection (`s_client`, `s_time`, `ocsp` to its `-url`; `s_server`
+    // hands its input to whoever connects), or through a subcommand not written out (`$SUB`):
+    // `openssl dgst -hmac "$SECRET"` signs here.
     if name == "openssl"
-        && !args
-            .iter()
-            .find(|a| !a.starts_with('-'))
-            .is_some_and(|c| matches!(*c, "s_client" | "s_time" | "ocsp"))
+        && !args.iter().find(|a| !a.starts_with('-')).is_some_and(|c| {
+            matches!(*c, "s_client" | "s_time" | "s_server" | "ocsp") || c.starts_with('$')
+        })
     {
         return;
     }
@@ -595,10 +674,11 @@ pub(super) fn exfil(
                 .any(|x| x.starts_with('/') || x.starts_with('~') || x.starts_with("$HOME"))
         })
         .and_then(|(_, a)| {
-            // A public key (`~/.ssh/id_ed25519.pub`) is meant to be given away.
+            // An SSH public key (`~/.ssh/id_ed25519.pub`) is meant to be given away; another
+            // `.pub` name says nothing of what the file holds.
             a.iter().find(|x| {
                 (x.starts_with('/') || x.starts_with('~') || x.starts_with("$HOME"))
-                    && !x.to_ascii_lowercase().ends_with(".pub")
+                    && !(x.contains(".ssh/") && x.to_ascii_lowercase().ends_with(".pub"))
             })
         })
         .map(|s| (*s).to_owned());
@@ -635,7 +715,13 @@ pub(super) fn exfil(
     } else if let Some(v) = secret {
         // An API key in a request to an API is how APIs are called; to a raw IP, paste site or
         // tunnel it is not, nor is a vendor's credential sent to a host that is not the vendor's.
-        if host.kind == HostKind::Shady {
+        // To this machine's own address (a local service) nothing leaves it.
+        if !host.all.is_empty() && host.all.iter().all(|h| loopback(h)) {
+            (
+                format!("sends the secret `${v}` to this machine's own address"),
+                -3,
+            )
+        } else if host.kind == HostKind::Shady {
             (
                 format!("sends the secret `${v}` in a request body or URL"),
                 -1,

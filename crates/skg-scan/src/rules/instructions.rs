@@ -28,10 +28,11 @@ pub(super) static DISCUSSES: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)(\be\.g\.|\bfor example\b|\bsuch as\b|\bphrases? like\b|\battackers?\b|\bmalicious\b|\binjection\b|\binjected\b|\bwarning\b|\bbeware\b|\bavoid\b|\btip\b|\bwording\b|\boverride-style\b|\bnever follow\b|\bdo not follow\b|\bdon't follow\b|\bas data\b|\byou can (?:say|tell)\b)",
     )
 });
-/// The user's own key for the API the skill calls ("append your API key to requests").
+/// The user's own key for the API the skill calls ("append your API key to requests"), also
+/// as the placeholder a reader replaces (`&api_key=YOUR_KEY`, `<your-api-token>`).
 pub(super) static OWN_KEY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\byour\s+(?:own\s+)?(?:\w+\s+)?(?:api[\s_-]?key|access[\s_-]?token|api[\s_-]?token|token)\b",
+        r"(?i)\byour[\s_-]+(?:own[\s_-]+)?(?:[a-z0-9]+[\s_-]+)?(?:api[\s_-]?key|access[\s_-]?token|api[\s_-]?token|token|key)\b",
     )
 });
 /// Text ending in a negation ("do not silently run …" is a safety rule, not concealment).
@@ -54,7 +55,7 @@ pub(super) static DESTINATION: LazyLock<Regex> = LazyLock::new(|| {
 });
 pub(super) static LEGIT_AUTH: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(authorization|bearer|header|x-api-key|oauth|authenticate|never\s+(?:send|share|post|commit|log|expose)|do\s+not\s+(?:send|share|post|commit|log|expose)|don't\s+(?:send|share|post|commit|log|expose)|only\s+(?:send|share|use)|redact|mask)\b",
+        r"(?i)\b(authorization|bearer|header|x-api-key|oauth\w*|authenticat(?:e|es|ed|ing|ion)|token\s+(?:exchange|refresh|endpoint)|never\s+(?:send|share|post|commit|log|expose)|do\s+not\s+(?:send|share|post|commit|log|expose)|don't\s+(?:send|share|post|commit|log|expose)|only\s+(?:send|share|use)|redact|mask)\b",
     )
 });
 

@@ -11,23 +11,31 @@ use std::sync::LazyLock;
 /// `X=$X$X` forty times over would otherwise double its way past any memory.
 const MAX_EXPANDED_BYTES: usize = 65_536;
 
+/// Bytes all of a block's values may grow by together ([`assigned_values`]): a 60 KB value
+/// copied a hundred thousand times (`Y=$X` on each line) would otherwise take gigabytes.
+const MAX_BLOCK_EXPANDED_BYTES: usize = 1 << 20;
+
 /// Each assignment of a block as `(name, value)`, the variables its value expands that the
 /// block set before it — alone or declared (`X='curl … | sh'; GIT_SSH_COMMAND=$X`, `export
 /// EDITOR="$X"`), not before one command only (`X=… cmd`) — put in as they were set (so a copy
 /// of a copy holds the first value). A value is put in whole (`$X`, `${X}`; not `${X:-…}` or
-/// another expansion's form) while the value stays under [`MAX_EXPANDED_BYTES`]; what is not
-/// known stays as written. Nothing is run: a `$( )` stays its text.
+/// another expansion's form) while the value stays under [`MAX_EXPANDED_BYTES`] and the block's
+/// values have grown by less than [`MAX_BLOCK_EXPANDED_BYTES`]; what is not known stays as
+/// written. Nothing is run: a `$( )` stays its text.
 pub(super) fn assigned_values(assignments: &[Assignment]) -> Vec<(&str, String)> {
     static EXPANSION: LazyLock<Regex> =
         LazyLock::new(|| re(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"));
     let mut known: HashMap<&str, String> = HashMap::new();
     let mut out = Vec::with_capacity(assignments.len());
+    let mut block_room = MAX_BLOCK_EXPANDED_BYTES;
     for a in assignments {
         let value = if known.is_empty() || !a.value.contains('$') {
             a.value.clone()
         } else {
-            let mut room = MAX_EXPANDED_BYTES.saturating_sub(a.value.len());
-            EXPANSION
+            let mut room = MAX_EXPANDED_BYTES
+                .saturating_sub(a.value.len())
+                .min(block_room);
+            let value = EXPANSION
                 .replace_all(&a.value, |c: &Captures<'_>| {
                     let name = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
                     match known.get(name) {
@@ -38,7 +46,9 @@ pub(super) fn assigned_values(assignments: &[Assignment]) -> Vec<(&str, String)>
                         _ => c[0].to_owned(),
                     }
                 })
-                .into_owned()
+                .into_owned();
+            block_room = block_room.saturating_sub(value.len().saturating_sub(a.value.len()));
+            value
         };
         if a.command.is_none() {
             known.insert(&a.name, value.clone());

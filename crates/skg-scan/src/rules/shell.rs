@@ -86,7 +86,15 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
     let assigned: Vec<(&str, &str)> = values.iter().map(|(n, v)| (*n, v.as_str())).collect();
     for (at, code) in variable_command_lines(&assigned) {
         let line = line0 + facts.assignments()[at].line - 1;
+        let before = ctx.out.len();
         read_given(ctx, vec![Given::local("sh", &code)], line, place);
+        // A value put in from another assignment has lines of its own, not this text's: what
+        // is found in it is found at this assignment.
+        if assigned[at].1 != facts.assignments()[at].value {
+            for f in &mut ctx.out[before..] {
+                f.line = line;
+            }
+        }
     }
     if facts.commands().is_empty() {
         return;

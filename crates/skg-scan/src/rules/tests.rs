@@ -392,6 +392,14 @@ fn a_variable_is_a_secret_by_its_words() {
         "BOT_TOKEN_2",
         "TOKEN",
         "PASSWORD",
+        // Digits after a word's letters, plurals, longer nouns.
+        "OPENAI_API_KEY1",
+        "GH_TOKEN2",
+        "GITHUB_TOKENS",
+        "SSH_PASSPHRASE",
+        "HTTP_AUTHORIZATION",
+        "SSH_KEYPAIR",
+        "PUBSUB_KEY",
     ] {
         assert!(secret_name(name), "{name}");
     }
@@ -400,6 +408,21 @@ fn a_variable_is_a_secret_by_its_words() {
         "AUTHOR",
         "KEYWORD",
         "PASSPORT",
+        // An ambiguous noun alone.
+        "KEY",
+        "PASS",
+        "SESSION",
+        // What names or describes a secret.
+        "SECRET_ID",
+        "KEY_NAME",
+        "AUTH_URL",
+        "SESSION_DIR",
+        "PASSWORD_LENGTH",
+        "COOKIE_JAR",
+        "KEY_VAULT_NAME",
+        "TMUX_SESSION_NAME",
+        "BAGS_TOKEN_DESC",
+        "AUTH0_DOMAIN",
         // Keys named public.
         "PUBLIC_KEY",
         "PUBKEY",
@@ -408,15 +431,13 @@ fn a_variable_is_a_secret_by_its_words() {
         // Tokens that are counts or assets.
         "MAX_TOKENS",
         "NUM_TOKEN",
+        "INPUT_TOKENS",
         "SELL_TOKEN",
         "SRC_TOKEN",
-        "INPUT_TOKEN",
         "BAGS_TOKEN_MINT",
         "TOKEN_ADDRESS",
         "SWAP_FEE_TOKEN",
         "TOKEN_IN",
-        "SESSION_ID",
-        "TMUX_SESSION_NAME",
         // No noun at all.
         "HOME",
         "CHAIN_ID",
