@@ -413,7 +413,8 @@ fn skip_heredocs(
                     l.strip_suffix(b"\r").unwrap_or(l) == mended.as_slice()
                 })
             };
-            if let Some(filler) = b"_XQZJ".iter().copied().find(|&f| !body_ends(f)) {
+            let fillers = std::iter::once(b'_').chain(b'A'..=b'Z').chain(b'a'..=b'z');
+            if let Some(filler) = fillers.into_iter().find(|&f| !body_ends(f)) {
                 past_ascii.push((d.bytes.clone(), filler));
                 past_ascii.push((line..end, filler));
             }
@@ -579,7 +580,7 @@ mod tests {
             .iter()
             .flat_map(|s| s.past_ascii.iter().map(|(_, f)| *f))
             .collect();
-        assert_eq!(found, [b'X', b'X']);
+        assert_eq!(found, [b'A', b'A']);
     }
 
     #[test]

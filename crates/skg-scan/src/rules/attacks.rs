@@ -715,8 +715,32 @@ pub(super) fn exfil(
     } else if let Some(v) = secret {
         // An API key in a request to an API is how APIs are called; to a raw IP, paste site or
         // tunnel it is not, nor is a vendor's credential sent to a host that is not the vendor's.
-        // To this machine's own address (a local service) nothing leaves it.
-        if !host.all.is_empty() && host.all.iter().all(|h| loopback(h)) {
+        // To this machine's own address (a local service) nothing leaves it — unless the command
+        // is sent on (a proxy, `--connect-to`, `--resolve`, a `*_proxy` setting) or the block
+        // opens a tunnel that a local port forwards (`ssh -L`, `socat`).
+        let forwarded = args.iter().any(|a| {
+            // curl's `-x` (its value after it or attached), and the long options.
+            a.starts_with("-x")
+                || a.starts_with("--")
+                    && ["proxy", "connect-to", "resolve", "socks"]
+                        .iter()
+                        .any(|o| a.to_ascii_lowercase().contains(o))
+        }) || facts.commands().iter().any(|c| {
+            c.name == "socat"
+                || c.name == "ssh"
+                    && c.args.iter().any(|a| {
+                        a.starts_with('-') && !a.starts_with("--") && a.contains(['L', 'D', 'R'])
+                    })
+                || c.args.iter().chain(std::iter::once(&c.name)).any(|a| {
+                    a.split_once('=')
+                        .is_some_and(|(k, _)| k.to_ascii_lowercase().ends_with("_proxy"))
+                })
+        }) || facts
+            .assignments()
+            .iter()
+            .any(|a| a.name.to_ascii_lowercase().ends_with("_proxy"));
+        if !forwarded && !host.all.is_empty() && host.all.iter().all(|h| loopback(h)) {
+            shown.clear();
             (
                 format!("sends the secret `${v}` to this machine's own address"),
                 -3,

@@ -29,12 +29,18 @@ pub(super) static DISCUSSES: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 /// The user's own key for the API the skill calls ("append your API key to requests"), also
-/// as the placeholder a reader replaces (`&api_key=YOUR_KEY`, `<your-api-token>`).
+/// as the placeholder a reader replaces (`&api_key=YOUR_KEY`, `YOUR_API_TOKEN`) — not one
+/// named private, SSH, secret, GPG or a wallet's ([`PRIVATE_KEY`]).
 pub(super) static OWN_KEY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\byour[\s_-]+(?:own[\s_-]+)?(?:[a-z0-9]+[\s_-]+)?(?:api[\s_-]?key|access[\s_-]?token|api[\s_-]?token|token|key)\b",
+        r"(?i)\byour\s+(?:own\s+)?(?:\w+\s+)?(?:api[\s_-]?key|access[\s_-]?token|api[\s_-]?token|token)\b|(?-i:\bYOUR_(?:[A-Z0-9]+_)*(?:KEY|TOKEN)\b)",
     )
 });
+/// A web address, whole.
+static ADDRESS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b(?:https?|ftp)://\S+"));
+/// A key that is no API's: private, SSH, secret, GPG, a wallet's, a seed phrase.
+pub(super) static PRIVATE_KEY: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)(private|ssh|secret|gpg|pgp|wallet|seed)"));
 /// Text ending in a negation ("do not silently run …" is a safety rule, not concealment).
 pub(super) static NEGATED: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(?:not|never|no|n't|without)\s+$"));
@@ -55,7 +61,7 @@ pub(super) static DESTINATION: LazyLock<Regex> = LazyLock::new(|| {
 });
 pub(super) static LEGIT_AUTH: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(authorization|bearer|header|x-api-key|oauth\w*|authenticat(?:e|es|ed|ing|ion)|token\s+(?:exchange|refresh|endpoint)|never\s+(?:send|share|post|commit|log|expose)|do\s+not\s+(?:send|share|post|commit|log|expose)|don't\s+(?:send|share|post|commit|log|expose)|only\s+(?:send|share|use)|redact|mask)\b",
+        r"(?i)\b(authorization|bearer|header|x-api-key|oauth|authenticate|only\s+to|never\s+(?:send|share|post|commit|log|expose)|do\s+not\s+(?:send|share|post|commit|log|expose)|don't\s+(?:send|share|post|commit|log|expose)|only\s+(?:send|share|use)|redact|mask)\b",
     )
 });
 
@@ -140,11 +146,16 @@ pub(super) fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place:
                 0,
             );
         }
+        // What is sent and how it authenticates are read outside the addresses: a URL's
+        // `/oauth_token` or `/authentication` path says neither.
+        let addressless = ADDRESS.replace_all(sentence, " ");
         if SEND_VERB.is_match(sentence)
-            && SECRET_NOUN.is_match(sentence)
+            && SECRET_NOUN.is_match(&addressless)
             && DESTINATION.is_match(sentence)
-            && !LEGIT_AUTH.is_match(sentence)
-            && !OWN_KEY.is_match(sentence)
+            && !LEGIT_AUTH.is_match(&addressless)
+            && OWN_KEY
+                .find(sentence)
+                .is_none_or(|m| PRIVATE_KEY.is_match(m.as_str()))
         {
             let (context, adjust) = match &discussed {
                 Some(d) => (

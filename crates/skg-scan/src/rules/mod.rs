@@ -133,10 +133,10 @@ rules! {
 #[derive(Debug)]
 pub(crate) struct NameIndex {
     popular: HashSet<String>,
-    /// Words the scan's packages use: found in the names and descriptions of at least
-    /// [`COMMON_IN`] packages that are not copies of one another. A word of a skill's name that
-    /// people write this often is a word (`slack`, `query`, `block`), not a misspelling of the
-    /// popular name one edit away (`black`, `jquery`).
+    /// Words the scan's skills use: found in the descriptions of at least [`COMMON_IN`] skills
+    /// that are not copies of one another nor named with the word, in two registries or more.
+    /// A word of a skill's name that people write this often is a word (`slack`, `query`,
+    /// `block`), not a misspelling of the popular name one edit away (`black`, `jquery`).
     common: HashSet<String>,
     /// Every popular name of at least five letters, and every one-letter deletion of it → the
     /// names it came from (a symmetric-delete index: two words one edit apart share a key).
@@ -150,8 +150,8 @@ const POPULAR: &str = include_str!("../popular-names.txt");
 /// would stall the scan; no package name people type is this long.
 const MAX_NAME_BYTES: usize = 64;
 
-/// Distinct packages (by name and description) whose name or description must use a word for
-/// it to be a common word of the scan ([`NameIndex::is_common`]).
+/// Distinct skills (by name and description) whose description must use a word for it to be a
+/// common word of the scan ([`NameIndex::is_common`]).
 const COMMON_IN: usize = 3;
 
 /// The lowercase ASCII words of `text` (split at anything not a letter or digit).
@@ -183,10 +183,13 @@ impl NameIndex {
                 .filter(|(_, r)| r.len() >= 2)
                 .map(|(n, _)| n),
         );
-        // Copies (the same name and description) count once.
+        // Copies (the same name and description) count once; a word counts in a description
+        // only when the package is not named with it (a squat's own packages, named with the
+        // misspelling, cannot make it a word), and in skills only (a catalog's tools are not
+        // packages anyone names).
         let mut distinct: HashSet<(String, String)> = HashSet::new();
-        let mut uses: HashMap<String, usize> = HashMap::new();
-        for p in packages {
+        let mut uses: HashMap<String, (usize, HashSet<&str>)> = HashMap::new();
+        for p in packages.iter().filter(|p| p.kind == SkillKind::Skill) {
             let norm = |s: &Option<String>| {
                 s.as_deref()
                     .unwrap_or("")
@@ -198,19 +201,19 @@ impl NameIndex {
             if !distinct.insert((norm(&p.name), norm(&p.description))) {
                 continue;
             }
-            let text = format!(
-                "{} {}",
-                p.name.as_deref().unwrap_or(""),
-                p.description.as_deref().unwrap_or("")
-            );
-            let words: HashSet<String> = name_parts(&text).collect();
+            let named: HashSet<String> = name_parts(p.name.as_deref().unwrap_or(&p.root)).collect();
+            let words: HashSet<String> = name_parts(p.description.as_deref().unwrap_or(""))
+                .filter(|w| !named.contains(w))
+                .collect();
             for w in words {
-                *uses.entry(w).or_default() += 1;
+                let (n, registries) = uses.entry(w).or_default();
+                *n += 1;
+                registries.insert(p.registry.as_str());
             }
         }
         let common = uses
             .into_iter()
-            .filter(|(_, n)| *n >= COMMON_IN)
+            .filter(|(_, (n, registries))| *n >= COMMON_IN && registries.len() >= 2)
             .map(|(w, _)| w)
             .collect();
         let mut deletes: HashMap<String, Vec<String>> = HashMap::new();

@@ -80,20 +80,70 @@ fn installed<'a>(name: &str, args: &[&'a str]) -> Vec<&'a str> {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let runner = match (name, words.first().copied()) {
-        ("npx" | "bunx" | "uvx", _) => Some(0),
-        ("npm", Some("exec" | "x")) | ("pnpm" | "yarn", Some("dlx")) | ("bun", Some("x")) => {
-            Some(1)
+        ("npx" | "bunx" | "uvx", _) => Some(args),
+        ("npm", Some(sub @ ("exec" | "x")))
+        | ("pnpm" | "yarn", Some(sub @ "dlx"))
+        | ("bun", Some(sub @ "x"))
+        | ("pipx", Some(sub @ "run")) => {
+            args.iter().position(|a| *a == sub).map(|k| &args[k + 1..])
         }
-        ("pipx", Some("run")) => Some(1),
         _ => None,
     };
     match runner {
-        Some(k) => words.get(k).copied().into_iter().collect(),
+        Some(args) => runner_packages(args),
         None => words
             .into_iter()
             .filter(|a| !matches!(*a, "install" | "i" | "add" | "pip"))
             .collect(),
     }
+}
+
+/// The packages a runner's words name: every `-p`/`--package` (npm, pnpm, bun), `--from` and
+/// `--with` (uvx), `--spec` (pipx) value, else the first word that is no option's value.
+fn runner_packages<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    const PACKAGE: &[&str] = &["-p", "--package", "--from", "--with", "--spec"];
+    // The runners' other options that take the next word (npm's config options among them).
+    const VALUED: &[&str] = &[
+        "-c",
+        "--call",
+        "-w",
+        "--workspace",
+        "--cache",
+        "--userconfig",
+        "--globalconfig",
+        "--registry",
+        "--prefix",
+        "--node-options",
+        "--python",
+        "--index-url",
+        "--pip-args",
+    ];
+    let mut packages = Vec::new();
+    let mut first = None;
+    let mut it = args.iter().copied();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            first = first.or_else(|| it.next());
+            break;
+        }
+        let (option, inline) = match a.split_once('=') {
+            Some((o, v)) if a.starts_with("--") => (o, Some(v)),
+            _ => (a, None),
+        };
+        if PACKAGE.contains(&option) {
+            packages.extend(inline.or_else(|| it.next()));
+        } else if VALUED.contains(&option) {
+            if inline.is_none() {
+                it.next();
+            }
+        } else if !a.starts_with('-') && first.is_none() {
+            first = Some(a);
+        }
+    }
+    if packages.is_empty() {
+        packages.extend(first);
+    }
+    packages
 }
 
 pub(super) fn package_install(

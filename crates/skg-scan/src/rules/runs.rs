@@ -29,12 +29,13 @@ pub(super) struct Runs {
 }
 
 impl Runs {
-    /// `assigned`: the block's assignments as `(name, value)`, in the order of
-    /// [`ShellFacts::assignments`] ([`assigned_values`]); `environments`: the `NAME=value`
-    /// words each command's wrappers give it ([`effective`]).
+    /// `kept_lines`: the command lines the block's assignments keep in variables programs
+    /// run ([`variable_command_lines`]), each with its assignment's index, as the block's
+    /// variables hold them; `environments`: the `NAME=value` words each command's wrappers give
+    /// it ([`effective`]).
     pub(super) fn of(
         facts: &ShellFacts,
-        assigned: &[(&str, &str)],
+        kept_lines: &[(usize, String)],
         eff: &[(String, Vec<&str>)],
         environments: &[Vec<(&str, &str)>],
     ) -> Runs {
@@ -45,7 +46,7 @@ impl Runs {
         // assignment alone, `export`); and those given through a wrapper (`env
         // GIT_SSH_COMMAND=/tmp/w git fetch`).
         let mut variable_lines: HashMap<usize, Vec<String>> = HashMap::new();
-        for (at, code) in variable_command_lines(assigned) {
+        for (at, code) in kept_lines.iter().cloned() {
             let a = &facts.assignments()[at];
             let seen_by = a.command.or_else(|| {
                 let k = facts.commands().partition_point(|c| c.line <= a.line);

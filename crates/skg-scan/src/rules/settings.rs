@@ -2,60 +2,133 @@
 //! settings that are commands.
 
 use super::{mcp::shell_quote, re};
-use regex::{Captures, Regex};
+use regex::Regex;
 use skg_syntax::Assignment;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
-/// Bytes a value may grow to when the variables it expands are put in ([`assigned_values`]):
-/// `X=$X$X` forty times over would otherwise double its way past any memory.
+/// Bytes one text may take in from the variables it expands ([`Known::expand`]).
 const MAX_EXPANDED_BYTES: usize = 65_536;
 
-/// Bytes all of a block's values may grow by together ([`assigned_values`]): a 60 KB value
-/// copied a hundred thousand times (`Y=$X` on each line) would otherwise take gigabytes.
+/// Bytes a block's texts may take in from its variables together ([`Known`]): a 60 KB value
+/// given to a hundred thousand programs would otherwise be read a hundred thousand times.
 const MAX_BLOCK_EXPANDED_BYTES: usize = 1 << 20;
 
-/// Each assignment of a block as `(name, value)`, the variables its value expands that the
-/// block set before it — alone or declared (`X='curl … | sh'; GIT_SSH_COMMAND=$X`, `export
-/// EDITOR="$X"`), not before one command only (`X=… cmd`) — put in as they were set (so a copy
-/// of a copy holds the first value). A value is put in whole (`$X`, `${X}`; not `${X:-…}` or
-/// another expansion's form) while the value stays under [`MAX_EXPANDED_BYTES`] and the block's
-/// values have grown by less than [`MAX_BLOCK_EXPANDED_BYTES`]; what is not known stays as
-/// written. Nothing is run: a `$( )` stays its text.
-pub(super) fn assigned_values(assignments: &[Assignment]) -> Vec<(&str, String)> {
-    static EXPANSION: LazyLock<Regex> =
-        LazyLock::new(|| re(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"));
-    let mut known: HashMap<&str, String> = HashMap::new();
-    let mut out = Vec::with_capacity(assignments.len());
-    let mut block_room = MAX_BLOCK_EXPANDED_BYTES;
-    for a in assignments {
-        let value = if known.is_empty() || !a.value.contains('$') {
-            a.value.clone()
-        } else {
-            let mut room = MAX_EXPANDED_BYTES
-                .saturating_sub(a.value.len())
-                .min(block_room);
-            let value = EXPANSION
-                .replace_all(&a.value, |c: &Captures<'_>| {
-                    let name = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
-                    match known.get(name) {
-                        Some(v) if v.len() <= room => {
-                            room -= v.len();
-                            v.clone()
-                        }
-                        _ => c[0].to_owned(),
-                    }
-                })
-                .into_owned();
-            block_room = block_room.saturating_sub(value.len().saturating_sub(a.value.len()));
-            value
-        };
-        if a.command.is_none() {
-            known.insert(&a.name, value.clone());
+/// Variables put in over a block ([`Known`]): an empty value doubled forty times (`V1=$V0$V0`
+/// …) takes in no bytes and would cost 2⁴⁰ steps.
+const MAX_BLOCK_EXPANSIONS: usize = 100_000;
+
+/// Copies of copies followed, at most.
+const MAX_EXPANSION_DEPTH: usize = 16;
+
+/// What a block's variables hold, assignment by assignment, for the texts programs run
+/// (`X='curl … | sh'; export GIT_SSH_COMMAND="$X"`, `eval "$X"`, `bash -c "$X"`, `env
+/// GIT_SSH_COMMAND=$X git fetch`). A `$NAME` or `${NAME}` holds what the last assignment of
+/// `NAME` before it set — alone or declared (`export`, `readonly`), not before one command
+/// only (`X=… true`) — as that value was when it was assigned (a copy of a copy holds the
+/// first value; `X=a; Y=$X; X=b` leaves `Y` `a`). `${X:-…}` and other forms stay as written;
+/// nothing is run: a `$( )` stays its text. Values are put in only where a text asks for
+/// them, within [`MAX_EXPANDED_BYTES`] a text and [`MAX_BLOCK_EXPANDED_BYTES`] and
+/// [`MAX_BLOCK_EXPANSIONS`] a block; a text they stop is left as written and [`Known::spent`]
+/// says so (the block reports it as unread).
+pub(super) struct Known<'a> {
+    assignments: &'a [Assignment],
+    /// By name, its assignments that persist, as indices into `assignments`, in order.
+    by_name: HashMap<&'a str, Vec<usize>>,
+    room: usize,
+    steps: usize,
+    /// The line of the first text the bounds left as written.
+    pub(super) spent: Option<u32>,
+}
+
+impl<'a> Known<'a> {
+    pub(super) fn new(assignments: &'a [Assignment]) -> Known<'a> {
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (k, a) in assignments.iter().enumerate() {
+            if a.command.is_none() {
+                by_name.entry(a.name.as_str()).or_default().push(k);
+            }
         }
-        out.push((a.name.as_str(), value));
+        Known {
+            assignments,
+            by_name,
+            room: MAX_BLOCK_EXPANDED_BYTES,
+            steps: MAX_BLOCK_EXPANSIONS,
+            spent: None,
+        }
     }
-    out
+
+    /// How many of the block's assignments come before a command at `line` (those on its line
+    /// too).
+    pub(super) fn before_line(&self, line: u32) -> usize {
+        self.assignments.partition_point(|a| a.line <= line)
+    }
+
+    /// `text` (at `line`) as the block's first `before` assignments leave it, when a variable
+    /// was put in.
+    pub(super) fn expand(&mut self, text: &str, before: usize, line: u32) -> Option<String> {
+        if !text.contains('$') || self.by_name.is_empty() {
+            return None;
+        }
+        let mut room = self.room.min(MAX_EXPANDED_BYTES);
+        let start = room;
+        let Some(out) = self.put_in(text, before, 0, &mut room) else {
+            self.spent.get_or_insert(line);
+            return None;
+        };
+        self.room -= start - room;
+        (out != text).then_some(out)
+    }
+
+    /// `text` with the variables set by assignments before index `before` put in; `None` past
+    /// a bound. Every byte it adds is taken from `room` where it is first written (a value's
+    /// own text, a literal between expansions), not again where a copy takes it whole.
+    fn put_in(
+        &mut self,
+        text: &str,
+        before: usize,
+        depth: usize,
+        room: &mut usize,
+    ) -> Option<String> {
+        static EXPANSION: LazyLock<Regex> =
+            LazyLock::new(|| re(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"));
+        let mut out = String::new();
+        let mut last = 0;
+        for c in EXPANSION.captures_iter(text) {
+            let whole = c.get(0)?;
+            let name = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+            let set = self.by_name.get(name).and_then(|at| {
+                let k = at.partition_point(|&j| j < before);
+                k.checked_sub(1).map(|k| at[k])
+            });
+            let Some(j) = set else {
+                continue;
+            };
+            if depth > 0 {
+                let literal = whole.start() - last;
+                *room = room.checked_sub(literal)?;
+            }
+            out.push_str(&text[last..whole.start()]);
+            last = whole.end();
+            self.steps = self.steps.checked_sub(1)?;
+            let assignments = self.assignments;
+            let value = assignments[j].value.as_str();
+            if value.contains('$') && depth < MAX_EXPANSION_DEPTH {
+                out.push_str(&self.put_in(value, j, depth + 1, room)?);
+            } else {
+                *room = room.checked_sub(value.len())?;
+                out.push_str(value);
+            }
+        }
+        if depth > 0 {
+            *room = room.checked_sub(text.len() - last)?;
+        }
+        if last == 0 {
+            return Some(text.to_owned());
+        }
+        out.push_str(&text[last..]);
+        Some(out)
+    }
 }
 
 /// Environment variables whose value a program runs as a command line (through `sh -c`): git's

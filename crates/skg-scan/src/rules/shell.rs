@@ -6,12 +6,12 @@ use super::{
     attacks::{CRED_PATH, READERS, evasion, exfil, persistence, privesc, reverse_shell},
     commands::{DOWNLOADERS, Environment, Remote, SENDERS, Words, effective, ssh_command},
     downloads::{decode_exec, download_exec, is_decoder, output_runner, passes_on},
-    interpreters::{Given, runs_stdin},
+    interpreters::{Given, given_programs, runs_stdin},
     packages::package_install,
     re,
     runs::Runs,
     scripts::{inline_code, program_rules, read_given, remote_rules},
-    settings::{assigned_values, variable_command_lines},
+    settings::{Known, variable_command_lines},
 };
 use regex::Regex;
 use skg_syntax::shell_bounds::{MAX_MENDING_PASSES, MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE};
@@ -81,22 +81,35 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
     }
     // A command line kept in a variable a program runs (`GIT_SSH_COMMAND='…' git fetch`,
     // `export EDITOR=…`): read as the shell line it is, at the assignment's line.
-    // Values as the block set them (`GIT_SSH_COMMAND=$X` holds what `X` was set to).
-    let values = assigned_values(facts.assignments());
-    let assigned: Vec<(&str, &str)> = values.iter().map(|(n, v)| (*n, v.as_str())).collect();
-    for (at, code) in variable_command_lines(&assigned) {
-        let line = line0 + facts.assignments()[at].line - 1;
-        let before = ctx.out.len();
-        read_given(ctx, vec![Given::local("sh", &code)], line, place);
-        // A value put in from another assignment has lines of its own, not this text's: what
-        // is found in it is found at this assignment.
-        if assigned[at].1 != facts.assignments()[at].value {
-            for f in &mut ctx.out[before..] {
+    // Its variables as the block set them (`GIT_SSH_COMMAND=$X` holds what `X` was set to).
+    let mut known = Known::new(facts.assignments());
+    let assigned: Vec<(&str, &str)> = facts
+        .assignments()
+        .iter()
+        .map(|a| (a.name.as_str(), a.value.as_str()))
+        .collect();
+    let variable_lines: Vec<(usize, String)> = variable_command_lines(&assigned)
+        .into_iter()
+        .map(|(at, code)| {
+            let line = facts.assignments()[at].line;
+            let held = known.expand(&code, at, line);
+            let line = line0 + line - 1;
+            read_given(ctx, vec![Given::local("sh", &code)], line, place);
+            let Some(held) = held else {
+                return (at, code);
+            };
+            // A value put in from another assignment has lines of its own, not this text's:
+            // what is found in it is found at this assignment.
+            let mid = ctx.out.len();
+            read_given(ctx, vec![Given::local("sh", &held)], line, place);
+            for f in &mut ctx.out[mid..] {
                 f.line = line;
             }
-        }
-    }
+            (at, held)
+        })
+        .collect();
     if facts.commands().is_empty() {
+        report_spent(ctx, &known, &code_lines, line0, place);
         return;
     }
     let line_at = |c: &ShellCommand| line0 + c.line - 1;
@@ -125,7 +138,7 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
             }
         })
         .unzip();
-    let runs = Runs::of(&facts, &assigned, &eff, &environments);
+    let runs = Runs::of(&facts, &variable_lines, &eff, &environments);
     // After command `i`, the next `history` that reads or writes the file reads it (`history
     // -r`, `-n`, from any file but /dev/null), not writes the list over it (`-w`). Asked of
     // `history -c` only: it reads the rest of the snippet.
@@ -236,14 +249,57 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
         inline_code(ctx, name, args, line, place);
         // `env GIT_SSH_COMMAND='…' git fetch`, `sudo PAGER=… man x`: a command line kept in a
         // variable a program runs, given through a wrapper.
-        let programs = variable_command_lines(&environments[i])
+        let programs: Vec<Given> = variable_command_lines(&environments[i])
             .iter()
             .map(|(_, code)| Given::local("sh", code))
             .collect();
+        // The programs it is given, as the block's variables hold them (`eval "$X"`, `bash -c
+        // "$X"`, `env GIT_SSH_COMMAND="$X" git fetch` after `X='curl … | sh'`).
+        let given = if args.iter().any(|a| a.contains('$')) {
+            given_programs(name, args)
+        } else {
+            Vec::new()
+        };
+        let held: Vec<Given> = given
+            .iter()
+            .chain(&programs)
+            .filter_map(|g| {
+                known
+                    .expand(&g.code, known.before_line(c.line), c.line)
+                    .map(|code| Given { code, ..g.clone() })
+            })
+            .collect();
         read_given(ctx, programs, line, place);
+        read_given(ctx, held, line, place);
         // Here-documents a program runs: read as that program.
         heredoc_code(ctx, &facts, &eff, &runs, i, line0, place);
     }
+    report_spent(ctx, &known, &code_lines, line0, place);
+}
+
+/// SKG-OBF-004 where the block's variables stopped being put in ([`Known`]'s bounds): what a
+/// program was given there was read as written, not as the variables hold it.
+fn report_spent(
+    ctx: &mut Ctx<'_>,
+    known: &Known<'_>,
+    code_lines: &[&str],
+    line0: u32,
+    place: Place<'_>,
+) {
+    let Some(at) = known.spent else {
+        return;
+    };
+    let snippet = code_lines
+        .get((at as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or("");
+    report_unread(
+        ctx,
+        line0 + at - 1,
+        snippet,
+        "a variable's value past what the scanner puts in for one block (64 KiB a text, 1 MiB and 100,000 variables a block): what the program there is given was read as written, not as the variable holds it".into(),
+        place,
+    );
 }
 
 /// The variable `read` given `args` sets first: its first name, or its `-a` array (options
