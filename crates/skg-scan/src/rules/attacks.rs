@@ -397,8 +397,9 @@ pub(super) fn secret_var(text: &str) -> Option<&str> {
 /// - a noun that only starts a word (`AUTHOR`, `KEYWORD`, `PASSPORT`);
 /// - one of the ambiguous nouns alone (`KEY`, `PASS`, `AUTH`, `SESSION`, `COOKIE`: a loop's
 ///   variable, an item's key);
-/// - a noun followed by what names or describes the secret rather than holding it (`SECRET_ID`,
-///   `KEY_NAME`, `AUTH_URL`, `SESSION_DIR`, `PASSWORD_LENGTH`, `COOKIE_JAR`, `KEY_VAULT_NAME`);
+/// - a noun followed by a word that names or describes the secret rather than holding it — any
+///   word but another noun or an encoding's (`VALUE`, `B64`, `HEX`, …): `SECRET_ID`,
+///   `KEY_NAME`, `AUTH_URL`, `TOKEN_LIMIT`, `PASSWORD_MIN_LENGTH`, `COOKIE_JAR`;
 /// - a key named public (`PUBLIC_KEY`, `PUB_KEY`, `PUBKEY`, `STRIPE_PUBLISHABLE_KEY`);
 /// - a token that is a count or an asset: after `MAX`, `NUM`, `TOTAL`, `PROMPT`, `COMPLETION`,
 ///   or a trade's side or fee (`SELL_TOKEN`, `SRC_TOKEN`, `INPUT_TOKENS`, `SWAP_FEE_TOKEN`),
@@ -429,29 +430,12 @@ pub(super) fn secret_name(name: &str) -> bool {
         "PRIVKEY",
     ];
     const AMBIGUOUS_ALONE: &[&str] = &["KEY", "KEYS", "PASS", "AUTH", "SESSION", "COOKIE"];
-    const ABOUT: &[&str] = &[
-        "ID",
-        "IDS",
-        "NAME",
-        "NAMES",
-        "URL",
-        "URI",
-        "DIR",
-        "LENGTH",
-        "LEN",
-        "JAR",
-        "TYPE",
-        "HEADER",
-        "PREFIX",
-        "ENDPOINT",
-        "COUNT",
-        "SIZE",
-        "VAULT",
-        "EXPIRY",
-        "EXPIRES",
-        "TTL",
-        "DESC",
-        "DESCRIPTION",
+    // Words that may follow a noun in a secret's own name (`TOKEN_SECRET`, `API_KEY_B64`);
+    // any other (`TOKEN_LIMIT`, `KEY_ID`, `AUTH_URL`, `PASSWORD_MIN_LENGTH`) names something
+    // about the secret.
+    const TRAILING: &[&str] = &[
+        // (`B64`, `BASE64` as read: digits dropped)
+        "VALUE", "STRING", "STR", "B", "BASE", "HEX", "RAW", "PLAIN", "ENCODED", "JSON", "HEADER",
     ];
     const PUBLIC: &[&str] = &["PUB", "PUBLIC", "PUBKEY", "PUBLISHABLE"];
     const SIDES: &[&str] = &[
@@ -501,7 +485,10 @@ pub(super) fn secret_name(name: &str) -> bool {
         };
         let before = k.checked_sub(1).map(|p| words[p]);
         let after = words.get(k + 1).copied();
-        if (alone && AMBIGUOUS_ALONE.contains(w)) || after.is_some_and(|a| ABOUT.contains(&a)) {
+        let described = words[k + 1..]
+            .iter()
+            .any(|a| !TRAILING.contains(a) && !NOUNS.iter().any(|n| a.ends_with(n)));
+        if (alone && AMBIGUOUS_ALONE.contains(w)) || described {
             return false;
         }
         match *noun {
@@ -517,6 +504,14 @@ pub(super) fn secret_name(name: &str) -> bool {
         }
     })
 }
+
+/// What in a file (any block of it) sends a local address's traffic on: a proxy setting or
+/// file, a port forward or relay, a listener running a command.
+static FORWARDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(_proxy\s*=|\bproxy\s*=|\.curlrc\b|\.wgetrc\b|\bcurl\b[^\n]*\s-K\b|\b(?:socat|autossh|gost|chisel|frpc|ngrok|iptables|nft|redir|rinetd)\b|(?:Local|Remote|Dynamic)Forward|\bssh\b[^\n]*\s-\w*[LDR]\b|--sh-exec|--exec\b|\bmkfifo\b|\bnc(?:at)?\b[^\n]*\s-\w*l)",
+    )
+});
 
 /// A loopback address (`localhost`, `127.0.0.0/8`, `::1`, `0.0.0.0`): the machine itself.
 fn loopback(host: &str) -> bool {
@@ -580,68 +575,86 @@ pub(super) fn exfil(
     // piped into it.
     let mut body: Vec<&str> = Vec::new();
     let mut it = args.iter().peekable();
+    // The data and value options below are the HTTP clients' (curl, wget, HTTPie,
+    // PowerShell's): ssh's `-F` is its config file and `-T` takes no value, nc's `-d` reads no
+    // data.
+    let http = matches!(
+        name.as_str(),
+        "curl"
+            | "wget"
+            | "http"
+            | "https"
+            | "iwr"
+            | "irm"
+            | "invoke-webrequest"
+            | "invoke-restmethod"
+    );
     while let Some(a) = it.next() {
-        let is_flag = matches!(
-            *a,
-            "-d" | "--data"
-                | "--data-raw"
-                | "--data-binary"
-                | "--data-urlencode"
-                | "-F"
-                | "--form"
-                | "-T"
-                | "--upload-file"
-                | "--post-data"
-                | "--post-file"
-                | "--body-data"
-                | "--body-file"
-                | "-Body"
-                | "-InFile"
-        );
+        let is_flag = http
+            && matches!(
+                *a,
+                "-d" | "--data"
+                    | "--data-raw"
+                    | "--data-binary"
+                    | "--data-urlencode"
+                    | "-F"
+                    | "--form"
+                    | "-T"
+                    | "--upload-file"
+                    | "--post-data"
+                    | "--post-file"
+                    | "--body-data"
+                    | "--body-file"
+                    | "-Body"
+                    | "-InFile"
+            );
         if is_flag {
             if let Some(v) = it.next() {
                 body.push(v);
             }
-        } else if matches!(
-            *a,
-            "-H" | "--header"
-                | "-u"
-                | "--user"
-                | "-A"
-                | "--user-agent"
-                | "-o"
-                | "--output"
-                | "-X"
-                | "--request"
-                | "-e"
-                | "--referer"
-                | "-b"
-                | "--cookie"
-                | "--oauth2-bearer"
-                | "-E"
-                | "--cert"
-                | "--key"
-                | "--cacert"
-                | "-w"
-                | "--write-out"
-                | "-m"
-                | "--max-time"
-                | "--connect-timeout"
-                | "--header="
-                | "-Headers"
-                | "-Method"
-                | "-O"
-                | "--output-document"
-                | "-P"
-                | "-i"
-                | "-l"
-                | "-p"
-        ) {
+        } else if http
+            && matches!(
+                *a,
+                "-H" | "--header"
+                    | "-u"
+                    | "--user"
+                    | "-A"
+                    | "--user-agent"
+                    | "-o"
+                    | "--output"
+                    | "-X"
+                    | "--request"
+                    | "-e"
+                    | "--referer"
+                    | "-b"
+                    | "--cookie"
+                    | "--oauth2-bearer"
+                    | "-E"
+                    | "--cert"
+                    | "--key"
+                    | "--cacert"
+                    | "-w"
+                    | "--write-out"
+                    | "-m"
+                    | "--max-time"
+                    | "--connect-timeout"
+                    | "--header="
+                    | "-Headers"
+                    | "-Method"
+                    | "-O"
+                    | "--output-document"
+                    | "-P"
+                    | "-i"
+                    | "-l"
+                    | "-p"
+            )
+        {
             // Options with a value that is not sent as data (authentication goes in headers).
             it.next();
-        } else if a.starts_with("--data")
-            || a.starts_with("--post-")
-            || a.starts_with("-d") && a.len() > 2
+        } else if http
+            && (a.starts_with("--data")
+                || a.starts_with("--post-")
+                || a.starts_with("-d") && a.len() > 2)
         {
             body.push(a);
         } else if a.contains("://") || !a.starts_with('-') {
@@ -674,11 +687,29 @@ pub(super) fn exfil(
                 .any(|x| x.starts_with('/') || x.starts_with('~') || x.starts_with("$HOME"))
         })
         .and_then(|(_, a)| {
-            // An SSH public key (`~/.ssh/id_ed25519.pub`) is meant to be given away; another
-            // `.pub` name says nothing of what the file holds.
+            // An SSH public key (`~/.ssh/id_ed25519.pub`) is meant to be given away — unless the
+            // block writes or links that name (`ln -sf id_rsa ~/.ssh/k.pub`); another `.pub`
+            // name says nothing of what the file holds.
+            let written = |path: &str| {
+                let base = path.rsplit('/').next().unwrap_or(path);
+                facts.commands().iter().any(|c| {
+                    let to = |w: &String| w.ends_with(base);
+                    c.redirects
+                        .iter()
+                        .any(|r| r.op.contains('>') && to(&r.target))
+                        || match c.name.as_str() {
+                            "ln" | "cp" | "mv" | "install" => c.args.last().is_some_and(to),
+                            "tee" => c.args.iter().any(to),
+                            "dd" => c.args.iter().any(|w| w.starts_with("of=") && to(w)),
+                            _ => false,
+                        }
+                })
+            };
             a.iter().find(|x| {
                 (x.starts_with('/') || x.starts_with('~') || x.starts_with("$HOME"))
-                    && !(x.contains(".ssh/") && x.to_ascii_lowercase().ends_with(".pub"))
+                    && !(x.contains(".ssh/")
+                        && x.to_ascii_lowercase().ends_with(".pub")
+                        && !written(x))
             })
         })
         .map(|s| (*s).to_owned());
@@ -738,7 +769,8 @@ pub(super) fn exfil(
         }) || facts
             .assignments()
             .iter()
-            .any(|a| a.name.to_ascii_lowercase().ends_with("_proxy"));
+            .any(|a| a.name.to_ascii_lowercase().ends_with("_proxy"))
+            || FORWARDS.is_match(&ctx.file.text);
         if !forwarded && !host.all.is_empty() && host.all.iter().all(|h| loopback(h)) {
             shown.clear();
             (

@@ -33,9 +33,12 @@ pub(super) static DISCUSSES: LazyLock<Regex> = LazyLock::new(|| {
 /// named private, SSH, secret, GPG or a wallet's ([`PRIVATE_KEY`]).
 pub(super) static OWN_KEY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\byour\s+(?:own\s+)?(?:\w+\s+)?(?:api[\s_-]?key|access[\s_-]?token|api[\s_-]?token|token)\b|(?-i:\bYOUR_(?:[A-Z0-9]+_)*(?:KEY|TOKEN)\b)",
+        r"(?i)\byour\s+(?:own\s+)?(?:\w+\s+)?(?:api[\s_-]?key|access[\s_-]?token|api[\s_-]?token|token)\b|(?-i:(?:[\w-]+=)?\bYOUR_(?:[A-Z0-9]+_)*(?:KEY|TOKEN)\b)",
     )
 });
+/// An API's key or token, named (what a reader's own key is).
+static API_KEY: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:api[\s_-]?keys?|(?:access|api|auth|bearer)[\s_-]?tokens?)\b"));
 /// A web address, whole.
 static ADDRESS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b(?:https?|ftp)://\S+"));
 /// A key that is no API's: private, SSH, secret, GPG, a wallet's, a seed phrase.
@@ -61,7 +64,7 @@ pub(super) static DESTINATION: LazyLock<Regex> = LazyLock::new(|| {
 });
 pub(super) static LEGIT_AUTH: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(authorization|bearer|header|x-api-key|oauth|authenticate|only\s+to|never\s+(?:send|share|post|commit|log|expose)|do\s+not\s+(?:send|share|post|commit|log|expose)|don't\s+(?:send|share|post|commit|log|expose)|only\s+(?:send|share|use)|redact|mask)\b",
+        r"(?i)\b(authorization|bearer|header|x-api-key|oauth|authenticate|never\s+(?:send|share|post|commit|log|expose)|do\s+not\s+(?:send|share|post|commit|log|expose)|don't\s+(?:send|share|post|commit|log|expose)|only\s+(?:send|share|use)|redact|mask)\b",
     )
 });
 
@@ -153,9 +156,14 @@ pub(super) fn instruction_rules(ctx: &mut Ctx<'_>, text: &str, line: u32, place:
             && SECRET_NOUN.is_match(&addressless)
             && DESTINATION.is_match(sentence)
             && !LEGIT_AUTH.is_match(&addressless)
-            && OWN_KEY
-                .find(sentence)
-                .is_none_or(|m| PRIVATE_KEY.is_match(m.as_str()))
+            && OWN_KEY.find(sentence).is_none_or(|m| {
+                // The reader's own key excuses the sentence only when it is all it sends (its
+                // own kind named again, "API key: … append YOUR_KEY", is that key).
+                let rest = [&sentence[..m.start()], &sentence[m.end()..]].join(" ");
+                let rest = ADDRESS.replace_all(&rest, " ");
+                PRIVATE_KEY.is_match(m.as_str())
+                    || SECRET_NOUN.is_match(&API_KEY.replace_all(&rest, " "))
+            })
         {
             let (context, adjust) = match &discussed {
                 Some(d) => (

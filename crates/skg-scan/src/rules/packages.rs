@@ -85,7 +85,9 @@ fn installed<'a>(name: &str, args: &[&'a str]) -> Vec<&'a str> {
         | ("pnpm" | "yarn", Some(sub @ "dlx"))
         | ("bun", Some(sub @ "x"))
         | ("pipx", Some(sub @ "run")) => {
-            args.iter().position(|a| *a == sub).map(|k| &args[k + 1..])
+            // The runner's options may come before its subcommand (`pnpm --package=x dlx t`).
+            let k = args.iter().position(|a| *a == sub).unwrap_or(0);
+            return runner_packages(&[&args[..k], &args[k + 1..]].concat());
         }
         _ => None,
     };
@@ -118,8 +120,27 @@ fn runner_packages<'a>(args: &[&'a str]) -> Vec<&'a str> {
         "--index-url",
         "--pip-args",
     ];
+    // Options known to take no value; after any other, the word that follows may be its value
+    // (`--loglevel error`), so the word after that is a candidate too.
+    const FLAGS: &[&str] = &[
+        "-y",
+        "--yes",
+        "--no",
+        "-q",
+        "--quiet",
+        "-s",
+        "--silent",
+        "--ignore-existing",
+        "--no-install",
+        "--prefer-offline",
+        "--prefer-online",
+        "--offline",
+        "--isolated",
+        "--refresh",
+    ];
     let mut packages = Vec::new();
     let mut first = None;
+    let mut unknown = false;
     let mut it = args.iter().copied();
     while let Some(a) = it.next() {
         if a == "--" {
@@ -136,11 +157,17 @@ fn runner_packages<'a>(args: &[&'a str]) -> Vec<&'a str> {
             if inline.is_none() {
                 it.next();
             }
-        } else if !a.starts_with('-') && first.is_none() {
+        } else if a.starts_with('-') {
+            unknown |= inline.is_none() && !FLAGS.contains(&a);
+        } else if first.is_none() {
             first = Some(a);
+            if unknown {
+                // `error` of `--loglevel error`, or the package: both are read.
+                packages.extend(it.find(|w| !w.starts_with('-')));
+            }
         }
     }
-    if packages.is_empty() {
+    if packages.is_empty() || first.is_some_and(|_| unknown) {
         packages.extend(first);
     }
     packages
@@ -166,11 +193,16 @@ pub(super) fn package_install(
     });
     let pip = matches!(name, "pip" | "pip3" | "uv" | "pipx" | "poetry")
         || (name.starts_with("python") && args.contains(&"pip"));
-    let npm = matches!(name, "npm" | "yarn" | "pnpm" | "bun" | "npx");
+    let pip = pip || name == "uvx";
+    let npm = matches!(name, "npm" | "yarn" | "pnpm" | "bun" | "npx" | "bunx");
+    let runner = matches!(name, "npx" | "bunx" | "uvx");
     if !(pip || npm)
-        || !args
-            .iter()
-            .any(|a| matches!(*a, "install" | "i" | "add" | "-y" | "--yes"))
+        || !runner
+            && !args.iter().any(|a| {
+                matches!(*a, "install" | "i" | "add" | "-y" | "--yes")
+                    || npm && matches!(*a, "dlx" | "exec" | "x")
+                    || name == "pipx" && *a == "run"
+            })
     {
         return;
     }

@@ -4,40 +4,49 @@
 use super::{mcp::shell_quote, re};
 use regex::Regex;
 use skg_syntax::Assignment;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// Bytes one text may take in from the variables it expands ([`Known::expand`]).
-const MAX_EXPANDED_BYTES: usize = 65_536;
+const MAX_EXPANDED_BYTES: usize = 16_384;
 
-/// Bytes a block's texts may take in from its variables together ([`Known`]): a 60 KB value
-/// given to a hundred thousand programs would otherwise be read a hundred thousand times.
-const MAX_BLOCK_EXPANDED_BYTES: usize = 1 << 20;
+/// Bytes a block's texts may take in from its variables together ([`Known`]): each text taken
+/// in is read again with every rule, so a 16 KB value given to a thousand programs would
+/// otherwise be read a thousand times.
+const MAX_BLOCK_EXPANDED_BYTES: usize = 65_536;
+
+/// Bytes a text may take in whatever the block took before it ([`Known`]): a short payload
+/// cannot be pushed out by big values given to programs before it.
+const ALWAYS_EXPANDED_BYTES: usize = 256;
 
 /// Variables put in over a block ([`Known`]): an empty value doubled forty times (`V1=$V0$V0`
 /// …) takes in no bytes and would cost 2⁴⁰ steps.
-const MAX_BLOCK_EXPANSIONS: usize = 100_000;
+const MAX_BLOCK_EXPANSIONS: usize = 10_000;
 
 /// Copies of copies followed, at most.
-const MAX_EXPANSION_DEPTH: usize = 16;
+const MAX_EXPANSION_DEPTH: usize = 64;
 
 /// What a block's variables hold, assignment by assignment, for the texts programs run
 /// (`X='curl … | sh'; export GIT_SSH_COMMAND="$X"`, `eval "$X"`, `bash -c "$X"`, `env
-/// GIT_SSH_COMMAND=$X git fetch`). A `$NAME` or `${NAME}` holds what the last assignment of
-/// `NAME` before it set — alone or declared (`export`, `readonly`), not before one command
+/// GIT_SSH_COMMAND=$X git fetch`, `git config alias.x "$X"`). A `$NAME`, `${NAME}` or
+/// `${NAME…}` (`${X:-…}`, `${X%…}`: read as the whole value) holds what the last assignment
+/// of `NAME` before it set — alone or declared (`export`, `readonly`), not before one command
 /// only (`X=… true`) — as that value was when it was assigned (a copy of a copy holds the
-/// first value; `X=a; Y=$X; X=b` leaves `Y` `a`). `${X:-…}` and other forms stay as written;
-/// nothing is run: a `$( )` stays its text. Values are put in only where a text asks for
-/// them, within [`MAX_EXPANDED_BYTES`] a text and [`MAX_BLOCK_EXPANDED_BYTES`] and
-/// [`MAX_BLOCK_EXPANSIONS`] a block; a text they stop is left as written and [`Known::spent`]
-/// says so (the block reports it as unread).
+/// first value; `X=a; Y=$X; X=b` leaves `Y` `a`). Nothing is run: a `$( )` stays its text.
+/// Values are put in only where a text asks for them, each while it fits: in
+/// [`MAX_EXPANDED_BYTES`] a text and [`MAX_BLOCK_EXPANDED_BYTES`] a block (at least
+/// [`ALWAYS_EXPANDED_BYTES`] a text), [`MAX_BLOCK_EXPANSIONS`] variables a block,
+/// [`MAX_EXPANSION_DEPTH`] copies deep. A variable that does not fit stays as written and
+/// [`Known::spent`] says where (the block reports it as unread); a text already read as
+/// expanded is not read again.
 pub(super) struct Known<'a> {
     assignments: &'a [Assignment],
     /// By name, its assignments that persist, as indices into `assignments`, in order.
     by_name: HashMap<&'a str, Vec<usize>>,
     room: usize,
     steps: usize,
-    /// The line of the first text the bounds left as written.
+    read: HashSet<String>,
+    /// The line of the first text a bound left a variable of as written.
     pub(super) spent: Option<u32>,
 }
 
@@ -54,6 +63,7 @@ impl<'a> Known<'a> {
             by_name,
             room: MAX_BLOCK_EXPANDED_BYTES,
             steps: MAX_BLOCK_EXPANSIONS,
+            read: HashSet::new(),
             spent: None,
         }
     }
@@ -65,37 +75,42 @@ impl<'a> Known<'a> {
     }
 
     /// `text` (at `line`) as the block's first `before` assignments leave it, when a variable
-    /// was put in.
+    /// was put in and the result was not read before.
     pub(super) fn expand(&mut self, text: &str, before: usize, line: u32) -> Option<String> {
         if !text.contains('$') || self.by_name.is_empty() {
             return None;
         }
-        let mut room = self.room.min(MAX_EXPANDED_BYTES);
-        let start = room;
-        let Some(out) = self.put_in(text, before, 0, &mut room) else {
+        let limit = text.len() + MAX_EXPANDED_BYTES.min(self.room.max(ALWAYS_EXPANDED_BYTES));
+        let mut partial = false;
+        let out = self.put_in(text, before, 0, limit, &mut partial);
+        if partial {
             self.spent.get_or_insert(line);
-            return None;
-        };
-        self.room -= start - room;
-        (out != text).then_some(out)
+        }
+        self.room = self
+            .room
+            .saturating_sub(out.len().saturating_sub(text.len()));
+        (out != text && self.read.insert(out.clone())).then_some(out)
     }
 
-    /// `text` with the variables set by assignments before index `before` put in; `None` past
-    /// a bound. Every byte it adds is taken from `room` where it is first written (a value's
-    /// own text, a literal between expansions), not again where a copy takes it whole.
+    /// `text` with the variables set by assignments before index `before` put in, each while
+    /// the text stays within `limit` bytes (else it stays as written and `partial` is set).
     fn put_in(
         &mut self,
         text: &str,
         before: usize,
         depth: usize,
-        room: &mut usize,
-    ) -> Option<String> {
-        static EXPANSION: LazyLock<Regex> =
-            LazyLock::new(|| re(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"));
+        limit: usize,
+        partial: &mut bool,
+    ) -> String {
+        static EXPANSION: LazyLock<Regex> = LazyLock::new(|| {
+            re(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:[:#%/^,@][^}]*)?\}|([A-Za-z_][A-Za-z0-9_]*))")
+        });
         let mut out = String::new();
         let mut last = 0;
         for c in EXPANSION.captures_iter(text) {
-            let whole = c.get(0)?;
+            let Some(whole) = c.get(0) else {
+                continue;
+            };
             let name = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
             let set = self.by_name.get(name).and_then(|at| {
                 let k = at.partition_point(|&j| j < before);
@@ -104,30 +119,32 @@ impl<'a> Known<'a> {
             let Some(j) = set else {
                 continue;
             };
-            if depth > 0 {
-                let literal = whole.start() - last;
-                *room = room.checked_sub(literal)?;
+            if self.steps == 0 || depth >= MAX_EXPANSION_DEPTH {
+                *partial = true;
+                continue;
             }
-            out.push_str(&text[last..whole.start()]);
-            last = whole.end();
-            self.steps = self.steps.checked_sub(1)?;
+            self.steps -= 1;
             let assignments = self.assignments;
             let value = assignments[j].value.as_str();
-            if value.contains('$') && depth < MAX_EXPANSION_DEPTH {
-                out.push_str(&self.put_in(value, j, depth + 1, room)?);
+            let value = if value.contains('$') {
+                std::borrow::Cow::Owned(self.put_in(value, j, depth + 1, limit, partial))
             } else {
-                *room = room.checked_sub(value.len())?;
-                out.push_str(value);
+                std::borrow::Cow::Borrowed(value)
+            };
+            let after = text.len() - whole.end();
+            if out.len() + (whole.start() - last) + value.len() + after > limit {
+                *partial = true;
+                continue;
             }
-        }
-        if depth > 0 {
-            *room = room.checked_sub(text.len() - last)?;
+            out.push_str(&text[last..whole.start()]);
+            out.push_str(&value);
+            last = whole.end();
         }
         if last == 0 {
-            return Some(text.to_owned());
+            return text.to_owned();
         }
         out.push_str(&text[last..]);
-        Some(out)
+        out
     }
 }
 

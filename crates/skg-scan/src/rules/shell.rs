@@ -11,7 +11,7 @@ use super::{
     re,
     runs::Runs,
     scripts::{inline_code, program_rules, read_given, remote_rules},
-    settings::{Known, variable_command_lines},
+    settings::{COMMAND_VARIABLES, Known, variable_command_lines},
 };
 use regex::Regex;
 use skg_syntax::shell_bounds::{MAX_MENDING_PASSES, MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE};
@@ -23,7 +23,7 @@ use std::sync::LazyLock;
 /// prose read as shell is skipped this way.
 pub(super) static SHELL_TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(\b(?:curl|wget|fetch|aria2c|iwr|irm|invoke-\w+|nc|ncat|netcat|socat|telnet|openssl|scp|rsync|ftp|sftp|ssh|sendmail|mail|mutt|http|https|base64|base32|xxd|uudecode|eval|chmod|chown|usermod|gpasswd|adduser|rm|shred|truncate|unlink|dd|mkfs\S*|crontab|tee|setenforce|ufw|systemctl|service|iptables|ip6tables|set-mppreference|spctl|csrutil|unset|history|export|security|dig|nslookup|host|drill|resolvectl|pip3?|uv|pipx|poetry|npm|npx|yarn|pnpm|bun|unzip|7za?|7zz|unrar|env|printenv|xmrig|minerd|cpuminer|ccminer|t-rex|nbminer|ethminer|lolminer|phoenixminer|nanominer|bfgminer|cgminer|gminer|cat|cp|tar|zip|sqlite3|gpg|python[23]?|node|deno|perl|ruby|bash|sh|zsh|dash|ksh)\b|/dev/(?:tcp|udp)|stratum\+|authorized_keys|\.bashrc|\.zshrc|\.profile|/etc/|nopasswd|histfile|--no-preserve-root|>>)",
+        r"(?i)(\b(?:curl|wget|fetch|aria2c|iwr|irm|invoke-\w+|nc|ncat|netcat|socat|telnet|openssl|scp|rsync|ftp|sftp|ssh|sendmail|mail|mutt|http|https|base64|base32|xxd|uudecode|eval|chmod|chown|usermod|gpasswd|adduser|rm|shred|truncate|unlink|dd|mkfs\S*|crontab|tee|setenforce|ufw|systemctl|service|iptables|ip6tables|set-mppreference|spctl|csrutil|unset|history|export|security|dig|nslookup|host|drill|resolvectl|pip3?|uvx?|pipx|poetry|npm|npx|yarn|pnpm|bunx?|unzip|7za?|7zz|unrar|env|printenv|xmrig|minerd|cpuminer|ccminer|t-rex|nbminer|ethminer|lolminer|phoenixminer|nanominer|bfgminer|cgminer|gminer|cat|cp|tar|zip|sqlite3|gpg|python[23]?|node|deno|perl|ruby|bash|sh|zsh|dash|ksh)\b|/dev/(?:tcp|udp)|stratum\+|authorized_keys|\.bashrc|\.zshrc|\.profile|/etc/|nopasswd|histfile|--no-preserve-root|>>)",
     )
 });
 
@@ -83,31 +83,46 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
     // `export EDITOR=…`): read as the shell line it is, at the assignment's line.
     // Its variables as the block set them (`GIT_SSH_COMMAND=$X` holds what `X` was set to).
     let mut known = Known::new(facts.assignments());
-    let assigned: Vec<(&str, &str)> = facts
+    // The values programs read (command variables, git's settings), as the block holds them.
+    let held: Vec<Option<String>> = facts
+        .assignments()
+        .iter()
+        .enumerate()
+        .map(|(k, a)| {
+            (COMMAND_VARIABLES.contains(&a.name.as_str()) || a.name.starts_with("GIT_CONFIG_"))
+                .then(|| known.expand(&a.value, k, a.line))
+                .flatten()
+        })
+        .collect();
+    let written: Vec<(&str, &str)> = facts
         .assignments()
         .iter()
         .map(|a| (a.name.as_str(), a.value.as_str()))
         .collect();
-    let variable_lines: Vec<(usize, String)> = variable_command_lines(&assigned)
-        .into_iter()
-        .map(|(at, code)| {
-            let line = facts.assignments()[at].line;
-            let held = known.expand(&code, at, line);
-            let line = line0 + line - 1;
-            read_given(ctx, vec![Given::local("sh", &code)], line, place);
-            let Some(held) = held else {
-                return (at, code);
-            };
-            // A value put in from another assignment has lines of its own, not this text's:
-            // what is found in it is found at this assignment.
-            let mid = ctx.out.len();
-            read_given(ctx, vec![Given::local("sh", &held)], line, place);
-            for f in &mut ctx.out[mid..] {
-                f.line = line;
-            }
-            (at, held)
-        })
+    let as_held: Vec<(&str, &str)> = written
+        .iter()
+        .zip(&held)
+        .map(|(&(name, value), h)| (name, h.as_deref().unwrap_or(value)))
         .collect();
+    let as_written = variable_command_lines(&written);
+    for (at, code) in &as_written {
+        let line = line0 + facts.assignments()[*at].line - 1;
+        read_given(ctx, vec![Given::local("sh", code)], line, place);
+    }
+    let variable_lines = variable_command_lines(&as_held);
+    for (at, code) in &variable_lines {
+        if as_written.contains(&(*at, code.clone())) {
+            continue;
+        }
+        // A value put in from another assignment has lines of its own, not this text's: what
+        // is found in it is found at this assignment.
+        let line = line0 + facts.assignments()[*at].line - 1;
+        let mid = ctx.out.len();
+        read_given(ctx, vec![Given::local("sh", code)], line, place);
+        for f in &mut ctx.out[mid..] {
+            f.line = line;
+        }
+    }
     if facts.commands().is_empty() {
         report_spent(ctx, &known, &code_lines, line0, place);
         return;
@@ -253,22 +268,45 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
             .iter()
             .map(|(_, code)| Given::local("sh", code))
             .collect();
-        // The programs it is given, as the block's variables hold them (`eval "$X"`, `bash -c
-        // "$X"`, `env GIT_SSH_COMMAND="$X" git fetch` after `X='curl … | sh'`).
-        let given = if args.iter().any(|a| a.contains('$')) {
-            given_programs(name, args)
-        } else {
-            Vec::new()
-        };
-        let held: Vec<Given> = given
-            .iter()
-            .chain(&programs)
-            .filter_map(|g| {
-                known
-                    .expand(&g.code, known.before_line(c.line), c.line)
-                    .map(|code| Given { code, ..g.clone() })
-            })
-            .collect();
+        // The programs it is given, its words and environment as the block's variables hold
+        // them (`eval "$X"`, `bash -c "$X"`, `git config alias.x "$X"`, `env
+        // GIT_SSH_COMMAND="$X" git fetch` after `X='curl … | sh'`).
+        let before = known.before_line(c.line);
+        let mut held: Vec<Given> = Vec::new();
+        if args.iter().any(|a| a.contains('$')) {
+            let words: Vec<String> = args
+                .iter()
+                .map(|a| {
+                    known
+                        .expand(a, before, c.line)
+                        .unwrap_or_else(|| (*a).to_owned())
+                })
+                .collect();
+            if words.iter().zip(args).any(|(w, a)| w != a) {
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                held.extend(given_programs(name, &words));
+            }
+        }
+        if environments[i].iter().any(|(_, v)| v.contains('$')) {
+            let values: Vec<(&str, String)> = environments[i]
+                .iter()
+                .map(|&(n, v)| {
+                    (
+                        n,
+                        known
+                            .expand(v, before, c.line)
+                            .unwrap_or_else(|| v.to_owned()),
+                    )
+                })
+                .collect();
+            let values: Vec<(&str, &str)> = values.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            held.extend(
+                variable_command_lines(&values)
+                    .iter()
+                    .map(|(_, code)| Given::local("sh", code)),
+            );
+        }
+        held.retain(|g| !programs.contains(g));
         read_given(ctx, programs, line, place);
         read_given(ctx, held, line, place);
         // Here-documents a program runs: read as that program.

@@ -400,6 +400,10 @@ fn a_variable_is_a_secret_by_its_words() {
         "HTTP_AUTHORIZATION",
         "SSH_KEYPAIR",
         "PUBSUB_KEY",
+        // A noun followed by another, an encoding or a header.
+        "TOKEN_SECRET",
+        "API_KEY_B64",
+        "GITHUB_AUTH_HEADER",
     ] {
         assert!(secret_name(name), "{name}");
     }
@@ -423,6 +427,14 @@ fn a_variable_is_a_secret_by_its_words() {
         "TMUX_SESSION_NAME",
         "BAGS_TOKEN_DESC",
         "AUTH0_DOMAIN",
+        "TOKEN_LIMIT",
+        "TOKENS_USED",
+        "PASS_RATE",
+        "AUTH_METHOD",
+        "SESSION_TIMEOUT",
+        "COOKIE_DOMAIN",
+        "PASSWORD_POLICY",
+        "SECRET_VERSION",
         // Keys named public.
         "PUBLIC_KEY",
         "PUBKEY",
