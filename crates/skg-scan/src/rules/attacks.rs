@@ -397,12 +397,13 @@ pub(super) fn secret_var(text: &str) -> Option<&str> {
 /// - a noun that only starts a word (`AUTHOR`, `KEYWORD`, `PASSPORT`);
 /// - one of the ambiguous nouns alone (`KEY`, `PASS`, `AUTH`, `SESSION`, `COOKIE`: a loop's
 ///   variable, an item's key);
-/// - a noun followed by a word that names or describes the secret rather than holding it — any
-///   word but another noun or an encoding's (`VALUE`, `B64`, `HEX`, …): `SECRET_ID`,
-///   `KEY_NAME`, `AUTH_URL`, `TOKEN_LIMIT`, `PASSWORD_MIN_LENGTH`, `COOKIE_JAR`;
+/// - a noun followed by a word that names or describes the secret rather than holding it
+///   (`KEY_NAME`, `AUTH_URL`, `TOKEN_LIMIT`, `PASSWORD_MIN_LENGTH`, `COOKIE_JAR`; not
+///   `GH_TOKEN_PROD`, `API_KEY_V2`, nor Vault's `SECRET_ID`);
 /// - a key named public (`PUBLIC_KEY`, `PUB_KEY`, `PUBKEY`, `STRIPE_PUBLISHABLE_KEY`);
-/// - a token that is a count or an asset: after `MAX`, `NUM`, `TOTAL`, `PROMPT`, `COMPLETION`,
-///   or a trade's side or fee (`SELL_TOKEN`, `SRC_TOKEN`, `INPUT_TOKENS`, `SWAP_FEE_TOKEN`),
+/// - a token that is a count or an asset: after `MAX`, `NUM`, `TOTAL` (plural also `INPUT`,
+///   `OUTPUT`, `PROMPT`, …), or a trade's side or fee (`SELL_TOKEN`, `SRC_TOKEN`,
+///   `SWAP_FEE_TOKEN`; not `INPUT_TOKEN`, GitHub Actions' input, nor `SOURCE_TOKEN`),
 ///   or followed by what names an asset or its side (`TOKEN_MINT`, `TOKEN_ADDRESS`,
 ///   `TOKEN_IN`).
 pub(super) fn secret_name(name: &str) -> bool {
@@ -430,35 +431,82 @@ pub(super) fn secret_name(name: &str) -> bool {
         "PRIVKEY",
     ];
     const AMBIGUOUS_ALONE: &[&str] = &["KEY", "KEYS", "PASS", "AUTH", "SESSION", "COOKIE"];
-    // Words that may follow a noun in a secret's own name (`TOKEN_SECRET`, `API_KEY_B64`);
-    // any other (`TOKEN_LIMIT`, `KEY_ID`, `AUTH_URL`, `PASSWORD_MIN_LENGTH`) names something
-    // about the secret.
-    const TRAILING: &[&str] = &[
-        // (`B64`, `BASE64` as read: digits dropped)
-        "VALUE", "STRING", "STR", "B", "BASE", "HEX", "RAW", "PLAIN", "ENCODED", "JSON", "HEADER",
+    // Words that, after a noun, name or describe the secret rather than hold it
+    // (`SECRET_NAME`, `AUTH_URL`, `TOKEN_LIMIT`, `PASSWORD_MIN_LENGTH`). Any other word is part
+    // of the secret's own name (`GH_TOKEN_PROD`, `API_KEY_V2`, `OP_SESSION_MY`).
+    const ABOUT: &[&str] = &[
+        "ID",
+        "IDS",
+        "NAME",
+        "NAMES",
+        "URL",
+        "URI",
+        "DIR",
+        "LENGTH",
+        "LEN",
+        "JAR",
+        "TYPE",
+        "PREFIX",
+        "ENDPOINT",
+        "COUNT",
+        "SIZE",
+        "VAULT",
+        "EXPIRY",
+        "EXPIRES",
+        "EXPIRATION",
+        "TTL",
+        "DESC",
+        "DESCRIPTION",
+        "LIMIT",
+        "USED",
+        "USAGE",
+        "BUDGET",
+        "RATE",
+        "THRESHOLD",
+        "METHOD",
+        "ENABLED",
+        "DISABLED",
+        "TIMEOUT",
+        "DOMAIN",
+        "POLICY",
+        "MIN",
+        "MAX",
+        "VERSION",
+        "ARN",
+        "FORMAT",
+        "FIELD",
+        "PARAM",
+        "REGION",
+        "HOST",
+        "PORT",
+        "MODE",
+        "ALGORITHM",
+        "SCOPE",
+        "SCOPES",
+        "ISSUER",
+        "AUDIENCE",
+        "LABEL",
+        "KIND",
+        "COLUMN",
+        "HINT",
     ];
     const PUBLIC: &[&str] = &["PUB", "PUBLIC", "PUBKEY", "PUBLISHABLE"];
+    // Before a token: a trade's side or fee (`SELL_TOKEN`, `SRC_TOKEN`) or a count's
+    // (`MAX_TOKENS`); before a plural, a count's only (`INPUT_TOKENS`, `PROMPT_TOKENS`).
     const SIDES: &[&str] = &[
-        "SELL",
-        "BUY",
-        "SRC",
-        "SOURCE",
-        "DST",
-        "DEST",
-        "FROM",
-        "TO",
-        "IN",
-        "OUT",
-        "INPUT",
-        "OUTPUT",
-        "BASE",
-        "QUOTE",
-        "FEE",
+        "SELL", "BUY", "SRC", "DST", "FROM", "TO", "IN", "OUT", "BASE", "QUOTE", "FEE", "MAX",
+        "NUM", "TOTAL",
+    ];
+    const COUNTS: &[&str] = &[
         "MAX",
         "NUM",
         "TOTAL",
+        "INPUT",
+        "OUTPUT",
         "PROMPT",
         "COMPLETION",
+        "CONTEXT",
+        "USED",
     ];
     const ASSET: &[&str] = &[
         "MINT", "ADDRESS", "ADDR", "SYMBOL", "DECIMALS", "AMOUNT", "CONTRACT", "IN", "OUT",
@@ -485,9 +533,9 @@ pub(super) fn secret_name(name: &str) -> bool {
         };
         let before = k.checked_sub(1).map(|p| words[p]);
         let after = words.get(k + 1).copied();
-        let described = words[k + 1..]
-            .iter()
-            .any(|a| !TRAILING.contains(a) && !NOUNS.iter().any(|n| a.ends_with(n)));
+        // A Vault AppRole's `SECRET_ID` is a credential; another noun's id names it.
+        let described =
+            after.is_some_and(|a| ABOUT.contains(&a) && !(*noun == "SECRET" && a == "ID"));
         if (alone && AMBIGUOUS_ALONE.contains(w)) || described {
             return false;
         }
@@ -496,7 +544,8 @@ pub(super) fn secret_name(name: &str) -> bool {
                 !PUBLIC.iter().any(|p| w.starts_with(p))
                     && !before.is_some_and(|b| PUBLIC.contains(&b))
             }
-            "TOKEN" | "TOKENS" => {
+            "TOKENS" => !before.is_some_and(|b| COUNTS.contains(&b)),
+            "TOKEN" => {
                 !before.is_some_and(|b| SIDES.contains(&b))
                     && !after.is_some_and(|a| ASSET.contains(&a))
             }
@@ -509,7 +558,7 @@ pub(super) fn secret_name(name: &str) -> bool {
 /// file, a port forward or relay, a listener running a command.
 static FORWARDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(_proxy\s*=|\bproxy\s*=|\.curlrc\b|\.wgetrc\b|\bcurl\b[^\n]*\s-K\b|\b(?:socat|autossh|gost|chisel|frpc|ngrok|iptables|nft|redir|rinetd)\b|(?:Local|Remote|Dynamic)Forward|\bssh\b[^\n]*\s-\w*[LDR]\b|--sh-exec|--exec\b|\bmkfifo\b|\bnc(?:at)?\b[^\n]*\s-\w*l)",
+        r"(?i)(_proxy\s*=|\bproxy\s*=|\.curlrc\b|\.wgetrc\b|\bcurl\b[^\n]*\s-K\b|\b(?:socat|autossh|gost|chisel|frpc|ngrok|iptables|nft|redir|rinetd)\b|(?:Local|Remote|Dynamic)Forward|\bssh\b[^\n]*\s-\w*[LDR]\b|--sh-exec|--exec\b|port-forward|\bmkfifo\b|\bnc(?:at)?\b[^\n]*\s-\w*l)",
     )
 });
 

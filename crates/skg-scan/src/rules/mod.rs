@@ -154,6 +154,9 @@ const MAX_NAME_BYTES: usize = 64;
 /// common word of the scan ([`NameIndex::is_common`]).
 const COMMON_IN: usize = 3;
 
+/// Words of a description read for [`NameIndex::common`].
+const COMMON_WORDS_READ: usize = 200;
+
 /// The lowercase ASCII words of `text` (split at anything not a letter or digit).
 fn name_parts(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_ascii_alphanumeric())
@@ -202,7 +205,9 @@ impl NameIndex {
                 continue;
             }
             let named: HashSet<String> = name_parts(p.name.as_deref().unwrap_or(&p.root)).collect();
+            // A description's first words say what it is about (a 20 KB one is read no further).
             let words: HashSet<String> = name_parts(p.description.as_deref().unwrap_or(""))
+                .take(COMMON_WORDS_READ)
                 .filter(|w| !named.contains(w))
                 .collect();
             for w in words {

@@ -8,12 +8,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
 /// Bytes one text may take in from the variables it expands ([`Known::expand`]).
-const MAX_EXPANDED_BYTES: usize = 16_384;
+const MAX_EXPANDED_BYTES: usize = 32_768;
 
 /// Bytes a block's texts may take in from its variables together ([`Known`]): each text taken
 /// in is read again with every rule, so a 16 KB value given to a thousand programs would
-/// otherwise be read a thousand times.
-const MAX_BLOCK_EXPANDED_BYTES: usize = 65_536;
+/// otherwise be read a thousand times (a block's 32 KiB of `curl … | sh;` is read in about a
+/// second).
+const MAX_BLOCK_EXPANDED_BYTES: usize = 32_768;
 
 /// Bytes a text may take in whatever the block took before it ([`Known`]): a short payload
 /// cannot be pushed out by big values given to programs before it.

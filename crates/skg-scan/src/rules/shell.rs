@@ -6,7 +6,7 @@ use super::{
     attacks::{CRED_PATH, READERS, evasion, exfil, persistence, privesc, reverse_shell},
     commands::{DOWNLOADERS, Environment, Remote, SENDERS, Words, effective, ssh_command},
     downloads::{decode_exec, download_exec, is_decoder, output_runner, passes_on},
-    interpreters::{Given, given_programs, runs_stdin},
+    interpreters::{Given, given_programs, runs_code, runs_stdin},
     packages::package_install,
     re,
     runs::Runs,
@@ -273,7 +273,13 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
         // GIT_SSH_COMMAND="$X" git fetch` after `X='curl … | sh'`).
         let before = known.before_line(c.line);
         let mut held: Vec<Given> = Vec::new();
-        if args.iter().any(|a| a.contains('$')) {
+        // Only a command that runs words it is given (`echo "$BLOB"` passes data).
+        let runs_words = runs_code(name)
+            || matches!(
+                name.as_str(),
+                "git" | "ssh" | "scp" | "sftp" | "rsync" | "eval" | "iex" | "invoke-expression"
+            );
+        if runs_words && args.iter().any(|a| a.contains('$')) {
             let words: Vec<String> = args
                 .iter()
                 .map(|a| {
@@ -335,7 +341,7 @@ fn report_spent(
         ctx,
         line0 + at - 1,
         snippet,
-        "a variable's value past what the scanner puts in for one block (64 KiB a text, 1 MiB and 100,000 variables a block): what the program there is given was read as written, not as the variable holds it".into(),
+        "a variable's value past what the scanner puts in for one block (32 KiB a text and a block, 10,000 variables, 64 copies deep): what the program there is given was read as written, not as the variable holds it".into(),
         place,
     );
 }

@@ -400,10 +400,17 @@ fn a_variable_is_a_secret_by_its_words() {
         "HTTP_AUTHORIZATION",
         "SSH_KEYPAIR",
         "PUBSUB_KEY",
-        // A noun followed by another, an encoding or a header.
+        // A noun followed by another, an encoding, a header, a qualifier of its own.
         "TOKEN_SECRET",
         "API_KEY_B64",
         "GITHUB_AUTH_HEADER",
+        "GH_TOKEN_PROD",
+        "API_KEY_V2",
+        "STRIPE_SECRET_KEY_LIVE",
+        "OP_SESSION_MY",
+        "VAULT_SECRET_ID",
+        "INPUT_TOKEN",
+        "SOURCE_TOKEN",
     ] {
         assert!(secret_name(name), "{name}");
     }
@@ -417,7 +424,7 @@ fn a_variable_is_a_secret_by_its_words() {
         "PASS",
         "SESSION",
         // What names or describes a secret.
-        "SECRET_ID",
+        "KEY_ID",
         "KEY_NAME",
         "AUTH_URL",
         "SESSION_DIR",
