@@ -558,7 +558,7 @@ pub(super) fn secret_name(name: &str) -> bool {
 /// file, a port forward or relay, a listener running a command.
 static FORWARDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(_proxy\s*=|\bproxy\s*=|\.curlrc\b|\.wgetrc\b|\bcurl\b[^\n]*\s-K\b|\b(?:socat|autossh|gost|chisel|frpc|ngrok|iptables|nft|redir|rinetd)\b|(?:Local|Remote|Dynamic)Forward|\bssh\b[^\n]*\s-\w*[LDR]\b|--sh-exec|--exec\b|port-forward|\bmkfifo\b|\bnc(?:at)?\b[^\n]*\s-\w*l)",
+        r"(?i)(_proxy\s*=|\bproxy\s*=|\.curlrc\b|\.wgetrc\b|\bcurl\b[^\n]*\s-K\b|\b(?:socat|autossh|gost|chisel|frpc|ngrok|iptables|nft|redir|rinetd)\b|(?:Local|Remote|Dynamic)Forward|\bssh\b[^\n]*\s-\w*[LDR]|--sh-exec|--exec\b|port-forward|\bmkfifo\b|\bnc(?:at)?\b[^\n]*\s-\w*l)",
     )
 });
 
@@ -805,21 +805,7 @@ pub(super) fn exfil(
                     && ["proxy", "connect-to", "resolve", "socks"]
                         .iter()
                         .any(|o| a.to_ascii_lowercase().contains(o))
-        }) || facts.commands().iter().any(|c| {
-            c.name == "socat"
-                || c.name == "ssh"
-                    && c.args.iter().any(|a| {
-                        a.starts_with('-') && !a.starts_with("--") && a.contains(['L', 'D', 'R'])
-                    })
-                || c.args.iter().chain(std::iter::once(&c.name)).any(|a| {
-                    a.split_once('=')
-                        .is_some_and(|(k, _)| k.to_ascii_lowercase().ends_with("_proxy"))
-                })
-        }) || facts
-            .assignments()
-            .iter()
-            .any(|a| a.name.to_ascii_lowercase().ends_with("_proxy"))
-            || FORWARDS.is_match(&ctx.file.text);
+        }) || FORWARDS.is_match(&ctx.file.text);
         if !forwarded && !host.all.is_empty() && host.all.iter().all(|h| loopback(h)) {
             shown.clear();
             (

@@ -111,6 +111,16 @@ pub(super) fn given_programs(name: &str, args: &[&str]) -> Vec<Given> {
     }
 }
 
+/// A command whose words [`given_programs`] may read programs from (an interpreter, `eval`,
+/// git, ssh and the commands that start it): the words worth putting variables in.
+pub(super) fn gives_programs(name: &str) -> bool {
+    runs_code(name)
+        || matches!(
+            name,
+            "git" | "ssh" | "scp" | "sftp" | "rsync" | "eval" | "iex" | "invoke-expression"
+        )
+}
+
 /// An interpreter that runs what it reads on standard input: no program given (`sh`, `sudo
 /// bash`, `python3 -`, `bash -s -- args`), or PowerShell's `iex`. `python3 -c '…'` or
 /// `node script.js` read their input as data.

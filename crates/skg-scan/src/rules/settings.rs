@@ -240,6 +240,12 @@ pub(super) fn command_setting<'v>(key: &str, value: &'v str) -> Option<&'v str> 
     (runs && !value.is_empty()).then_some(value)
 }
 
+/// A variable whose value [`variable_command_lines`] reads: a command variable or one of git's
+/// settings given through the environment (`GIT_CONFIG_KEY_n`, `GIT_CONFIG_PARAMETERS`, …).
+pub(super) fn read_by_programs(name: &str) -> bool {
+    COMMAND_VARIABLES.contains(&name) || name.starts_with("GIT_CONFIG_")
+}
+
 /// The command lines `variables` hold for the programs that run them: each variable's own
 /// ([`command_variable`]) and the git settings they give ([`environment_settings`]), each with
 /// the index of the variable it comes from.

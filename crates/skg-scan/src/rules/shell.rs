@@ -6,12 +6,12 @@ use super::{
     attacks::{CRED_PATH, READERS, evasion, exfil, persistence, privesc, reverse_shell},
     commands::{DOWNLOADERS, Environment, Remote, SENDERS, Words, effective, ssh_command},
     downloads::{decode_exec, download_exec, is_decoder, output_runner, passes_on},
-    interpreters::{Given, given_programs, runs_code, runs_stdin},
+    interpreters::{Given, given_programs, gives_programs, runs_stdin},
     packages::package_install,
     re,
     runs::Runs,
     scripts::{inline_code, program_rules, read_given, remote_rules},
-    settings::{COMMAND_VARIABLES, Known, variable_command_lines},
+    settings::{Known, read_by_programs, variable_command_lines},
 };
 use regex::Regex;
 use skg_syntax::shell_bounds::{MAX_MENDING_PASSES, MAX_PIPELINE_STAGES, MAX_PIPES_PER_PARSE};
@@ -89,7 +89,7 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
         .iter()
         .enumerate()
         .map(|(k, a)| {
-            (COMMAND_VARIABLES.contains(&a.name.as_str()) || a.name.starts_with("GIT_CONFIG_"))
+            read_by_programs(&a.name)
                 .then(|| known.expand(&a.value, k, a.line))
                 .flatten()
         })
@@ -274,12 +274,7 @@ pub(super) fn shell_rules(ctx: &mut Ctx<'_>, code: &str, line0: u32, place: Plac
         let before = known.before_line(c.line);
         let mut held: Vec<Given> = Vec::new();
         // Only a command that runs words it is given (`echo "$BLOB"` passes data).
-        let runs_words = runs_code(name)
-            || matches!(
-                name.as_str(),
-                "git" | "ssh" | "scp" | "sftp" | "rsync" | "eval" | "iex" | "invoke-expression"
-            );
-        if runs_words && args.iter().any(|a| a.contains('$')) {
+        if gives_programs(name) && args.iter().any(|a| a.contains('$')) {
             let words: Vec<String> = args
                 .iter()
                 .map(|a| {
