@@ -34,9 +34,13 @@ after that; each row's
 tokens pooled into 16 or 8 k-means centroids; the first 32 tokens of each row; a shallower
 second stage (20 or 10 candidates).
 
+`--query-weights` prints instead the stage at `--weight` with each query token weighted by its
+rarity over the catalog's cards (IDF of its token id, to the power 0, 0.5, 1 or 2, or only the
+tokens of IDF 1 or more), each row against the uniform weights the product uses (stop 62).
+
 Usage (a Python with onnxruntime, tokenizers and numpy; nothing is written):
     python3 scripts/late-interaction.py AUDIT_FOLDER CANDIDATES.jsonl... [--model DIR]
-        [--depth 30] [--rows all|card|card+overview] [--weight 0.3] [--cost]
+        [--depth 30] [--rows all|card|card+overview] [--weight 0.3] [--cost | --query-weights]
 """
 
 import argparse
@@ -94,13 +98,35 @@ def rows_of(audit: str, wanted: set[str], kinds: set[str]) -> dict[str, list[str
 def token_states(tok, session, text: str) -> np.ndarray:
     """A text's token states without `[CLS]` and `[SEP]`, each L2-normalized (one text per
     call, as skg embeds)."""
+    return token_states_and_ids(tok, session, text)[0]
+
+
+def token_states_and_ids(tok, session, text: str) -> tuple[np.ndarray, np.ndarray]:
+    """`token_states` and the token ids they belong to."""
     e = tok.encode(text)
     ids = np.array([e.ids], dtype=np.int64)
     mask = np.array([e.attention_mask], dtype=np.int64)
     h = hidden_states(session, ids, mask)[0]
     special = np.array(e.special_tokens_mask, dtype=bool)
-    h = h[~special] if (~special).any() else h
-    return h / np.linalg.norm(h, axis=1, keepdims=True)
+    keep = ~special if (~special).any() else np.ones_like(special)
+    h = h[keep]
+    return h / np.linalg.norm(h, axis=1, keepdims=True), ids[0][keep]
+
+
+def card_idf(tok, audit: str) -> np.ndarray:
+    """Each token id's inverse document frequency over every card of the audit (its L0
+    documents, tokenized as the model tokenizes them, special tokens left out):
+    `ln((N + 1) / (df + 1))`, a card counting each id once."""
+    df = np.zeros(tok.get_vocab_size(), dtype=np.float64)
+    n = 0
+    for d in read_ndjson(os.path.join(audit, "documents.ndjson")):
+        if d["level"] != 0:
+            continue
+        e = tok.encode(d["text"])
+        ids = {i for i, sp in zip(e.ids, e.special_tokens_mask, strict=True) if not sp}
+        df[list(ids)] += 1
+        n += 1
+    return np.log((n + 1) / (df + 1))
 
 
 def normed(x: np.ndarray) -> np.ndarray:
@@ -202,6 +228,11 @@ def main() -> None:
     ap.add_argument("--rows", choices=sorted(KINDS), default="all")
     ap.add_argument("--weight", type=float, default=0.3)
     ap.add_argument("--cost", action="store_true")
+    ap.add_argument(
+        "--query-weights",
+        action="store_true",
+        help="instead: MaxSim's query tokens weighted by their IDF over the catalog's cards",
+    )
     args = ap.parse_args()
     kinds = KINDS["card"] if args.cost else KINDS[args.rows]
 
@@ -251,6 +282,10 @@ def main() -> None:
                     )
                 out[p].append(late)
         return out
+
+    if args.query_weights:
+        query_weights(args, sets, states, tok, session)
+        return
 
     if args.cost:
         for name, cfg in COST.items():
@@ -309,6 +344,60 @@ def main() -> None:
         f"all sets, weight {args.weight}: hit@1 +{wins} -{losses},"
         f" two-sided sign test p = {sign_test(wins, losses):.4f}"
     )
+
+
+def query_weights(args, sets, states, tok, session) -> None:
+    """MaxSim with each query token weighted (`--query-weights`): the weighted mean of the
+    tokens' best matches, `sum(w_i best_i) / sum(w_i)`, for IDF weights over the catalog's
+    cards to the power 0 (uniform, the shipped stage), 0.5, 1 and 2, and uniform weights with
+    the tokens of IDF under 1 (about a third of the cards or more) left out."""
+    idf = card_idf(tok, args.audit)
+    ids_of = {
+        p: [token_states_and_ids(tok, session, q["query"])[1] for q in qs]
+        for p, qs in sets.items()
+    }
+    qstates = {
+        p: [token_states(tok, session, q["query"]) for q in qs]
+        for p, qs in sets.items()
+    }
+    weightings = {
+        "uniform (shipped)": lambda i: np.ones(len(i)),
+        "idf^0.5": lambda i: np.sqrt(idf[i]),
+        "idf": lambda i: idf[i],
+        "idf^2": lambda i: idf[i] ** 2,
+        "uniform, idf >= 1 only": lambda i: (idf[i] >= 1.0).astype(float),
+    }
+    wins = {name: [0, 0] for name in weightings}
+    for p, qs in sets.items():
+        print(
+            f"== {p} ({len(qs)} queries, first {args.depth} reordered, rows: {args.rows})"
+        )
+        base = np.array([reorder(q, {}, args.depth, "fused", 0) for q in qs])
+        shipped = None
+        for name, weigh in weightings.items():
+            ranks = []
+            for q, qv, ids in zip(qs, qstates[p], ids_of[p], strict=True):
+                w = weigh(ids)
+                w = w / w.sum() if w.sum() > 0 else np.ones(len(ids)) / len(ids)
+                late = {}
+                for c in q["candidates"][: args.depth]:
+                    xs = states.get(c["skill"], [])
+                    late[c["skill"]] = max(
+                        (float((qv @ x.astype(np.float32).T).max(1) @ w) for x in xs),
+                        default=-1.0,
+                    )
+                ranks.append(reorder(q, late, args.depth, "maxsim", args.weight))
+            r = np.array(ranks)
+            if shipped is None:
+                shipped = r
+            print(summary(f"{name}, vs fused", r, base))
+            print(summary(f"{name}, vs uniform", r, shipped))
+            wins[name][0] += int(np.sum((r == 1) & (shipped != 1)))
+            wins[name][1] += int(np.sum((r != 1) & (shipped == 1)))
+    for name, (w, l) in wins.items():
+        print(
+            f"all sets, {name} against uniform: hit@1 +{w} -{l}, p = {sign_test(w, l):.4f}"
+        )
 
 
 if __name__ == "__main__":
