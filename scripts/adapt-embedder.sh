@@ -3,7 +3,8 @@
 # and, with --loro, measures it leave-registries-out on judged queries. Issue 14, point 3.
 #
 #   scripts/adapt-embedder.sh AUDIT OUT [adapt-embedder.py options]
-#       one model from AUDIT/documents.ndjson into OUT/ (model.onnx, model-fp32.onnx, recipe.json)
+#       one model from AUDIT/documents.ndjson into OUT/ (model.onnx, model-fp32.onnx, recipe.json,
+#       and links to the shipped model's tokenizer files and ONNX Runtime: SKG_MODEL_DIR=OUT runs it)
 #   scripts/adapt-embedder.sh --tool-folds CATALOG_AUDIT QUERIES.jsonl WORK [options]
 #       five models, each trained on the judged requests for four fifths of a catalog's tools
 #       (--judged QUERIES --folds 5 --hold-out k); each is indexed with skg over CATALOG_AUDIT and
@@ -130,7 +131,11 @@ fi
 if [ "${1:-}" != "--loro" ]; then
   [ $# -ge 2 ] || { awk 'NR > 1 && /^set -euo/ { exit } NR > 1' "$0" >&2; exit 2; }
   audit=$1 out=$2; shift 2
-  exec "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$out" "$@"
+  "$venv/bin/python" "$root/scripts/adapt-embedder.py" "$audit/documents.ndjson" "$base" "$out" "$@"
+  # The shipped model's tokenizer files and ONNX Runtime beside the graph, so that
+  # SKG_MODEL_DIR=OUT runs skg with it (as the folds' models are).
+  link_tokenizer "$out"
+  exit 0
 fi
 
 shift
