@@ -95,22 +95,34 @@ def rows_of(audit: str, wanted: set[str], kinds: set[str]) -> dict[str, list[str
     return rows
 
 
+def kept(e) -> np.ndarray:
+    """The tokens of an encoding that are matched: all but `[CLS]` and `[SEP]` (all, if that
+    leaves none)."""
+    special = np.array(e.special_tokens_mask, dtype=bool)
+    return ~special if (~special).any() else np.ones_like(special)
+
+
 def token_states(tok, session, text: str) -> np.ndarray:
     """A text's token states without `[CLS]` and `[SEP]`, each L2-normalized (one text per
     call, as skg embeds)."""
-    return token_states_and_ids(tok, session, text)[0]
-
-
-def token_states_and_ids(tok, session, text: str) -> tuple[np.ndarray, np.ndarray]:
-    """`token_states` and the token ids they belong to."""
     e = tok.encode(text)
     ids = np.array([e.ids], dtype=np.int64)
     mask = np.array([e.attention_mask], dtype=np.int64)
-    h = hidden_states(session, ids, mask)[0]
-    special = np.array(e.special_tokens_mask, dtype=bool)
-    keep = ~special if (~special).any() else np.ones_like(special)
-    h = h[keep]
-    return h / np.linalg.norm(h, axis=1, keepdims=True), ids[0][keep]
+    h = hidden_states(session, ids, mask)[0][kept(e)]
+    return h / np.linalg.norm(h, axis=1, keepdims=True)
+
+
+def token_ids(tok, text: str) -> np.ndarray:
+    """The ids of the tokens `token_states` keeps, in the same order (no model run)."""
+    e = tok.encode(text)
+    return np.array(e.ids, dtype=np.int64)[kept(e)]
+
+
+def maxsim(qv: np.ndarray, x: np.ndarray, w: np.ndarray | None = None) -> float:
+    """Late interaction of query token states `qv` with a row's `x`: each query token's best
+    cosine, averaged (or weighted by `w`, summing to 1)."""
+    best = (qv @ x.astype(np.float32).T).max(1)
+    return float(best.mean() if w is None else best @ w)
 
 
 def card_idf(tok, audit: str) -> np.ndarray:
@@ -277,14 +289,12 @@ def main() -> None:
                 late = {}
                 for c in q["candidates"][: cfg.get("depth", args.depth)]:
                     xs = stored.get(c["skill"], [])
-                    late[c["skill"]] = max(
-                        (float((qv @ x.T).max(1).mean()) for x in xs), default=-1.0
-                    )
+                    late[c["skill"]] = max((maxsim(qv, x) for x in xs), default=-1.0)
                 out[p].append(late)
         return out
 
     if args.query_weights:
-        query_weights(args, sets, states, tok, session)
+        query_weights(args, sets, qstates, states, tok)
         return
 
     if args.cost:
@@ -346,20 +356,13 @@ def main() -> None:
     )
 
 
-def query_weights(args, sets, states, tok, session) -> None:
+def query_weights(args, sets, qstates, states, tok) -> None:
     """MaxSim with each query token weighted (`--query-weights`): the weighted mean of the
     tokens' best matches, `sum(w_i best_i) / sum(w_i)`, for IDF weights over the catalog's
     cards to the power 0 (uniform, the shipped stage), 0.5, 1 and 2, and uniform weights with
     the tokens of IDF under 1 (about a third of the cards or more) left out."""
     idf = card_idf(tok, args.audit)
-    ids_of = {
-        p: [token_states_and_ids(tok, session, q["query"])[1] for q in qs]
-        for p, qs in sets.items()
-    }
-    qstates = {
-        p: [token_states(tok, session, q["query"]) for q in qs]
-        for p, qs in sets.items()
-    }
+    ids_of = {p: [token_ids(tok, q["query"]) for q in qs] for p, qs in sets.items()}
     weightings = {
         "uniform (shipped)": lambda i: np.ones(len(i)),
         "idf^0.5": lambda i: np.sqrt(idf[i]),
@@ -382,10 +385,7 @@ def query_weights(args, sets, states, tok, session) -> None:
                 late = {}
                 for c in q["candidates"][: args.depth]:
                     xs = states.get(c["skill"], [])
-                    late[c["skill"]] = max(
-                        (float((qv @ x.astype(np.float32).T).max(1) @ w) for x in xs),
-                        default=-1.0,
-                    )
+                    late[c["skill"]] = max((maxsim(qv, x, w) for x in xs), default=-1.0)
                 ranks.append(reorder(q, late, args.depth, "maxsim", args.weight))
             r = np.array(ranks)
             if shipped is None:
