@@ -70,6 +70,11 @@ pub struct BuildJob {
     pub out: PathBuf,
     /// Embed documents with the model (else BM25 only).
     pub embeddings: bool,
+    /// Which of the model folder's graphs embeds the catalog; `None`: by the catalog's kind
+    /// ([`skg_embed::Variant::for_catalog`]: a catalog of tools alone gets the tools graph, any
+    /// other the packages graph — and the packages graph when the tools graph is not installed,
+    /// with a warning).
+    pub embedder: Option<skg_embed::Variant>,
     /// Update the previous index at `out` package by package.
     pub incremental: bool,
     /// Judged queries embedded as examples of their gold skills.
@@ -138,6 +143,7 @@ impl BuildJob {
             audit,
             out,
             embeddings: true,
+            embedder: None,
             incremental: false,
             examples: None,
             min_confidence: skg_index::DEFAULT_MIN_CONFIDENCE,
@@ -148,6 +154,28 @@ impl BuildJob {
             card_tokens: CardTokens::Auto,
             late_directions: skg_index::LATE_DIRECTIONS,
         }
+    }
+}
+
+/// The model folder loading the graph that embeds this catalog ([`BuildJob::embedder`]).
+fn embedder(job: &BuildJob, skills: &[skg_model::Skill]) -> Result<skg_embed::ModelDir> {
+    let dir = skg_embed::locate()?;
+    let tools = skills
+        .iter()
+        .filter(|s| s.kind == skg_model::SkillKind::Tool)
+        .count();
+    match job.embedder {
+        Some(v) => Ok(dir.with_variant(v)?),
+        None => match skg_embed::Variant::for_catalog(skills.len(), tools) {
+            skg_embed::Variant::Packages => Ok(dir),
+            v @ skg_embed::Variant::Tools => dir.with_variant(v).or_else(|e| {
+                tracing::warn!(
+                    "a catalog of tools alone, embedded with the packages graph: {e} \
+                     (docs/retrieval.md, \"An embedder per catalog kind\")"
+                );
+                Ok(dir)
+            }),
+        },
     }
 }
 
@@ -228,7 +256,7 @@ pub fn execute_build(job: &BuildJob, progress: &dyn Progress) -> Result<BuildRep
     let vectors = if job.embeddings {
         // Vectors are reused (from the previous index or the cache) only when they were made by
         // the very files installed now: the identity carries their content id.
-        let model = skg_embed::locate()?.read_files()?;
+        let model = embedder(job, &skills)?.read_files()?;
         let identity = model.identity();
         let mut plan = skg_index::VectorPlan::new(
             &documents,

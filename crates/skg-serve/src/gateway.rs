@@ -46,6 +46,28 @@ pub trait Embed: Send + Sync + std::fmt::Debug + 'static {
     }
 }
 
+/// Where the gateway gets the query embedder for the index it serves: the one that made the
+/// index's vectors (the model folder holds a graph per catalog kind, and a reload may bring an
+/// index of the other kind). Asked once per index loaded, on a blocking thread.
+pub trait Embedders: Send + Sync + std::fmt::Debug + 'static {
+    /// The embedder for an index whose vectors have the identity `model`, or why there is
+    /// none (said in `/health`'s `degraded`). An embedder of another identity may be returned:
+    /// the gateway then answers BM25 only and says why.
+    fn for_model(&self, model: &str) -> Result<Arc<dyn Embed>, String>;
+}
+
+/// One embedder (or none) for every index: what [`Gateway::open`] serves with.
+#[derive(Debug)]
+struct One(Option<Arc<dyn Embed>>);
+
+impl Embedders for One {
+    fn for_model(&self, _: &str) -> Result<Arc<dyn Embed>, String> {
+        self.0
+            .clone()
+            .ok_or_else(|| "no embedding model loaded: BM25 only".to_owned())
+    }
+}
+
 /// Gateway settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -214,15 +236,30 @@ pub struct Loaded {
     /// The skills each key view sees in this index (by [`crate::access::Tenant::view`]),
     /// computed on first use.
     scopes: Mutex<HashMap<u64, Arc<Scope>>>,
+    /// Its queries' embedder (loaded with it, swapped with it), or why there is none (`None`
+    /// both: the index has no vectors).
+    embedder: Result<Option<Arc<dyn Embed>>, String>,
 }
 
 impl Loaded {
-    fn new(index: Index) -> Loaded {
+    fn new(index: Index, embedders: &dyn Embedders) -> Loaded {
+        let embedder = match index.manifest.model.as_deref() {
+            None => Ok(None),
+            Some(model) => embedders.for_model(model).map(Some).inspect_err(|why| {
+                tracing::warn!("{why}");
+            }),
+        };
         Loaded {
             index,
             loaded_at: now(),
             scopes: Mutex::new(HashMap::new()),
+            embedder,
         }
+    }
+
+    /// The embedder of its queries, when one is loaded.
+    fn embedder(&self) -> Option<&Arc<dyn Embed>> {
+        self.embedder.as_ref().ok()?.as_ref()
     }
 
     /// What `access` may see in this index (`None`: every skill the index serves).
@@ -298,9 +335,10 @@ pub enum ReloadOutcome {
 pub struct Gateway {
     pub(crate) cfg: Config,
     current: ArcSwap<Loaded>,
-    embedder: Option<Arc<dyn Embed>>,
-    /// Query embeddings by caller and text ([`cache_key`]): one caller's cache hit never tells
-    /// it (by a faster answer) what another caller asked.
+    embedders: Arc<dyn Embedders>,
+    /// Query embeddings by caller, model and text ([`cache_key`]): one caller's cache hit never
+    /// tells it (by a faster answer) what another caller asked, and a reload onto an index of
+    /// another model finds none of the previous model's.
     query_vectors: Option<QueryCache>,
     reload_lock: std::sync::Mutex<()>,
     last_reload_error: Mutex<Option<String>>,
@@ -367,6 +405,15 @@ impl Gateway {
     /// # Errors
     /// The index folder or the keys file cannot be read.
     pub fn open(cfg: Config, embedder: Option<Arc<dyn Embed>>) -> Result<Gateway, OpenError> {
+        Gateway::open_with(cfg, Arc::new(One(embedder)))
+    }
+
+    /// [`Gateway::open`] with the embedder of each index loaded asked of `embedders` (at the
+    /// start and on every reload).
+    ///
+    /// # Errors
+    /// The index folder or the keys file cannot be read.
+    pub fn open_with(cfg: Config, embedders: Arc<dyn Embedders>) -> Result<Gateway, OpenError> {
         let keys = match &cfg.keys_file {
             None => None,
             Some(path) => {
@@ -383,8 +430,8 @@ impl Gateway {
         Ok(Gateway {
             compute: Arc::new(tokio::sync::Semaphore::new(cfg.compute_slots.max(1))),
             cfg,
-            current: ArcSwap::from_pointee(Loaded::new(index)),
-            embedder,
+            current: ArcSwap::from_pointee(Loaded::new(index, embedders.as_ref())),
+            embedders,
             query_vectors,
             reload_lock: std::sync::Mutex::new(()),
             last_reload_error: Mutex::new(None),
@@ -440,7 +487,8 @@ impl Gateway {
                 Ok(index) => {
                     let to = index.manifest.content_hash.clone();
                     self.metrics.index_loaded(&index);
-                    self.current.store(Arc::new(Loaded::new(index)));
+                    let loaded = Loaded::new(index, self.embedders.as_ref());
+                    self.current.store(Arc::new(loaded));
                     ReloadOutcome::Reloaded { from: serving, to }
                 }
                 Err(e) => failed(&e, serving),
@@ -575,14 +623,15 @@ impl Gateway {
     pub fn degraded(&self, loaded: &Loaded) -> Vec<String> {
         let mut out = self.cfg.degraded.clone();
         let index_model = loaded.index.manifest.model.as_deref();
-        match (&self.embedder, index_model) {
+        match (&loaded.embedder, index_model) {
             (_, None) => {
                 out.push("the index has no vectors (built with --no-embeddings): BM25 only".into());
             }
-            (None, Some(_)) if out.is_empty() => {
+            (Err(why), Some(_)) if out.is_empty() => out.push(why.clone()),
+            (Ok(None), Some(_)) if out.is_empty() => {
                 out.push("no embedding model loaded: BM25 only".into());
             }
-            (Some(e), Some(m)) if e.model() != m => out.push(format!(
+            (Ok(Some(e)), Some(m)) if e.model() != m => out.push(format!(
                 "the index was embedded with {m}, the gateway's model is {}: BM25 only (rebuild the index with this model, or serve with the model it was built with)",
                 e.model()
             )),
@@ -636,7 +685,7 @@ impl Gateway {
         if mode == Some(Mode::Bm25) {
             return None;
         }
-        let e = self.embedder.as_ref()?;
+        let e = loaded.embedder()?;
         if loaded.index.manifest.model.as_deref() != Some(e.model()) {
             return None;
         }
@@ -647,7 +696,7 @@ impl Gateway {
         if let Some(v) = self
             .query_vectors
             .as_ref()
-            .and_then(|c| c.get(&cache_key(access, text)))
+            .and_then(|c| c.get(&cache_key(access, e.model(), text)))
             && (!wants_tokens || !v.tokens.is_empty())
         {
             self.metrics.query_cache(true);
@@ -667,7 +716,7 @@ impl Gateway {
                 let v = Arc::new(v);
                 if let Some(c) = &self.query_vectors {
                     self.metrics.query_cache(false);
-                    c.insert(cache_key(access, text), Arc::clone(&v));
+                    c.insert(cache_key(access, e.model(), text), Arc::clone(&v));
                 }
                 Some(v)
             }
@@ -1132,14 +1181,16 @@ impl quick_cache::Weighter<blake3::Hash, Arc<skg_index::QueryEmbedding>> for Que
 }
 
 /// The query cache's key: the caller (the key's id; open mode is one caller) and the text.
-fn cache_key(access: &Access, text: &str) -> blake3::Hash {
+fn cache_key(access: &Access, model: &str, text: &str) -> blake3::Hash {
     let caller = match access {
         Access::Open => "",
         Access::Key(t) => t.id.as_str(),
     };
     let mut h = blake3::Hasher::new();
-    h.update(&(caller.len() as u64).to_le_bytes());
-    h.update(caller.as_bytes());
+    for part in [caller, model] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
     h.update(text.as_bytes());
     h.finalize()
 }

@@ -33,8 +33,8 @@ pub use crate::{
     api::router,
     error::{ApiError, ErrorCode},
     gateway::{
-        Config, Embed, Gateway, KeysReload, Loaded, MetricsAccess, OpenError, ReloadOutcome,
-        defaults,
+        Config, Embed, Embedders, Gateway, KeysReload, Loaded, MetricsAccess, OpenError,
+        ReloadOutcome, defaults,
     },
 };
 

@@ -1382,3 +1382,109 @@ async fn the_second_stage_runs_as_the_gateway_is_configured() {
         }
     }
 }
+
+/// An embedder of a named model: the vector every text gets, and how many it embedded.
+#[derive(Debug)]
+struct Named {
+    model: String,
+    embedded: std::sync::atomic::AtomicUsize,
+}
+
+impl skg_serve::Embed for Named {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn embed(&self, _: &str) -> Result<Vec<f32>, String> {
+        self.embedded
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(vec![0.6, 0.8, 0.0])
+    }
+}
+
+/// Embedders of the models "a" and "b" (made on first ask, kept), none of any other.
+#[derive(Debug, Default)]
+struct TwoModels {
+    asked: std::sync::Mutex<Vec<String>>,
+    made: std::sync::Mutex<Vec<Arc<Named>>>,
+}
+
+impl skg_serve::Embedders for TwoModels {
+    fn for_model(&self, model: &str) -> Result<Arc<dyn skg_serve::Embed>, String> {
+        self.asked.lock().unwrap().push(model.to_owned());
+        if !["a", "b"].contains(&model) {
+            return Err(format!("no graph for {model}: BM25 only"));
+        }
+        let mut made = self.made.lock().unwrap();
+        if let Some(e) = made.iter().find(|e| e.model == model) {
+            return Ok(Arc::clone(e) as Arc<dyn skg_serve::Embed>);
+        }
+        let e = Arc::new(Named {
+            model: model.to_owned(),
+            embedded: std::sync::atomic::AtomicUsize::new(0),
+        });
+        made.push(Arc::clone(&e));
+        Ok(e)
+    }
+}
+
+/// Each index loaded is queried with the embedder of the model that made its vectors: a reload
+/// onto an index of another model asks for that model's, reuses none of the previous model's
+/// cached query vectors, and an index whose model cannot be had is served BM25 only, saying why.
+#[tokio::test]
+async fn each_index_is_queried_with_its_own_model() {
+    let dir = tempfile::tempdir().unwrap();
+    common::build_index_with(dir.path(), None, Some(("a", &[0.0, 0.0, 1.0])));
+    let models = Arc::new(TwoModels::default());
+    let gw = Arc::new(
+        Gateway::open_with(
+            Config::new(dir.path().to_path_buf()),
+            Arc::clone(&models) as Arc<dyn skg_serve::Embedders>,
+        )
+        .unwrap(),
+    );
+    let embedded = |model: &str| {
+        models
+            .made
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|e| e.model == model)
+            .map_or(0, |e| e.embedded.load(std::sync::atomic::Ordering::SeqCst))
+    };
+    let route = || post("/v1/route", &json!({"task": "review my branch", "k": 2}));
+    let r = call(&gw, route()).await;
+    assert_eq!(r.json["mode"], "hybrid", "{}", r.json);
+    assert_eq!(embedded("a"), 1);
+
+    common::build_index_with(dir.path(), None, Some(("b", &[0.0, 0.0, 1.0])));
+    assert!(matches!(
+        gw.reload_blocking(),
+        skg_serve::ReloadOutcome::Reloaded { .. }
+    ));
+    let r = call(&gw, route()).await;
+    assert_eq!(r.json["mode"], "hybrid", "{}", r.json);
+    assert_eq!(r.json["degraded"], json!([]), "{}", r.json);
+    // The same task again, embedded by "b": a's cached vector is not b's.
+    assert_eq!((embedded("a"), embedded("b")), (1, 1));
+
+    common::build_index_with(dir.path(), None, Some(("c", &[0.0, 0.0, 1.0])));
+    gw.reload_blocking();
+    let r = call(&gw, route()).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json["mode"], "bm25", "{}", r.json);
+    assert_eq!(
+        r.json["degraded"],
+        json!(["no graph for c: BM25 only"]),
+        "{}",
+        r.json
+    );
+
+    // Back to "a": its embedder is the one made first, and its cached vector still serves.
+    common::build_index_with(dir.path(), None, Some(("a", &[0.0, 0.0, 1.0])));
+    gw.reload_blocking();
+    let r = call(&gw, route()).await;
+    assert_eq!(r.json["mode"], "hybrid", "{}", r.json);
+    assert_eq!(embedded("a"), 1);
+    assert_eq!(*models.asked.lock().unwrap(), ["a", "b", "c", "a"]);
+}

@@ -544,6 +544,12 @@ pub struct IndexBuildArgs {
         default_value_t = LateInteraction::Auto
     )]
     pub late_interaction: LateInteraction,
+    /// Which embedding graph embeds the catalog: `auto` gives a catalog of tools alone the
+    /// tools graph (adapted further to tool requests) and any other the packages graph
+    /// (docs/retrieval.md, "An embedder per catalog kind"). Queries are embedded by the graph
+    /// the index names.
+    #[arg(long, value_enum, value_name = "GRAPH", default_value_t = EmbedderChoice::Auto)]
+    pub embedder: EmbedderChoice,
     /// Store the card tokens on their first this many principal directions (each query's
     /// tokens are projected like them): 128 give the whole 384's first places within one query
     /// on each judged set, at a third of the size and of the work (0: the whole dimension)
@@ -1037,6 +1043,28 @@ fn parse_field_weights(s: &str) -> Result<[f32; 6], String> {
             .ok_or_else(|| format!("{field}: `{part}` is not a number ≥ 0"))?;
     }
     Ok(out)
+}
+
+/// `skg index build --embedder`: which of the model folder's graphs embeds the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EmbedderChoice {
+    /// By the catalog's kind: the tools graph for a catalog of tools alone, else the packages
+    /// graph.
+    Auto,
+    /// The packages graph (`model.onnx`, the audit's).
+    Packages,
+    /// The tools graph (`model-tools.onnx`).
+    Tools,
+}
+
+impl From<EmbedderChoice> for Option<skg_embed::Variant> {
+    fn from(c: EmbedderChoice) -> Self {
+        match c {
+            EmbedderChoice::Auto => None,
+            EmbedderChoice::Packages => Some(skg_embed::Variant::Packages),
+            EmbedderChoice::Tools => Some(skg_embed::Variant::Tools),
+        }
+    }
 }
 
 /// `skg index build --late-interaction`: when the cards' token states are stored.

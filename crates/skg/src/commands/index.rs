@@ -56,6 +56,7 @@ pub(crate) fn build(args: &IndexBuildArgs, global: &GlobalArgs) -> anyhow::Resul
     let job = BuildJob {
         embedding_caches,
         embeddings: !args.no_embeddings,
+        embedder: args.embedder.into(),
         incremental: args.incremental,
         examples: args.examples.clone(),
         min_confidence: args.min_confidence,
@@ -175,7 +176,9 @@ pub(crate) fn eval(args: &EvalArgs) -> anyhow::Result<ExitStatus> {
         } else {
             "(the miss analysis and the candidates rank dense too: or run without `--misses` and `--candidates`)"
         };
-        let dir = skg_embed::locate().map_err(|e| anyhow::anyhow!("{e}\n{hint}"))?;
+        let dir = skg_embed::locate()
+            .and_then(|d| d.for_identity(index.manifest.model.as_deref()))
+            .map_err(|e| anyhow::anyhow!("{e}\n{hint}"))?;
         let e = skg_embed::Embedder::load(&dir, args.threads)?;
         if let Some(why) = other_model(&index, e.identity()) {
             bail!("{}: {why}\n{hint}", args.index.display());
@@ -633,6 +636,7 @@ pub(crate) fn route(args: &RouteArgs) -> anyhow::Result<ExitStatus> {
         None
     } else {
         match skg_embed::locate()
+            .and_then(|dir| dir.for_identity(index.manifest.model.as_deref()))
             .and_then(|dir| skg_embed::Embedder::load(&dir, skg_embed::DEFAULT_THREADS))
         {
             Ok(mut e) => match other_model(&index, e.identity()) {

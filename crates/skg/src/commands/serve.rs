@@ -11,7 +11,7 @@ use std::{
 };
 
 use anyhow::Context as _;
-use skg_serve::{Config, Embed, Gateway, MetricsAccess};
+use skg_serve::{Config, Embed, Embedders, Gateway, MetricsAccess};
 
 use crate::{
     ExitStatus, GlobalArgs,
@@ -57,18 +57,59 @@ impl Embed for Pool {
     }
 }
 
-/// The embedder, or why there is none.
-fn embedder(bm25: bool, sessions: usize) -> (Option<Arc<dyn Embed>>, Vec<String>) {
-    if bm25 {
-        return (None, vec!["started with --bm25: BM25 only".to_owned()]);
-    }
-    match skg_embed::locate().and_then(|dir| skg_embed::Pool::load(&dir, sessions)) {
-        Ok(pool) => (Some(Arc::new(Pool(pool))), Vec::new()),
-        Err(e) => {
-            let why = format!("no embedding model ({e}): BM25 only");
-            tracing::warn!("{why}");
-            (None, vec![why])
+/// The model folder's graphs as the gateway's embedders: each index gets a pool of sessions of
+/// the graph that made its vectors, loaded when an index first asks for it and kept (a reload
+/// onto an index of the other catalog kind loads the other graph once).
+#[derive(Debug)]
+struct ModelPools {
+    sessions: usize,
+    pools: std::sync::Mutex<std::collections::BTreeMap<skg_embed::Variant, Arc<dyn Embed>>>,
+}
+
+impl Embedders for ModelPools {
+    fn for_model(&self, model: &str) -> Result<Arc<dyn Embed>, String> {
+        let no_model = |e: skg_embed::Error| format!("no embedding model ({e}): BM25 only");
+        let dir = skg_embed::locate()
+            .and_then(|d| d.for_identity(Some(model)))
+            .map_err(no_model)?;
+        let mut pools = self
+            .pools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(pool) = pools.get(&dir.variant()) {
+            return Ok(Arc::clone(pool));
         }
+        let pool: Arc<dyn Embed> = Arc::new(Pool(
+            skg_embed::Pool::load(&dir, self.sessions).map_err(no_model)?,
+        ));
+        tracing::info!(graph = %dir.variant(), model = pool.model(), "embedding model loaded");
+        pools.insert(dir.variant(), Arc::clone(&pool));
+        Ok(pool)
+    }
+}
+
+/// The embedders, or why there are none.
+fn embedder(bm25: bool, sessions: usize) -> (Arc<dyn Embedders>, Vec<String>) {
+    if bm25 {
+        return (
+            Arc::new(NoModel),
+            vec!["started with --bm25: BM25 only".to_owned()],
+        );
+    }
+    let pools = ModelPools {
+        sessions,
+        pools: std::sync::Mutex::default(),
+    };
+    (Arc::new(pools), Vec::new())
+}
+
+/// `--bm25`: no embedder for any index.
+#[derive(Debug)]
+struct NoModel;
+
+impl Embedders for NoModel {
+    fn for_model(&self, _: &str) -> Result<Arc<dyn Embed>, String> {
+        Err("started with --bm25: BM25 only".to_owned())
     }
 }
 
@@ -131,7 +172,7 @@ pub(crate) fn serve(args: &ServeArgs, global: &GlobalArgs) -> anyhow::Result<Exi
         .unwrap_or_else(skg_serve::defaults::compute_slots);
     let (embed, degraded) = embedder(args.bm25, slots);
     let gw = Arc::new(
-        Gateway::open(config(args, degraded), embed)
+        Gateway::open_with(config(args, degraded), embed)
             .with_context(|| format!("cannot serve {}", args.index.display()))?,
     );
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -271,7 +312,7 @@ pub(crate) fn mcp(args: &McpArgs) -> anyhow::Result<ExitStatus> {
     cfg.degraded = degraded;
     cfg.late = args.late.into();
     let gw = Arc::new(
-        Gateway::open(cfg, embed)
+        Gateway::open_with(cfg, embed)
             .with_context(|| format!("cannot serve {}", args.index.display()))?,
     );
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -130,6 +130,99 @@ fn a_tool_catalog_routes_with_the_default_quarantine() {
     assert_eq!(r["nothing_cleared_the_floor"], false);
 }
 
+/// A catalog of tools alone is embedded with the tools graph and its queries with the same one
+/// (docs/retrieval.md, "An embedder per catalog kind"); `--embedder` overrides the choice; a
+/// model folder without the tools graph builds with the packages graph (and says so), refuses
+/// `--embedder tools`, and a route over a tools index there answers BM25 only, saying why.
+#[test]
+fn a_tool_catalog_is_embedded_and_queried_with_the_tools_graph() {
+    let Some(model) = crate::model_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let d = tmp.path();
+    let env = [("SKG_MODEL_DIR", model.as_path())];
+    audit_fixture_catalogs(d);
+    let model_of =
+        |built: &serde_json::Value| built["model"].as_str().unwrap_or_default().to_owned();
+    let build = |out: &str, extra: &[&str], env: &[(&str, &std::path::Path)]| {
+        let mut args = vec!["index", "build", "audit", "-o", out, "-q"];
+        args.extend(extra);
+        crate::skg_env(d, &args, env)
+    };
+    let json = |o: std::process::Output| -> serde_json::Value {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let tools = json(build("index", &["--format", "json"], &env));
+    assert!(
+        model_of(&tools).starts_with(&format!("{}@", skg_embed::TOOLS_MODEL_ID)),
+        "{tools}"
+    );
+    let packages = json(build(
+        "index-p",
+        &["--embedder", "packages", "--format", "json"],
+        &env,
+    ));
+    assert!(
+        model_of(&packages).starts_with(&format!("{}@", skg_embed::MODEL_ID)),
+        "{packages}"
+    );
+    // Each index is queried with its own graph: hybrid, not degraded.
+    for index in ["index", "index-p"] {
+        let r = crate::skg_json_env(
+            d,
+            &[
+                "route",
+                "what is the weather in Paris tomorrow",
+                "--index",
+                index,
+                "-k",
+                "1",
+            ],
+            &env,
+        );
+        assert_eq!(r["plan"][0]["id"], "tools:weather_lookup", "{r}");
+        assert_eq!(r["degraded"], serde_json::json!([]), "{index}: {r}");
+    }
+
+    // A model folder of the packages graph alone (installed before the tools graph existed).
+    let old = d.join("old-model");
+    std::fs::create_dir_all(&old).unwrap_or_else(|e| panic!("{e}"));
+    for name in skg_embed::FILES {
+        std::fs::copy(model.join(name), old.join(name)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let old_env = [("SKG_MODEL_DIR", old.as_path())];
+    let fallback = build("index-old", &["--format", "json"], &old_env);
+    let stderr = String::from_utf8_lossy(&fallback.stderr).into_owned();
+    assert!(stderr.contains("model-tools.onnx"), "{stderr}");
+    assert_eq!(model_of(&json(fallback)), model_of(&packages));
+    let refused = build("index-t", &["--embedder", "tools"], &old_env);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("missing: model-tools.onnx"), "{stderr}");
+    assert!(stderr.contains(skg_embed::FETCH_COMMAND), "{stderr}");
+    let r = crate::skg_json_env(
+        d,
+        &[
+            "route",
+            "what is the weather in Paris tomorrow",
+            "--index",
+            "index",
+            "-k",
+            "1",
+        ],
+        &old_env,
+    );
+    assert!(
+        r["degraded"][0]
+            .as_str()
+            .is_some_and(|w| w.contains("BM25 only") && w.contains("model-tools.onnx")),
+        "{r}"
+    );
+    assert_eq!(r["plan"][0]["id"], "tools:weather_lookup", "{r}");
+}
+
 /// What `route --tools` writes for each host is a catalog `extract` reads back. Routed catalog
 /// tools come back as themselves — same names, descriptions and parameters, so the body extract
 /// writes is the original's (for tools without an `outputSchema`, which only MCP has a place
