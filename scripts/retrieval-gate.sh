@@ -33,11 +33,12 @@ mt_queries=$shared/bench/metatool_dev/queries_dev.jsonl
 "$skg" -q audit "$tools" -o "$work/mt-audit" > /dev/null
 "$skg" -q index build "$work/mt-audit" -o "$work/mt-index" > /dev/null
 # A catalog of both kinds (docs/retrieval.md, "A catalog of both kinds"): the registries and the
-# MetaTool tools in one index, every vector from the two indexes above.
+# MetaTool tools in one index, embedded with the packages graph (the registries' vectors from the
+# first index; the tools' cards embedded afresh: the tool index above holds the tools graph's).
 python3 scripts/mixed-catalog.py "$shared" "$work/mixed.toml"
 "$skg" -q audit "$work/mixed.toml" -o "$work/mixed-audit" > /dev/null
 "$skg" -q index build "$work/mixed-audit" -o "$work/mixed-index" \
-  --embedding-cache "$work/index" --embedding-cache "$work/mt-index" > /dev/null
+  --embedding-cache "$work/index" > /dev/null
 # MetaTool's queries have no ids: each gets the hash of its text as one, so the baseline holds
 # hashes and ranks, never a query's text.
 python3 - "$mt_queries" "$work/mt-queries.jsonl" <<'PY'
