@@ -4,9 +4,12 @@ Runs the same ONNX model with Python onnxruntime, tokenizes with HF `tokenizers`
 as sentence-transformers' all-MiniLM-L6-v2), mean-pools `last_hidden_state` over the attention
 mask and L2-normalizes: the sentence-transformers recipe. Each sentence runs alone (one
 inference call, no padding), as skg runs it: the model's activations are quantized per call. Writes
-tests/fixtures/embeddings/reference.json. Usage (once, in a venv with onnxruntime, tokenizers, numpy):
+tests/fixtures/embeddings/reference.json (the packages graph, model.onnx) or, with `--tools`,
+reference-tools.json (the tool catalogs' graph, model-tools.onnx). Usage (once, in a venv with
+onnxruntime, tokenizers, numpy):
 
     python scripts/embedding-reference.py "$(scripts/fetch-model.sh)" > tests/fixtures/embeddings/reference.json
+    python scripts/embedding-reference.py "$(scripts/fetch-model.sh)" --tools > tests/fixtures/embeddings/reference-tools.json
 """
 
 import json
@@ -25,13 +28,26 @@ SENTENCES = [
 ]
 
 
+GRAPHS = {
+    False: (
+        "model.onnx",
+        "all-MiniLM-L6-v2+minilm-tasks-1 (models/minilm-tasks-1/model.onnx: dynamic int8 per channel)",
+    ),
+    True: (
+        "model-tools.onnx",
+        "all-MiniLM-L6-v2+minilm-tools-1 (models/minilm-tools-1/model.onnx, installed as model-tools.onnx: dynamic int8 per channel)",
+    ),
+}
+
+
 def main() -> None:
     model_dir = sys.argv[1]
+    graph, described = GRAPHS["--tools" in sys.argv[2:]]
     tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
     tok.enable_truncation(max_length=256)
     tok.no_padding()  # the shipped tokenizer.json pads to 128; one sentence per call needs none
     sess = ort.InferenceSession(
-        os.path.join(model_dir, "model.onnx"), providers=["CPUExecutionProvider"]
+        os.path.join(model_dir, graph), providers=["CPUExecutionProvider"]
     )
     pooled = []
     for sentence in SENTENCES:
@@ -48,7 +64,7 @@ def main() -> None:
         v = (hidden * m).sum(axis=0) / m.sum()
         pooled.append(v / np.linalg.norm(v))
     out = {
-        "model": "all-MiniLM-L6-v2+minilm-tasks-1 (models/minilm-tasks-1/model.onnx: dynamic int8 per channel), one sentence per call, mean pooling, L2-normalized",
+        "model": f"{described}, one sentence per call, mean pooling, L2-normalized",
         "generator": f"onnxruntime {ort.__version__} (Python), tokenizers, numpy",
         "sentences": [
             {"text": s, "vector": [round(float(x), 6) for x in v]}

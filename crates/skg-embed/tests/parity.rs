@@ -20,10 +20,40 @@ fn vectors_match_the_python_reference() {
     ) else {
         return;
     };
+    matches_reference(&dir, "reference.json");
+}
+
+/// The tool catalogs' graph, run by the same code, against its own reference.
+#[test]
+fn the_tools_graph_matches_its_python_reference() {
+    let Some(dir) = skg_testkit::found(
+        "the embedding model (install it with scripts/fetch-model.sh)",
+        skg_embed::locate().ok(),
+    ) else {
+        return;
+    };
+    let tools = dir
+        .with_variant(skg_embed::Variant::Tools)
+        .unwrap_or_else(|e| panic!("{e}"));
+    matches_reference(&tools, "reference-tools.json");
+    // Another graph: its vectors differ from the packages graph's, in the last decimals at least.
+    let mut a = skg_embed::Embedder::load(&dir, 1).unwrap_or_else(|e| panic!("{e}"));
+    let mut b = skg_embed::Embedder::load(&tools, 1).unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(a.identity(), b.identity());
+    let text = ["Merge and split PDF files from the command line."];
+    assert_ne!(
+        a.embed(&text).expect("embed"),
+        b.embed(&text).expect("embed")
+    );
+}
+
+/// `dir`'s vectors of the fixture's sentences equal the fixture's to 1e-3, batched or alone.
+fn matches_reference(dir: &skg_embed::ModelDir, fixture: &str) {
     let reference: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../tests/fixtures/embeddings/reference.json"),
+                .join("../../tests/fixtures/embeddings")
+                .join(fixture),
         )
         .unwrap_or_else(|e| panic!("{e}")),
     )
@@ -37,7 +67,7 @@ fn vectors_match_the_python_reference() {
         .iter()
         .filter_map(|s| s["text"].as_str())
         .collect();
-    let mut e = skg_embed::Embedder::load(&dir, 2).unwrap_or_else(|e| panic!("{e}"));
+    let mut e = skg_embed::Embedder::load(dir, 2).unwrap_or_else(|e| panic!("{e}"));
     // Batch of all four (padding in play) and one by one must agree with the reference.
     for vectors in [
         e.embed(&texts).expect("embed"),

@@ -56,7 +56,10 @@ fn benches(c: &mut Criterion) {
         return;
     };
     let index = Index::open(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let model = skg_embed::locate().unwrap_or_else(|e| panic!("{e}"));
+    // The graph that embedded the index (a tool catalog's is the tools graph).
+    let model = skg_embed::locate()
+        .and_then(|d| d.for_identity(index.manifest.model.as_deref()))
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut embedder = skg_embed::Embedder::load(&model, 2).unwrap_or_else(|e| panic!("{e}"));
     if index.manifest.model.as_deref() != Some(embedder.identity()) {
         // The timings hold; the answers would not (the gateway would answer BM25 only).
