@@ -57,13 +57,9 @@ pub trait Embedders: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// One embedder (or none) for every index: what [`Gateway::open`] serves with.
-#[derive(Debug)]
-struct One(Option<Arc<dyn Embed>>);
-
-impl Embedders for One {
+impl Embedders for Option<Arc<dyn Embed>> {
     fn for_model(&self, _: &str) -> Result<Arc<dyn Embed>, String> {
-        self.0
-            .clone()
+        self.clone()
             .ok_or_else(|| "no embedding model loaded: BM25 only".to_owned())
     }
 }
@@ -405,7 +401,7 @@ impl Gateway {
     /// # Errors
     /// The index folder or the keys file cannot be read.
     pub fn open(cfg: Config, embedder: Option<Arc<dyn Embed>>) -> Result<Gateway, OpenError> {
-        Gateway::open_with(cfg, Arc::new(One(embedder)))
+        Gateway::open_with(cfg, Arc::new(embedder))
     }
 
     /// [`Gateway::open`] with the embedder of each index loaded asked of `embedders` (at the

@@ -59,7 +59,8 @@ impl Embed for Pool {
 
 /// The model folder's graphs as the gateway's embedders: each index gets a pool of sessions of
 /// the graph that made its vectors, loaded when an index first asks for it and kept (a reload
-/// onto an index of the other catalog kind loads the other graph once).
+/// onto an index of the other catalog kind loads the other graph once; one of another identity
+/// than the kept pool's reads the folder again).
 #[derive(Debug)]
 struct ModelPools {
     sessions: usize,
@@ -76,7 +77,11 @@ impl Embedders for ModelPools {
             .pools
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(pool) = pools.get(&dir.variant()) {
+        // The pool of this graph, unless the folder's files changed since it was loaded (an
+        // index rebuilt with new model files then gets a pool of them, not BM25 until a restart).
+        if let Some(pool) = pools.get(&dir.variant())
+            && pool.model() == model
+        {
             return Ok(Arc::clone(pool));
         }
         let pool: Arc<dyn Embed> = Arc::new(Pool(
@@ -91,8 +96,9 @@ impl Embedders for ModelPools {
 /// The embedders, or why there are none.
 fn embedder(bm25: bool, sessions: usize) -> (Arc<dyn Embedders>, Vec<String>) {
     if bm25 {
+        let none: Option<Arc<dyn Embed>> = None;
         return (
-            Arc::new(NoModel),
+            Arc::new(none),
             vec!["started with --bm25: BM25 only".to_owned()],
         );
     }
@@ -101,16 +107,6 @@ fn embedder(bm25: bool, sessions: usize) -> (Arc<dyn Embedders>, Vec<String>) {
         pools: std::sync::Mutex::default(),
     };
     (Arc::new(pools), Vec::new())
-}
-
-/// `--bm25`: no embedder for any index.
-#[derive(Debug)]
-struct NoModel;
-
-impl Embedders for NoModel {
-    fn for_model(&self, _: &str) -> Result<Arc<dyn Embed>, String> {
-        Err("started with --bm25: BM25 only".to_owned())
-    }
 }
 
 fn config(args: &ServeArgs, degraded: Vec<String>) -> Config {
